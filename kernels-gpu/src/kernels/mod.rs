@@ -1,0 +1,8 @@
+//! Kernel entry points (`extern "ptx-kernel"`), launched by the host crate.
+//!
+//! Each kernel documents its grid and block shape, its shared memory and its thread mapping.
+//! Pointers are device pointers; lengths are in elements.
+
+pub mod device_layer_probes;
+pub mod dot_product;
+pub mod reduction;

@@ -1,0 +1,54 @@
+//! Warp reduction with `shuffle_down` (the reduction lesson's step 2).
+//!
+//! ```text
+//! lane:    0   1   2   3   4   5   6   7  ...  31
+//! offset 16: lane i += lane i+16          (lanes 0..15 hold pairs)
+//! offset  8: lane i += lane i+8           (lanes 0..7 hold quads)
+//! ...
+//! offset  1: lane 0 holds the whole warp's reduction
+//! ```
+//! `log2(WARP_SIZE)` steps, no shared memory, no barrier.
+
+use super::shuffle::Shuffle;
+use crate::op::{ReduceOp, Sum};
+use crate::thread::{WARP_SIZE, lane_id, lane_mask_below};
+
+/// Reduce `value` over the first `lanes` lanes of the warp with `Op`.
+///
+/// - **Result valid in:** lane 0 only (other lanes hold partial results).
+/// - **Partial warps:** `lanes` (`1..=WARP_SIZE`) lanes take part; lanes at or past `lanes` must
+///   not call it. Values are combined in lane order, so `Op` need not be commutative.
+/// - **Example:** lanes 0..31 holding `0..31`, `Sum` -> lane 0 holds 496.
+///
+/// # Safety
+/// Lanes `0..lanes` of the warp call it together (convergent), with the same `lanes`.
+#[inline(always)]
+pub unsafe fn warp_reduce<T: Shuffle, Op: ReduceOp<T>>(value: T, lanes: u32) -> T {
+    let mask = lane_mask_below(lanes);
+    let lane = lane_id();
+    let mut acc = value;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        // SAFETY: lanes 0..lanes call this in lock-step with `mask`; a value read from a lane at
+        // or past `lanes` is discarded by the test below.
+        let other = unsafe { acc.shuffle_down(offset, WARP_SIZE, mask) };
+        if lane + offset < lanes {
+            acc = Op::combine(acc, other);
+        }
+        offset /= 2;
+    }
+    acc
+}
+
+/// [`warp_reduce`] with [`Sum`] over a full warp. Result valid in lane 0.
+///
+/// # Safety
+/// All [`WARP_SIZE`] lanes call it together.
+#[inline(always)]
+pub unsafe fn warp_sum<T: Shuffle>(value: T) -> T
+where
+    Sum: ReduceOp<T>,
+{
+    // SAFETY: forwarded from the caller.
+    unsafe { warp_reduce::<T, Sum>(value, WARP_SIZE) }
+}

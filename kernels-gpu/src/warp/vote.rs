@@ -1,0 +1,68 @@
+//! Warp votes: every lane in the member mask contributes one predicate (`vote.sync`).
+//!
+//! # Safety (every function)
+//! Every lane in `member_mask` executes the same vote with the same mask, and the calling lane is
+//! in the mask. Lanes outside the mask contribute nothing.
+
+use core::arch::asm;
+
+/// Bit `i` of the result is set when lane `i` (in `member_mask`) passed `predicate == true`.
+/// Valid in every lane of the mask.
+///
+/// # Safety
+/// See the [module docs](self).
+#[inline(always)]
+pub unsafe fn warp_ballot(predicate: bool, member_mask: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller upholds the vote contract.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {o}, p, {m}; }}",
+            o = out(reg32) out,
+            x = in(reg32) predicate as u32,
+            m = in(reg32) member_mask,
+            options(nostack, nomem),
+        )
+    };
+    out
+}
+
+/// `true` when any lane of `member_mask` passed `true`. Valid in every lane of the mask.
+///
+/// # Safety
+/// See the [module docs](self).
+#[inline(always)]
+pub unsafe fn warp_any(predicate: bool, member_mask: u32) -> bool {
+    let out: u32;
+    // SAFETY: the caller upholds the vote contract.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.any.pred q, p, {m}; selp.u32 {o}, 1, 0, q; }}",
+            o = out(reg32) out,
+            x = in(reg32) predicate as u32,
+            m = in(reg32) member_mask,
+            options(nostack, nomem),
+        )
+    };
+    out != 0
+}
+
+/// `true` when every lane of `member_mask` passed `true`. Valid in every lane of the mask.
+///
+/// # Safety
+/// See the [module docs](self).
+#[inline(always)]
+pub unsafe fn warp_all(predicate: bool, member_mask: u32) -> bool {
+    let out: u32;
+    // SAFETY: the caller upholds the vote contract.
+    unsafe {
+        asm!(
+            "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.all.pred q, p, {m}; selp.u32 {o}, 1, 0, q; }}",
+            o = out(reg32) out,
+            x = in(reg32) predicate as u32,
+            m = in(reg32) member_mask,
+            options(nostack, nomem),
+        )
+    };
+    out != 0
+}

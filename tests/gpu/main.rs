@@ -1,0 +1,26 @@
+//! GPU tests: every kernel against its CPU reference, on GPU 0.
+//!
+//! A custom harness (libtest-mimic) so that, on a machine without a CUDA device, every test is
+//! reported as *ignored* with the reason, by name, instead of silently passing. Any other failure
+//! to open the GPU (PTX load, driver too old) fails every test.
+//!
+//! Run: `cargo test --test gpu` (add `-- --nocapture` to see the tables some tests print).
+
+mod device_layer;
+mod dot_product;
+mod reduction;
+mod support;
+
+use libtest_mimic::{Arguments, Trial};
+
+fn main() {
+    let mut args = Arguments::from_args();
+    // One CUDA context per thread; run the tests one after another on the main thread.
+    args.test_threads = Some(1);
+    let trials: Vec<Trial> = [device_layer::TESTS, dot_product::TESTS, reduction::TESTS]
+        .iter()
+        .flat_map(|group| group.iter())
+        .map(|&(name, test)| Trial::ignorable_test(name, move || support::run_on_gpu(test)))
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
