@@ -13,6 +13,7 @@
 //! references every GPU result is checked against.
 
 pub mod dot_product;
+pub mod puzzles;
 pub mod reduction;
 pub mod reference;
 

@@ -8,7 +8,7 @@ use cust::context::Context;
 use cust::device::{Device, DeviceAttribute};
 use cust::error::CudaError;
 use cust::event::{Event, EventFlags};
-use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy};
+use cust::memory::{AsyncCopyDestination, CopyDestination, DeviceBuffer, DeviceCopy};
 use cust::module::Module;
 use cust::stream::{Stream, StreamFlags};
 use std::ffi::CString;
@@ -164,6 +164,29 @@ impl Gpu {
             .copy_to(&mut host[..])
             .context("copying from the device")?;
         Ok(host)
+    }
+
+    /// Queue a device-to-device copy of `src` into `dst` on the stream (the reference point for
+    /// memory bandwidth: it reads and writes `size_of_val(src)` bytes each).
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when the lengths differ.
+    pub fn copy_device_to_device<T: DeviceCopy>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+    ) -> Result<()> {
+        if src.len() != dst.len() {
+            return Err(Error::LengthMismatch {
+                what: "copy_device_to_device: dst",
+                expected: src.len(),
+                found: dst.len(),
+            });
+        }
+        // SAFETY: both buffers are live device allocations of equal length; freeing either one
+        // (cuMemFree) waits for the copy, so it cannot outlive them.
+        unsafe { dst.async_copy_from(src, &self.stream) }
+            .context("queueing a device-to-device copy")
     }
 
     /// Wait until all work queued on the stream has finished; reports errors of earlier launches

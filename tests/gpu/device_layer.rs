@@ -84,21 +84,24 @@ fn shuffle_type<T: ProbeValue>(gpu: &Gpu, kernel: &str) -> Result<(), Failed> {
                         ))?
                     };
                     let out = ok(gpu.download(&d_out))?;
-                    let expected: Vec<T> = (0..n)
-                        .map(|i| {
-                            let t = (i as u32) % block;
-                            let lane = t % WARP_SIZE;
-                            let src = shuffle_source(mode, lane, b, width);
-                            input[i - lane as usize + src as usize % block as usize].clone()
-                        })
-                        .collect();
-                    // A lane whose source lies past the block's last thread reads an undefined value.
-                    let undefined = |i: usize| {
+                    // Source thread (within the block) of the thread at global index i.
+                    let source = |i: usize| {
                         let t = (i as u32) % block;
                         let lane = t % WARP_SIZE;
-                        let warp_start = t - lane;
-                        warp_start + shuffle_source(mode, lane, b, width) >= block
+                        t - lane + shuffle_source(mode, lane, b, width)
                     };
+                    // A lane whose source lies past the block's last thread reads an undefined value.
+                    let undefined = |i: usize| source(i) >= block;
+                    let expected: Vec<T> = (0..n)
+                        .map(|i| {
+                            let block_start = i - (i as u32 % block) as usize;
+                            if undefined(i) {
+                                T::default()
+                            } else {
+                                input[block_start + source(i) as usize].clone()
+                            }
+                        })
+                        .collect();
                     check_slices(
                         &format!("{kernel} mode={mode} width={width} b={b} block={block}"),
                         &out,
