@@ -48,7 +48,7 @@ pub struct Gpu {
 }
 
 fn no_device(e: CudaError) -> Error {
-    Error::NoDevice(e.to_string())
+    Error::NoDevice(e.to_string().trim_matches('"').to_owned())
 }
 
 fn attribute(device: Device, attr: DeviceAttribute) -> Result<u32> {

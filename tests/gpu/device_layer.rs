@@ -98,7 +98,7 @@ fn shuffle_type<T: ProbeValue>(gpu: &Gpu, kernel: &str) -> Result<(), Failed> {
                             if undefined(i) {
                                 T::default()
                             } else {
-                                input[block_start + source(i) as usize].clone()
+                                input[block_start + source(i) as usize]
                             }
                         })
                         .collect();
