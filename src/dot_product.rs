@@ -23,12 +23,7 @@ pub fn dot_product(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<f32> {
         DEFAULT_BLOCK
     };
     let max_grid = 4 * gpu.info().multiprocessors;
-    dot_product_with(
-        gpu,
-        a,
-        b,
-        LaunchConfig::for_elements(a.len(), block, max_grid),
-    )
+    dot_product_with(gpu, a, b, LaunchConfig::for_elements(a.len(), block, max_grid))
 }
 
 /// [`dot_product`] with an explicit launch shape: `config.block` must be a power of two

@@ -44,10 +44,7 @@ fn run(cli: &Cli) -> gpu_primitives::Result<bool> {
             println!("compute capability: {}.{}", i.arch / 10, i.arch % 10);
             println!("multiprocessors: {}", i.multiprocessors);
             println!("warp size: {}", i.warp_size);
-            println!(
-                "memory: {:.1} GiB",
-                i.total_memory as f64 / (1u64 << 30) as f64
-            );
+            println!("memory: {:.1} GiB", i.total_memory as f64 / (1u64 << 30) as f64);
             println!("driver CUDA version: {}", i.driver_cuda_version);
             println!("PTX variant loaded: sm_{}", i.ptx_arch);
             Ok(true)

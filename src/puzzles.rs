@@ -44,8 +44,7 @@ pub fn dot_product_p12(gpu: &Gpu) -> Result<Outcome> {
     let products: Vec<f32> = a.iter().map(|x| x * x).collect();
     let d_a = gpu.upload(&a)?;
     let d_out = gpu.alloc_zeroed::<f32>(1)?;
-    let ((), t) =
-        gpu.time(|| dot_product::launch(gpu, &d_a, &d_a, &d_out, LaunchConfig::new(1, 8)))?;
+    let ((), t) = gpu.time(|| dot_product::launch(gpu, &d_a, &d_a, &d_out, LaunchConfig::new(1, 8)))?;
     let found = gpu.download(&d_out)?[0];
     let mut tree = products.clone();
     let mut levels = vec![format!("products {products:?}")];
@@ -75,19 +74,12 @@ pub fn dot_product_many_blocks(gpu: &Gpu) -> Result<Outcome> {
     let expected = reference::dot_product(&x, &y);
     let (d_x, d_y) = (gpu.upload(&x)?, gpu.upload(&y)?);
     let d_out = gpu.alloc_zeroed::<f32>(1)?;
-    let config = LaunchConfig::for_elements(
-        n,
-        dot_product::DEFAULT_BLOCK,
-        4 * gpu.info().multiprocessors,
-    );
+    let config = LaunchConfig::for_elements(n, dot_product::DEFAULT_BLOCK, 4 * gpu.info().multiprocessors);
     let ((), t) = gpu.time(|| dot_product::launch(gpu, &d_x, &d_y, &d_out, config))?;
     let found = gpu.download(&d_out)?[0];
     Ok(Outcome {
         name: "dot product, n = 2^20, many blocks".into(),
-        details: vec![format!(
-            "{} blocks of {} threads",
-            config.grid, config.block
-        )],
+        details: vec![format!("{} blocks of {} threads", config.grid, config.block)],
         result: format!("{found}"),
         expected: format!("{expected}"),
         pass: found as f64 == expected,
@@ -110,9 +102,7 @@ pub fn reduction_lesson(gpu: &Gpu) -> Result<Vec<Outcome>> {
     let mut outcomes = Vec::new();
     let mut times = Vec::new();
     for (kernel, runs) in [(SumKernel::Hierarchical, 21), (SumKernel::Naive, 3)] {
-        let t = median_micros(gpu, runs, || {
-            reduction::launch(gpu, kernel, &d_x, &d_out, config)
-        })?;
+        let t = median_micros(gpu, runs, || reduction::launch(gpu, kernel, &d_x, &d_out, config))?;
         // A separate, untimed run from zero gives the checked result.
         let d_result = gpu.alloc_zeroed::<f32>(1)?;
         reduction::launch(gpu, kernel, &d_x, &d_result, config)?;

@@ -55,13 +55,7 @@ pub fn block_sum(gpu: &Gpu, input: &[f32]) -> Result<f32> {
 pub fn sum_naive(gpu: &Gpu, input: &[f32]) -> Result<f32> {
     let d_in = gpu.upload(input)?;
     let d_out = gpu.alloc_zeroed::<f32>(1)?;
-    launch(
-        gpu,
-        SumKernel::Naive,
-        &d_in,
-        &d_out,
-        LaunchConfig::new(1, 1),
-    )?;
+    launch(gpu, SumKernel::Naive, &d_in, &d_out, LaunchConfig::new(1, 1))?;
     Ok(gpu.download(&d_out)?[0])
 }
 

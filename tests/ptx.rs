@@ -40,7 +40,10 @@ fn variants_exist_for_sm80_and_sm90() {
     let archs: Vec<u32> = PTX_VARIANTS.iter().map(|v| v.0).collect();
     assert_eq!(archs, [80, 90]);
     for (arch, ptx) in PTX_VARIANTS {
-        assert!(ptx.contains(&format!(".target sm_{arch}")), "sm_{arch}: wrong .target");
+        assert!(
+            ptx.contains(&format!(".target sm_{arch}")),
+            "sm_{arch}: wrong .target"
+        );
         assert!(ptx.contains(".address_size 64"));
     }
 }
@@ -49,7 +52,10 @@ fn variants_exist_for_sm80_and_sm90() {
 fn every_launched_kernel_is_in_every_module() {
     for (arch, ptx) in PTX_VARIANTS {
         for k in KERNELS {
-            assert!(ptx.contains(&format!(".visible .entry {k}(")), "sm_{arch}: kernel {k} missing");
+            assert!(
+                ptx.contains(&format!(".visible .entry {k}(")),
+                "sm_{arch}: kernel {k} missing"
+            );
         }
     }
 }
@@ -95,8 +101,14 @@ fn ptxas_accepts_every_module() {
             .output()
             .expect("running ptxas");
         let log = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "ptxas rejected the sm_{arch} module:\n{log}");
-        println!("ptxas sm_{arch}: {:<28} {:>9} {:>14} {:>13} {:>10}", "kernel", "registers", "spill stores", "spill loads", "smem");
+        assert!(
+            out.status.success(),
+            "ptxas rejected the sm_{arch} module:\n{log}"
+        );
+        println!(
+            "ptxas sm_{arch}: {:<28} {:>9} {:>14} {:>13} {:>10}",
+            "kernel", "registers", "spill stores", "spill loads", "smem"
+        );
         let mut kernel = String::new();
         let mut spills = (String::new(), String::new());
         for line in log.lines() {
@@ -105,11 +117,23 @@ fn ptxas_accepts_every_module() {
             } else if line.contains("spill stores") {
                 let nums: Vec<&str> = line.split_whitespace().collect();
                 spills = (nums[4].to_owned(), nums[8].to_owned());
-                assert_eq!(spills, ("0".into(), "0".into()), "sm_{arch} {kernel} spills: {line}");
+                assert_eq!(
+                    spills,
+                    ("0".into(), "0".into()),
+                    "sm_{arch} {kernel} spills: {line}"
+                );
             } else if let Some(rest) = line.split("Used ").nth(1) {
                 let registers = rest.split_whitespace().next().unwrap_or("?");
-                let smem = rest.split(", ").find(|p| p.contains("smem")).unwrap_or("0 bytes smem");
-                println!("ptxas sm_{arch}: {kernel:<28} {registers:>9} {:>14} {:>13} {:>10}", spills.0, spills.1, smem.replace(" bytes smem", " B"));
+                let smem = rest
+                    .split(", ")
+                    .find(|p| p.contains("smem"))
+                    .unwrap_or("0 bytes smem");
+                println!(
+                    "ptxas sm_{arch}: {kernel:<28} {registers:>9} {:>14} {:>13} {:>10}",
+                    spills.0,
+                    spills.1,
+                    smem.replace(" bytes smem", " B")
+                );
             }
         }
     }

@@ -56,7 +56,12 @@ fn error_bound_is_tight_enough_to_catch_a_lost_element() {
     let x: Vec<f32> = (0..1000).map(|i| 1.0 + (i % 3) as f32).collect();
     let expected = reference::sum(&x);
     let wrong = f32_sum_sequential(&x[1..]) as f64;
-    assert!(!reference::f32_sum_matches(wrong as f32, expected, x.len(), reference::sum_abs(&x)));
+    assert!(!reference::f32_sum_matches(
+        wrong as f32,
+        expected,
+        x.len(),
+        reference::sum_abs(&x)
+    ));
 }
 
 #[test]

@@ -52,9 +52,7 @@ fn no_device(e: CudaError) -> Error {
 }
 
 fn attribute(device: Device, attr: DeviceAttribute) -> Result<u32> {
-    Ok(device
-        .get_attribute(attr)
-        .context("reading a device attribute")? as u32)
+    Ok(device.get_attribute(attr).context("reading a device attribute")? as u32)
 }
 
 impl Gpu {
@@ -145,24 +143,16 @@ impl Gpu {
     ///
     /// # Errors
     /// [`Error::OutOfMemory`] when the device lacks the bytes.
-    pub fn alloc_zeroed<T: DeviceCopy + bytemuck::Zeroable>(
-        &self,
-        len: usize,
-    ) -> Result<DeviceBuffer<T>> {
+    pub fn alloc_zeroed<T: DeviceCopy + bytemuck::Zeroable>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         let bytes = len.saturating_mul(std::mem::size_of::<T>());
         DeviceBuffer::zeroed(len).map_err(|e| self.allocation_error(e, bytes))
     }
 
     /// Wait for the stream, then copy `buffer` to a new `Vec`.
-    pub fn download<T: DeviceCopy + Default + Clone>(
-        &self,
-        buffer: &DeviceBuffer<T>,
-    ) -> Result<Vec<T>> {
+    pub fn download<T: DeviceCopy + Default + Clone>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
         self.synchronize()?;
         let mut host = vec![T::default(); buffer.len()];
-        buffer
-            .copy_to(&mut host[..])
-            .context("copying from the device")?;
+        buffer.copy_to(&mut host[..]).context("copying from the device")?;
         Ok(host)
     }
 
@@ -185,8 +175,7 @@ impl Gpu {
         }
         // SAFETY: both buffers are live device allocations of equal length; freeing either one
         // (cuMemFree) waits for the copy, so it cannot outlive them.
-        unsafe { dst.async_copy_from(src, &self.stream) }
-            .context("queueing a device-to-device copy")
+        unsafe { dst.async_copy_from(src, &self.stream) }.context("queueing a device-to-device copy")
     }
 
     /// Wait until all work queued on the stream has finished; reports errors of earlier launches

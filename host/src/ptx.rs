@@ -27,9 +27,7 @@ pub fn select_variant<'a>(
 
 /// The `.version major.minor` line of a PTX module.
 pub fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
-    let line = ptx
-        .lines()
-        .find_map(|l| l.trim().strip_prefix(".version"))?;
+    let line = ptx.lines().find_map(|l| l.trim().strip_prefix(".version"))?;
     let (major, minor) = line.trim().split_once('.')?;
     Some((major.trim().parse().ok()?, minor.trim().parse().ok()?))
 }

@@ -66,12 +66,24 @@ macro_rules! atomic_rmw {
     };
 }
 
-impl AtomicAdd for f32 { atomic_rmw!(atomic_add, "add.f32", f32, reg32); }
-impl AtomicAdd for f64 { atomic_rmw!(atomic_add, "add.f64", f64, reg64); }
-impl AtomicAdd for u32 { atomic_rmw!(atomic_add, "add.u32", u32, reg32); }
-impl AtomicAdd for i32 { atomic_rmw!(atomic_add, "add.s32", i32, reg32); }
-impl AtomicAdd for u64 { atomic_rmw!(atomic_add, "add.u64", u64, reg64); }
-impl AtomicAdd for i64 { atomic_rmw!(atomic_add, "add.u64", i64, reg64); }
+impl AtomicAdd for f32 {
+    atomic_rmw!(atomic_add, "add.f32", f32, reg32);
+}
+impl AtomicAdd for f64 {
+    atomic_rmw!(atomic_add, "add.f64", f64, reg64);
+}
+impl AtomicAdd for u32 {
+    atomic_rmw!(atomic_add, "add.u32", u32, reg32);
+}
+impl AtomicAdd for i32 {
+    atomic_rmw!(atomic_add, "add.s32", i32, reg32);
+}
+impl AtomicAdd for u64 {
+    atomic_rmw!(atomic_add, "add.u64", u64, reg64);
+}
+impl AtomicAdd for i64 {
+    atomic_rmw!(atomic_add, "add.u64", i64, reg64);
+}
 
 impl AtomicMinMax for u32 {
     atomic_rmw!(atomic_min, "min.u32", u32, reg32);

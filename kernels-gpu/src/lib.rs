@@ -24,9 +24,9 @@
 
 pub mod atomic;
 pub mod block;
-pub mod op;
 #[cfg(feature = "entry-points")]
 pub mod kernels;
+pub mod op;
 pub mod shared;
 pub mod sync;
 pub mod thread;

@@ -84,7 +84,11 @@ impl<T: SharedValue> SharedArray<T> {
     /// this block that nothing else uses as another type at the same time.
     #[inline(always)]
     pub unsafe fn from_raw_parts(base: u32, len: u32) -> Self {
-        Self { base, len, _type: PhantomData }
+        Self {
+            base,
+            len,
+            _type: PhantomData,
+        }
     }
 
     /// Length in elements.
@@ -137,7 +141,11 @@ impl<T: SharedValue> SharedArray<T> {
             // SAFETY: `trap` has no preconditions.
             unsafe { core::arch::nvptx::trap() }
         }
-        Self { base: self.base + start * core::mem::size_of::<T>() as u32, len, _type: PhantomData }
+        Self {
+            base: self.base + start * core::mem::size_of::<T>() as u32,
+            len,
+            _type: PhantomData,
+        }
     }
 }
 
@@ -160,7 +168,9 @@ pub fn dynamic_shared_bytes() -> u32 {
 pub unsafe fn dynamic_shared<T: SharedValue>(offset_bytes: u32) -> SharedArray<T> {
     let base: u32;
     // SAFETY: takes the shared-window address of the dynamic shared memory; touches no memory.
-    unsafe { asm!("mov.u32 {b}, DYNAMIC_SHARED_MEMORY;", b = out(reg32) base, options(nomem, nostack, pure)) };
+    unsafe {
+        asm!("mov.u32 {b}, DYNAMIC_SHARED_MEMORY;", b = out(reg32) base, options(nomem, nostack, pure))
+    };
     let total = dynamic_shared_bytes();
     let len = total.saturating_sub(offset_bytes) / core::mem::size_of::<T>() as u32;
     // SAFETY: the range lies inside this launch's dynamic shared memory, aligned as the caller

@@ -282,10 +282,7 @@ impl PtxBuilder {
         };
 
         println!("cargo:rerun-if-changed={}", manifest.display());
-        println!(
-            "cargo:rerun-if-changed={}",
-            self.crate_dir.join("src").display()
-        );
+        println!("cargo:rerun-if-changed={}", self.crate_dir.join("src").display());
         println!("cargo:rerun-if-env-changed={RUSTC_OVERRIDE_VAR}");
 
         let mut artifacts = Vec::new();
@@ -351,12 +348,7 @@ fn crate_file_stem(dir: &Path) -> String {
 /// of the outer build; falls back to `$OUT_DIR/ptx-builder` for unusual layouts.
 fn nested_target_dir(out_dir: &Path) -> PathBuf {
     match out_dir.ancestors().nth(4) {
-        Some(target)
-            if out_dir
-                .ancestors()
-                .nth(2)
-                .is_some_and(|b| b.ends_with("build")) =>
-        {
+        Some(target) if out_dir.ancestors().nth(2).is_some_and(|b| b.ends_with("build")) => {
             target.join("ptx-builder")
         }
         _ => out_dir.join("ptx-builder"),

@@ -46,10 +46,7 @@ fn shuffle_source(mode: u32, lane: u32, b: u32, width: u32) -> u32 {
     }
 }
 
-trait ProbeValue:
-    DeviceCopy + Default + Clone + PartialEq + std::fmt::Debug + probe_value::FromIndex
-{
-}
+trait ProbeValue: DeviceCopy + Default + Clone + PartialEq + std::fmt::Debug + probe_value::FromIndex {}
 mod probe_value {
     /// A distinct value per index, for any probe type.
     pub trait FromIndex {
@@ -58,8 +55,8 @@ mod probe_value {
     macro_rules! from_index { ($($t:ty),*) => {$(impl FromIndex for $t { fn from_index(i: usize) -> Self { (i as $t) * (3 as $t) + (1 as $t) } })*}; }
     from_index!(f32, f64, i32, u32, i64, u64);
 }
-impl<T: DeviceCopy + Default + Clone + PartialEq + std::fmt::Debug + probe_value::FromIndex>
-    ProbeValue for T
+impl<T: DeviceCopy + Default + Clone + PartialEq + std::fmt::Debug + probe_value::FromIndex> ProbeValue
+    for T
 {
 }
 
@@ -153,12 +150,10 @@ fn votes(gpu: &Gpu) -> Result<(), Failed> {
                 let t = i % block as usize;
                 let warp_start = i - t % WARP_SIZE as usize;
                 let warp_end = (warp_start + WARP_SIZE as usize).min(i - t + block as usize);
-                let ballot =
-                    (warp_start..warp_end).fold(0u32, |m, j| m | (pred[j] << (j - warp_start)));
+                let ballot = (warp_start..warp_end).fold(0u32, |m, j| m | (pred[j] << (j - warp_start)));
                 expected[3 * i] = ballot;
                 expected[3 * i + 1] = (ballot != 0) as u32;
-                expected[3 * i + 2] =
-                    (ballot.count_ones() as usize == warp_end - warp_start) as u32;
+                expected[3 * i + 2] = (ballot.count_ones() as usize == warp_end - warp_start) as u32;
                 expected_lanes[i] = (t % WARP_SIZE as usize) as u32;
             }
             check_slices(
@@ -167,12 +162,9 @@ fn votes(gpu: &Gpu) -> Result<(), Failed> {
                 &expected,
                 |_| false,
             )?;
-            check_slices(
-                &format!("lane_id block={block}"),
-                &lanes,
-                &expected_lanes,
-                |_| false,
-            )?;
+            check_slices(&format!("lane_id block={block}"), &lanes, &expected_lanes, |_| {
+                false
+            })?;
         }
     }
     Ok(())
@@ -257,11 +249,7 @@ fn float_atomics(gpu: &Gpu) -> Result<(), Failed> {
         ))?
     };
     let expected = gpu_primitives::reference::sum(&x);
-    check_eq(
-        "f32 atomic add",
-        ok(gpu.download(&d_acc))?[0] as f64,
-        expected,
-    )?;
+    check_eq("f32 atomic add", ok(gpu.download(&d_acc))?[0] as f64, expected)?;
     check_eq("f64 atomic add", ok(gpu.download(&d_acc64))?[0], expected)
 }
 
@@ -303,11 +291,6 @@ fn cas_tickets(gpu: &Gpu) -> Result<(), Failed> {
         &(0..n as u64).collect::<Vec<_>>(),
         |_| false,
     )?;
-    check_slices(
-        "flags",
-        &ok(gpu.download(&d_flags))?,
-        &vec![1u32; n],
-        |_| false,
-    )?;
+    check_slices("flags", &ok(gpu.download(&d_flags))?, &vec![1u32; n], |_| false)?;
     check_eq("counter", ok(gpu.download(&d_counter))?[0], n as u32)
 }

@@ -7,14 +7,8 @@ use rand::Rng;
 
 pub const TESTS: &[(&str, GpuTest)] = &[
     ("dot_product::puzzle12_size8_tpb8_is_140", puzzle12),
-    (
-        "dot_product::block_sizes_x_lengths_exact",
-        block_sizes_x_lengths,
-    ),
-    (
-        "dot_product::random_floats_within_error_bound",
-        random_floats,
-    ),
+    ("dot_product::block_sizes_x_lengths_exact", block_sizes_x_lengths),
+    ("dot_product::random_floats_within_error_bound", random_floats),
     ("dot_product::rejects_bad_input", rejects_bad_input),
 ];
 
@@ -31,9 +25,7 @@ fn puzzle12(gpu: &Gpu) -> Result<(), Failed> {
 
 fn block_sizes_x_lengths(gpu: &Gpu) -> Result<(), Failed> {
     for block in [1u32, 2, 8, 32, 64, 128, 256, 512, 1024] {
-        for n in [
-            0usize, 1, 7, 8, 9, 255, 256, 257, 1023, 1024, 1025, 4097, 100_003,
-        ] {
+        for n in [0usize, 1, 7, 8, 9, 255, 256, 257, 1023, 1024, 1025, 4097, 100_003] {
             let a = grid_values(n, n as u64);
             let b = grid_values(n, n as u64 + 1);
             for grid in [1u32, 3, 64] {
@@ -61,11 +53,7 @@ fn random_floats(gpu: &Gpu) -> Result<(), Failed> {
         let b: Vec<f32> = (0..n).map(|_| r.random_range(-1.0f32..1.0)).collect();
         let found = ok(dot_product::dot_product(gpu, &a, &b))?;
         let expected = reference::dot_product(&a, &b);
-        let abs: f64 = a
-            .iter()
-            .zip(&b)
-            .map(|(x, y)| (*x as f64 * *y as f64).abs())
-            .sum();
+        let abs: f64 = a.iter().zip(&b).map(|(x, y)| (*x as f64 * *y as f64).abs()).sum();
         // one rounding per product on top of the summation bound
         let bound = reference::f32_sum_error_bound(n + 1, abs);
         if (found as f64 - expected).abs() > bound {
@@ -90,9 +78,5 @@ fn rejects_bad_input(gpu: &Gpu) -> Result<(), Failed> {
         Err(Error::InvalidLaunch(msg)) if msg.contains("power-of-two") => {}
         other => return Err(format!("block 96 gave {other:?}").into()),
     }
-    check_eq(
-        "empty input",
-        ok(dot_product::dot_product(gpu, &[], &[]))?,
-        0.0,
-    )
+    check_eq("empty input", ok(dot_product::dot_product(gpu, &[], &[]))?, 0.0)
 }

@@ -10,10 +10,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "reduction::block_sum_block_sizes_x_tile_boundaries",
         block_sum_shapes,
     ),
-    (
-        "reduction::block_sum_default_shape_large_n",
-        block_sum_large,
-    ),
+    ("reduction::block_sum_default_shape_large_n", block_sum_large),
     ("reduction::sum_naive_matches_reference", naive),
     ("reduction::inputs_unchanged", inputs_unchanged),
 ];
@@ -79,10 +76,5 @@ fn inputs_unchanged(gpu: &Gpu) -> Result<(), Failed> {
             reduction::hierarchical_config(gpu, x.len()),
         ))?;
     }
-    check_slices(
-        "input after both sums",
-        &ok(gpu.download(&d_in))?,
-        &x,
-        |_| false,
-    )
+    check_slices("input after both sums", &ok(gpu.download(&d_in))?, &x, |_| false)
 }

@@ -49,17 +49,11 @@ pub fn rng(salt: u64) -> StdRng {
 /// in any order, so GPU and CPU results must be bitwise equal.
 pub fn grid_values(n: usize, salt: u64) -> Vec<f32> {
     let mut r = rng(salt);
-    (0..n)
-        .map(|_| r.random_range(-8i32..=8) as f32 * 0.25)
-        .collect()
+    (0..n).map(|_| r.random_range(-8i32..=8) as f32 * 0.25).collect()
 }
 
 /// Fail with index-free context when `found != expected`.
-pub fn check_eq<T: PartialEq + std::fmt::Debug>(
-    what: &str,
-    found: T,
-    expected: T,
-) -> Result<(), Failed> {
+pub fn check_eq<T: PartialEq + std::fmt::Debug>(what: &str, found: T, expected: T) -> Result<(), Failed> {
     if found == expected {
         Ok(())
     } else {

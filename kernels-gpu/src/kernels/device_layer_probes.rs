@@ -15,7 +15,13 @@ macro_rules! shuffle_probe {
         /// # Safety
         /// As above; `width` is a power of two in 1..=32.
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $name(input: *const $ty, out: *mut $ty, mode: u32, b: u32, width: u32) {
+        pub unsafe extern "ptx-kernel" fn $name(
+            input: *const $ty,
+            out: *mut $ty,
+            mode: u32,
+            b: u32,
+            width: u32,
+        ) {
             let i = global_idx();
             let mask = warp_member_mask();
             // SAFETY: i < grid * block, the buffers' length.
@@ -93,7 +99,12 @@ atomic_probe!(probe_atomics_i64, i64);
 /// # Safety
 /// `input` holds `n` elements; `acc` and `acc64` one each.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn probe_atomic_add_float(input: *const f32, acc: *mut f32, acc64: *mut f64, n: usize) {
+pub unsafe extern "ptx-kernel" fn probe_atomic_add_float(
+    input: *const f32,
+    acc: *mut f32,
+    acc64: *mut f64,
+    n: usize,
+) {
     let i = global_idx();
     if i < n {
         // SAFETY: i < n; the accumulators hold one element each.

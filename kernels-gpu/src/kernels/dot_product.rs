@@ -19,7 +19,12 @@ use crate::thread::{block_dim, global_idx, grid_stride, thread_idx};
 /// # Safety
 /// `a` and `b` hold `n` readable `f32`; `out` is one writable `f32`; the launch shape is as above.
 #[unsafe(no_mangle)]
-pub unsafe extern "ptx-kernel" fn dot_product_shared_tree(a: *const f32, b: *const f32, out: *mut f32, n: usize) {
+pub unsafe extern "ptx-kernel" fn dot_product_shared_tree(
+    a: *const f32,
+    b: *const f32,
+    out: *mut f32,
+    n: usize,
+) {
     // SAFETY: the host launches with `block_dim() * 4` bytes of dynamic shared memory.
     let tree = unsafe { dynamic_shared::<f32>(0) };
     let t = thread_idx();

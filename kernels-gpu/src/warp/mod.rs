@@ -2,14 +2,23 @@
 //! without shared memory or barriers.
 //!
 //! Every function here is called by all lanes named in a *member mask* together (PTX `.sync`
-//! instructions). For a full warp the mask is `u32::MAX`; for the last, partial warp of a block
-//! whose size is not a multiple of `WARP_SIZE`, it is
-//! [`warp_member_mask`](crate::thread::warp_member_mask).
+//! instructions). For a full warp the mask is `u32::MAX`; the collectives take the number of
+//! live `lanes` instead, for the last, partial warp of a block whose size is not a multiple of
+//! `WARP_SIZE` ([`lanes_in_warp`](crate::thread::lanes_in_warp)).
+//!
+//! | function | result valid in | operator |
+//! |---|---|---|
+//! | [`warp_reduce`] | lane 0 | associative |
+//! | [`warp_reduce_all`] | every lane (full warps) | associative, commutative |
+//! | [`warp_inclusive_scan`], [`warp_exclusive_scan`] | every lane | associative |
+//! | [`warp_broadcast`] | every lane | - |
 
 pub mod reduce;
+pub mod scan;
 pub mod shuffle;
 pub mod vote;
 
-pub use reduce::{warp_reduce, warp_sum};
+pub use reduce::{warp_reduce, warp_reduce_all, warp_sum};
+pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
 pub use shuffle::Shuffle;
 pub use vote::{warp_all, warp_any, warp_ballot};

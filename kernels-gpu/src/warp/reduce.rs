@@ -1,5 +1,6 @@
-//! Warp reduction with `shuffle_down` (the reduction lesson's step 2).
+//! Warp reductions.
 //!
+//! [`warp_reduce`] uses `shuffle_down` (the reduction lesson's step 2); the result lands in lane 0:
 //! ```text
 //! lane:    0   1   2   3   4   5   6   7  ...  31
 //! offset 16: lane i += lane i+16          (lanes 0..15 hold pairs)
@@ -7,7 +8,8 @@
 //! ...
 //! offset  1: lane 0 holds the whole warp's reduction
 //! ```
-//! `log2(WARP_SIZE)` steps, no shared memory, no barrier.
+//! [`warp_reduce_all`] uses the butterfly `shuffle_xor` (puzzle 26): after the same
+//! `log2(WARP_SIZE)` steps every lane holds the result. Neither needs shared memory or a barrier.
 
 use super::shuffle::Shuffle;
 use crate::op::{ReduceOp, Sum};
@@ -51,4 +53,28 @@ where
 {
     // SAFETY: forwarded from the caller.
     unsafe { warp_reduce::<T, Sum>(value, WARP_SIZE) }
+}
+
+/// Reduce `value` over a full warp with the butterfly exchange: at step `k` lane `i` combines
+/// with lane `i ^ (WARP_SIZE >> k)`.
+///
+/// - **Result valid in:** every lane.
+/// - **Operator:** must be associative *and commutative* (the butterfly combines the two halves
+///   in different orders in different lanes); for floats, lanes may differ in the last bit for
+///   `Sum`, never for `Max` / `Min`.
+/// - **Example:** a warp whose largest value is 1000.0, with `Max` -> every lane holds 1000.0.
+///
+/// # Safety
+/// All [`WARP_SIZE`] lanes call it together.
+#[inline(always)]
+pub unsafe fn warp_reduce_all<T: Shuffle, Op: ReduceOp<T>>(value: T) -> T {
+    let mut acc = value;
+    let mut offset = WARP_SIZE / 2;
+    while offset > 0 {
+        // SAFETY: the whole warp calls this with the full mask.
+        let other = unsafe { acc.shuffle_xor(offset, WARP_SIZE, u32::MAX) };
+        acc = Op::combine(acc, other);
+        offset /= 2;
+    }
+    acc
 }

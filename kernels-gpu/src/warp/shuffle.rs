@@ -178,28 +178,52 @@ trait Bits64 {
     fn from_bits_u64(b: u64) -> Self;
 }
 impl Bits32 for f32 {
-    fn to_bits_u32(self) -> u32 { self.to_bits() }
-    fn from_bits_u32(b: u32) -> Self { f32::from_bits(b) }
+    fn to_bits_u32(self) -> u32 {
+        self.to_bits()
+    }
+    fn from_bits_u32(b: u32) -> Self {
+        f32::from_bits(b)
+    }
 }
 impl Bits32 for u32 {
-    fn to_bits_u32(self) -> u32 { self }
-    fn from_bits_u32(b: u32) -> Self { b }
+    fn to_bits_u32(self) -> u32 {
+        self
+    }
+    fn from_bits_u32(b: u32) -> Self {
+        b
+    }
 }
 impl Bits32 for i32 {
-    fn to_bits_u32(self) -> u32 { self as u32 }
-    fn from_bits_u32(b: u32) -> Self { b as i32 }
+    fn to_bits_u32(self) -> u32 {
+        self as u32
+    }
+    fn from_bits_u32(b: u32) -> Self {
+        b as i32
+    }
 }
 impl Bits64 for f64 {
-    fn to_bits_u64(self) -> u64 { self.to_bits() }
-    fn from_bits_u64(b: u64) -> Self { f64::from_bits(b) }
+    fn to_bits_u64(self) -> u64 {
+        self.to_bits()
+    }
+    fn from_bits_u64(b: u64) -> Self {
+        f64::from_bits(b)
+    }
 }
 impl Bits64 for u64 {
-    fn to_bits_u64(self) -> u64 { self }
-    fn from_bits_u64(b: u64) -> Self { b }
+    fn to_bits_u64(self) -> u64 {
+        self
+    }
+    fn from_bits_u64(b: u64) -> Self {
+        b
+    }
 }
 impl Bits64 for i64 {
-    fn to_bits_u64(self) -> u64 { self as u64 }
-    fn from_bits_u64(b: u64) -> Self { b as i64 }
+    fn to_bits_u64(self) -> u64 {
+        self as u64
+    }
+    fn from_bits_u64(b: u64) -> Self {
+        b as i64
+    }
 }
 
 shuffle_32!(f32, u32, i32);
