@@ -16,6 +16,7 @@ pub mod dot_product;
 pub mod puzzles;
 pub mod reduction;
 pub mod reference;
+pub mod scan;
 
 pub use gpu_host::{DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, Result};
 

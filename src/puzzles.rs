@@ -2,7 +2,8 @@
 //! output. Shared by the CLI's `puzzles` command and the example binaries.
 
 use crate::reduction::{self, SumKernel};
-use crate::{Gpu, LaunchConfig, Result, dot_product, reference};
+use crate::scan::{ScanKind, SectionScan};
+use crate::{Gpu, LaunchConfig, Result, dot_product, reference, scan};
 use std::time::Duration;
 
 /// What one puzzle printed and whether it matched.
@@ -135,10 +136,234 @@ pub fn reduction_lesson(gpu: &Gpu) -> Result<Vec<Outcome>> {
     Ok(outcomes)
 }
 
+/// Run a puzzle kernel that maps `input` (f32) to `output_len` f32 with one launch of `config`;
+/// returns the output and the kernel time.
+fn run_kernel(
+    gpu: &Gpu,
+    kernel: &str,
+    config: LaunchConfig,
+    input: &[f32],
+    output_len: usize,
+) -> Result<(Vec<f32>, f64)> {
+    let d_in = gpu.upload(input)?;
+    let d_out = gpu.alloc_zeroed::<f32>(output_len)?;
+    // SAFETY: every kernel run through here takes (input, output) as f32 device pointers, reads
+    // `input.len()` and writes `output_len` elements for the launch shape its caller passes (see
+    // each kernel's docs in kernels-gpu/src/kernels/puzzles.rs).
+    let ((), t) =
+        gpu.time(|| unsafe { gpu.launch(kernel, config, (d_in.as_device_ptr(), d_out.as_device_ptr())) })?;
+    Ok((gpu.download(&d_out)?, micros(t)))
+}
+
+fn list(values: &[f32]) -> String {
+    let shown: Vec<String> = values.iter().map(|v| format!("{v}")).collect();
+    format!("[{}]", shown.join(", "))
+}
+
+/// Puzzle 24: warp sum with `shuffle_down` over one warp holding 0..WARP_SIZE.
+pub fn warp_sum_p24(gpu: &Gpu) -> Result<Outcome> {
+    let warp = gpu.info().warp_size;
+    let input: Vec<f32> = (0..warp).map(|i| i as f32).collect();
+    let (out, t) = run_kernel(gpu, "p24_warp_sum", LaunchConfig::new(1, warp), &input, 1)?;
+    let expected = (warp * (warp - 1) / 2) as f32;
+    Ok(Outcome {
+        name: format!("p24 warp sum (WARP_SIZE {warp})"),
+        details: vec![format!("input 0..{warp}; offsets {:?}", offsets(warp))],
+        result: format!("{}", out[0]),
+        expected: format!("{expected}"),
+        pass: out[0] == expected,
+        micros: t,
+    })
+}
+
+/// WARP_SIZE/2, ..., 2, 1: the shuffle offsets of a warp tree.
+fn offsets(warp: u32) -> Vec<u32> {
+    std::iter::successors(Some(warp / 2), |o| (*o > 1).then_some(o / 2)).collect()
+}
+
+/// Puzzle 26: the butterfly with `shuffle_xor`: pair swap, parallel max, conditional max/min.
+pub fn butterfly_p26(gpu: &Gpu) -> Result<Vec<Outcome>> {
+    let warp = gpu.info().warp_size;
+    let w = warp as usize;
+    let mut outcomes = Vec::new();
+
+    let input: Vec<f32> = (0..warp).map(|i| i as f32).collect();
+    let (out, t) = run_kernel(gpu, "p26_pair_swap", LaunchConfig::new(1, warp), &input, w)?;
+    let expected: Vec<f32> = (0..w).map(|i| input[i ^ 1]).collect();
+    outcomes.push(Outcome {
+        name: "p26 pair swap: output[i] = input[i ^ 1]".into(),
+        details: vec![
+            format!("input {}", list(&input)),
+            format!("output {}", list(&out)),
+        ],
+        result: list(&out[..4]).replace(']', ", ...]"),
+        expected: list(&expected[..4]).replace(']', ", ...]"),
+        pass: out == expected,
+        micros: t,
+    });
+
+    // An input whose largest value, 1000, sits in one lane.
+    let input: Vec<f32> = (0..w)
+        .map(|i| if i == 13 { 1000.0 } else { (i * 7 % 31) as f32 })
+        .collect();
+    let (out, t) = run_kernel(gpu, "p26_warp_max", LaunchConfig::new(1, warp), &input, w)?;
+    outcomes.push(Outcome {
+        name: format!("p26 parallel max ({} butterfly steps)", warp.trailing_zeros()),
+        details: vec![
+            format!("input {}", list(&input)),
+            format!("output {}", list(&out)),
+        ],
+        result: format!("all {}", out[0]),
+        expected: "all 1000".into(),
+        pass: out.iter().all(|&v| v == 1000.0),
+        micros: t,
+    });
+
+    // SIZE_2 = 2 * WARP_SIZE in two blocks: block 0 holds max 9 and min 0, block 1 holds 32..63.
+    let input: Vec<f32> = (0..2 * w)
+        .map(|i| if i < w { (i % 10) as f32 } else { i as f32 })
+        .collect();
+    let (out, t) = run_kernel(gpu, "p26_max_min", LaunchConfig::new(2, warp), &input, 2 * w)?;
+    let expected: Vec<f32> = (0..2 * w)
+        .map(|i| match (i < w, i % 2 == 0) {
+            (true, true) => 9.0,
+            (true, false) => 0.0,
+            (false, true) => (2 * w - 1) as f32,
+            (false, false) => w as f32,
+        })
+        .collect();
+    outcomes.push(Outcome {
+        name: "p26 conditional max/min, 2 blocks".into(),
+        details: vec![
+            format!("block 0 output {}", list(&out[..w])),
+            format!("block 1 output {}", list(&out[w..])),
+        ],
+        result: format!("{} {}", list(&out[..2]), list(&out[w..w + 2])),
+        expected: format!("{} {}", list(&expected[..2]), list(&expected[w..w + 2])),
+        pass: out == expected,
+        micros: t,
+    });
+    Ok(outcomes)
+}
+
+/// Puzzle 27: block sum, broadcast and prefix_sum on SIZE = TPB = 128, input 1..8 repeated.
+pub fn block_ops_p27(gpu: &Gpu) -> Result<Vec<Outcome>> {
+    let size = 128usize;
+    let input: Vec<f32> = (0..size).map(|i| (i % 8 + 1) as f32).collect();
+    let d_in = gpu.upload(&input)?;
+    let d_out = gpu.alloc_zeroed::<f32>(size)?;
+    let d_stats = gpu.alloc_zeroed::<f32>(2)?;
+    // SAFETY: p27_mean_normalize takes (input, output, stats): 128 f32 in and out, 2 stats, one
+    // block of 128 threads.
+    let ((), t) = gpu.time(|| unsafe {
+        gpu.launch(
+            "p27_mean_normalize",
+            LaunchConfig::new(1, size as u32),
+            (
+                d_in.as_device_ptr(),
+                d_out.as_device_ptr(),
+                d_stats.as_device_ptr(),
+            ),
+        )
+    })?;
+    let (out, stats) = (gpu.download(&d_out)?, gpu.download(&d_stats)?);
+    let out_sum: f64 = out.iter().map(|&v| v as f64).sum();
+    let expected: Vec<f32> = input.iter().map(|&x| x / 4.5).collect();
+    let mut outcomes = vec![Outcome {
+        name: "p27 mean normalisation (block.sum, broadcast)".into(),
+        details: vec![
+            format!("sum {}  mean {}", stats[0], stats[1]),
+            format!("normalised sample {}", list(&out[..8])),
+            format!("output sum {out_sum}  output mean {}", out_sum / size as f64),
+        ],
+        result: format!(
+            "sum {} mean {} out mean {:.4}",
+            stats[0],
+            stats[1],
+            out_sum / size as f64
+        ),
+        expected: "sum 576 mean 4.5 out mean 1.0000".into(),
+        pass: stats[0] == 576.0 && stats[1] == 4.5 && out == expected && (out_sum - 128.0).abs() < 1e-4,
+        micros: micros(t),
+    }];
+    let (out, t) = run_kernel(
+        gpu,
+        "p27_prefix_sum",
+        LaunchConfig::new(1, size as u32),
+        &input,
+        size,
+    )?;
+    let expected: Vec<f32> = reference::inclusive_scan(&input)
+        .iter()
+        .map(|&v| v as f32)
+        .collect();
+    outcomes.push(Outcome {
+        name: "p27 block.prefix_sum".into(),
+        details: vec![format!("first 10 positions {}", list(&out[..10]))],
+        result: format!("last {}", out[size - 1]),
+        expected: format!("last {}", expected[size - 1]),
+        pass: out == expected,
+        micros: t,
+    });
+    Ok(outcomes)
+}
+
+/// The lecture's scans: each algorithm, inclusive and exclusive, on one section (16 elements,
+/// shown) and hierarchically on n = 2^20 + 3 (three levels with 256-thread blocks).
+pub fn scans(gpu: &Gpu) -> Result<Vec<Outcome>> {
+    let mut outcomes = Vec::new();
+    let small: Vec<f32> = (0..16).map(|i| (i % 4 + 1) as f32).collect();
+    let n = (1 << 20) + 3;
+    let large: Vec<f32> = (0..n).map(|i| ((i % 13) as f32 - 6.0) * 0.25).collect();
+    for algorithm in SectionScan::ALL {
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let reference_of = |x: &[f32]| match kind {
+                ScanKind::Inclusive => reference::inclusive_scan(x),
+                ScanKind::Exclusive => reference::exclusive_scan(x),
+            };
+            let block = 16 / algorithm.section_len(1) as u32;
+            let out = scan::scan(gpu, &small, algorithm, kind, block)?;
+            let small_ok = out.iter().zip(reference_of(&small)).all(|(&a, b)| a as f64 == b);
+            let d_in = gpu.upload(&large)?;
+            let d_out = gpu.alloc_zeroed::<f32>(n)?;
+            let (workspace, t) = gpu.time(|| scan::launch(gpu, &d_in, &d_out, algorithm, kind, 256))?;
+            drop(workspace);
+            let found = gpu.download(&d_out)?;
+            let expected = reference_of(&large);
+            let mismatch = found.iter().zip(&expected).position(|(&a, &b)| a as f64 != b);
+            outcomes.push(Outcome {
+                name: format!("scan {algorithm:?} {kind:?}"),
+                details: vec![
+                    format!("input {}", list(&small)),
+                    format!("one section ({block} threads): {}", list(&out)),
+                    format!(
+                        "hierarchical, n = 2^20 + 3, 256 threads per block: {}",
+                        mismatch.map_or("all equal to the CPU scan".into(), |i| format!(
+                            "first mismatch at {i}"
+                        ))
+                    ),
+                ],
+                result: format!("last {}", found[n - 1]),
+                expected: format!("last {}", expected[n - 1]),
+                pass: small_ok && mismatch.is_none(),
+                micros: micros(t),
+            });
+        }
+    }
+    Ok(outcomes)
+}
+
 /// Every puzzle, in SEEDS.md order.
 pub fn all(gpu: &Gpu) -> Result<Vec<Outcome>> {
-    let mut outcomes = vec![dot_product_p12(gpu)?, dot_product_many_blocks(gpu)?];
+    let mut outcomes = vec![
+        dot_product_p12(gpu)?,
+        dot_product_many_blocks(gpu)?,
+        warp_sum_p24(gpu)?,
+    ];
+    outcomes.extend(butterfly_p26(gpu)?);
+    outcomes.extend(block_ops_p27(gpu)?);
     outcomes.extend(reduction_lesson(gpu)?);
+    outcomes.extend(scans(gpu)?);
     Ok(outcomes)
 }
 
@@ -168,7 +393,7 @@ pub fn print_report(gpu: &Gpu, outcomes: &[Outcome]) {
     );
     for o in outcomes {
         println!(
-            "{:<46} {:>14} {:>14} {:>5} {:>12.1}",
+            "{:<46} {:>30} {:>30} {:>5} {:>12.1}",
             o.name,
             o.result,
             o.expected,

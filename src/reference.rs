@@ -34,3 +34,23 @@ pub fn f32_sum_error_bound(n: usize, abs_sum: f64) -> f64 {
 pub fn f32_sum_matches(found: f32, expected: f64, n: usize, abs_sum: f64) -> bool {
     (found as f64 - expected).abs() <= f32_sum_error_bound(n, abs_sum)
 }
+
+/// Inclusive scan (`y[i] = x[0] + ... + x[i]`), accumulated in `f64`.
+pub fn inclusive_scan(x: &[f32]) -> Vec<f64> {
+    x.iter()
+        .scan(0.0f64, |acc, &v| {
+            *acc += v as f64;
+            Some(*acc)
+        })
+        .collect()
+}
+
+/// Exclusive scan (`y[0] = 0`, `y[i] = x[0] + ... + x[i-1]`), accumulated in `f64`.
+pub fn exclusive_scan(x: &[f32]) -> Vec<f64> {
+    let mut inclusive = inclusive_scan(x);
+    inclusive.rotate_right(1);
+    if let Some(first) = inclusive.first_mut() {
+        *first = 0.0;
+    }
+    inclusive
+}

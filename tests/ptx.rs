@@ -23,6 +23,26 @@ const KERNELS: &[&str] = &[
     "probe_atomics_i64",
     "probe_atomic_add_float",
     "probe_cas",
+    "probe_warp_i32",
+    "probe_warp_f32",
+    "probe_block_i32_items1",
+    "probe_block_i32_items2",
+    "probe_block_i32_items3",
+    "probe_block_i32_items4",
+    "probe_block_f32_items1",
+    "probe_block_f32_items2",
+    "probe_block_f32_items3",
+    "probe_block_f32_items4",
+    "p24_warp_sum",
+    "p26_pair_swap",
+    "p26_warp_max",
+    "p26_max_min",
+    "p27_mean_normalize",
+    "p27_prefix_sum",
+    "scan_kogge_stone",
+    "scan_kogge_stone_double_buffered",
+    "scan_brent_kung",
+    "scan_add_section_prefixes",
 ];
 
 /// The body of kernel `name` in `ptx` (from its `.entry` line to the next `.entry`).
@@ -63,7 +83,15 @@ fn every_launched_kernel_is_in_every_module() {
 #[test]
 fn shared_memory_is_reached_with_shared_instructions() {
     for (arch, ptx) in PTX_VARIANTS {
-        for k in ["dot_product_shared_tree", "block_sum_hierarchical"] {
+        for k in [
+            "dot_product_shared_tree",
+            "block_sum_hierarchical",
+            "p27_mean_normalize",
+            "scan_kogge_stone",
+            "scan_kogge_stone_double_buffered",
+            "scan_brent_kung",
+            "probe_block_f32_items2",
+        ] {
             let body = kernel_body(ptx, k);
             assert!(body.contains("st.shared.f32"), "sm_{arch} {k}: no st.shared");
             assert!(body.contains("ld.shared.f32"), "sm_{arch} {k}: no ld.shared");

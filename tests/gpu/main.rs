@@ -6,9 +6,12 @@
 //!
 //! Run: `cargo test --test gpu` (add `-- --nocapture` to see the tables some tests print).
 
+mod collectives;
 mod device_layer;
 mod dot_product;
+mod puzzles;
 mod reduction;
+mod scans;
 mod support;
 
 use libtest_mimic::{Arguments, Trial};
@@ -17,10 +20,17 @@ fn main() {
     let mut args = Arguments::from_args();
     // One CUDA context per thread; run the tests one after another on the main thread.
     args.test_threads = Some(1);
-    let trials: Vec<Trial> = [device_layer::TESTS, dot_product::TESTS, reduction::TESTS]
-        .iter()
-        .flat_map(|group| group.iter())
-        .map(|&(name, test)| Trial::ignorable_test(name, move || support::run_on_gpu(test)))
-        .collect();
+    let trials: Vec<Trial> = [
+        device_layer::TESTS,
+        collectives::TESTS,
+        dot_product::TESTS,
+        reduction::TESTS,
+        puzzles::TESTS,
+        scans::TESTS,
+    ]
+    .iter()
+    .flat_map(|group| group.iter())
+    .map(|&(name, test)| Trial::ignorable_test(name, move || support::run_on_gpu(test)))
+    .collect();
     libtest_mimic::run(&args, trials).exit();
 }

@@ -2,8 +2,22 @@
 //!
 //! Each collective takes its shared memory as a *temp-storage* value that the kernel owns and
 //! passes in (CUB's `TempStorage`): the kernel declares it once, e.g. with
-//! [`shared_array!`](crate::shared_array), sized by the collective's `SLOTS` constant.
+//! [`shared_array!`](crate::shared_array), sized by the storage type's `SLOTS` constant.
+//!
+//! | function | pattern | result valid in | barriers |
+//! |---|---|---|---|
+//! | [`block_reduce`] | all -> one | thread 0 | 1 |
+//! | [`block_reduce_all`] | all -> all | every thread | 3 |
+//! | [`block_inclusive_scan`], [`block_exclusive_scan`] | all -> each | every thread | 1 |
+//! | [`block_broadcast`] | one -> all | every thread | 1 |
+//!
+//! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
+//! live in [`kernels::scan_lecture`](crate::kernels).
 
+pub mod broadcast;
 pub mod reduce;
+pub mod scan;
 
-pub use reduce::{BlockReduceStorage, block_reduce};
+pub use broadcast::{BlockBroadcastStorage, block_broadcast};
+pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
+pub use scan::{BlockScanStorage, block_exclusive_scan, block_inclusive_scan};

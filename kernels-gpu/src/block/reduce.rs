@@ -7,7 +7,8 @@
 //! slots   [  s0  ,   s1   , ... ,   s31  ]       lane 0 of warp w writes slot w; barrier
 //!            \________ warp 0: warp_reduce ______/ -> thread 0 holds the block's result
 //! ```
-//! One barrier; works for any block size from 1 to 1024 (the last warp may be partial).
+//! One barrier ([`block_reduce`]) or two ([`block_reduce_all`]); any block size from 1 to 1024
+//! (the last warp may be partial).
 
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
@@ -15,7 +16,7 @@ use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, lanes_in_warp, thread_idx, warp_id, warps_per_block};
 use crate::warp::{Shuffle, warp_reduce};
 
-/// Shared memory for [`block_reduce`]: one slot per warp of the block.
+/// Shared memory for [`block_reduce`] and [`block_reduce_all`]: one slot per warp of the block.
 #[derive(Clone, Copy)]
 pub struct BlockReduceStorage<T> {
     slots: SharedArray<T>,
@@ -71,4 +72,32 @@ where
         total = unsafe { warp_reduce::<T, Op>(slot, warps) };
     }
     total
+}
+
+/// [`block_reduce`], with the result broadcast to every thread.
+///
+/// - **Result valid in:** every thread of the block.
+///
+/// # Safety
+/// As [`block_reduce`] (two barriers inside).
+#[inline(always)]
+pub unsafe fn block_reduce_all<T, Op>(value: T, storage: BlockReduceStorage<T>) -> T
+where
+    T: Shuffle + SharedValue,
+    Op: ReduceOp<T>,
+{
+    // SAFETY: forwarded from the caller.
+    let total = unsafe { block_reduce::<T, Op>(value, storage) };
+    // Every slot read inside block_reduce happened before this barrier, so slot 0 is free.
+    // SAFETY: the whole block calls this function.
+    unsafe { block_barrier() };
+    if thread_idx() == 0 {
+        // SAFETY: only thread 0 writes; everyone reads after the barrier below.
+        unsafe { storage.slots.write(0, total) };
+    }
+    // SAFETY: the whole block calls this function.
+    unsafe {
+        block_barrier();
+        storage.slots.read(0)
+    }
 }

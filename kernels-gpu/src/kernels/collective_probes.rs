@@ -1,0 +1,155 @@
+//! Probe kernels for the warp and block collectives, over a runtime-chosen operator
+//! (0 = `Sum`, 1 = `Max`, 2 = `Min`), for `i32` and `f32`, so the GPU tests can sweep block
+//! sizes, items per thread and tile boundaries against CPU references.
+
+use crate::block::{
+    BlockBroadcastStorage, BlockReduceStorage, BlockScanStorage, block_broadcast, block_exclusive_scan,
+    block_inclusive_scan, block_reduce, block_reduce_all,
+};
+use crate::op::{Max, Min, ReduceOp, Sum};
+use crate::shared::SharedValue;
+use crate::shared_array;
+use crate::thread::{block_dim, block_idx, global_idx, lane_id, lanes_in_warp, thread_idx};
+use crate::warp::{
+    Shuffle, warp_broadcast, warp_exclusive_scan, warp_inclusive_scan, warp_reduce, warp_reduce_all,
+};
+
+/// Warp collectives on one value per thread; `input` and `output` hold `grid * block` values.
+/// mode 0: `warp_reduce` (lane 0 writes); 1: `warp_reduce_all` (full warps only); 2: inclusive
+/// scan; 3: exclusive scan; 4: broadcast from lane `src_lane % lanes`.
+#[inline(always)]
+unsafe fn warp_probe<T: Shuffle, Op: ReduceOp<T>>(input: *const T, output: *mut T, mode: u32, src_lane: u32) {
+    let i = global_idx();
+    let lanes = lanes_in_warp();
+    // SAFETY (whole body): i < grid * block; each mode's collective is called by every live lane
+    // of the warp (the mode is uniform).
+    unsafe {
+        let v = *input.add(i);
+        let r = match mode {
+            0 => warp_reduce::<T, Op>(v, lanes),
+            1 => warp_reduce_all::<T, Op>(v),
+            2 => warp_inclusive_scan::<T, Op>(v, lanes),
+            3 => warp_exclusive_scan::<T, Op>(v, lanes).0,
+            _ => warp_broadcast(v, src_lane % lanes, lanes),
+        };
+        if mode != 0 || lane_id() == 0 {
+            *output.add(i) = r;
+        }
+    }
+}
+
+/// Block collectives on a tile of `block_dim() * ITEMS` values per block, blocked arrangement,
+/// items at or past `n` set to the identity. mode 0: `block_reduce` (thread 0 writes
+/// `totals[block]`); 1: `block_reduce_all` (every item's output gets the total); 2 / 3:
+/// inclusive / exclusive scan (outputs, and `totals[block]`); 4: broadcast of thread
+/// `src % block_dim()`'s first item to every item.
+#[inline(always)]
+unsafe fn block_probe<T, Op, const ITEMS: usize>(
+    input: *const T,
+    output: *mut T,
+    totals: *mut T,
+    n: usize,
+    mode: u32,
+    src: u32,
+    storage: crate::shared::SharedArray<T>,
+) where
+    T: Shuffle + SharedValue,
+    Op: ReduceOp<T>,
+{
+    let first = (block_idx() as usize * block_dim() as usize + thread_idx() as usize) * ITEMS;
+    let mut items = [Op::identity(); ITEMS];
+    for (k, item) in items.iter_mut().enumerate() {
+        if first + k < n {
+            // SAFETY: first + k < n.
+            *item = unsafe { *input.add(first + k) };
+        }
+    }
+    // SAFETY (whole body): every thread of the block runs the same mode's collective; outputs are
+    // written only below n; `totals` holds one value per block.
+    unsafe {
+        match mode {
+            0 | 1 => {
+                let mut own = items[0];
+                for item in &items[1..] {
+                    own = Op::combine(own, *item);
+                }
+                let storage = BlockReduceStorage::new(storage);
+                if mode == 0 {
+                    let total = block_reduce::<T, Op>(own, storage);
+                    if thread_idx() == 0 {
+                        *totals.add(block_idx() as usize) = total;
+                    }
+                } else {
+                    items = [block_reduce_all::<T, Op>(own, storage); ITEMS];
+                }
+            }
+            2 | 3 => {
+                let storage = BlockScanStorage::new(storage);
+                let total = if mode == 2 {
+                    block_inclusive_scan::<T, Op, ITEMS>(&mut items, storage)
+                } else {
+                    block_exclusive_scan::<T, Op, ITEMS>(&mut items, storage)
+                };
+                if thread_idx() == 0 {
+                    *totals.add(block_idx() as usize) = total;
+                }
+            }
+            _ => {
+                let value = block_broadcast(items[0], src % block_dim(), BlockBroadcastStorage::new(storage));
+                items = [value; ITEMS];
+            }
+        }
+        if mode != 0 {
+            for (k, item) in items.iter().enumerate() {
+                if first + k < n {
+                    *output.add(first + k) = *item;
+                }
+            }
+        }
+    }
+}
+
+macro_rules! probes {
+    ($ty:ty, $warp:ident, $($block:ident = $items:literal, $smem:ident);*) => {
+        /// Warp probe (see `warp_probe`): `op` 0 Sum, 1 Max, 2 Min.
+        ///
+        /// # Safety
+        /// `input` and `output` hold `grid * block` values.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $warp(input: *const $ty, output: *mut $ty, op: u32, mode: u32, src_lane: u32) {
+            // SAFETY: forwarded.
+            unsafe {
+                match op {
+                    0 => warp_probe::<$ty, Sum>(input, output, mode, src_lane),
+                    1 => warp_probe::<$ty, Max>(input, output, mode, src_lane),
+                    _ => warp_probe::<$ty, Min>(input, output, mode, src_lane),
+                }
+            }
+        }
+        $(
+            /// Block probe (see `block_probe`) with this many items per thread; `op` 0 Sum,
+            /// 1 Max, 2 Min.
+            ///
+            /// # Safety
+            /// `input` and `output` hold `n` values, `totals` one per block; any block size.
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn $block(input: *const $ty, output: *mut $ty, totals: *mut $ty, n: usize, op: u32, mode: u32, src: u32) {
+                let storage = shared_array!($smem: [$ty; BlockScanStorage::<$ty>::SLOTS as usize]);
+                // SAFETY: forwarded.
+                unsafe {
+                    match op {
+                        0 => block_probe::<$ty, Sum, $items>(input, output, totals, n, mode, src, storage),
+                        1 => block_probe::<$ty, Max, $items>(input, output, totals, n, mode, src, storage),
+                        _ => block_probe::<$ty, Min, $items>(input, output, totals, n, mode, src, storage),
+                    }
+                }
+            }
+        )*
+    };
+}
+probes!(i32, probe_warp_i32,
+    probe_block_i32_items1 = 1, PROBE_SMEM_I32_1; probe_block_i32_items2 = 2, PROBE_SMEM_I32_2;
+    probe_block_i32_items3 = 3, PROBE_SMEM_I32_3; probe_block_i32_items4 = 4, PROBE_SMEM_I32_4);
+probes!(f32, probe_warp_f32,
+    probe_block_f32_items1 = 1, PROBE_SMEM_F32_1; probe_block_f32_items2 = 2, PROBE_SMEM_F32_2;
+    probe_block_f32_items3 = 3, PROBE_SMEM_F32_3; probe_block_f32_items4 = 4, PROBE_SMEM_F32_4);
