@@ -71,7 +71,8 @@ impl SectionScan {
 /// hierarchically. Returns a new vector of `input.len()` elements; `input` is not modified.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for a bad block size; device errors.
+/// [`Error::InvalidLaunch`] for a bad block size (over 1024, not a power of two for Brent-Kung,
+/// or sections of one element with more than one input); device errors.
 pub fn scan(
     gpu: &Gpu,
     input: &[f32],
@@ -79,8 +80,8 @@ pub fn scan(
     kind: ScanKind,
     block: u32,
 ) -> Result<Vec<f32>> {
-    algorithm.validate(block)?;
     if input.is_empty() {
+        algorithm.validate(block)?;
         return Ok(Vec::new());
     }
     let d_in = gpu.upload(input)?;
@@ -110,6 +111,12 @@ pub fn launch(
         });
     }
     algorithm.validate(block)?;
+    if algorithm.section_len(block) < 2 && d_in.len() > 1 {
+        return Err(Error::InvalidLaunch(format!(
+            "{algorithm:?} with {block}-thread blocks scans sections of one element, which cannot shorten a scan of {} elements; use 2 or more threads",
+            d_in.len()
+        )));
+    }
     let mut workspace = Vec::new();
     if !d_in.is_empty() {
         hierarchical(gpu, d_in, d_out, algorithm, kind, block, &mut workspace)?;
