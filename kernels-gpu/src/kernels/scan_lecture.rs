@@ -57,6 +57,29 @@ unsafe fn write_total(
     unsafe { *totals.add(block_idx() as usize) = last_scanned + last_input };
 }
 
+/// A Kogge-Stone thread's last step: write its scanned value `mine` (element `i`) if `i < n`; the
+/// section's last thread also writes the section total.
+#[inline(always)]
+unsafe fn store_kogge_stone(
+    input: *const f32,
+    output: *mut f32,
+    section_totals: *mut f32,
+    mine: f32,
+    i: usize,
+    n: usize,
+    exclusive: bool,
+) {
+    // SAFETY: i < n is checked; `write_total` needs what the kernels' contracts give.
+    unsafe {
+        if i < n {
+            *output.add(i) = mine;
+        }
+        if thread_idx() == block_dim() - 1 {
+            write_total(section_totals, mine, input, i, n, exclusive);
+        }
+    }
+}
+
 /// Kogge-Stone, two barriers per pass: for stride = 1, 2, 4, ... < block_dim(), thread t >= stride
 /// reads `XY[t - stride]` into a register, all threads wait, then it adds, and all wait again.
 ///
@@ -93,16 +116,8 @@ pub unsafe extern "ptx-kernel" fn scan_kogge_stone(
         }
         stride *= 2;
     }
-    // SAFETY: own slot; i < n checked; the last thread's slot is its own.
-    unsafe {
-        let mine = xy.read(t);
-        if i < n {
-            *output.add(i) = mine;
-        }
-        if t == block_dim() - 1 {
-            write_total(section_totals, mine, input, i, n, exclusive != 0);
-        }
-    }
+    // SAFETY: own slot, written in the last pass; the caller's pointers as the kernel's contract.
+    unsafe { store_kogge_stone(input, output, section_totals, xy.read(t), i, n, exclusive != 0) };
 }
 
 /// Kogge-Stone, double-buffered: each pass reads buffer A and writes buffer B, then the two swap,
@@ -147,15 +162,7 @@ pub unsafe extern "ptx-kernel" fn scan_kogge_stone_double_buffered(
         stride *= 2;
     }
     // SAFETY: `src` holds the final pass, published by the last barrier.
-    unsafe {
-        let mine = src.read(t);
-        if i < n {
-            *output.add(i) = mine;
-        }
-        if t == block_dim() - 1 {
-            write_total(section_totals, mine, input, i, n, exclusive != 0);
-        }
-    }
+    unsafe { store_kogge_stone(input, output, section_totals, src.read(t), i, n, exclusive != 0) };
 }
 
 /// Brent-Kung: each thread loads two elements (`t` and `t + block_dim()`) of a section of

@@ -27,42 +27,39 @@ pub unsafe fn warp_ballot(predicate: bool, member_mask: u32) -> u32 {
     out
 }
 
-/// `true` when any lane of `member_mask` passed `true`. Valid in every lane of the mask.
-///
-/// # Safety
-/// See the [module docs](self).
-#[inline(always)]
-pub unsafe fn warp_any(predicate: bool, member_mask: u32) -> bool {
-    let out: u32;
-    // SAFETY: the caller upholds the vote contract.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.any.pred q, p, {m}; selp.u32 {o}, 1, 0, q; }}",
-            o = out(reg32) out,
-            x = in(reg32) predicate as u32,
-            m = in(reg32) member_mask,
-            options(nostack, nomem),
-        )
+macro_rules! vote_predicate {
+    ($name:ident, $mode:literal, $doc:literal) => {
+        #[doc = $doc]
+        ///
+        /// # Safety
+        /// See the [module docs](self).
+        #[inline(always)]
+        pub unsafe fn $name(predicate: bool, member_mask: u32) -> bool {
+            let out: u32;
+            // SAFETY: the caller upholds the vote contract.
+            unsafe {
+                asm!(
+                    concat!(
+                        "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.", $mode,
+                        ".pred q, p, {m}; selp.u32 {o}, 1, 0, q; }}"
+                    ),
+                    o = out(reg32) out,
+                    x = in(reg32) predicate as u32,
+                    m = in(reg32) member_mask,
+                    options(nostack, nomem),
+                )
+            };
+            out != 0
+        }
     };
-    out != 0
 }
-
-/// `true` when every lane of `member_mask` passed `true`. Valid in every lane of the mask.
-///
-/// # Safety
-/// See the [module docs](self).
-#[inline(always)]
-pub unsafe fn warp_all(predicate: bool, member_mask: u32) -> bool {
-    let out: u32;
-    // SAFETY: the caller upholds the vote contract.
-    unsafe {
-        asm!(
-            "{{ .reg .pred p, q; setp.ne.u32 p, {x}, 0; vote.sync.all.pred q, p, {m}; selp.u32 {o}, 1, 0, q; }}",
-            o = out(reg32) out,
-            x = in(reg32) predicate as u32,
-            m = in(reg32) member_mask,
-            options(nostack, nomem),
-        )
-    };
-    out != 0
-}
+vote_predicate!(
+    warp_any,
+    "any",
+    "`true` when any lane of `member_mask` passed `true`. Valid in every lane of the mask."
+);
+vote_predicate!(
+    warp_all,
+    "all",
+    "`true` when every lane of `member_mask` passed `true`. Valid in every lane of the mask."
+);
