@@ -9,7 +9,8 @@
 //! # Ok::<(), gpu_primitives::Error>(())
 //! ```
 //!
-//! Modules by job: [`dot_product`] and [`reduction`] launch kernels; [`reference`] holds the CPU
+//! Modules by job: [`dot_product`], [`reduction`] and [`scan`] launch kernels; [`puzzles`] runs
+//! the puzzles of the source material; [`mod@reference`] holds the CPU
 //! references every GPU result is checked against.
 
 pub mod dot_product;
