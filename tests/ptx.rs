@@ -134,7 +134,7 @@ fn ptxas_accepts_every_module() {
             "ptxas rejected the sm_{arch} module:\n{log}"
         );
         println!(
-            "ptxas sm_{arch}: {:<28} {:>9} {:>14} {:>13} {:>10}",
+            "ptxas sm_{arch}: {:<34} {:>9} {:>14} {:>13} {:>10}",
             "kernel", "registers", "spill stores", "spill loads", "smem"
         );
         let mut kernel = String::new();
@@ -157,7 +157,7 @@ fn ptxas_accepts_every_module() {
                     .find(|p| p.contains("smem"))
                     .unwrap_or("0 bytes smem");
                 println!(
-                    "ptxas sm_{arch}: {kernel:<28} {registers:>9} {:>14} {:>13} {:>10}",
+                    "ptxas sm_{arch}: {kernel:<34} {registers:>9} {:>14} {:>13} {:>10}",
                     spills.0,
                     spills.1,
                     smem.replace(" bytes smem", " B")
