@@ -13,6 +13,8 @@
 //! the puzzles of the source material; [`mod@reference`] holds the CPU
 //! references every GPU result is checked against.
 
+pub mod bench;
+pub mod device;
 pub mod dot_product;
 pub mod puzzles;
 pub mod reduction;

@@ -21,6 +21,33 @@ enum Command {
     Puzzles,
     /// Print the GPU, its compute capability, driver, memory and the PTX variant loaded.
     Info,
+    /// Benchmark device-wide reduce and scan beside a device-to-device copy (table on stdout).
+    Bench(BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Smallest n, as log2.
+    #[arg(long, default_value_t = 10)]
+    min_log2: u32,
+    /// Largest n, as log2.
+    #[arg(long, default_value_t = 30)]
+    max_log2: u32,
+    /// Step between sizes, as log2 (2 = x4).
+    #[arg(long, default_value_t = 2)]
+    step_log2: u32,
+    /// Timed runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 21)]
+    runs: usize,
+    /// n (as log2) at which the other element types are measured; 0 skips them.
+    #[arg(long, default_value_t = 28)]
+    types_at_log2: u32,
+    /// Also write the rows as CSV.
+    #[arg(long)]
+    csv: Option<std::path::PathBuf>,
+    /// Also write the rows as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -48,6 +75,30 @@ fn run(cli: &Cli) -> gpu_primitives::Result<bool> {
             println!("driver CUDA version: {}", i.driver_cuda_version);
             println!("PTX variant loaded: sm_{}", i.ptx_arch);
             Ok(true)
+        }
+        Command::Bench(args) => {
+            let config = gpu_primitives::bench::BenchConfig {
+                min_log2: args.min_log2,
+                max_log2: args.max_log2,
+                step_log2: args.step_log2,
+                runs: args.runs,
+                other_types_log2: (args.types_at_log2 > 0).then_some(args.types_at_log2),
+            };
+            let rows = gpu_primitives::bench::run(&gpu, &config)?;
+            gpu_primitives::bench::print_table(&rows);
+            let written = [
+                args.csv
+                    .as_ref()
+                    .map(|p| gpu_primitives::bench::write_csv(p, &rows)),
+                args.json
+                    .as_ref()
+                    .map(|p| gpu_primitives::bench::write_json(p, &rows)),
+            ];
+            let failures: Vec<String> = written.into_iter().flatten().filter_map(|r| r.err()).collect();
+            for failure in &failures {
+                eprintln!("error: {failure}");
+            }
+            Ok(failures.is_empty())
         }
         Command::Puzzles => {
             let outcomes = puzzles::all(&gpu)?;

@@ -121,7 +121,7 @@ pub fn reduction_lesson(gpu: &Gpu) -> Result<Vec<Outcome>> {
             micros: t,
         });
     }
-    let copy = median_micros(gpu, 21, || gpu.copy_device_to_device(&d_x, &mut d_copy))?;
+    let copy = median_micros(gpu, 21, || gpu.copy_device_to_device(&d_x, &mut d_copy, n))?;
     let bytes = (n * size_of::<f32>()) as f64;
     outcomes[0].details.push(format!(
         "hierarchical reads {:.0} GB/s; device-to-device copy of the same n: {:.1} µs, {:.0} GB/s (read + write)",

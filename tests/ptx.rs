@@ -81,6 +81,29 @@ fn every_launched_kernel_is_in_every_module() {
 }
 
 #[test]
+fn device_kernels_exist_for_every_type_and_operator() {
+    for (arch, ptx) in PTX_VARIANTS {
+        for ty in ["f32", "f64", "i32", "u32", "i64", "u64", "f16", "bf16"] {
+            for op in ["sum", "min", "max"] {
+                for kind in ["reduce", "scan"] {
+                    let k = format!("device_{kind}_{ty}_{op}");
+                    assert!(
+                        ptx.contains(&format!(".visible .entry {k}(")),
+                        "sm_{arch}: kernel {k} missing"
+                    );
+                }
+            }
+        }
+        // 16-byte accesses where the design relies on them, and no local memory anywhere.
+        assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
+        let scan = kernel_body(ptx, "device_scan_f32_sum");
+        assert!(scan.contains("ld.global.v4.b32") && scan.contains("st.global.v4.b32"));
+        assert!(scan.contains("ld.acquire.gpu") && scan.contains("st.release.gpu"));
+        assert!(!ptx.contains(".local"), "sm_{arch}: a kernel uses local memory");
+    }
+}
+
+#[test]
 fn shared_memory_is_reached_with_shared_instructions() {
     for (arch, ptx) in PTX_VARIANTS {
         for k in [

@@ -156,26 +156,35 @@ impl Gpu {
         Ok(host)
     }
 
-    /// Queue a device-to-device copy of `src` into `dst` on the stream (the reference point for
-    /// memory bandwidth: it reads and writes `size_of_val(src)` bytes each).
+    /// Queue a device-to-device copy of the first `n` elements of `src` into `dst` on the stream
+    /// (the reference point for memory bandwidth: it reads and writes `n * size_of::<T>()` bytes
+    /// each).
     ///
     /// # Errors
-    /// [`Error::LengthMismatch`] when the lengths differ.
+    /// [`Error::LengthMismatch`] when either buffer is shorter than `n`.
     pub fn copy_device_to_device<T: DeviceCopy>(
         &self,
         src: &DeviceBuffer<T>,
         dst: &mut DeviceBuffer<T>,
+        n: usize,
     ) -> Result<()> {
-        if src.len() != dst.len() {
-            return Err(Error::LengthMismatch {
-                what: "copy_device_to_device: dst",
-                expected: src.len(),
-                found: dst.len(),
-            });
+        for (what, len) in [
+            ("copy_device_to_device: src", src.len()),
+            ("copy_device_to_device: dst", dst.len()),
+        ] {
+            if len < n {
+                return Err(Error::LengthMismatch {
+                    what,
+                    expected: n,
+                    found: len,
+                });
+            }
         }
-        // SAFETY: both buffers are live device allocations of equal length; freeing either one
-        // (cuMemFree) waits for the copy, so it cannot outlive them.
-        unsafe { dst.async_copy_from(src, &self.stream) }.context("queueing a device-to-device copy")
+        let mut target = dst.index(..n);
+        // SAFETY: both ranges are n elements of live device allocations, distinct buffers (a
+        // `&mut` and a `&` borrow); freeing either one (cuMemFree) waits for the copy.
+        unsafe { target.async_copy_from(&src.index(..n), &self.stream) }
+            .context("queueing a device-to-device copy")
     }
 
     /// Wait until all work queued on the stream has finished; reports errors of earlier launches

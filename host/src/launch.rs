@@ -67,7 +67,7 @@ impl LaunchConfig {
 
 /// A tuple of kernel arguments, each [`DeviceCopy`] (plain data, device pointers, lengths).
 ///
-/// Implemented for tuples of 1 to 8 elements. The kernel's parameter list must match the tuple's
+/// Implemented for tuples of 1 to 12 elements. The kernel's parameter list must match the tuple's
 /// types in order: this is the one thing [`Gpu::launch`](crate::Gpu::launch) cannot check.
 pub trait KernelParams {
     /// Calls `f` with one pointer per argument, as `cuLaunchKernel` takes them.
@@ -92,6 +92,10 @@ kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4);
 kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5);
 kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6);
 kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7);
+kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8);
+kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9);
+kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10);
+kernel_params!(A: 0, B: 1, C: 2, D: 3, E: 4, F: 5, G: 6, H: 7, I: 8, J: 9, K: 10, L: 11);
 
 #[cfg(test)]
 mod tests {

@@ -139,3 +139,51 @@ macro_rules! atomic_word {
 }
 atomic_word!(u32, "32", reg32);
 atomic_word!(u64, "64", reg64);
+
+/// Loads and stores at device scope without ordering (`ld.relaxed.gpu` / `st.relaxed.gpu`): the
+/// value is read from / written to the point of coherence (L2), never a stale L1 copy. Paired
+/// with [`AtomicWord::load_acquire`] / [`AtomicWord::store_release`] on a flag, they publish
+/// values between blocks of one launch.
+pub trait RelaxedAccess: Copy {
+    /// Relaxed load at device scope.
+    ///
+    /// # Safety
+    /// See the [module docs](self).
+    unsafe fn load_relaxed(ptr: *const Self) -> Self;
+    /// Relaxed store at device scope.
+    ///
+    /// # Safety
+    /// See the [module docs](self).
+    unsafe fn store_relaxed(ptr: *mut Self, value: Self);
+}
+
+macro_rules! relaxed_access {
+    ($ty:ty, $bits:literal, $class:ident) => {
+        impl RelaxedAccess for $ty {
+            #[inline(always)]
+            unsafe fn load_relaxed(ptr: *const Self) -> Self {
+                let v: $ty;
+                // SAFETY: the caller guarantees `ptr` is valid and aligned.
+                unsafe {
+                    asm!(concat!("ld.relaxed.gpu.b", $bits, " {v}, [{p}];"), v = out($class) v,
+                         p = in(reg64) ptr, options(nostack))
+                };
+                v
+            }
+            #[inline(always)]
+            unsafe fn store_relaxed(ptr: *mut Self, value: Self) {
+                // SAFETY: the caller guarantees `ptr` is valid and aligned.
+                unsafe {
+                    asm!(concat!("st.relaxed.gpu.b", $bits, " [{p}], {v};"), v = in($class) value,
+                         p = in(reg64) ptr, options(nostack))
+                };
+            }
+        }
+    };
+}
+relaxed_access!(f32, "32", reg32);
+relaxed_access!(i32, "32", reg32);
+relaxed_access!(u32, "32", reg32);
+relaxed_access!(f64, "64", reg64);
+relaxed_access!(i64, "64", reg64);
+relaxed_access!(u64, "64", reg64);

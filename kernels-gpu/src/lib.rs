@@ -12,7 +12,8 @@
 //! | [`atomic`] | device | atomic add / min / max / compare-and-swap, acquire / release |
 //! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
-//! | [`block`] | block | cooperative reductions over a block |
+//! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
+//! | [`device`] | grid | device-wide reduce and single-pass scan (agents) |
 //! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
 //!
 //! Every function here runs on the GPU. Functions that need cooperation between threads say who
@@ -24,6 +25,7 @@
 
 pub mod atomic;
 pub mod block;
+pub mod device;
 #[cfg(feature = "entry-points")]
 pub mod kernels;
 pub mod op;

@@ -7,6 +7,7 @@
 //! Run: `cargo test --test gpu` (add `-- --nocapture` to see the tables some tests print).
 
 mod collectives;
+mod device;
 mod device_layer;
 mod dot_product;
 mod puzzles;
@@ -23,6 +24,7 @@ fn main() {
     let trials: Vec<Trial> = [
         device_layer::TESTS,
         collectives::TESTS,
+        device::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,
@@ -30,7 +32,7 @@ fn main() {
     ]
     .iter()
     .flat_map(|group| group.iter())
-    .map(|&(name, test)| Trial::ignorable_test(name, move || support::run_on_gpu(test)))
+    .map(|&(name, test)| Trial::ignorable_test(name, move || support::run_on_gpu(name, test)))
     .collect();
     libtest_mimic::run(&args, trials).exit();
 }

@@ -21,9 +21,18 @@ thread_local! {
     static GPU: OnceCell<Result<Gpu, NoGpu>> = const { OnceCell::new() };
 }
 
+/// Tests that move tens of GiB: reported as ignored when `GPU_PRIMITIVES_SKIP_HUGE` is set
+/// (compute-sanitizer runs, where they would take hours).
+const HUGE_TESTS: &[&str] = &["device::past_2_pow_31_elements_u32"];
+
 /// Run `test` on this thread's GPU. With no CUDA device, the test is ignored with the reason;
 /// any other failure to open the GPU fails it.
-pub fn run_on_gpu(test: GpuTest) -> Result<Completion, Failed> {
+pub fn run_on_gpu(name: &str, test: GpuTest) -> Result<Completion, Failed> {
+    if HUGE_TESTS.contains(&name) && std::env::var_os("GPU_PRIMITIVES_SKIP_HUGE").is_some() {
+        return Ok(Completion::ignored_with(
+            "GPU_PRIMITIVES_SKIP_HUGE is set (too slow under compute-sanitizer)",
+        ));
+    }
     GPU.with(|cell| {
         let opened = cell.get_or_init(|| match gpu_primitives::open_gpu(0) {
             Ok(gpu) => Ok(gpu),

@@ -42,8 +42,8 @@ where
     Op: ReduceOp<T>,
 {
     let mut aggregate = items[0];
-    for item in &items[1..] {
-        aggregate = Op::combine(aggregate, *item);
+    for k in 1..ITEMS {
+        aggregate = Op::combine(aggregate, items[k]);
     }
     let lanes = lanes_in_warp();
     // SAFETY: the live lanes of this warp call it together.
@@ -91,9 +91,9 @@ where
 {
     // SAFETY: forwarded from the caller.
     let (mut running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
-    for item in items.iter_mut() {
-        running = Op::combine(running, *item);
-        *item = running;
+    for k in 0..ITEMS {
+        running = Op::combine(running, items[k]);
+        items[k] = running;
     }
     total
 }
@@ -117,9 +117,9 @@ where
 {
     // SAFETY: forwarded from the caller.
     let (mut running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
-    for item in items.iter_mut() {
-        let value = *item;
-        *item = running;
+    for k in 0..ITEMS {
+        let value = items[k];
+        items[k] = running;
         running = Op::combine(running, value);
     }
     total

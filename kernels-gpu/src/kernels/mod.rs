@@ -4,6 +4,7 @@
 //! Pointers are device pointers; lengths are in elements.
 
 pub mod collective_probes;
+pub mod device;
 pub mod device_layer_probes;
 pub mod dot_product;
 pub mod puzzles;

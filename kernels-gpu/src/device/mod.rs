@@ -1,0 +1,16 @@
+//! Device scope: algorithms over a whole array, spread over every block of a launch.
+//!
+//! As in CUB, each is an *agent* function that a thin kernel entry point calls
+//! ([`kernels::device`](crate::kernels)); the host picks the launch shape and passes the
+//! temporary storage.
+//!
+//! | agent | algorithm | reads | result |
+//! |---|---|---|---|
+//! | [`reduce::reduce_partials`] | one partial per block, fixed partition (deterministic) | n | `partials[block]` |
+//! | [`scan::scan_tile`] | single pass, decoupled look-back | n | output array |
+
+pub mod element;
+pub mod reduce;
+pub mod scan;
+
+pub use element::{Bf16, Element, F16};

@@ -1,0 +1,211 @@
+//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, beside a
+//! device-to-device copy of the same number of elements measured in the same run.
+//!
+//! For each size: one untimed warm-up, then the median of `runs` timed calls. GB/s counts the
+//! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
+//! `n x size_of::<T::Acc>()`; the copy reads and writes `n x size_of::<T>()` each.
+
+use crate::device::{self, DeviceVec, DeviceWorkspace, Element, Sum};
+use crate::puzzles::median_micros;
+use crate::{Gpu, Result};
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Smallest n, as log2.
+    pub min_log2: u32,
+    /// Largest n, as log2.
+    pub max_log2: u32,
+    /// Step between sizes, as log2 (2: x4).
+    pub step_log2: u32,
+    /// Timed runs per measurement (the median is reported); at least 20 for reported figures.
+    pub runs: usize,
+    /// Also measure every other element type at this n (log2); `None` to skip.
+    pub other_types_log2: Option<u32>,
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self {
+            min_log2: 10,
+            max_log2: 30,
+            step_log2: 2,
+            runs: 21,
+            other_types_log2: Some(28),
+        }
+    }
+}
+
+/// One measurement.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// GPU name.
+    pub gpu: String,
+    /// "reduce sum" or "inclusive scan sum".
+    pub algorithm: &'static str,
+    /// Element type.
+    pub dtype: &'static str,
+    /// Elements.
+    pub n: usize,
+    /// Median time of one call, µs.
+    pub time_us: f64,
+    /// Bytes moved / time, GB/s (10^9 bytes per second).
+    pub gb_per_s: f64,
+    /// Median time of a device-to-device copy of n elements, µs.
+    pub copy_us: f64,
+    /// Copy's read + write bytes / time, GB/s.
+    pub copy_gb_per_s: f64,
+    /// `time_us / copy_us`.
+    pub time_over_copy: f64,
+}
+
+/// A type the benchmark can fill with non-trivial values.
+trait BenchElement: Element {
+    fn pattern(i: usize) -> Self;
+}
+macro_rules! bench_element {
+    ($($t:ty => $f:expr),* $(,)?) => {$(impl BenchElement for $t { fn pattern(i: usize) -> Self { $f(i) } })*};
+}
+bench_element!(
+    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25,
+    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25,
+    i32 => |i: usize| (i % 1001) as i32 - 500,
+    u32 => |i: usize| (i % 1001) as u32,
+    i64 => |i: usize| (i % 1001) as i64 - 500,
+    u64 => |i: usize| (i % 1001) as u64,
+    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
+    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
+);
+
+struct Bench<'g> {
+    gpu: &'g Gpu,
+    runs: usize,
+    progress: ProgressBar,
+    rows: Vec<BenchRow>,
+}
+
+impl Bench<'_> {
+    /// Measure reduce, scan and copy of every n in `sizes` over one input of the largest size.
+    fn measure<T: BenchElement>(&mut self, sizes: &[usize]) -> Result<()> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let host: Vec<T> = (0..max).map(T::pattern).collect();
+        let input = DeviceVec::from_slice(self.gpu, &host)?;
+        drop(host);
+        let mut output = self.gpu.alloc_zeroed::<T::Acc>(max)?;
+        let mut copy_target = self.gpu.alloc_zeroed::<T::Raw>(max)?;
+        let mut workspace = DeviceWorkspace::new();
+        for &n in sizes {
+            self.progress
+                .set_message(format!("{} n = 2^{}", T::NAME, n.trailing_zeros()));
+            let view = input.prefix(..n);
+            let bytes_in = (n * size_of::<T>()) as f64;
+            let bytes_out = (n * size_of::<T::Acc>()) as f64;
+            let copy = median_micros(self.gpu, self.runs, || {
+                self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
+            })?;
+            let reduce = median_micros(self.gpu, self.runs, || {
+                device::reduce::<T, Sum>(self.gpu, view, &mut workspace).map(|_| ())
+            })?;
+            let scan = median_micros(self.gpu, self.runs, || {
+                device::inclusive_scan::<T, Sum>(self.gpu, view, &mut output, &mut workspace)
+            })?;
+            for (algorithm, time, bytes) in [
+                ("reduce sum", reduce, bytes_in),
+                ("inclusive scan sum", scan, bytes_in + bytes_out),
+            ] {
+                self.rows.push(BenchRow {
+                    gpu: self.gpu.info().name.clone(),
+                    algorithm,
+                    dtype: T::NAME,
+                    n,
+                    time_us: time,
+                    gb_per_s: bytes / time / 1e3,
+                    copy_us: copy,
+                    copy_gb_per_s: 2.0 * bytes_in / copy / 1e3,
+                    time_over_copy: time / copy,
+                });
+            }
+            self.progress.inc(1);
+        }
+        Ok(())
+    }
+}
+
+/// Run the benchmark; shows a progress bar on a terminal.
+///
+/// # Errors
+/// Device errors (out of memory for the largest size, among others).
+pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
+    let sizes: Vec<usize> = (config.min_log2..=config.max_log2)
+        .step_by(config.step_log2.max(1) as usize)
+        .map(|k| 1usize << k)
+        .collect();
+    let others = config
+        .other_types_log2
+        .map(|k| vec![1usize << k])
+        .unwrap_or_default();
+    let steps = sizes.len() + 7 * others.len();
+    let progress = ProgressBar::new(steps as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut bench = Bench {
+        gpu,
+        runs: config.runs,
+        progress,
+        rows: Vec::new(),
+    };
+    bench.measure::<f32>(&sizes)?;
+    if !others.is_empty() {
+        bench.measure::<f64>(&others)?;
+        bench.measure::<i32>(&others)?;
+        bench.measure::<u32>(&others)?;
+        bench.measure::<i64>(&others)?;
+        bench.measure::<u64>(&others)?;
+        bench.measure::<half::f16>(&others)?;
+        bench.measure::<half::bf16>(&others)?;
+    }
+    bench.progress.finish_and_clear();
+    Ok(bench.rows)
+}
+
+/// Print the rows as a table, with the GPU's name first.
+pub fn print_table(rows: &[BenchRow]) {
+    if let Some(first) = rows.first() {
+        println!("GPU: {}", first.gpu);
+    }
+    println!(
+        "{:<20} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
+        "algorithm", "type", "n", "time (µs)", "GB/s", "copy (µs)", "copy GB/s", "time/copy"
+    );
+    for r in rows {
+        println!(
+            "{:<20} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
+            r.algorithm, r.dtype, r.n, r.time_us, r.gb_per_s, r.copy_us, r.copy_gb_per_s, r.time_over_copy
+        );
+    }
+}
+
+/// Write the rows as CSV (header line first).
+///
+/// # Errors
+/// I/O errors, as text.
+pub fn write_csv(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Write the rows as a JSON array.
+///
+/// # Errors
+/// I/O errors, as text.
+pub fn write_json(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
+    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

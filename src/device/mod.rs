@@ -1,0 +1,42 @@
+//! Device-wide reduce and scan: whole arrays, every block of the GPU, at memory-bandwidth speed.
+//!
+//! | function | algorithm | passes over the input | result |
+//! |---|---|---|---|
+//! | [`reduce`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials | 1 | a value on the host (synchronises) |
+//! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
+//!
+//! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
+//! which are combined and returned in `f32`. Operators: [`Sum`] (wrapping for integers),
+//! [`Min`], [`Max`] (NaN-propagating for floats). Lengths are `usize`, past 2^31 included.
+//!
+//! **Determinism.** No floating-point atomics are used: the reduction's partition and the order
+//! of every combination depend only on `n` and the GPU (its multiprocessor count), so a float
+//! reduce gives bitwise-identical results from run to run on the same GPU. The scan's grouping
+//! is fixed by the tile size, so it is deterministic too.
+//!
+//! **Temporary storage.** Each call needs some device memory (per-block partials; per-tile
+//! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
+//! repeated calls to avoid allocations. The `*_slice` helpers make a workspace per call.
+
+mod element;
+mod reduce;
+mod scan;
+mod workspace;
+
+pub use crate::scan::ScanKind;
+pub use element::{DeviceVec, DeviceView, Element, Max, Min, Operator, Sum};
+pub use reduce::{reduce, reduce_slice};
+pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
+pub use workspace::DeviceWorkspace;
+
+/// Threads per block of the reduce kernels (docs/performance.md).
+pub const REDUCE_BLOCK: u32 = 256;
+/// Most blocks per multiprocessor of the reduce's first pass (docs/performance.md).
+pub const REDUCE_BLOCKS_PER_SM: u32 = 4;
+/// Up to this many elements, the reduce is one block in one launch.
+pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
+/// Threads per block of the scan kernels.
+pub const SCAN_BLOCK: u32 = 256;
+/// Dynamic shared memory every device kernel is launched with (kernels-gpu's
+/// `DEVICE_SHARED_BYTES`).
+pub(crate) const DEVICE_SHARED_BYTES: u32 = 288;

@@ -1,0 +1,64 @@
+//! Device-wide reduce.
+
+use super::element::{DeviceVec, DeviceView, Element, Operator};
+use super::workspace::DeviceWorkspace;
+use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX};
+use crate::{Gpu, LaunchConfig, Result};
+
+/// The launch shape of the first pass over `n` elements: enough blocks for four 16-byte loads
+/// per thread, at most [`REDUCE_BLOCKS_PER_SM`] per multiprocessor; one block up to
+/// [`REDUCE_SINGLE_BLOCK_MAX`] elements.
+pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
+    if n <= REDUCE_SINGLE_BLOCK_MAX {
+        return 1;
+    }
+    let per_block = REDUCE_BLOCK as usize * vector as usize * 4;
+    let cap = REDUCE_BLOCKS_PER_SM * gpu.info().multiprocessors;
+    n.div_ceil(per_block).clamp(1, cap as usize) as u32
+}
+
+/// Reduce `input` with `Op`; returns the result on the host (synchronises the stream).
+///
+/// - `n = 0` gives the operator's identity (0, `+inf` / `MAX` for min, `-inf` / `MIN` for max).
+/// - f16 / bf16 are combined in f32 and the result is f32.
+/// - Deterministic: bitwise-equal results for the same input on the same GPU.
+/// - One launch up to 4096 elements, two above (per-block partials, then one block).
+///
+/// # Errors
+/// Device errors (allocation, launch, a failed kernel).
+pub fn reduce<'a, T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: impl Into<DeviceView<'a, T>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<T::Acc> {
+    let input = input.into();
+    let blocks = first_pass_blocks(gpu, input.len, T::VECTOR);
+    let (partials, result) = workspace.reduce_slots(gpu, blocks as usize)?;
+    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let kernel = format!("device_reduce_{}_{}", T::NAME, Op::NAME);
+    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials): `input` holds n elements of T,
+    // and the slot buffer holds one 8-byte slot per block (`blocks`), enough for one T::Acc each.
+    unsafe {
+        if blocks == 1 {
+            gpu.launch(&kernel, shape(1), (input.address, input.len, result))?;
+        } else {
+            gpu.launch(&kernel, shape(blocks), (input.address, input.len, partials))?;
+            // The partials are packed T::Acc values; reduce them with the Acc kernel.
+            let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
+            gpu.launch(&final_kernel, shape(1), (partials, blocks as usize, result))?;
+        }
+    }
+    let word = workspace.read_result(gpu)?;
+    Ok(bytemuck::pod_read_unaligned(
+        &word.to_le_bytes()[..size_of::<T::Acc>()],
+    ))
+}
+
+/// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).
+///
+/// # Errors
+/// As [`reduce`].
+pub fn reduce_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T]) -> Result<T::Acc> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    reduce::<T, Op>(gpu, &d_in, &mut DeviceWorkspace::new())
+}

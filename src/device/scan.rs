@@ -1,0 +1,143 @@
+//! Device-wide scan, one pass with decoupled look-back.
+
+use super::element::{DeviceVec, DeviceView, Element, Operator};
+use super::workspace::DeviceWorkspace;
+use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK};
+use crate::scan::ScanKind;
+use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+
+/// Queue the scan of `n` elements at `input` into `output` (device addresses).
+fn launch<T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: u64,
+    output: u64,
+    n: usize,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
+    let tiles = n.div_ceil(tile);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    let status = workspace.scan_status(gpu, tiles)?;
+    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let exclusive = (kind == ScanKind::Exclusive) as u32;
+    // SAFETY: device_scan_<T>_<op> takes (input, output, n, flags, aggregates, prefixes,
+    // tile_counter, tile_base, epoch, exclusive). `input` and `output` address n elements (the
+    // callers check); the workspace gives one flag and two T::Acc slots per tile, a counter, the
+    // tile base and an epoch newer than every flag; the grid has exactly one block per tile.
+    unsafe {
+        gpu.launch(
+            &format!("device_scan_{}_{}", T::NAME, Op::NAME),
+            config,
+            (
+                input,
+                output,
+                n,
+                status.flags,
+                status.aggregates,
+                status.prefixes,
+                status.counter,
+                status.tile_base,
+                status.epoch,
+                exclusive,
+            ),
+        )
+    }
+}
+
+fn check_output<A: gpu_host::DeviceCopy>(input_len: usize, output: &DeviceBuffer<A>) -> Result<()> {
+    if output.len() < input_len {
+        return Err(Error::LengthMismatch {
+            what: "scan: output too short",
+            expected: input_len,
+            found: output.len(),
+        });
+    }
+    Ok(())
+}
+
+/// `output[i] = input[0] ⊕ ... ⊕ input[i]` for `i < n` (output may be longer; the rest is left
+/// alone). Stream-ordered: returns once queued. f16 / bf16 inputs scan into f32.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `output` is shorter than `input`; device errors.
+pub fn inclusive_scan<'a, T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: impl Into<DeviceView<'a, T>>,
+    output: &mut DeviceBuffer<T::Acc>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let input = input.into();
+    check_output(input.len, output)?;
+    launch::<T, Op>(
+        gpu,
+        input.address,
+        output.as_device_ptr().as_raw(),
+        input.len,
+        ScanKind::Inclusive,
+        workspace,
+    )
+}
+
+/// `output[i] = input[0] ⊕ ... ⊕ input[i-1]`, `output[0]` = the identity. As [`inclusive_scan`].
+///
+/// # Errors
+/// As [`inclusive_scan`].
+pub fn exclusive_scan<'a, T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: impl Into<DeviceView<'a, T>>,
+    output: &mut DeviceBuffer<T::Acc>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let input = input.into();
+    check_output(input.len, output)?;
+    launch::<T, Op>(
+        gpu,
+        input.address,
+        output.as_device_ptr().as_raw(),
+        input.len,
+        ScanKind::Exclusive,
+        workspace,
+    )
+}
+
+/// Scan `data` in place (the one call that modifies its input). Only for types combined in
+/// themselves (not f16 / bf16, whose scan is f32): the bound rejects those at compile time.
+///
+/// # Errors
+/// Device errors.
+pub fn scan_in_place<T: Element<Acc = T>, Op: Operator>(
+    gpu: &Gpu,
+    data: &mut DeviceVec<T>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let view = data.view();
+    launch::<T, Op>(gpu, view.address, view.address, view.len, kind, workspace)
+}
+
+/// Scan a host slice on the GPU and return the result (synchronises).
+///
+/// # Errors
+/// Device errors.
+pub fn scan_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T], kind: ScanKind) -> Result<Vec<T::Acc>> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    let d_out = gpu.alloc_zeroed::<T::Acc>(input.len())?;
+    let mut workspace = DeviceWorkspace::new();
+    launch::<T, Op>(
+        gpu,
+        d_in.view().address,
+        d_out.as_device_ptr().as_raw(),
+        input.len(),
+        kind,
+        &mut workspace,
+    )?;
+    gpu.download(&d_out)
+}

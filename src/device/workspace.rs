@@ -1,0 +1,101 @@
+//! [`DeviceWorkspace`]: the device memory the device-wide algorithms need between calls.
+
+use crate::{DeviceBuffer, Gpu, Result};
+
+/// Largest epoch a scan's status flag can carry (`flag = epoch << 2 | state`, 32 bits).
+const MAX_EPOCH: u32 = (1 << 30) - 1;
+
+/// Temporary device storage for [`reduce`](super::reduce) and the scans, reused across calls and
+/// grown on demand (never shrunk). Create one per [`Gpu`] and drop it before the `Gpu`.
+///
+/// Holds: the reduce's per-block partials and result (8 bytes per block + 8), and the scan's
+/// per-tile status (4 + 2 x 8 bytes per tile) and tile counter. The scan's status words need no
+/// clearing between calls: each call has its own epoch number (see kernels-gpu `device::scan`).
+#[derive(Default)]
+pub struct DeviceWorkspace {
+    partials: Option<DeviceBuffer<u64>>,
+    result: Option<DeviceBuffer<u64>>,
+    flags: Option<DeviceBuffer<u32>>,
+    values: Option<DeviceBuffer<u64>>,
+    counter: Option<DeviceBuffer<u64>>,
+    tile_base: u64,
+    epoch: u32,
+}
+
+/// Device addresses and per-call numbers for one scan launch.
+pub(crate) struct ScanStatus {
+    pub flags: u64,
+    pub aggregates: u64,
+    pub prefixes: u64,
+    pub counter: u64,
+    pub tile_base: u64,
+    pub epoch: u32,
+}
+
+fn address<T: gpu_host::DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
+    buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw())
+}
+
+impl DeviceWorkspace {
+    /// An empty workspace; nothing is allocated until a call needs it.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Device memory held, in bytes.
+    pub fn bytes(&self) -> usize {
+        let len = |b: &Option<DeviceBuffer<u64>>| b.as_ref().map_or(0, |b| 8 * b.len());
+        len(&self.partials)
+            + len(&self.result)
+            + len(&self.values)
+            + len(&self.counter)
+            + self.flags.as_ref().map_or(0, |b| 4 * b.len())
+    }
+
+    /// Addresses of `count` partial slots and of the result slot (8 bytes each).
+    pub(crate) fn reduce_slots(&mut self, gpu: &Gpu, count: usize) -> Result<(u64, u64)> {
+        if self.partials.as_ref().is_none_or(|b| b.len() < count) {
+            self.partials = Some(gpu.alloc_zeroed(count)?);
+        }
+        if self.result.is_none() {
+            self.result = Some(gpu.alloc_zeroed(1)?);
+        }
+        Ok((address(&self.partials), address(&self.result)))
+    }
+
+    /// The reduce's result slot, after the stream has finished (8 bytes; the value is in the low
+    /// `size_of::<Acc>()` bytes).
+    pub(crate) fn read_result(&self, gpu: &Gpu) -> Result<u64> {
+        let result = self.result.as_ref().expect("reduce_slots is called first");
+        Ok(gpu.download(result)?[0])
+    }
+
+    /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
+    pub(crate) fn scan_status(&mut self, gpu: &Gpu, tiles: usize) -> Result<ScanStatus> {
+        let grow = self.flags.as_ref().is_none_or(|b| b.len() < tiles);
+        if grow || self.epoch >= MAX_EPOCH {
+            // Fresh, zeroed flags belong to epoch 0, which no call uses.
+            self.flags = Some(gpu.alloc_zeroed(tiles.max(1))?);
+            self.epoch = 0;
+        }
+        if self.values.as_ref().is_none_or(|b| b.len() < 2 * tiles) {
+            self.values = Some(gpu.alloc_zeroed(2 * tiles.max(1))?);
+        }
+        if self.counter.is_none() {
+            self.counter = Some(gpu.alloc_zeroed(1)?);
+            self.tile_base = 0;
+        }
+        self.epoch += 1;
+        let values = address(&self.values);
+        let status = ScanStatus {
+            flags: address(&self.flags),
+            aggregates: values,
+            prefixes: values + 8 * tiles as u64,
+            counter: address(&self.counter),
+            tile_base: self.tile_base,
+            epoch: self.epoch,
+        };
+        self.tile_base += tiles as u64;
+        Ok(status)
+    }
+}

@@ -1,0 +1,336 @@
+//! Device-wide reduce and scan: every element type x operator x entry point against CPU
+//! references, at tile and block boundaries; determinism; in-place scans; bad input; and one
+//! reduce and scan past 2^31 elements.
+
+use crate::support::{GpuTest, check_eq, check_slices, grid_values, ok, rng};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKind, Sum};
+use gpu_primitives::{Error, Gpu};
+use half::{bf16, f16};
+use libtest_mimic::Failed;
+use rand::Rng;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("device::reduce_every_type_and_operator", reduce_all_types),
+    ("device::scan_every_type_operator_and_kind", scan_all_types),
+    ("device::scan_in_place_f32_i64", scan_in_place),
+    ("device::float_results_are_bitwise_deterministic", deterministic),
+    (
+        "device::last_inclusive_scan_element_equals_reduce",
+        scan_end_equals_reduce,
+    ),
+    ("device::workspace_reused_across_calls_and_sizes", workspace_reuse),
+    ("device::bad_input", bad_input),
+    ("device::past_2_pow_31_elements_u32", past_2_pow_31),
+];
+
+/// A test type: how to make inputs and combine them on the CPU, exactly.
+trait TestElement: Element {
+    fn make(n: usize, salt: u64) -> Vec<Self>;
+    fn acc(self) -> Self::Acc;
+    fn combine(op: &str, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    fn identity(op: &str) -> Self::Acc;
+}
+
+macro_rules! int_element {
+    ($($t:ty),*) => {$(
+        impl TestElement for $t {
+            fn make(n: usize, salt: u64) -> Vec<Self> {
+                let mut r = rng(salt);
+                (0..n).map(|_| r.random()).collect()
+            }
+            fn acc(self) -> Self { self }
+            fn combine(op: &str, a: Self, b: Self) -> Self {
+                match op { "sum" => a.wrapping_add(b), "min" => a.min(b), _ => a.max(b) }
+            }
+            fn identity(op: &str) -> Self {
+                match op { "sum" => 0, "min" => <$t>::MAX, _ => <$t>::MIN }
+            }
+        }
+    )*};
+}
+int_element!(i32, u32, i64, u64);
+
+macro_rules! float_element {
+    ($t:ty, $acc:ty, $from:expr, $to_acc:expr) => {
+        impl TestElement for $t {
+            /// Grid values (multiples of 1/4 in [-2, 2]): exact in every type, and every partial
+            /// sum of up to 2^21 of them is exact in f32, so any grouping matches the CPU.
+            fn make(n: usize, salt: u64) -> Vec<Self> {
+                grid_values(n, salt).into_iter().map($from).collect()
+            }
+            fn acc(self) -> $acc {
+                $to_acc(self)
+            }
+            fn combine(op: &str, a: $acc, b: $acc) -> $acc {
+                match op {
+                    "sum" => a + b,
+                    "min" => a.min(b),
+                    _ => a.max(b),
+                }
+            }
+            fn identity(op: &str) -> $acc {
+                match op {
+                    "sum" => 0.0,
+                    "min" => <$acc>::INFINITY,
+                    _ => <$acc>::NEG_INFINITY,
+                }
+            }
+        }
+    };
+}
+float_element!(f32, f32, |v| v, |v| v);
+float_element!(f64, f64, |v: f32| v as f64, |v| v);
+float_element!(f16, f32, f16::from_f32, |v: f16| v.to_f32());
+float_element!(bf16, f32, bf16::from_f32, |v: bf16| v.to_f32());
+
+fn reference_reduce<T: TestElement>(op: &str, x: &[T]) -> T::Acc {
+    x.iter().fold(T::identity(op), |a, &b| T::combine(op, a, b.acc()))
+}
+
+fn reference_scan<T: TestElement>(op: &str, x: &[T], kind: ScanKind) -> Vec<T::Acc> {
+    let mut acc = T::identity(op);
+    x.iter()
+        .map(|&v| {
+            let before = acc;
+            acc = T::combine(op, acc, v.acc());
+            if kind == ScanKind::Exclusive { before } else { acc }
+        })
+        .collect()
+}
+
+const REDUCE_LENGTHS: &[usize] = &[0, 1, 3, 4095, 4096, 4097, 100_003, (1 << 22) + 7];
+
+fn reduce_type_op<T: TestElement, Op: Operator>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+    for &n in REDUCE_LENGTHS {
+        let x = T::make(n, n as u64 + 11);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        let found = ok(device::reduce::<T, Op>(gpu, &d_x, ws))?;
+        check_eq(
+            &format!("reduce {} {} n={n}", T::NAME, Op::NAME),
+            found,
+            reference_reduce(Op::NAME, &x),
+        )?;
+    }
+    Ok(())
+}
+
+fn reduce_type<T: TestElement>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+    reduce_type_op::<T, Sum>(gpu, ws)?;
+    reduce_type_op::<T, Min>(gpu, ws)?;
+    reduce_type_op::<T, Max>(gpu, ws)
+}
+
+fn reduce_all_types(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    reduce_type::<f32>(gpu, ws)?;
+    reduce_type::<f64>(gpu, ws)?;
+    reduce_type::<i32>(gpu, ws)?;
+    reduce_type::<u32>(gpu, ws)?;
+    reduce_type::<i64>(gpu, ws)?;
+    reduce_type::<u64>(gpu, ws)?;
+    reduce_type::<f16>(gpu, ws)?;
+    reduce_type::<bf16>(gpu, ws)
+}
+
+fn scan_type_op<T: TestElement, Op: Operator>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+    let tile = (device::SCAN_BLOCK * T::SCAN_ITEMS) as usize;
+    for n in [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5, (1 << 20) + 3] {
+        let x = T::make(n, n as u64 + 5);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let mut d_out = ok(gpu.alloc_zeroed::<T::Acc>(n))?;
+            match kind {
+                ScanKind::Inclusive => ok(device::inclusive_scan::<T, Op>(gpu, &d_x, &mut d_out, ws))?,
+                ScanKind::Exclusive => ok(device::exclusive_scan::<T, Op>(gpu, &d_x, &mut d_out, ws))?,
+            }
+            let found = ok(gpu.download(&d_out))?;
+            let what = format!("scan {} {} {kind:?} n={n}", T::NAME, Op::NAME);
+            check_slices(&what, &found, &reference_scan(Op::NAME, &x, kind), |_| false)?;
+        }
+        check_slices("input unchanged", &ok(d_x.to_vec(gpu))?, T::as_raw(&x), |_| false)?;
+    }
+    Ok(())
+}
+
+fn scan_type<T: TestElement>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+    scan_type_op::<T, Sum>(gpu, ws)?;
+    scan_type_op::<T, Min>(gpu, ws)?;
+    scan_type_op::<T, Max>(gpu, ws)
+}
+
+fn scan_all_types(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    scan_type::<f32>(gpu, ws)?;
+    scan_type::<f64>(gpu, ws)?;
+    scan_type::<i32>(gpu, ws)?;
+    scan_type::<u32>(gpu, ws)?;
+    scan_type::<i64>(gpu, ws)?;
+    scan_type::<u64>(gpu, ws)?;
+    scan_type::<f16>(gpu, ws)?;
+    scan_type::<bf16>(gpu, ws)
+}
+
+fn in_place<T: TestElement<Acc = T> + Element<Raw = T> + PartialEq + std::fmt::Debug>(
+    gpu: &Gpu,
+    ws: &mut DeviceWorkspace,
+) -> Result<(), Failed> {
+    for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+        let x = T::make(100_003, 8);
+        let mut d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        ok(device::scan_in_place::<T, Sum>(gpu, &mut d_x, kind, ws))?;
+        check_slices(
+            &format!("in place {} {kind:?}", T::NAME),
+            &ok(d_x.to_vec(gpu))?,
+            &reference_scan("sum", &x, kind),
+            |_| false,
+        )?;
+    }
+    Ok(())
+}
+
+fn scan_in_place(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    in_place::<f32>(gpu, ws)?;
+    in_place::<i64>(gpu, ws)
+}
+
+fn deterministic(gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(1);
+    let n = (1 << 24) + 3;
+    let x: Vec<f32> = (0..n).map(|_| r.random_range(-1.0f32..1.0) * 1e3).collect();
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let ws = &mut DeviceWorkspace::new();
+    let first = ok(device::reduce::<f32, Sum>(gpu, &d_x, ws))?;
+    let mut d_out = ok(gpu.alloc_zeroed::<f32>(n))?;
+    ok(device::inclusive_scan::<f32, Sum>(gpu, &d_x, &mut d_out, ws))?;
+    let scan_first = ok(gpu.download(&d_out))?;
+    for run in 0..5 {
+        let again = ok(device::reduce::<f32, Sum>(gpu, &d_x, ws))?;
+        check_eq(&format!("reduce run {run}"), again.to_bits(), first.to_bits())?;
+        ok(device::inclusive_scan::<f32, Sum>(gpu, &d_x, &mut d_out, ws))?;
+        let scan = ok(gpu.download(&d_out))?;
+        let same = scan
+            .iter()
+            .zip(&scan_first)
+            .all(|(a, b)| a.to_bits() == b.to_bits());
+        check_eq(&format!("scan run {run} bitwise equal"), same, true)?;
+    }
+    // And the result is a good sum: within the f32 error bound of the exact one.
+    let exact = gpu_primitives::reference::sum(&x);
+    let bound = gpu_primitives::reference::f32_sum_error_bound(n, gpu_primitives::reference::sum_abs(&x));
+    check_eq("reduce within bound", (first as f64 - exact).abs() <= bound, true)
+}
+
+fn scan_end_equals_reduce(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    for n in [1usize, 2048, 1_000_003] {
+        let x = i64::make(n, 77);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        let total = ok(device::reduce::<i64, Sum>(gpu, &d_x, ws))?;
+        let mut d_out = ok(gpu.alloc_zeroed::<i64>(n))?;
+        ok(device::inclusive_scan::<i64, Sum>(gpu, &d_x, &mut d_out, ws))?;
+        check_eq(
+            &format!("n={n}"),
+            *ok(gpu.download(&d_out))?.last().unwrap(),
+            total,
+        )?;
+    }
+    Ok(())
+}
+
+fn workspace_reuse(gpu: &Gpu) -> Result<(), Failed> {
+    // Alternate sizes so the status array grows and is reused with stale flags of older epochs.
+    let ws = &mut DeviceWorkspace::new();
+    for (round, n) in [5000usize, 1 << 20, 300, 1 << 20, 77_777, 1 << 21]
+        .into_iter()
+        .enumerate()
+    {
+        let x = u32::make(n, round as u64);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        let mut d_out = ok(gpu.alloc_zeroed::<u32>(n))?;
+        ok(device::inclusive_scan::<u32, Sum>(gpu, &d_x, &mut d_out, ws))?;
+        check_slices(
+            &format!("round {round} n={n}"),
+            &ok(gpu.download(&d_out))?,
+            &reference_scan("sum", &x, ScanKind::Inclusive),
+            |_| false,
+        )?;
+        check_eq(
+            &format!("round {round} reduce"),
+            ok(device::reduce::<u32, Max>(gpu, &d_x, ws))?,
+            reference_reduce("max", &x),
+        )?;
+    }
+    Ok(())
+}
+
+fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
+    let x = vec![1.0f32; 1000];
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let mut short = ok(gpu.upload(&vec![7.0f32; 999]))?;
+    match device::inclusive_scan::<f32, Sum>(gpu, &d_x, &mut short, &mut DeviceWorkspace::new()) {
+        Err(Error::LengthMismatch {
+            expected: 1000,
+            found: 999,
+            ..
+        }) => {}
+        other => return Err(format!("short output gave {other:?}").into()),
+    }
+    check_slices(
+        "short output untouched",
+        &ok(gpu.download(&short))?,
+        &vec![7.0f32; 999],
+        |_| false,
+    )?;
+    check_eq("empty sum", ok(device::reduce_slice::<f32, Sum>(gpu, &[]))?, 0.0)?;
+    check_eq(
+        "empty min",
+        ok(device::reduce_slice::<i32, Min>(gpu, &[]))?,
+        i32::MAX,
+    )?;
+    check_eq(
+        "empty max",
+        ok(device::reduce_slice::<f64, Max>(gpu, &[]))?,
+        f64::NEG_INFINITY,
+    )?;
+    check_eq(
+        "empty scan",
+        ok(device::scan_slice::<u64, Sum>(gpu, &[], ScanKind::Inclusive))?.len(),
+        0,
+    )?;
+    let with_nan = [1.0f32, f32::NAN, 3.0];
+    check_eq(
+        "max with NaN is NaN",
+        ok(device::reduce_slice::<f32, Max>(gpu, &with_nan))?.is_nan(),
+        true,
+    )?;
+    check_eq(
+        "sum with inf",
+        ok(device::reduce_slice::<f32, Sum>(gpu, &[1.0, f32::INFINITY]))?,
+        f32::INFINITY,
+    )
+}
+
+fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
+    let n = (1usize << 31) + 5;
+    let x: Vec<u32> = (0..n).map(|i| (i % 3) as u32).collect();
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let ws = &mut DeviceWorkspace::new();
+    let expected = x.iter().fold(0u32, |a, &b| a.wrapping_add(b));
+    check_eq(
+        "reduce past 2^31",
+        ok(device::reduce::<u32, Sum>(gpu, &d_x, ws))?,
+        expected,
+    )?;
+    let mut d_out = ok(gpu.alloc_zeroed::<u32>(n))?;
+    ok(device::inclusive_scan::<u32, Sum>(gpu, &d_x, &mut d_out, ws))?;
+    let out = ok(gpu.download(&d_out))?;
+    let mut acc = 0u32;
+    for (i, (&v, &o)) in x.iter().zip(&out).enumerate() {
+        acc = acc.wrapping_add(v);
+        if o != acc {
+            return Err(format!("scan past 2^31: index {i}: found {o}, expected {acc}").into());
+        }
+    }
+    Ok(())
+}
