@@ -1,7 +1,9 @@
 //! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, beside a
 //! device-to-device copy of the same number of elements measured in the same run.
 //!
-//! For each size: one untimed warm-up, then the median of `runs` timed calls. GB/s counts the
+//! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
+//! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
+//! also waits and copies the result to the host). GB/s counts the
 //! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
 //! `n x size_of::<T::Acc>()`; the copy reads and writes `n x size_of::<T>()` each.
 
@@ -93,7 +95,7 @@ impl Bench<'_> {
         let host: Vec<T> = (0..max).map(T::pattern).collect();
         let input = DeviceVec::from_slice(self.gpu, &host)?;
         drop(host);
-        let mut output = self.gpu.alloc_zeroed::<T::Acc>(max)?;
+        let mut output = self.gpu.alloc_zeroed::<T::Acc>(max.max(1))?;
         let mut copy_target = self.gpu.alloc_zeroed::<T::Raw>(max)?;
         let mut workspace = DeviceWorkspace::new();
         for &n in sizes {
@@ -106,7 +108,7 @@ impl Bench<'_> {
                 self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
             })?;
             let reduce = median_micros(self.gpu, self.runs, || {
-                device::reduce::<T, Sum>(self.gpu, view, &mut workspace).map(|_| ())
+                device::reduce_into::<T, Sum>(self.gpu, view, &mut output, &mut workspace)
             })?;
             let scan = median_micros(self.gpu, self.runs, || {
                 device::inclusive_scan::<T, Sum>(self.gpu, view, &mut output, &mut workspace)

@@ -44,14 +44,14 @@ macro_rules! element {
         }
     };
 }
-element!(f32, f32, f32, "f32", "f32", 8, 4);
-element!(f64, f64, f64, "f64", "f64", 4, 2);
-element!(i32, i32, i32, "i32", "i32", 8, 4);
-element!(u32, u32, u32, "u32", "u32", 8, 4);
-element!(i64, i64, i64, "i64", "i64", 4, 2);
-element!(u64, u64, u64, "u64", "u64", 4, 2);
-element!(half::f16, u16, f32, "f16", "f32", 8, 8);
-element!(half::bf16, u16, f32, "bf16", "f32", 8, 8);
+element!(f32, f32, f32, "f32", "f32", 16, 4);
+element!(f64, f64, f64, "f64", "f64", 8, 2);
+element!(i32, i32, i32, "i32", "i32", 16, 4);
+element!(u32, u32, u32, "u32", "u32", 16, 4);
+element!(i64, i64, i64, "i64", "i64", 8, 2);
+element!(u64, u64, u64, "u64", "u64", 8, 2);
+element!(half::f16, u16, f32, "f16", "f32", 16, 8);
+element!(half::bf16, u16, f32, "bf16", "f32", 16, 8);
 
 /// An associative, commutative operator of the device-wide algorithms, for every [`Element`].
 pub trait Operator: Copy + Default + sealed::Sealed {

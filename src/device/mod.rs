@@ -2,17 +2,19 @@
 //!
 //! | function | algorithm | passes over the input | result |
 //! |---|---|---|---|
-//! | [`reduce`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials | 1 | a value on the host (synchronises) |
+//! | [`reduce`], [`reduce_into`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials | 1 | a value on the host (synchronises), or in device memory (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
 //! which are combined and returned in `f32`. Operators: [`Sum`] (wrapping for integers),
 //! [`Min`], [`Max`] (NaN-propagating for floats). Lengths are `usize`, past 2^31 included.
 //!
-//! **Determinism.** No floating-point atomics are used: the reduction's partition and the order
-//! of every combination depend only on `n` and the GPU (its multiprocessor count), so a float
-//! reduce gives bitwise-identical results from run to run on the same GPU. The scan's grouping
-//! is fixed by the tile size, so it is deterministic too.
+//! **Determinism.** The reduce uses no floating-point atomics: its partition and the order of
+//! every combination depend only on `n` and the GPU (its multiprocessor count), so a float
+//! reduce gives bitwise-identical results from run to run on the same GPU. The scan does not
+//! promise that for floats: where each tile's look-back stops (and so how its prefix is grouped)
+//! depends on timing, so float scans can differ in the last bits between runs, within the usual
+//! rounding bound (CUB's decoupled look-back scan behaves the same). Integer results are exact.
 //!
 //! **Temporary storage.** Each call needs some device memory (per-block partials; per-tile
 //! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
@@ -25,7 +27,7 @@ mod workspace;
 
 pub use crate::scan::ScanKind;
 pub use element::{DeviceVec, DeviceView, Element, Max, Min, Operator, Sum};
-pub use reduce::{reduce, reduce_slice};
+pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
 pub use workspace::DeviceWorkspace;
 

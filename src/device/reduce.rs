@@ -3,7 +3,20 @@
 use super::element::{DeviceVec, DeviceView, Element, Operator};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX};
-use crate::{Gpu, LaunchConfig, Result};
+use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+
+/// [`REDUCE_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM` (1 to 32) when set: a
+/// tuning override for measuring other shapes (read once).
+fn blocks_per_sm() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| {
+        std::env::var("GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v| (1..=32).contains(v))
+            .unwrap_or(REDUCE_BLOCKS_PER_SM)
+    })
+}
 
 /// The launch shape of the first pass over `n` elements: enough blocks for four 16-byte loads
 /// per thread, at most [`REDUCE_BLOCKS_PER_SM`] per multiprocessor; one block up to
@@ -13,8 +26,34 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
         return 1;
     }
     let per_block = REDUCE_BLOCK as usize * vector as usize * 4;
-    let cap = REDUCE_BLOCKS_PER_SM * gpu.info().multiprocessors;
+    let cap = blocks_per_sm() * gpu.info().multiprocessors;
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
+}
+
+/// Queue the reduction of `input` into the 8-byte device slot at `result`.
+fn launch<T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    result: u64,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let blocks = first_pass_blocks(gpu, input.len, T::VECTOR);
+    let partials = workspace.partials(gpu, blocks as usize)?;
+    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let kernel = format!("device_reduce_{}_{}", T::NAME, Op::NAME);
+    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials): `input` holds n elements of T,
+    // the partials buffer one 8-byte slot per block (`blocks`), and `result` one slot; each slot
+    // holds a T::Acc.
+    unsafe {
+        if blocks == 1 {
+            gpu.launch(&kernel, shape(1), (input.address, input.len, result))
+        } else {
+            gpu.launch(&kernel, shape(blocks), (input.address, input.len, partials))?;
+            // The partials are packed T::Acc values; reduce them with the Acc kernel.
+            let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
+            gpu.launch(&final_kernel, shape(1), (partials, blocks as usize, result))
+        }
+    }
 }
 
 /// Reduce `input` with `Op`; returns the result on the host (synchronises the stream).
@@ -22,7 +61,8 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
 /// - `n = 0` gives the operator's identity (0, `+inf` / `MAX` for min, `-inf` / `MIN` for max).
 /// - f16 / bf16 are combined in f32 and the result is f32.
 /// - Deterministic: bitwise-equal results for the same input on the same GPU.
-/// - One launch up to 4096 elements, two above (per-block partials, then one block).
+/// - One launch up to [`REDUCE_SINGLE_BLOCK_MAX`] elements, two above (per-block partials,
+///   then one block).
 ///
 /// # Errors
 /// Device errors (allocation, launch, a failed kernel).
@@ -31,27 +71,32 @@ pub fn reduce<'a, T: Element, Op: Operator>(
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc> {
-    let input = input.into();
-    let blocks = first_pass_blocks(gpu, input.len, T::VECTOR);
-    let (partials, result) = workspace.reduce_slots(gpu, blocks as usize)?;
-    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
-    let kernel = format!("device_reduce_{}_{}", T::NAME, Op::NAME);
-    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials): `input` holds n elements of T,
-    // and the slot buffer holds one 8-byte slot per block (`blocks`), enough for one T::Acc each.
-    unsafe {
-        if blocks == 1 {
-            gpu.launch(&kernel, shape(1), (input.address, input.len, result))?;
-        } else {
-            gpu.launch(&kernel, shape(blocks), (input.address, input.len, partials))?;
-            // The partials are packed T::Acc values; reduce them with the Acc kernel.
-            let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
-            gpu.launch(&final_kernel, shape(1), (partials, blocks as usize, result))?;
-        }
-    }
+    let result = workspace.result_slot(gpu)?;
+    launch::<T, Op>(gpu, input.into(), result, workspace)?;
     let word = workspace.read_result(gpu)?;
     Ok(bytemuck::pod_read_unaligned(
         &word.to_le_bytes()[..size_of::<T::Acc>()],
     ))
+}
+
+/// [`reduce`] into `output[0]` on the device, without synchronising (stream-ordered).
+///
+/// # Errors
+/// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for an empty `output`; device errors.
+pub fn reduce_into<'a, T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: impl Into<DeviceView<'a, T>>,
+    output: &mut DeviceBuffer<T::Acc>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if output.is_empty() {
+        return Err(Error::LengthMismatch {
+            what: "reduce_into: output",
+            expected: 1,
+            found: 0,
+        });
+    }
+    launch::<T, Op>(gpu, input.into(), output.as_device_ptr().as_raw(), workspace)
 }
 
 /// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).

@@ -52,21 +52,26 @@ impl DeviceWorkspace {
             + self.flags.as_ref().map_or(0, |b| 4 * b.len())
     }
 
-    /// Addresses of `count` partial slots and of the result slot (8 bytes each).
-    pub(crate) fn reduce_slots(&mut self, gpu: &Gpu, count: usize) -> Result<(u64, u64)> {
+    /// Address of `count` partial slots (8 bytes each).
+    pub(crate) fn partials(&mut self, gpu: &Gpu, count: usize) -> Result<u64> {
         if self.partials.as_ref().is_none_or(|b| b.len() < count) {
             self.partials = Some(gpu.alloc_zeroed(count)?);
         }
+        Ok(address(&self.partials))
+    }
+
+    /// Address of the 8-byte slot [`reduce`](super::reduce) returns its result through.
+    pub(crate) fn result_slot(&mut self, gpu: &Gpu) -> Result<u64> {
         if self.result.is_none() {
             self.result = Some(gpu.alloc_zeroed(1)?);
         }
-        Ok((address(&self.partials), address(&self.result)))
+        Ok(address(&self.result))
     }
 
     /// The reduce's result slot, after the stream has finished (8 bytes; the value is in the low
     /// `size_of::<Acc>()` bytes).
     pub(crate) fn read_result(&self, gpu: &Gpu) -> Result<u64> {
-        let result = self.result.as_ref().expect("reduce_slots is called first");
+        let result = self.result.as_ref().expect("result_slot is called first");
         Ok(gpu.download(result)?[0])
     }
 

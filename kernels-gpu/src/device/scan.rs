@@ -26,7 +26,8 @@ use crate::block::{BlockScanStorage, block_exclusive_scan};
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{block_dim, thread_idx};
+use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx};
+use crate::warp::{Shuffle, warp_ballot, warp_reduce};
 
 /// Tile state: its aggregate is published.
 pub const STATE_AGGREGATE: u32 = 1;
@@ -61,57 +62,92 @@ pub struct ScanTileStorage<A> {
     pub prefix: SharedArray<A>,
 }
 
-/// Wait for tile `p`'s status in this epoch; returns its state.
+/// Warp 0's part: publish the aggregate, look back, publish the inclusive prefix; returns the
+/// tile's exclusive prefix (valid in lane 0).
+///
+/// The look-back reads 32 predecessors at a time, one per lane, lane 31 the nearest: each lane
+/// waits until its tile has a status in this epoch; the newest tile with a published prefix ends
+/// the walk; the lanes from it to lane 31 are combined in tile order ([`warp_reduce`]); with no
+/// prefix in the window, all 32 aggregates are, and the window moves 32 tiles back.
 #[inline(always)]
-unsafe fn wait_for<A>(status: &TileStatus<A>, p: usize) -> u32 {
-    loop {
-        // SAFETY: p < number of tiles; the flag array holds one word per tile.
-        let flag = unsafe { u32::load_acquire(status.flags.add(p)) };
-        if flag >> 2 == status.epoch {
-            return flag & 3;
-        }
-    }
-}
-
-/// Thread 0's part: publish the aggregate, look back, publish the inclusive prefix; returns the
-/// tile's exclusive prefix.
-#[inline(always)]
-unsafe fn look_back<A: RelaxedAccess, Op: ReduceOp<A>>(
+unsafe fn look_back<A: RelaxedAccess + Shuffle, Op: ReduceOp<A>>(
     status: &TileStatus<A>,
     tile: usize,
     aggregate: A,
 ) -> A {
+    let lane = lane_id();
     let publish = |state: u32| {
         // SAFETY: tile < number of tiles.
         unsafe { u32::store_release(status.flags.add(tile), status.epoch << 2 | state) };
     };
-    // SAFETY (whole body): all indices are < tile < number of tiles.
-    unsafe {
-        if tile == 0 {
-            A::store_relaxed(status.prefixes, aggregate);
+    if tile == 0 {
+        if lane == 0 {
+            // SAFETY: tile 0 exists.
+            unsafe { A::store_relaxed(status.prefixes, aggregate) };
             publish(STATE_PREFIX);
-            return Op::identity();
         }
-        A::store_relaxed(status.aggregates.add(tile), aggregate);
-        publish(STATE_AGGREGATE);
-        let mut exclusive = Op::identity();
-        let mut p = tile - 1;
-        loop {
-            if wait_for(status, p) == STATE_PREFIX {
-                exclusive = Op::combine(A::load_relaxed(status.prefixes.add(p)), exclusive);
-                break;
-            }
-            exclusive = Op::combine(A::load_relaxed(status.aggregates.add(p)), exclusive);
-            p -= 1; // tile 0 always publishes STATE_PREFIX, so p never passes 0
-        }
-        A::store_relaxed(status.prefixes.add(tile), Op::combine(exclusive, aggregate));
-        publish(STATE_PREFIX);
-        exclusive
+        return Op::identity();
     }
+    if lane == 0 {
+        // SAFETY: tile < number of tiles.
+        unsafe { A::store_relaxed(status.aggregates.add(tile), aggregate) };
+        publish(STATE_AGGREGATE);
+    }
+    let mut exclusive = Op::identity();
+    // The window is tiles `newest - 31 ..= newest`; lane l looks at `newest - 31 + l`.
+    let mut newest = tile as isize - 1;
+    loop {
+        let mine = newest - (WARP_SIZE - 1 - lane) as isize;
+        let mut state = STATE_PREFIX; // tiles before 0 count as an empty, finished prefix
+        if mine >= 0 {
+            loop {
+                // SAFETY: 0 <= mine < tile.
+                let flag = unsafe { u32::load_acquire(status.flags.add(mine as usize)) };
+                if flag >> 2 == status.epoch {
+                    state = flag & 3;
+                    break;
+                }
+            }
+        }
+        // SAFETY: the whole warp reaches this vote (every lane left its wait loop).
+        let prefixes = unsafe { warp_ballot(state == STATE_PREFIX, u32::MAX) };
+        // The nearest published prefix in the window (prefixes != 0: tile 0 or a pre-0 lane).
+        let stop = if prefixes == 0 {
+            0
+        } else {
+            WARP_SIZE - 1 - prefixes.leading_zeros()
+        };
+        let value = if mine < 0 || lane < stop {
+            Op::identity()
+        } else if lane == stop && prefixes != 0 {
+            // SAFETY: mine is a finished tile with a published prefix.
+            unsafe { A::load_relaxed(status.prefixes.add(mine as usize)) }
+        } else {
+            // SAFETY: mine is a tile with a published aggregate.
+            unsafe { A::load_relaxed(status.aggregates.add(mine as usize)) }
+        };
+        // SAFETY: the whole warp calls it; lane order is tile order.
+        let window = unsafe { warp_reduce::<A, Op>(value, WARP_SIZE) };
+        exclusive = Op::combine(window, exclusive);
+        if prefixes != 0 {
+            break;
+        }
+        newest -= WARP_SIZE as isize;
+    }
+    if lane == 0 {
+        // SAFETY: tile < number of tiles; `exclusive` is valid in lane 0.
+        unsafe { A::store_relaxed(status.prefixes.add(tile), Op::combine(exclusive, aggregate)) };
+        publish(STATE_PREFIX);
+    }
+    exclusive
 }
 
 /// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`).
-/// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks.
+/// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks of at least `WARP_SIZE`
+/// threads.
+///
+/// Floating-point results can differ in the last bits from run to run: where the look-back stops
+/// (and so how the sums are grouped) depends on timing.
 ///
 /// # Safety
 /// Every thread of the block calls it; `input` holds `n` readable elements and `output` `n`
@@ -166,11 +202,14 @@ pub unsafe fn scan_tile<T, Op, const ITEMS: usize>(
     let mut scanned = values;
     // SAFETY: the whole block calls it with its own storage.
     let aggregate = unsafe { block_exclusive_scan::<T::Acc, Op, ITEMS>(&mut scanned, storage.scan) };
-    if t == 0 {
-        // SAFETY: this block owns `tile`; the status arrays hold one entry per tile.
+    if t < WARP_SIZE {
+        // SAFETY: this block owns `tile`; the status arrays hold one entry per tile; the whole of
+        // warp 0 takes this branch (blocks have at least WARP_SIZE threads, checked by the host).
         let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate) };
-        // SAFETY: read by the block after the barrier below.
-        unsafe { storage.prefix.write(0, prefix) };
+        if t == 0 {
+            // SAFETY: read by the block after the barrier below.
+            unsafe { storage.prefix.write(0, prefix) };
+        }
     }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
