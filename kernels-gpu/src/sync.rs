@@ -54,3 +54,12 @@ pub fn fence_system() {
     // SAFETY: a fence has no preconditions.
     unsafe { asm!("fence.sc.sys;", options(nostack)) };
 }
+
+/// Acquire-release fence at device scope (`fence.acq_rel.gpu`): after a relaxed load that saw a
+/// value stored with release ordering, later reads of this thread see everything that preceded
+/// that store (PTX memory model, "release and acquire patterns").
+#[inline(always)]
+pub fn fence_acquire_release() {
+    // SAFETY: a fence has no preconditions.
+    unsafe { asm!("fence.acq_rel.gpu;", options(nostack)) };
+}

@@ -2,7 +2,7 @@
 //!
 //! | function | algorithm | passes over the input | result |
 //! |---|---|---|---|
-//! | [`reduce`], [`reduce_into`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials | 1 | a value on the host (synchronises), or in device memory (stream-ordered) |
+//! | [`reduce`], [`reduce_into`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials: the last block to finish (up to 2^22 elements, one launch) or a second launch | 1 | a value on the host (synchronises), or in device memory (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
@@ -37,6 +37,9 @@ pub const REDUCE_BLOCK: u32 = 256;
 pub const REDUCE_BLOCKS_PER_SM: u32 = 4;
 /// Up to this many elements, the reduce is one block in one launch.
 pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
+/// Up to this many elements, the reduce is one launch (the last block to finish reduces the
+/// partials); above, two launches (the second, one block over the partials).
+pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 /// Threads per block of the scan kernels.
 pub const SCAN_BLOCK: u32 = 256;
 /// Dynamic shared memory every device kernel is launched with (kernels-gpu's

@@ -2,7 +2,10 @@
 
 use super::element::{DeviceVec, DeviceView, Element, Operator};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX};
+use super::{
+    DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
+    REDUCE_SINGLE_LAUNCH_MAX,
+};
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 
 /// [`REDUCE_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM` (1 to 32) when set: a
@@ -38,20 +41,36 @@ fn launch<T: Element, Op: Operator>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let blocks = first_pass_blocks(gpu, input.len, T::VECTOR);
-    let partials = workspace.partials(gpu, blocks as usize)?;
+    let (partials, blocks_done) = workspace.partials(gpu, blocks as usize)?;
     let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let kernel = format!("device_reduce_{}_{}", T::NAME, Op::NAME);
-    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials): `input` holds n elements of T,
-    // the partials buffer one 8-byte slot per block (`blocks`), and `result` one slot; each slot
-    // holds a T::Acc.
+    let null = 0u64;
+    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials, result, blocks_done): `input`
+    // holds n elements of T; the partials buffer one 8-byte slot per block (`blocks`), `result`
+    // one slot (each slot holds a T::Acc); `blocks_done` is the workspace's counter, 0 between
+    // launches (the last block resets it), or null for the plain per-block pass.
     unsafe {
         if blocks == 1 {
-            gpu.launch(&kernel, shape(1), (input.address, input.len, result))
+            gpu.launch(&kernel, shape(1), (input.address, input.len, result, null, null))
+        } else if input.len <= REDUCE_SINGLE_LAUNCH_MAX {
+            gpu.launch(
+                &kernel,
+                shape(blocks),
+                (input.address, input.len, partials, result, blocks_done),
+            )
         } else {
-            gpu.launch(&kernel, shape(blocks), (input.address, input.len, partials))?;
+            gpu.launch(
+                &kernel,
+                shape(blocks),
+                (input.address, input.len, partials, null, null),
+            )?;
             // The partials are packed T::Acc values; reduce them with the Acc kernel.
             let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
-            gpu.launch(&final_kernel, shape(1), (partials, blocks as usize, result))
+            gpu.launch(
+                &final_kernel,
+                shape(1),
+                (partials, blocks as usize, result, null, null),
+            )
         }
     }
 }
@@ -61,8 +80,9 @@ fn launch<T: Element, Op: Operator>(
 /// - `n = 0` gives the operator's identity (0, `+inf` / `MAX` for min, `-inf` / `MIN` for max).
 /// - f16 / bf16 are combined in f32 and the result is f32.
 /// - Deterministic: bitwise-equal results for the same input on the same GPU.
-/// - One launch up to [`REDUCE_SINGLE_BLOCK_MAX`] elements, two above (per-block partials,
-///   then one block).
+/// - One block up to [`REDUCE_SINGLE_BLOCK_MAX`] elements; one launch up to
+///   [`REDUCE_SINGLE_LAUNCH_MAX`] (the last block to finish reduces the partials, picked by an
+///   integer atomic counter); two launches above.
 ///
 /// # Errors
 /// Device errors (allocation, launch, a failed kernel).

@@ -8,12 +8,14 @@ const MAX_EPOCH: u32 = (1 << 30) - 1;
 /// Temporary device storage for [`reduce`](super::reduce) and the scans, reused across calls and
 /// grown on demand (never shrunk). Create one per [`Gpu`] and drop it before the `Gpu`.
 ///
-/// Holds: the reduce's per-block partials and result (8 bytes per block + 8), and the scan's
+/// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 12),
+/// and the scan's
 /// per-tile status (4 + 2 x 8 bytes per tile) and tile counter. The scan's status words need no
 /// clearing between calls: each call has its own epoch number (see kernels-gpu `device::scan`).
 #[derive(Default)]
 pub struct DeviceWorkspace {
     partials: Option<DeviceBuffer<u64>>,
+    blocks_done: Option<DeviceBuffer<u32>>,
     result: Option<DeviceBuffer<u64>>,
     flags: Option<DeviceBuffer<u32>>,
     values: Option<DeviceBuffer<u64>>,
@@ -50,14 +52,19 @@ impl DeviceWorkspace {
             + len(&self.values)
             + len(&self.counter)
             + self.flags.as_ref().map_or(0, |b| 4 * b.len())
+            + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
     }
 
-    /// Address of `count` partial slots (8 bytes each).
-    pub(crate) fn partials(&mut self, gpu: &Gpu, count: usize) -> Result<u64> {
+    /// Addresses of `count` partial slots (8 bytes each) and of the single-launch reduce's
+    /// block counter (a u32, 0 between launches).
+    pub(crate) fn partials(&mut self, gpu: &Gpu, count: usize) -> Result<(u64, u64)> {
         if self.partials.as_ref().is_none_or(|b| b.len() < count) {
             self.partials = Some(gpu.alloc_zeroed(count)?);
         }
-        Ok(address(&self.partials))
+        if self.blocks_done.is_none() {
+            self.blocks_done = Some(gpu.alloc_zeroed(1)?);
+        }
+        Ok((address(&self.partials), address(&self.blocks_done)))
     }
 
     /// Address of the 8-byte slot [`reduce`](super::reduce) returns its result through.

@@ -1,5 +1,6 @@
-//! Device-wide reduction, pass 1 (and, with one block, pass 2): each block reduces a fixed part
-//! of the input to one partial.
+//! Device-wide reduction: each block reduces a fixed part of the input to one partial; the
+//! partials are then reduced by a second launch of one block ([`reduce_partials`] twice), or, in
+//! a single launch, by the last block to finish ([`reduce_single_launch`]).
 //!
 //! - Thread `g` of the grid folds 16-byte vectors `g, g + S, g + 2S, ...` (`S` = threads in the
 //!   grid), four loads in flight, then the elements past the last whole vector; the block then
@@ -10,9 +11,12 @@
 //! - The operator must be associative and commutative (threads take strided elements).
 
 use super::element::{Element, load_aligned_read_only as load_aligned};
+use crate::atomic::{AtomicAdd, RelaxedAccess};
 use crate::block::{BlockReduceStorage, block_reduce};
 use crate::op::ReduceOp;
-use crate::thread::{block_idx, global_idx, grid_stride, thread_idx};
+use crate::shared::SharedArray;
+use crate::sync::{block_barrier, fence_acquire_release};
+use crate::thread::{block_dim, block_idx, global_idx, grid_dim, grid_stride, thread_idx};
 
 /// `partials[block_idx()] = Op-reduction of this block's part of input[0..n]`.
 ///
@@ -66,7 +70,65 @@ pub unsafe fn reduce_partials<T, Op, const VEC: usize>(
     // SAFETY: the whole block calls it (the loops above are per-thread, no barrier inside).
     let total = unsafe { block_reduce::<T::Acc, Op>(acc, storage) };
     if thread_idx() == 0 {
-        // SAFETY: one partial per block.
-        unsafe { *partials.add(block_idx() as usize) = total };
+        // SAFETY: one partial per block; relaxed at device scope so that the last block (below)
+        // reads it from L2.
+        unsafe { T::Acc::store_relaxed(partials.add(block_idx() as usize), total) };
+    }
+}
+
+/// Single-launch reduction: [`reduce_partials`], then the last block to finish (picked by an
+/// integer atomic counter, which it resets to 0 for the next call) reduces the `grid_dim()`
+/// partials in a fixed order and writes `*result`. No floating-point atomics: deterministic.
+///
+/// # Safety
+/// As [`reduce_partials`]; `result` is one writable value; `blocks_done` is a `u32` that is 0 at
+/// launch; `last` is one shared `u32` of this block.
+#[inline(always)]
+pub unsafe fn reduce_single_launch<T, Op, const VEC: usize>(
+    input: *const T,
+    n: usize,
+    partials: *mut T::Acc,
+    result: *mut T::Acc,
+    blocks_done: *mut u32,
+    storage: BlockReduceStorage<T::Acc>,
+    last: SharedArray<u32>,
+) where
+    T: Element,
+    Op: ReduceOp<T::Acc>,
+{
+    // SAFETY: forwarded.
+    unsafe { reduce_partials::<T, Op, VEC>(input, n, partials, storage) };
+    if thread_idx() == 0 {
+        // Release this block's partial, then count it.
+        fence_acquire_release();
+        // SAFETY: `blocks_done` is a valid u32.
+        let done = unsafe { u32::atomic_add(blocks_done, 1) };
+        // SAFETY: read by the block after the barrier.
+        unsafe { last.write(0, (done == grid_dim() - 1) as u32) };
+    }
+    // SAFETY: the whole block calls it; `storage` (used by block_reduce) is reused below only
+    // after this barrier.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    if unsafe { last.read(0) } == 0 {
+        return;
+    }
+    // Acquire every other block's partial.
+    fence_acquire_release();
+    let mut acc = Op::identity();
+    let mut p = thread_idx();
+    while p < grid_dim() {
+        // SAFETY: p < grid_dim(), one partial per block, each released before its count.
+        acc = Op::combine(acc, unsafe { T::Acc::load_relaxed(partials.add(p as usize)) });
+        p += block_dim();
+    }
+    // SAFETY: the whole (last) block calls it.
+    let total = unsafe { block_reduce::<T::Acc, Op>(acc, storage) };
+    if thread_idx() == 0 {
+        // SAFETY: `result` and `blocks_done` are valid; no block counts again in this launch.
+        unsafe {
+            *result = total;
+            *blocks_done = 0;
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! Shared memory comes from the launch's dynamic shared memory, [`DEVICE_SHARED_BYTES`] bytes.
 
 use crate::block::{BlockReduceStorage, BlockScanStorage};
-use crate::device::reduce::reduce_partials;
+use crate::device::reduce::{reduce_partials, reduce_single_launch};
 use crate::device::scan::{ScanTileStorage, TileStatus, scan_tile};
 use crate::device::{Bf16, Element, F16};
 use crate::op::{Max, Min, Sum};
@@ -19,22 +19,41 @@ const TILE_OFFSET: u32 = 272;
 
 macro_rules! device_entries {
     ($ty:ty, $op:ty, $vec:literal, $items:literal, $reduce:ident, $scan:ident) => {
-        /// `partials[block] = reduction of this block's part of input[0..n]` (see
-        /// `device::reduce`). Launch: any grid; any block size; `DEVICE_SHARED_BYTES` of dynamic
-        /// shared memory. With one block, `partials[0]` is the whole reduction.
+        /// Device reduce of `input[0..n]` (see `device::reduce`). With `blocks_done` null:
+        /// `partials[block]` = this block's part (with one block, the whole reduction; `result`
+        /// unused). Otherwise a single launch: the last block writes `*result`. Launch: any grid,
+        /// any block size, `DEVICE_SHARED_BYTES` of dynamic shared memory.
         ///
         /// # Safety
-        /// `input` holds `n` elements, `partials` one value per block.
+        /// `input` holds `n` elements, `partials` one value per block; if `blocks_done` is not
+        /// null it is a `u32` equal to 0 and `result` one writable value.
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn $reduce(
             input: *const $ty,
             n: usize,
             partials: *mut <$ty as Element>::Acc,
+            result: *mut <$ty as Element>::Acc,
+            blocks_done: *mut u32,
         ) {
             // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
-            let slots = unsafe { dynamic_shared(0) };
-            // SAFETY: forwarded from the kernel's contract.
-            unsafe { reduce_partials::<$ty, $op, $vec>(input, n, partials, BlockReduceStorage::new(slots)) };
+            let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+            // SAFETY: forwarded from the kernel's contract; `last` is a region of its own.
+            unsafe {
+                if blocks_done.is_null() {
+                    reduce_partials::<$ty, $op, $vec>(input, n, partials, slots)
+                } else {
+                    let last = dynamic_shared(TILE_OFFSET);
+                    reduce_single_launch::<$ty, $op, $vec>(
+                        input,
+                        n,
+                        partials,
+                        result,
+                        blocks_done,
+                        slots,
+                        last,
+                    )
+                }
+            }
         }
 
         /// Single-pass scan (see `device::scan`) of `input[0..n]` into `output`; `exclusive`
