@@ -98,8 +98,8 @@ fn device_kernels_exist_for_every_type_and_operator() {
         assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
         let scan = kernel_body(ptx, "device_scan_f32_sum");
         assert!(scan.contains("ld.global.v4.b32") && scan.contains("st.global.v4.b32"));
-        // Flags: released by the writer; polled relaxed, then one acquire-release fence.
-        for instruction in ["st.release.gpu", "ld.relaxed.gpu", "fence.acq_rel.gpu"] {
+        // Flags: released by the writer, acquired by the look-back; values relaxed at gpu scope.
+        for instruction in ["st.release.gpu", "ld.acquire.gpu", "ld.relaxed.gpu"] {
             assert!(
                 scan.contains(instruction),
                 "sm_{arch}: the scan has no {instruction}"

@@ -11,9 +11,8 @@
 //!    published (state `PREFIX`), and publishes its own inclusive prefix;
 //! 4. the block adds the exclusive prefix to its scanned items and stores them.
 //!
-//! Status words: `flag[tile] = epoch << 2 | state`, written with release ordering at device
-//! scope and polled with relaxed loads followed by one `fence.acq_rel.gpu` (together an acquire);
-//! the values they guard are written and read relaxed at device scope.
+//! Status words: `flag[tile] = epoch << 2 | state`, written with release and read with acquire
+//! ordering at device scope; the values they guard are written and read relaxed at device scope.
 //! The epoch (a per-call number from the host) lets the status array be reused across calls
 //! without clearing: a flag from another call never matches. The tile counter is never reset
 //! either: the host passes the count of tiles handed out before this call (`tile_base`).
@@ -103,17 +102,16 @@ unsafe fn look_back<A: RelaxedAccess + Shuffle, Op: ReduceOp<A>>(
         let mut state = STATE_PREFIX; // tiles before 0 count as an empty, finished prefix
         if mine >= 0 {
             loop {
-                // Poll relaxed (cheap); the fence below turns the last read into an acquire.
+                // Acquire: the value read below is the one published before this flag. (Relaxed
+                // polling plus one fence measured slower on an H100: 2.5x the copy time vs 2.1x.)
                 // SAFETY: 0 <= mine < tile.
-                let flag = unsafe { u32::load_relaxed(status.flags.add(mine as usize)) };
+                let flag = unsafe { u32::load_acquire(status.flags.add(mine as usize)) };
                 if flag >> 2 == status.epoch {
                     state = flag & 3;
                     break;
                 }
             }
         }
-        // Relaxed flag read + fence.acq_rel = acquire: the values read below are the published ones.
-        fence_acquire_release();
         // SAFETY: the whole warp reaches this vote (every lane left its wait loop).
         let prefixes = unsafe { warp_ballot(state == STATE_PREFIX, u32::MAX) };
         // The nearest published prefix in the window (prefixes != 0: tile 0 or a pre-0 lane).
