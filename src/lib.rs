@@ -14,8 +14,11 @@
 //! references every GPU result is checked against.
 
 pub mod bench;
+pub mod cli_ops;
 pub mod device;
 pub mod dot_product;
+pub mod npy;
+pub mod plot;
 pub mod puzzles;
 pub mod reduction;
 pub mod reference;

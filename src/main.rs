@@ -1,6 +1,7 @@
 //! The project's main job: run the kernels on a GPU and print what they computed.
 
 use clap::{Parser, Subcommand};
+use gpu_primitives::cli_ops::{self, Job, OpArg};
 use gpu_primitives::puzzles;
 use std::process::ExitCode;
 
@@ -23,6 +24,35 @@ enum Command {
     Info,
     /// Benchmark device-wide reduce and scan beside a device-to-device copy (table on stdout).
     Bench(BenchArgs),
+    /// Reduce a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU and print the result.
+    Reduce(FileArgs),
+    /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
+    Scan(ScanArgs),
+}
+
+#[derive(clap::Args)]
+struct FileArgs {
+    /// The input .npy file (1-D, little-endian).
+    input: std::path::PathBuf,
+    /// The operator.
+    #[arg(long, value_enum, default_value_t = OpArg::Sum)]
+    op: OpArg,
+    /// Also compute the CPU reference (f64 for floats, exact for integers) and print the largest
+    /// error.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct ScanArgs {
+    #[command(flatten)]
+    file: FileArgs,
+    /// Exclusive scan (element i excludes input i) instead of inclusive.
+    #[arg(long)]
+    exclusive: bool,
+    /// Write the scan to this .npy file (f16 input scans to f32).
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -48,6 +78,9 @@ struct BenchArgs {
     /// Also write the rows as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// Also draw GB/s against n (f32) with the copy as the reference line, as a PNG.
+    #[arg(long)]
+    plot: Option<std::path::PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -62,7 +95,19 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> gpu_primitives::Result<bool> {
+fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
+    // The file commands check and read their input before opening the GPU.
+    match &cli.command {
+        Some(Command::Reduce(args)) => {
+            cli_ops::run(&job(cli, args, false, None), false)?;
+            return Ok(true);
+        }
+        Some(Command::Scan(args)) => {
+            cli_ops::run(&job(cli, &args.file, args.exclusive, args.output.clone()), true)?;
+            return Ok(true);
+        }
+        _ => {}
+    }
     let gpu = gpu_primitives::open_gpu(cli.device)?;
     match cli.command.as_ref().unwrap_or(&Command::Puzzles) {
         Command::Info => {
@@ -105,5 +150,17 @@ fn run(cli: &Cli) -> gpu_primitives::Result<bool> {
             puzzles::print_report(&gpu, &outcomes);
             Ok(outcomes.iter().all(|o| o.pass))
         }
+        Command::Reduce(_) | Command::Scan(_) => unreachable!("handled before the GPU is opened"),
+    }
+}
+
+fn job(cli: &Cli, args: &FileArgs, exclusive: bool, output: Option<std::path::PathBuf>) -> Job {
+    Job {
+        input: args.input.clone(),
+        op: args.op,
+        exclusive,
+        output,
+        check: args.check,
+        device: cli.device,
     }
 }

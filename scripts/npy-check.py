@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Runs on the GPU machine (NumPy there): makes 1-D .npy files with NumPy, reduces and scans them
+with `gpu-primitives reduce/scan`, and compares with NumPy's own answers.
+
+Usage: python3 scripts/npy-check.py PATH/TO/gpu-primitives [N]   (N defaults to 100_000_000)
+Exits non-zero on a mismatch beyond the stated tolerance.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+exe = sys.argv[1]
+n = int(sys.argv[2]) if len(sys.argv) > 2 else 100_000_000
+tmp = tempfile.mkdtemp()
+rng = np.random.default_rng(2026)
+failures = 0
+
+
+def run(*args):
+    r = subprocess.run([exe, *args], capture_output=True, text=True)
+    print("$ gpu-primitives " + " ".join(args))
+    print(r.stdout.strip())
+    if r.returncode != 0:
+        print(r.stderr.strip())
+        raise SystemExit(f"exit {r.returncode}")
+    return r.stdout
+
+
+def gpu_value(stdout):
+    return float(re.search(r"elements on [^:]*: (\S+) \(", stdout).group(1))
+
+
+def report(what, found, expected, tolerance):
+    global failures
+    error = abs(found - expected)
+    ok = error <= tolerance
+    failures += not ok
+    print(f"  {what}: gpu {found!r} numpy {expected!r} |error| {error:.3e} (tolerance {tolerance:.3e}) {'OK' if ok else 'MISMATCH'}")
+
+
+# f32: standard normal values, 10^8 of them.
+x = rng.standard_normal(n, dtype=np.float32)
+path = os.path.join(tmp, "x_f32.npy")
+np.save(path, x)
+exact = float(np.sum(x, dtype=np.float64))
+abs_sum = float(np.sum(np.abs(x), dtype=np.float64))
+bound = (n * 2.0**-24) * abs_sum  # gamma_n * sum|x| (Higham), any summation order
+report("f32 sum vs numpy float64 sum", gpu_value(run("reduce", path, "--check")), exact, bound)
+report("f32 sum vs numpy float32 sum", gpu_value(run("reduce", path)), float(np.sum(x)), 2 * bound)
+report("f32 max", gpu_value(run("reduce", path, "--op", "max")), float(np.max(x)), 0.0)
+report("f32 min", gpu_value(run("reduce", path, "--op", "min")), float(np.min(x)), 0.0)
+
+out = os.path.join(tmp, "y_f32.npy")
+run("scan", path, "--output", out, "--check")
+y = np.load(out)
+ref = np.cumsum(x, dtype=np.float64)
+bounds = np.arange(1, n + 1, dtype=np.float64) * 2.0**-24 * np.cumsum(np.abs(x), dtype=np.float64)
+worst = int(np.argmax(np.abs(y - ref) - bounds))
+report(f"f32 inclusive scan, worst index {worst}", float(y[worst]), float(ref[worst]), float(bounds[worst]))
+report("f32 scan length", float(len(y)), float(n), 0.0)
+
+# i64: exact.
+xi = rng.integers(-10**6, 10**6, size=n, dtype=np.int64)
+path = os.path.join(tmp, "x_i64.npy")
+np.save(path, xi)
+report("i64 sum (exact)", gpu_value(run("reduce", path)), float(np.sum(xi)), 0.0)
+out = os.path.join(tmp, "y_i64.npy")
+run("scan", path, "--exclusive", "--output", out)
+yi = np.load(out)
+expected = np.concatenate(([0], np.cumsum(xi)[:-1]))
+mismatches = int(np.count_nonzero(yi != expected))
+report("i64 exclusive scan mismatching elements", float(mismatches), 0.0, 0.0)
+
+# f16: summed in f32 on the GPU.
+xh = rng.standard_normal(1_000_003).astype(np.float16)
+path = os.path.join(tmp, "x_f16.npy")
+np.save(path, xh)
+exact = float(np.sum(xh, dtype=np.float64))
+report("f16 sum (f32 accumulation)", gpu_value(run("reduce", path, "--check")), exact,
+       len(xh) * 2.0**-24 * float(np.sum(np.abs(xh), dtype=np.float64)))
+
+print(f"npy-check: {'all agree' if failures == 0 else f'{failures} MISMATCHES'}")
+sys.exit(1 if failures else 0)
