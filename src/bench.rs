@@ -11,7 +11,7 @@ use crate::device::{self, DeviceVec, DeviceWorkspace, Element, Sum};
 use crate::puzzles::median_micros;
 use crate::{Gpu, Result};
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -41,14 +41,14 @@ impl Default for BenchConfig {
 }
 
 /// One measurement.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
     /// "reduce sum" or "inclusive scan sum".
-    pub algorithm: &'static str,
+    pub algorithm: String,
     /// Element type.
-    pub dtype: &'static str,
+    pub dtype: String,
     /// Elements.
     pub n: usize,
     /// Median time of one call, µs.
@@ -119,8 +119,8 @@ impl Bench<'_> {
             ] {
                 self.rows.push(BenchRow {
                     gpu: self.gpu.info().name.clone(),
-                    algorithm,
-                    dtype: T::NAME,
+                    algorithm: algorithm.to_owned(),
+                    dtype: T::NAME.to_owned(),
                     n,
                     time_us: time,
                     gb_per_s: bytes / time / 1e3,
@@ -201,6 +201,17 @@ pub fn write_csv(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Resu
         w.serialize(r).map_err(|e| format!("{}: {e}", path.display()))?;
     }
     w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Read rows written by [`write_csv`].
+///
+/// # Errors
+/// I/O and format errors, as text.
+pub fn read_csv(path: &std::path::Path) -> std::result::Result<Vec<BenchRow>, String> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    r.deserialize()
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Write the rows as a JSON array.

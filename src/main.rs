@@ -28,6 +28,13 @@ enum Command {
     Reduce(FileArgs),
     /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
     Scan(ScanArgs),
+    /// Draw the plot of a benchmark CSV (from `bench --csv`) without running anything: no GPU.
+    Plot {
+        /// The CSV written by `bench --csv`.
+        csv: std::path::PathBuf,
+        /// The PNG to write.
+        png: std::path::PathBuf,
+    },
 }
 
 #[derive(clap::Args)]
@@ -106,6 +113,11 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             cli_ops::run(&job(cli, &args.file, args.exclusive, args.output.clone()), true)?;
             return Ok(true);
         }
+        Some(Command::Plot { csv, png }) => {
+            gpu_primitives::plot::plot(png, &gpu_primitives::bench::read_csv(csv)?)?;
+            println!("wrote {}", png.display());
+            return Ok(true);
+        }
         _ => {}
     }
     let gpu = gpu_primitives::open_gpu(cli.device)?;
@@ -150,7 +162,9 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             puzzles::print_report(&gpu, &outcomes);
             Ok(outcomes.iter().all(|o| o.pass))
         }
-        Command::Reduce(_) | Command::Scan(_) => unreachable!("handled before the GPU is opened"),
+        Command::Reduce(_) | Command::Scan(_) | Command::Plot { .. } => {
+            unreachable!("handled before the GPU is opened")
+        }
     }
 }
 

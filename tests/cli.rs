@@ -118,8 +118,8 @@ fn plot_draws_a_png() {
         .flat_map(|&k| {
             ["reduce sum", "inclusive scan sum"].map(|algorithm| BenchRow {
                 gpu: "test GPU".into(),
-                algorithm,
-                dtype: "f32",
+                algorithm: algorithm.into(),
+                dtype: "f32".into(),
                 n: 1 << k,
                 time_us: 10.0,
                 gb_per_s: 100.0 * k as f64,
@@ -129,6 +129,10 @@ fn plot_draws_a_png() {
             })
         })
         .collect();
+    let csv = temp("rows.csv");
+    gpu_primitives::bench::write_csv(&csv, &rows).unwrap();
+    let rows = gpu_primitives::bench::read_csv(&csv).unwrap();
+    assert_eq!(rows.len(), 6);
     let path = temp("plot.png");
     gpu_primitives::plot::plot(&path, &rows).unwrap();
     let bytes = std::fs::read(&path).unwrap();
