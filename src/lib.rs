@@ -13,6 +13,8 @@
 //! the puzzles of the source material; [`mod@reference`] holds the CPU
 //! references every GPU result is checked against.
 
+#![warn(missing_docs)]
+
 pub mod bench;
 pub mod cli_ops;
 pub mod device;

@@ -11,6 +11,8 @@
 //! Work is stream-ordered: launches and copies on the [`Gpu`]'s stream run in order; a call that
 //! returns data to the host synchronises.
 
+#![warn(missing_docs)]
+
 mod error;
 mod gpu;
 mod launch;

@@ -31,6 +31,8 @@
 //! ```
 //! and in the crate: `include!(concat!(env!("OUT_DIR"), "/kernels_gpu_ptx.rs"));`
 
+#![warn(missing_docs)]
+
 use std::env;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
