@@ -84,8 +84,14 @@ fn every_launched_kernel_is_in_every_module() {
 fn device_kernels_exist_for_every_type_and_operator() {
     for (arch, ptx) in PTX_VARIANTS {
         for ty in ["f32", "f64", "i32", "u32", "i64", "u64", "f16", "bf16"] {
+            for k in ["argmin", "argmax"] {
+                assert!(
+                    ptx.contains(&format!(".visible .entry device_{k}_{ty}(")),
+                    "sm_{arch}: {k} {ty}"
+                );
+            }
             for op in ["sum", "min", "max"] {
-                for kind in ["reduce", "scan"] {
+                for kind in ["reduce", "scan", "segmented_reduce"] {
                     let k = format!("device_{kind}_{ty}_{op}");
                     assert!(
                         ptx.contains(&format!(".visible .entry {k}(")),
@@ -93,6 +99,12 @@ fn device_kernels_exist_for_every_type_and_operator() {
                     );
                 }
             }
+        }
+        for ty in ["f32", "f64", "f16", "bf16"] {
+            assert!(
+                ptx.contains(&format!(".visible .entry device_dot_{ty}(")),
+                "sm_{arch}: dot {ty}"
+            );
         }
         // 16-byte accesses where the design relies on them, and no local memory anywhere.
         assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));

@@ -3,6 +3,9 @@
 //! | function | algorithm | passes over the input | result |
 //! |---|---|---|---|
 //! | [`reduce`], [`reduce_into`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials: the last block to finish (up to 2^22 elements, one launch) or a second launch | 1 | a value on the host (synchronises), or in device memory (stream-ordered) |
+//! | [`argmin`], [`argmax`] | as reduce, over (value, index) pairs; first index on ties, NaN wins | 1 | `(value, index)` on the host |
+//! | [`dot`] | as reduce, over products (f32, f64, f16, bf16) | 2 inputs | a value on the host |
+//! | [`segmented_reduce`] | one block per row of a batch of equal-length rows | 1 | one value per row (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
@@ -20,15 +23,21 @@
 //! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
 //! repeated calls to avoid allocations. The `*_slice` helpers make a workspace per call.
 
+mod arg;
+mod dot;
 mod element;
 mod reduce;
 mod scan;
+mod segmented;
 mod workspace;
 
 pub use crate::scan::ScanKind;
+pub use arg::{argmax, argmin};
+pub use dot::{DotElement, dot};
 pub use element::{DeviceVec, DeviceView, Element, Max, Min, Operator, Sum};
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
+pub use segmented::segmented_reduce;
 pub use workspace::DeviceWorkspace;
 
 /// Threads per block of the reduce kernels (docs/performance.md).
@@ -44,4 +53,4 @@ pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 pub const SCAN_BLOCK: u32 = 256;
 /// Dynamic shared memory every device kernel is launched with (kernels-gpu's
 /// `DEVICE_SHARED_BYTES`).
-pub(crate) const DEVICE_SHARED_BYTES: u32 = 288;
+pub(crate) const DEVICE_SHARED_BYTES: u32 = 544;

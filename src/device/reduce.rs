@@ -33,46 +33,71 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
 }
 
-/// Queue the reduction of `input` into the 8-byte device slot at `result`.
+/// Queue a reduction of `n` elements in up to two levels, the shape every device reduction
+/// shares (reduce, argmin / argmax, dot):
+/// - one block (`n <= REDUCE_SINGLE_BLOCK_MAX`): `first(1, result, null)` writes the result;
+/// - one launch (`n <= REDUCE_SINGLE_LAUNCH_MAX`): `first(blocks, partials, counter)`, whose last
+///   block reduces the partials into `result`;
+/// - two launches: `first(blocks, partials, null)`, then `second(partials, blocks)` (one block).
+///
+/// `first(grid, partials, blocks_done)` and `second(partials, count)` queue the kernels (both
+/// write the device address `result` where the list above says so); each partial takes
+/// `words_per_slot` 8-byte words.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn two_level(
+    gpu: &Gpu,
+    n: usize,
+    vector: u32,
+    words_per_slot: usize,
+    result: u64,
+    workspace: &mut DeviceWorkspace,
+    first: impl FnOnce(LaunchConfig, u64, u64) -> Result<()>,
+    second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
+) -> Result<()> {
+    let blocks = first_pass_blocks(gpu, n, vector);
+    let (partials, blocks_done) = workspace.partials(gpu, blocks as usize * words_per_slot)?;
+    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    if blocks == 1 {
+        first(shape(1), result, 0)
+    } else if n <= REDUCE_SINGLE_LAUNCH_MAX {
+        first(shape(blocks), partials, blocks_done)
+    } else {
+        first(shape(blocks), partials, 0)?;
+        second(shape(1), partials, blocks as usize)
+    }
+}
+
+/// Queue the reduction of `input` into the device address `result` (one T::Acc).
 fn launch<T: Element, Op: Operator>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     result: u64,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let blocks = first_pass_blocks(gpu, input.len, T::VECTOR);
-    let (partials, blocks_done) = workspace.partials(gpu, blocks as usize)?;
-    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let kernel = format!("device_reduce_{}_{}", T::NAME, Op::NAME);
-    let null = 0u64;
-    // SAFETY: device_reduce_<T>_<op> takes (input, n, partials, result, blocks_done): `input`
-    // holds n elements of T; the partials buffer one 8-byte slot per block (`blocks`), `result`
-    // one slot (each slot holds a T::Acc); `blocks_done` is the workspace's counter, 0 between
-    // launches (the last block resets it), or null for the plain per-block pass.
-    unsafe {
-        if blocks == 1 {
-            gpu.launch(&kernel, shape(1), (input.address, input.len, result, null, null))
-        } else if input.len <= REDUCE_SINGLE_LAUNCH_MAX {
+    let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
+    // SAFETY (both closures): device_reduce_<T>_<op> takes (input, n, partials, result,
+    // blocks_done): `input` holds n elements of T; the workspace gives one 8-byte slot per block
+    // (holding a T::Acc), the result slot, and a counter that is 0 between launches (or null);
+    // the second pass runs the Acc kernel over the `count` packed partials.
+    two_level(
+        gpu,
+        input.len,
+        T::VECTOR,
+        1,
+        result,
+        workspace,
+        |config, partials, blocks_done| unsafe {
             gpu.launch(
                 &kernel,
-                shape(blocks),
+                config,
                 (input.address, input.len, partials, result, blocks_done),
             )
-        } else {
-            gpu.launch(
-                &kernel,
-                shape(blocks),
-                (input.address, input.len, partials, null, null),
-            )?;
-            // The partials are packed T::Acc values; reduce them with the Acc kernel.
-            let final_kernel = format!("device_reduce_{}_{}", T::ACC_NAME, Op::NAME);
-            gpu.launch(
-                &final_kernel,
-                shape(1),
-                (partials, blocks as usize, result, null, null),
-            )
-        }
-    }
+        },
+        |config, partials, count| unsafe {
+            gpu.launch(&final_kernel, config, (partials, count, result, 0u64, 0u64))
+        },
+    )
 }
 
 /// Reduce `input` with `Op`; returns the result on the host (synchronises the stream).
@@ -93,10 +118,7 @@ pub fn reduce<'a, T: Element, Op: Operator>(
 ) -> Result<T::Acc> {
     let result = workspace.result_slot(gpu)?;
     launch::<T, Op>(gpu, input.into(), result, workspace)?;
-    let word = workspace.read_result(gpu)?;
-    Ok(bytemuck::pod_read_unaligned(
-        &word.to_le_bytes()[..size_of::<T::Acc>()],
-    ))
+    workspace.read_result(gpu)
 }
 
 /// [`reduce`] into `output[0]` on the device, without synchronising (stream-ordered).

@@ -67,19 +67,21 @@ impl DeviceWorkspace {
         Ok((address(&self.partials), address(&self.blocks_done)))
     }
 
-    /// Address of the 8-byte slot [`reduce`](super::reduce) returns its result through.
+    /// Address of the 16-byte slot the host-returning reductions return their result through.
     pub(crate) fn result_slot(&mut self, gpu: &Gpu) -> Result<u64> {
         if self.result.is_none() {
-            self.result = Some(gpu.alloc_zeroed(1)?);
+            self.result = Some(gpu.alloc_zeroed(2)?);
         }
         Ok(address(&self.result))
     }
 
-    /// The reduce's result slot, after the stream has finished (8 bytes; the value is in the low
-    /// `size_of::<Acc>()` bytes).
-    pub(crate) fn read_result(&self, gpu: &Gpu) -> Result<u64> {
+    /// The result slot as a `V` (its first `size_of::<V>()` bytes, at most 16), after the stream
+    /// has finished.
+    pub(crate) fn read_result<V: bytemuck::Pod>(&self, gpu: &Gpu) -> Result<V> {
         let result = self.result.as_ref().expect("result_slot is called first");
-        Ok(gpu.download(result)?[0])
+        let words = gpu.download(result)?;
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        Ok(bytemuck::pod_read_unaligned(&bytes[..size_of::<V>()]))
     }
 
     /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.

@@ -21,6 +21,9 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ),
     ("device::workspace_reused_across_calls_and_sizes", workspace_reuse),
     ("device::bad_input", bad_input),
+    ("device::argmin_argmax_every_type_ties_and_nan", argmin_argmax),
+    ("device::dot_float_types", dot_products),
+    ("device::segmented_reduce_rows_every_type", segmented),
     ("device::past_2_pow_31_elements_u32", past_2_pow_31),
 ];
 
@@ -329,6 +332,180 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         ok(device::reduce_slice::<f32, Sum>(gpu, &[1.0, f32::INFINITY]))?,
         f32::INFINITY,
     )
+}
+
+/// CPU argmin / argmax: first index on ties; the first NaN if any (NumPy's rule).
+fn reference_arg<T: TestElement>(x: &[T], min: bool) -> Option<(T::Acc, usize)>
+where
+    T::Acc: PartialOrd,
+{
+    let is_nan = |v: T::Acc| v.partial_cmp(&v).is_none();
+    let mut best: Option<(T::Acc, usize)> = None;
+    for (i, v) in x.iter().map(|v| v.acc()).enumerate() {
+        best = match best {
+            None => Some((v, i)),
+            Some((b, _)) if is_nan(b) => best,
+            Some(_) if is_nan(v) => Some((v, i)),
+            Some((b, _)) if (min && v < b) || (!min && v > b) => Some((v, i)),
+            keep => keep,
+        };
+    }
+    best
+}
+
+fn arg_type<T: TestElement>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed>
+where
+    T::Acc: PartialOrd,
+{
+    // Grid values repeat, so ties are everywhere: the first index must win.
+    for &n in &[1usize, 5, 4097, 100_003, (1 << 22) + 7, (1 << 22) + 4096 * 256] {
+        let x = T::make(n, n as u64 + 3);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        let found_min = ok(device::argmin::<T>(gpu, &d_x, ws))?;
+        let found_max = ok(device::argmax::<T>(gpu, &d_x, ws))?;
+        check_eq(
+            &format!("argmin {} n={n}", T::NAME),
+            found_min,
+            reference_arg(&x, true),
+        )?;
+        check_eq(
+            &format!("argmax {} n={n}", T::NAME),
+            found_max,
+            reference_arg(&x, false),
+        )?;
+    }
+    Ok(())
+}
+
+fn argmin_argmax(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    arg_type::<f32>(gpu, ws)?;
+    arg_type::<f64>(gpu, ws)?;
+    arg_type::<i32>(gpu, ws)?;
+    arg_type::<u32>(gpu, ws)?;
+    arg_type::<i64>(gpu, ws)?;
+    arg_type::<u64>(gpu, ws)?;
+    arg_type::<f16>(gpu, ws)?;
+    arg_type::<bf16>(gpu, ws)?;
+    check_eq(
+        "argmin of nothing",
+        ok(device::argmin::<f32>(
+            gpu,
+            &ok(DeviceVec::from_slice(gpu, &[] as &[f32]))?,
+            ws,
+        ))?,
+        None,
+    )?;
+    let mut x = vec![1.0f32; 100_000];
+    x[70_000] = f32::NAN;
+    x[90_000] = f32::NAN;
+    x[5] = -3.0;
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let (v, i) = ok(device::argmin::<f32>(gpu, &d_x, ws))?.unwrap();
+    check_eq("argmin with NaN: first NaN", (v.is_nan(), i), (true, 70_000))?;
+    let (v, i) = ok(device::argmax::<f32>(gpu, &d_x, ws))?.unwrap();
+    check_eq("argmax with NaN: first NaN", (v.is_nan(), i), (true, 70_000))
+}
+
+fn dot_type<T: TestElement + device::DotElement>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed>
+where
+    T::Acc: std::ops::Mul<Output = T::Acc>,
+{
+    for n in [0usize, 1, 4095, 100_003, (1 << 22) + 5, (1 << 23) + 1] {
+        let (a, b) = (T::make(n, 1), T::make(n, 2));
+        let (d_a, d_b) = (
+            ok(DeviceVec::from_slice(gpu, &a))?,
+            ok(DeviceVec::from_slice(gpu, &b))?,
+        );
+        let expected = a.iter().zip(&b).fold(T::identity("sum"), |s, (&x, &y)| {
+            T::combine("sum", s, x.acc() * y.acc())
+        });
+        check_eq(
+            &format!("dot {} n={n}", T::NAME),
+            ok(device::dot::<T>(gpu, &d_a, &d_b, ws))?,
+            expected,
+        )?;
+    }
+    Ok(())
+}
+
+fn dot_products(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    dot_type::<f32>(gpu, ws)?;
+    dot_type::<f64>(gpu, ws)?;
+    dot_type::<f16>(gpu, ws)?;
+    dot_type::<bf16>(gpu, ws)?;
+    let (a, b) = (
+        ok(DeviceVec::from_slice(gpu, &[1.0f32; 10]))?,
+        ok(DeviceVec::from_slice(gpu, &[1.0f32; 9]))?,
+    );
+    match device::dot::<f32>(gpu, &a, &b, ws) {
+        Err(Error::LengthMismatch {
+            expected: 10,
+            found: 9,
+            ..
+        }) => Ok(()),
+        other => Err(format!("mismatched dot gave {other:?}").into()),
+    }
+}
+
+fn segmented_type_op<T: TestElement, Op: Operator>(gpu: &Gpu) -> Result<(), Failed> {
+    // Row lengths that are and are not multiples of a 16-byte vector (unaligned rows).
+    for (rows, row_len) in [
+        (1usize, 1usize),
+        (3, 7),
+        (1000, 64),
+        (33, 1023),
+        (2000, 257),
+        (4, 100_003),
+    ] {
+        let x = T::make(rows * row_len, (rows * 31 + row_len) as u64);
+        let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+        let mut d_out = ok(gpu.alloc_zeroed::<T::Acc>(rows))?;
+        ok(device::segmented_reduce::<T, Op>(gpu, &d_x, row_len, &mut d_out))?;
+        let expected: Vec<T::Acc> = x
+            .chunks(row_len)
+            .map(|row| reference_reduce(Op::NAME, row))
+            .collect();
+        check_slices(
+            &format!("segmented {} {} {rows}x{row_len}", T::NAME, Op::NAME),
+            &ok(gpu.download(&d_out))?,
+            &expected,
+            |_| false,
+        )?;
+    }
+    Ok(())
+}
+
+fn segmented_type<T: TestElement>(gpu: &Gpu) -> Result<(), Failed> {
+    segmented_type_op::<T, Sum>(gpu)?;
+    segmented_type_op::<T, Min>(gpu)?;
+    segmented_type_op::<T, Max>(gpu)
+}
+
+fn segmented(gpu: &Gpu) -> Result<(), Failed> {
+    segmented_type::<f32>(gpu)?;
+    segmented_type::<f64>(gpu)?;
+    segmented_type::<i32>(gpu)?;
+    segmented_type::<u32>(gpu)?;
+    segmented_type::<i64>(gpu)?;
+    segmented_type::<u64>(gpu)?;
+    segmented_type::<f16>(gpu)?;
+    segmented_type::<bf16>(gpu)?;
+    let d_x = ok(DeviceVec::from_slice(gpu, &[1.0f32; 10]))?;
+    let mut short = ok(gpu.alloc_zeroed::<f32>(1))?;
+    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 3, &mut short) {
+        Err(Error::InvalidLaunch(msg)) if msg.contains("whole number of rows") => {}
+        other => return Err(format!("10 elements in rows of 3 gave {other:?}").into()),
+    }
+    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 5, &mut short) {
+        Err(Error::LengthMismatch {
+            expected: 2,
+            found: 1,
+            ..
+        }) => Ok(()),
+        other => Err(format!("short output gave {other:?}").into()),
+    }
 }
 
 fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {

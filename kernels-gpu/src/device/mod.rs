@@ -7,9 +7,13 @@
 //! | agent | algorithm | reads | result |
 //! |---|---|---|---|
 //! | [`reduce::reduce_partials`] | one partial per block, fixed partition (deterministic) | n | `partials[block]` |
+//! | [`reduce::arg_reduce_partials`] | as reduce, over (value, index) pairs | n | argmin / argmax |
+//! | [`reduce::dot_partials`] | as reduce, over products | 2n | dot product |
+//! | [`reduce::segmented_reduce`] | one block per row | n | one value per row |
 //! | [`scan::scan_tile`] | single pass, decoupled look-back | n | output array |
 
 pub mod element;
+pub mod indexed;
 pub mod reduce;
 pub mod scan;
 

@@ -1,6 +1,8 @@
 //! Device-wide reduction: each block reduces a fixed part of the input to one partial; the
 //! partials are then reduced by a second launch of one block ([`reduce_partials`] twice), or, in
-//! a single launch, by the last block to finish ([`reduce_single_launch`]).
+//! a single launch, by the last block to finish ([`last_block_reduces`]). The same partition
+//! serves argmin / argmax ([`arg_reduce_partials`]) and the dot product ([`dot_partials`]);
+//! [`segmented_reduce`] gives each row of a batch to one block.
 //!
 //! - Thread `g` of the grid folds 16-byte vectors `g, g + S, g + 2S, ...` (`S` = threads in the
 //!   grid), four loads in flight, then the elements past the last whole vector; the block then
@@ -11,12 +13,14 @@
 //! - The operator must be associative and commutative (threads take strided elements).
 
 use super::element::{Element, load_aligned_read_only as load_aligned};
+use super::indexed::{Indexed, Ordered};
 use crate::atomic::{AtomicAdd, RelaxedAccess};
 use crate::block::{BlockReduceStorage, block_reduce};
-use crate::op::ReduceOp;
-use crate::shared::SharedArray;
+use crate::op::{ReduceOp, Sum};
+use crate::shared::{SharedArray, SharedValue};
 use crate::sync::{block_barrier, fence_acquire_release};
 use crate::thread::{block_dim, block_idx, global_idx, grid_dim, grid_stride, thread_idx};
+use crate::warp::Shuffle;
 
 /// `partials[block_idx()] = Op-reduction of this block's part of input[0..n]`.
 ///
@@ -76,28 +80,29 @@ pub unsafe fn reduce_partials<T, Op, const VEC: usize>(
     }
 }
 
-/// Single-launch reduction: [`reduce_partials`], then the last block to finish (picked by an
-/// integer atomic counter, which it resets to 0 for the next call) reduces the `grid_dim()`
-/// partials in a fixed order and writes `*result`. No floating-point atomics: deterministic.
+/// The single launch's second half, after any partials agent: the last block to finish (picked
+/// by an integer atomic counter, which it resets to 0 for the next call) reduces the
+/// `grid_dim()` partials in a fixed order and writes `*result`. No floating-point atomics:
+/// deterministic.
 ///
 /// # Safety
-/// As [`reduce_partials`]; `result` is one writable value; `blocks_done` is a `u32` that is 0 at
-/// launch; `last` is one shared `u32` of this block.
+/// Every thread of the block calls it after writing this block's partial (with
+/// `store_relaxed`); `result` is one writable value; `blocks_done` is a `u32` that is 0 at
+/// launch; `last` is one shared `u32` of this block; `storage` is free for reuse.
 #[inline(always)]
-pub unsafe fn reduce_single_launch<T, Op, const VEC: usize>(
-    input: *const T,
-    n: usize,
-    partials: *mut T::Acc,
-    result: *mut T::Acc,
+pub unsafe fn last_block_reduces<A, Op>(
+    partials: *mut A,
+    result: *mut A,
     blocks_done: *mut u32,
-    storage: BlockReduceStorage<T::Acc>,
+    storage: BlockReduceStorage<A>,
     last: SharedArray<u32>,
 ) where
-    T: Element,
-    Op: ReduceOp<T::Acc>,
+    A: Shuffle + SharedValue + RelaxedAccess,
+    Op: ReduceOp<A>,
 {
-    // SAFETY: forwarded.
-    unsafe { reduce_partials::<T, Op, VEC>(input, n, partials, storage) };
+    // SAFETY: the whole block calls it: every thread has finished with `storage` and thread 0
+    // has stored the partial before anyone counts it.
+    unsafe { block_barrier() };
     if thread_idx() == 0 {
         // Release this block's partial, then count it.
         fence_acquire_release();
@@ -106,8 +111,7 @@ pub unsafe fn reduce_single_launch<T, Op, const VEC: usize>(
         // SAFETY: read by the block after the barrier.
         unsafe { last.write(0, (done == grid_dim() - 1) as u32) };
     }
-    // SAFETY: the whole block calls it; `storage` (used by block_reduce) is reused below only
-    // after this barrier.
+    // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     // SAFETY: written before the barrier.
     if unsafe { last.read(0) } == 0 {
@@ -119,16 +123,175 @@ pub unsafe fn reduce_single_launch<T, Op, const VEC: usize>(
     let mut p = thread_idx();
     while p < grid_dim() {
         // SAFETY: p < grid_dim(), one partial per block, each released before its count.
-        acc = Op::combine(acc, unsafe { T::Acc::load_relaxed(partials.add(p as usize)) });
+        acc = Op::combine(acc, unsafe { A::load_relaxed(partials.add(p as usize)) });
         p += block_dim();
     }
     // SAFETY: the whole (last) block calls it.
-    let total = unsafe { block_reduce::<T::Acc, Op>(acc, storage) };
+    let total = unsafe { block_reduce::<A, Op>(acc, storage) };
     if thread_idx() == 0 {
         // SAFETY: `result` and `blocks_done` are valid; no block counts again in this launch.
         unsafe {
             *result = total;
             *blocks_done = 0;
         }
+    }
+}
+
+/// `partials[block_idx()]` = the (value, index) pair `Op` (argmin / argmax) picks from this block's
+/// part of `input[0..n]`; the partition is the one of [`reduce_partials`].
+///
+/// # Safety
+/// As [`reduce_partials`], with one `Indexed<T::Acc>` partial per block.
+#[inline(always)]
+pub unsafe fn arg_reduce_partials<T, Op, const VEC: usize>(
+    input: *const T,
+    n: usize,
+    partials: *mut Indexed<T::Acc>,
+    storage: BlockReduceStorage<Indexed<T::Acc>>,
+) where
+    T: Element,
+    T::Acc: Ordered,
+    Op: ReduceOp<Indexed<T::Acc>>,
+{
+    let mut acc = Op::identity();
+    let vectors = if input as usize % 16 == 0 { n / VEC } else { 0 };
+    let stride = grid_stride();
+    let mut v = global_idx();
+    // SAFETY (loops): indices are < n; the vector base is 16-byte aligned (checked above).
+    unsafe {
+        while v < vectors {
+            let values = load_aligned::<T, VEC>(input.add(v * VEC));
+            for k in 0..VEC {
+                let item = Indexed {
+                    value: values[k].to_acc(),
+                    index: (v * VEC + k) as u64,
+                };
+                acc = Op::combine(acc, item);
+            }
+            v += stride;
+        }
+        let mut i = vectors * VEC + global_idx();
+        while i < n {
+            acc = Op::combine(
+                acc,
+                Indexed {
+                    value: (*input.add(i)).to_acc(),
+                    index: i as u64,
+                },
+            );
+            i += stride;
+        }
+    }
+    // SAFETY: the whole block calls it.
+    let best = unsafe { block_reduce::<Indexed<T::Acc>, Op>(acc, storage) };
+    if thread_idx() == 0 {
+        // SAFETY: one partial per block.
+        unsafe { Indexed::<T::Acc>::store_relaxed(partials.add(block_idx() as usize), best) };
+    }
+}
+
+/// `partials[block_idx()]` = sum of `a[i] * b[i]` over this block's part of `0..n` (the partition
+/// of [`reduce_partials`]), products and sums in `T::Acc`.
+///
+/// # Safety
+/// As [`reduce_partials`], for two inputs of `n` elements.
+#[inline(always)]
+pub unsafe fn dot_partials<T, const VEC: usize>(
+    a: *const T,
+    b: *const T,
+    n: usize,
+    partials: *mut T::Acc,
+    storage: BlockReduceStorage<T::Acc>,
+) where
+    T: Element,
+    T::Acc: core::ops::Mul<Output = T::Acc>,
+    Sum: ReduceOp<T::Acc>,
+{
+    let mut acc = <Sum as ReduceOp<T::Acc>>::identity();
+    let aligned = a as usize % 16 == 0 && b as usize % 16 == 0;
+    let vectors = if aligned { n / VEC } else { 0 };
+    let stride = grid_stride();
+    let mut v = global_idx();
+    // SAFETY (loops): indices are < n; vector bases are 16-byte aligned (checked above).
+    unsafe {
+        while v < vectors {
+            let (x, y) = (
+                load_aligned::<T, VEC>(a.add(v * VEC)),
+                load_aligned::<T, VEC>(b.add(v * VEC)),
+            );
+            for k in 0..VEC {
+                acc = Sum::combine(acc, x[k].to_acc() * y[k].to_acc());
+            }
+            v += stride;
+        }
+        let mut i = vectors * VEC + global_idx();
+        while i < n {
+            acc = Sum::combine(acc, (*a.add(i)).to_acc() * (*b.add(i)).to_acc());
+            i += stride;
+        }
+    }
+    // SAFETY: the whole block calls it.
+    let total = unsafe { block_reduce::<T::Acc, Sum>(acc, storage) };
+    if thread_idx() == 0 {
+        // SAFETY: one partial per block.
+        unsafe { T::Acc::store_relaxed(partials.add(block_idx() as usize), total) };
+    }
+}
+
+/// Segmented reduce over `rows` rows of `row_len` elements each (row `r` is
+/// `input[r * row_len .. (r + 1) * row_len]`): block `b` reduces rows `b, b + grid_dim(), ...`,
+/// each with the whole block (16-byte loads when the row starts 16-byte aligned), and writes
+/// `output[r]`. The shape of softmax and LayerNorm statistics.
+///
+/// # Safety
+/// Every thread of the block calls it; `input` holds `rows * row_len` elements, `output` `rows`
+/// values; `storage` is this block's.
+#[inline(always)]
+pub unsafe fn segmented_reduce<T, Op, const VEC: usize>(
+    input: *const T,
+    row_len: usize,
+    rows: usize,
+    output: *mut T::Acc,
+    storage: BlockReduceStorage<T::Acc>,
+) where
+    T: Element,
+    Op: ReduceOp<T::Acc>,
+{
+    let mut row = block_idx() as usize;
+    while row < rows {
+        // SAFETY: the row lies inside `input`.
+        let start = unsafe { input.add(row * row_len) };
+        let vectors = if start as usize % 16 == 0 {
+            row_len / VEC
+        } else {
+            0
+        };
+        let mut acc = Op::identity();
+        let mut v = thread_idx() as usize;
+        // SAFETY (loops): indices are < row_len; the vector base is aligned (checked above).
+        unsafe {
+            while v < vectors {
+                let values = load_aligned::<T, VEC>(start.add(v * VEC));
+                for k in 0..VEC {
+                    acc = Op::combine(acc, values[k].to_acc());
+                }
+                v += block_dim() as usize;
+            }
+            let mut i = vectors * VEC + thread_idx() as usize;
+            while i < row_len {
+                acc = Op::combine(acc, (*start.add(i)).to_acc());
+                i += block_dim() as usize;
+            }
+        }
+        // SAFETY: the whole block runs every row (the row loop is uniform).
+        let total = unsafe { block_reduce::<T::Acc, Op>(acc, storage) };
+        if thread_idx() == 0 {
+            // SAFETY: row < rows.
+            unsafe { *output.add(row) = total };
+        }
+        // The next row's block_reduce reuses `storage`.
+        // SAFETY: uniform loop, the whole block.
+        unsafe { block_barrier() };
+        row += grid_dim() as usize;
     }
 }

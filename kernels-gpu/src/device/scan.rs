@@ -26,7 +26,6 @@ use crate::block::{BlockScanStorage, block_exclusive_scan};
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::sync::fence_acquire_release;
 use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx};
 use crate::warp::{Shuffle, warp_ballot, warp_reduce};
 

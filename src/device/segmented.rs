@@ -1,0 +1,51 @@
+//! Segmented reduce over a batch of equal-length rows.
+
+use super::element::{DeviceView, Element, Operator};
+use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
+use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+
+/// `output[r]` = `Op` over row `r` of `input`, seen as `input.len() / row_len` rows of `row_len`
+/// elements (row-major; the shape of softmax and LayerNorm statistics). One block per row,
+/// blocks striding over rows past 8 per multiprocessor. Stream-ordered (no synchronisation).
+/// `output` may be longer than the number of rows; the rest is left alone.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is not a
+/// whole number of rows; [`Error::LengthMismatch`] for an output shorter than the number of rows;
+/// all before any launch. Device errors.
+pub fn segmented_reduce<'a, T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: impl Into<DeviceView<'a, T>>,
+    row_len: usize,
+    output: &mut DeviceBuffer<T::Acc>,
+) -> Result<()> {
+    let input = input.into();
+    if input.len == 0 {
+        return Ok(());
+    }
+    if row_len == 0 || input.len % row_len != 0 {
+        return Err(Error::InvalidLaunch(format!(
+            "segmented_reduce: {} elements are not a whole number of rows of {row_len}",
+            input.len
+        )));
+    }
+    let rows = input.len / row_len;
+    if output.len() < rows {
+        return Err(Error::LengthMismatch {
+            what: "segmented_reduce: output",
+            expected: rows,
+            found: output.len(),
+        });
+    }
+    let grid = rows.min(8 * gpu.info().multiprocessors as usize) as u32;
+    let config = LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    // SAFETY: device_segmented_reduce_<T>_<op> takes (input, row_len, rows, output): `input` holds
+    // rows * row_len elements, `output` at least `rows` values (checked above).
+    unsafe {
+        gpu.launch(
+            &format!("device_segmented_reduce_{}_{}", T::NAME, Op::NAME),
+            config,
+            (input.address, row_len, rows, output.as_device_ptr().as_raw()),
+        )
+    }
+}
