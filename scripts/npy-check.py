@@ -42,27 +42,32 @@ def report(what, found, expected, tolerance):
     print(f"  {what}: gpu {found!r} numpy {expected!r} |error| {error:.3e} (tolerance {tolerance:.3e}) {'OK' if ok else 'MISMATCH'}")
 
 
-# f32: standard normal values, 10^8 of them.
-x = rng.standard_normal(n, dtype=np.float32)
-path = os.path.join(tmp, "x_f32.npy")
+# f32 on a grid: values k/4 with |k| <= 8, 10^8 of them. Every partial sum the GPU forms (per
+# thread, per block, per tile) is a multiple of 1/4 far below 2^22, so it is exact in f32 in any
+# grouping: the GPU's sum and scan must equal NumPy's float64 answers exactly.
+x = (rng.integers(-8, 9, size=n).astype(np.float32) * np.float32(0.25))
+path = os.path.join(tmp, "x_f32_grid.npy")
 np.save(path, x)
-exact = float(np.sum(x, dtype=np.float64))
-abs_sum = float(np.sum(np.abs(x), dtype=np.float64))
-bound = (n * 2.0**-24) * abs_sum  # gamma_n * sum|x| (Higham), any summation order
-report("f32 sum vs numpy float64 sum", gpu_value(run("reduce", path, "--check")), exact, bound)
-report("f32 sum vs numpy float32 sum", gpu_value(run("reduce", path)), float(np.sum(x)), 2 * bound)
-# The binary prints the shortest decimal that round-trips an f32: compare as float32, exactly.
-report("f32 max", float(np.float32(gpu_value(run("reduce", path, "--op", "max")))), float(np.max(x)), 0.0)
-report("f32 min", float(np.float32(gpu_value(run("reduce", path, "--op", "min")))), float(np.min(x)), 0.0)
-
-out = os.path.join(tmp, "y_f32.npy")
+report("f32 grid sum (exact)", gpu_value(run("reduce", path, "--check")), float(np.sum(x, dtype=np.float64)), 0.0)
+out = os.path.join(tmp, "y_f32_grid.npy")
 run("scan", path, "--output", out, "--check")
 y = np.load(out)
 ref = np.cumsum(x, dtype=np.float64)
-bounds = np.arange(1, n + 1, dtype=np.float64) * 2.0**-24 * np.cumsum(np.abs(x), dtype=np.float64)
-worst = int(np.argmax(np.abs(y - ref) - bounds))
-report(f"f32 inclusive scan, worst index {worst}", float(y[worst]), float(ref[worst]), float(bounds[worst]))
+report("f32 grid inclusive scan: mismatching elements", float(np.count_nonzero(y != ref)), 0.0, 0.0)
 report("f32 scan length", float(len(y)), float(n), 0.0)
+
+# f32 standard normal values: min and max are exact; the sum differs from NumPy's by rounding
+# (both group the additions differently), printed for information.
+x = rng.standard_normal(n, dtype=np.float32)
+path = os.path.join(tmp, "x_f32_normal.npy")
+np.save(path, x)
+# The binary prints the shortest decimal that round-trips an f32: compare as float32, exactly.
+report("f32 max", float(np.float32(gpu_value(run("reduce", path, "--op", "max")))), float(np.max(x)), 0.0)
+report("f32 min", float(np.float32(gpu_value(run("reduce", path, "--op", "min")))), float(np.min(x)), 0.0)
+gpu_sum = gpu_value(run("reduce", path))
+exact = float(np.sum(x, dtype=np.float64))
+print(f"  f32 normal sum (information): gpu {gpu_sum!r}, numpy float64 {exact!r}, numpy float32 "
+      f"{float(np.sum(x))!r}; gpu relative to sum|x|: {abs(gpu_sum - exact) / float(np.sum(np.abs(x), dtype=np.float64)):.2e}")
 
 # i64: exact.
 xi = rng.integers(-10**6, 10**6, size=n, dtype=np.int64)
@@ -76,13 +81,12 @@ expected = np.concatenate(([0], np.cumsum(xi)[:-1]))
 mismatches = int(np.count_nonzero(yi != expected))
 report("i64 exclusive scan mismatching elements", float(mismatches), 0.0, 0.0)
 
-# f16: summed in f32 on the GPU.
-xh = rng.standard_normal(1_000_003).astype(np.float16)
+# f16 on the same grid (exact in f16), summed in f32 on the GPU: exact.
+xh = (rng.integers(-8, 9, size=1_000_003) * 0.25).astype(np.float16)
 path = os.path.join(tmp, "x_f16.npy")
 np.save(path, xh)
-exact = float(np.sum(xh, dtype=np.float64))
-report("f16 sum (f32 accumulation)", gpu_value(run("reduce", path, "--check")), exact,
-       len(xh) * 2.0**-24 * float(np.sum(np.abs(xh), dtype=np.float64)))
+report("f16 grid sum (f32 accumulation, exact)", gpu_value(run("reduce", path, "--check")),
+       float(np.sum(xh, dtype=np.float64)), 0.0)
 
 print(f"npy-check: {'all agree' if failures == 0 else f'{failures} MISMATCHES'}")
 sys.exit(1 if failures else 0)
