@@ -150,6 +150,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 args.json
                     .as_ref()
                     .map(|p| gpu_primitives::bench::write_json(p, &rows)),
+                args.plot.as_ref().map(|p| gpu_primitives::plot::plot(p, &rows)),
             ];
             let failures: Vec<String> = written.into_iter().flatten().filter_map(|r| r.err()).collect();
             for failure in &failures {
