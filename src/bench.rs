@@ -139,6 +139,15 @@ impl Bench<'_> {
 ///
 /// # Errors
 /// Device errors (out of memory for the largest size, among others).
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::bench::{self, BenchConfig};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let rows = bench::run(&gpu, &BenchConfig { max_log2: 20, other_types_log2: None, ..BenchConfig::default() })?;
+/// bench::print_table(&rows);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     let sizes: Vec<usize> = (config.min_log2..=config.max_log2)
         .step_by(config.step_log2.max(1) as usize)

@@ -16,6 +16,14 @@ pub const DEFAULT_BLOCK: u32 = 256;
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when the lengths differ; device errors.
+///
+/// # Example
+/// ```no_run
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let a: Vec<f32> = (0..8).map(|i| i as f32).collect();
+/// assert_eq!(gpu_primitives::dot_product::dot_product(&gpu, &a, &a)?, 140.0); // puzzle 12
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn dot_product(gpu: &Gpu, a: &[f32], b: &[f32]) -> Result<f32> {
     let block = if a.len() <= LaunchConfig::MAX_BLOCK as usize {
         a.len().max(1).next_power_of_two() as u32

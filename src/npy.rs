@@ -106,6 +106,13 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
 ///
 /// # Errors
 /// [`NpyError`] for a missing file, a bad header, another dtype, more than one dimension.
+///
+/// # Example
+/// ```no_run
+/// let input = gpu_primitives::npy::open(std::path::Path::new("data.npy"))?;
+/// println!("{:?}, {} elements", input.dtype, input.len);
+/// # Ok::<(), gpu_primitives::npy::NpyError>(())
+/// ```
 pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
     let reader = BufReader::new(File::open(path).map_err(io_error(path))?);
     let file = npyz::NpyFile::new(reader).map_err(io_error(path))?;

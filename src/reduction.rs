@@ -35,6 +35,13 @@ pub fn hierarchical_config(gpu: &Gpu, n: usize) -> LaunchConfig {
 ///
 /// # Errors
 /// Device errors (allocation, launch).
+///
+/// # Example
+/// ```no_run
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// assert_eq!(gpu_primitives::reduction::block_sum(&gpu, &[1.0; 1000])?, 1000.0);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn block_sum(gpu: &Gpu, input: &[f32]) -> Result<f32> {
     let d_in = gpu.upload(input)?;
     let d_out = gpu.alloc_zeroed::<f32>(1)?;

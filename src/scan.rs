@@ -73,6 +73,15 @@ impl SectionScan {
 /// # Errors
 /// [`Error::InvalidLaunch`] for a bad block size (over 1024, not a power of two for Brent-Kung,
 /// or sections of one element with more than one input); device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::scan::{self, ScanKind, SectionScan};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let y = scan::scan(&gpu, &[1.0; 5], SectionScan::BrentKung, ScanKind::Exclusive, 2)?;
+/// assert_eq!(y, [0.0, 1.0, 2.0, 3.0, 4.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn scan(
     gpu: &Gpu,
     input: &[f32],

@@ -64,6 +64,15 @@ impl Gpu {
     /// # Errors
     /// [`Error::NoDevice`], [`Error::NoSuchDevice`], [`Error::GpuTooOld`],
     /// [`Error::DriverTooOld`], [`Error::WarpSize`], [`Error::PtxLoad`] (with the JIT log).
+    ///
+    /// # Example
+    /// ```no_run
+    /// // Your kernels' PTX, usually `PTX_VARIANTS` from ptx-builder's generated module.
+    /// let ptx = std::fs::read_to_string("my_kernels_sm_80.ptx").expect("PTX file");
+    /// let gpu = gpu_host::Gpu::open(0, &[(80, ptx.as_str())], 32)?;
+    /// println!("{} (sm_{})", gpu.info().name, gpu.info().arch);
+    /// # Ok::<(), gpu_host::Error>(())
+    /// ```
     pub fn open(ordinal: u32, ptx_variants: &[(u32, &str)], warp_size: u32) -> Result<Self> {
         cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
         let count = Device::num_devices().map_err(no_device)?;
@@ -201,6 +210,17 @@ impl Gpu {
     /// `params` must match the kernel's parameter list in number, order and type, and the
     /// pointers among them must address device memory large enough for what the kernel reads and
     /// writes with this launch shape (each kernel's docs say what that is).
+    ///
+    /// # Example
+    /// ```no_run
+    /// # fn demo(gpu: &gpu_host::Gpu) -> gpu_host::Result<()> {
+    /// let d_x = gpu.upload(&[1.0f32, 2.0, 3.0])?;
+    /// let d_out = gpu.alloc_zeroed::<f32>(1)?;
+    /// // SAFETY: the module's `sum_naive` takes (input: *const f32, out: *mut f32, n: usize).
+    /// unsafe { gpu.launch("sum_naive", gpu_host::LaunchConfig::new(1, 1), (d_x.as_device_ptr(), d_out.as_device_ptr(), 3usize))? };
+    /// assert_eq!(gpu.download(&d_out)?, [6.0]);
+    /// # Ok(()) }
+    /// ```
     pub unsafe fn launch<P: KernelParams>(
         &self,
         kernel: &str,
@@ -231,6 +251,14 @@ impl Gpu {
 
     /// Time the stream work `work` queues, with CUDA events recorded before and after it.
     /// Waits for the work to finish.
+    ///
+    /// # Example
+    /// ```no_run
+    /// # fn demo(gpu: &gpu_host::Gpu, src: &gpu_host::DeviceBuffer<f32>, dst: &mut gpu_host::DeviceBuffer<f32>) -> gpu_host::Result<()> {
+    /// let ((), elapsed) = gpu.time(|| gpu.copy_device_to_device(src, dst, src.len()))?;
+    /// println!("copy: {:.1} µs", elapsed.as_secs_f64() * 1e6);
+    /// # Ok(()) }
+    /// ```
     pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
         let start = Event::new(EventFlags::DEFAULT).context("creating an event")?;
         let stop = Event::new(EventFlags::DEFAULT).context("creating an event")?;

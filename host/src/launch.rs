@@ -32,6 +32,13 @@ impl LaunchConfig {
 
     /// Enough blocks of `block` threads for one thread per element of `n` (at least one block),
     /// capped at `max_grid` blocks (grid-stride loops cover the rest).
+    ///
+    /// # Example
+    /// ```
+    /// use gpu_host::LaunchConfig;
+    /// let c = LaunchConfig::for_elements(1000, 256, 1024);
+    /// assert_eq!((c.grid, c.block), (4, 256));
+    /// ```
     pub fn for_elements(n: usize, block: u32, max_grid: u32) -> Self {
         let blocks = n
             .div_ceil(block.max(1) as usize)

@@ -56,6 +56,15 @@ fn arg<T: Element>(
 ///
 /// # Errors
 /// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[4.0f32, 1.0, 7.0, 1.0])?;
+/// assert_eq!(device::argmin::<f32>(&gpu, &x, &mut DeviceWorkspace::new())?, Some((1.0, 1)));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn argmin<'a, T: Element>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
@@ -69,6 +78,15 @@ pub fn argmin<'a, T: Element>(
 ///
 /// # Errors
 /// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[4i32, 9, 7, 9])?;
+/// assert_eq!(device::argmax::<i32>(&gpu, &x, &mut DeviceWorkspace::new())?, Some((9, 1)));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn argmax<'a, T: Element>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,

@@ -17,6 +17,16 @@ impl DotElement for half::bf16 {}
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when the lengths differ (before any launch); device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let a = DeviceVec::from_slice(&gpu, &[1.0f64, 2.0, 3.0])?;
+/// let b = DeviceVec::from_slice(&gpu, &[4.0f64, 5.0, 6.0])?;
+/// assert_eq!(device::dot::<f64>(&gpu, &a, &b, &mut DeviceWorkspace::new())?, 32.0);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn dot<'a, T: DotElement>(
     gpu: &Gpu,
     a: impl Into<DeviceView<'a, T>>,

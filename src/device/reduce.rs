@@ -111,6 +111,15 @@ fn launch<T: Element, Op: Operator>(
 ///
 /// # Errors
 /// Device errors (allocation, launch, a failed kernel).
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 4.0])?;
+/// assert_eq!(device::reduce::<f32, Sum>(&gpu, &x, &mut DeviceWorkspace::new())?, 10.0);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn reduce<'a, T: Element, Op: Operator>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
@@ -125,6 +134,17 @@ pub fn reduce<'a, T: Element, Op: Operator>(
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for an empty `output`; device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[3i32, 9, -2])?;
+/// let mut out = gpu.alloc_zeroed::<i32>(1)?;
+/// device::reduce_into::<i32, Max>(&gpu, &x, &mut out, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&out)?, [9]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn reduce_into<'a, T: Element, Op: Operator>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
@@ -145,6 +165,14 @@ pub fn reduce_into<'a, T: Element, Op: Operator>(
 ///
 /// # Errors
 /// As [`reduce`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, Min};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// assert_eq!(device::reduce_slice::<u64, Min>(&gpu, &[7, 3, 5])?, 3);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn reduce_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T]) -> Result<T::Acc> {
     let d_in = DeviceVec::from_slice(gpu, input)?;
     reduce::<T, Op>(gpu, &d_in, &mut DeviceWorkspace::new())

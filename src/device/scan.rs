@@ -68,6 +68,17 @@ fn check_output<A: gpu_host::DeviceCopy>(input_len: usize, output: &DeviceBuffer
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `output` is shorter than `input`; device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1i64, 2, 3, 4])?;
+/// let mut y = gpu.alloc_zeroed::<i64>(4)?;
+/// device::inclusive_scan::<i64, Sum>(&gpu, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [1, 3, 6, 10]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn inclusive_scan<'a, T: Element, Op: Operator>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
@@ -90,6 +101,17 @@ pub fn inclusive_scan<'a, T: Element, Op: Operator>(
 ///
 /// # Errors
 /// As [`inclusive_scan`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1u32, 2, 3, 4])?;
+/// let mut y = gpu.alloc_zeroed::<u32>(4)?;
+/// device::exclusive_scan::<u32, Sum>(&gpu, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [0, 1, 3, 6]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn exclusive_scan<'a, T: Element, Op: Operator>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
@@ -113,6 +135,16 @@ pub fn exclusive_scan<'a, T: Element, Op: Operator>(
 ///
 /// # Errors
 /// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, ScanKind, Max};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let mut x = DeviceVec::from_slice(&gpu, &[2.0f64, 1.0, 5.0, 3.0])?;
+/// device::scan_in_place::<f64, Max>(&gpu, &mut x, ScanKind::Inclusive, &mut DeviceWorkspace::new())?;
+/// assert_eq!(x.to_vec(&gpu)?, [2.0, 2.0, 5.0, 5.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn scan_in_place<T: Element<Acc = T>, Op: Operator>(
     gpu: &Gpu,
     data: &mut DeviceVec<T>,
@@ -127,6 +159,15 @@ pub fn scan_in_place<T: Element<Acc = T>, Op: Operator>(
 ///
 /// # Errors
 /// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, ScanKind, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let half_input = [half::f16::from_f32(0.5); 4];
+/// assert_eq!(device::scan_slice::<half::f16, Sum>(&gpu, &half_input, ScanKind::Inclusive)?, [0.5, 1.0, 1.5, 2.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn scan_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T], kind: ScanKind) -> Result<Vec<T::Acc>> {
     let d_in = DeviceVec::from_slice(gpu, input)?;
     let d_out = gpu.alloc_zeroed::<T::Acc>(input.len())?;

@@ -13,6 +13,17 @@ use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 /// [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is not a
 /// whole number of rows; [`Error::LengthMismatch`] for an output shorter than the number of rows;
 /// all before any launch. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 10.0, 20.0, 30.0])?; // 2 rows of 3
+/// let mut sums = gpu.alloc_zeroed::<f32>(2)?;
+/// device::segmented_reduce::<f32, Sum>(&gpu, &x, 3, &mut sums)?;
+/// assert_eq!(gpu.download(&sums)?, [6.0, 60.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
 pub fn segmented_reduce<'a, T: Element, Op: Operator>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
