@@ -52,15 +52,29 @@ fn launch<T: Element, Op: Operator>(
     }
 }
 
-fn check_output<A: gpu_host::DeviceCopy>(input_len: usize, output: &DeviceBuffer<A>) -> Result<()> {
-    if output.len() < input_len {
+/// The out-of-place scans: check the output's length, then queue.
+fn out_of_place<T: Element, Op: Operator>(
+    gpu: &Gpu,
+    input: DeviceView<'_, T>,
+    output: &mut DeviceBuffer<T::Acc>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if output.len() < input.len {
         return Err(Error::LengthMismatch {
             what: "scan: output too short",
-            expected: input_len,
+            expected: input.len,
             found: output.len(),
         });
     }
-    Ok(())
+    launch::<T, Op>(
+        gpu,
+        input.address,
+        output.as_device_ptr().as_raw(),
+        input.len,
+        kind,
+        workspace,
+    )
 }
 
 /// `output[i] = input[0] ⊕ ... ⊕ input[i]` for `i < n` (output may be longer; the rest is left
@@ -85,16 +99,7 @@ pub fn inclusive_scan<'a, T: Element, Op: Operator>(
     output: &mut DeviceBuffer<T::Acc>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let input = input.into();
-    check_output(input.len, output)?;
-    launch::<T, Op>(
-        gpu,
-        input.address,
-        output.as_device_ptr().as_raw(),
-        input.len,
-        ScanKind::Inclusive,
-        workspace,
-    )
+    out_of_place::<T, Op>(gpu, input.into(), output, ScanKind::Inclusive, workspace)
 }
 
 /// `output[i] = input[0] ⊕ ... ⊕ input[i-1]`, `output[0]` = the identity. As [`inclusive_scan`].
@@ -118,16 +123,7 @@ pub fn exclusive_scan<'a, T: Element, Op: Operator>(
     output: &mut DeviceBuffer<T::Acc>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let input = input.into();
-    check_output(input.len, output)?;
-    launch::<T, Op>(
-        gpu,
-        input.address,
-        output.as_device_ptr().as_raw(),
-        input.len,
-        ScanKind::Exclusive,
-        workspace,
-    )
+    out_of_place::<T, Op>(gpu, input.into(), output, ScanKind::Exclusive, workspace)
 }
 
 /// Scan `data` in place (the one call that modifies its input). Only for types combined in
