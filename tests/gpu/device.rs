@@ -24,11 +24,12 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("device::argmin_argmax_every_type_ties_and_nan", argmin_argmax),
     ("device::dot_float_types", dot_products),
     ("device::segmented_reduce_rows_every_type", segmented),
+    ("device::out_of_memory_is_an_error", out_of_memory),
     ("device::past_2_pow_31_elements_u32", past_2_pow_31),
 ];
 
 /// A test type: how to make inputs and combine them on the CPU, exactly.
-trait TestElement: Element {
+pub trait TestElement: Element {
     fn make(n: usize, salt: u64) -> Vec<Self>;
     fn acc(self) -> Self::Acc;
     fn combine(op: &str, a: Self::Acc, b: Self::Acc) -> Self::Acc;
@@ -87,11 +88,11 @@ float_element!(f64, f64, |v: f32| v as f64, |v| v);
 float_element!(f16, f32, f16::from_f32, |v: f16| v.to_f32());
 float_element!(bf16, f32, bf16::from_f32, |v: bf16| v.to_f32());
 
-fn reference_reduce<T: TestElement>(op: &str, x: &[T]) -> T::Acc {
+pub fn reference_reduce<T: TestElement>(op: &str, x: &[T]) -> T::Acc {
     x.iter().fold(T::identity(op), |a, &b| T::combine(op, a, b.acc()))
 }
 
-fn reference_scan<T: TestElement>(op: &str, x: &[T], kind: ScanKind) -> Vec<T::Acc> {
+pub fn reference_scan<T: TestElement>(op: &str, x: &[T], kind: ScanKind) -> Vec<T::Acc> {
     let mut acc = T::identity(op);
     x.iter()
         .map(|&v| {
@@ -335,7 +336,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// CPU argmin / argmax: first index on ties; the first NaN if any (NumPy's rule).
-fn reference_arg<T: TestElement>(x: &[T], min: bool) -> Option<(T::Acc, usize)>
+pub fn reference_arg<T: TestElement>(x: &[T], min: bool) -> Option<(T::Acc, usize)>
 where
     T::Acc: PartialOrd,
 {
@@ -506,6 +507,36 @@ fn segmented(gpu: &Gpu) -> Result<(), Failed> {
         }) => Ok(()),
         other => Err(format!("short output gave {other:?}").into()),
     }
+}
+
+fn out_of_memory(gpu: &Gpu) -> Result<(), Failed> {
+    let x = ok(DeviceVec::from_slice(gpu, &[1.0f32, 2.0, 3.0]))?;
+    match gpu.alloc_zeroed::<f32>(1 << 40) {
+        Err(Error::OutOfMemory { bytes, total, .. }) => {
+            check_eq("bytes asked for", bytes, 4usize << 40)?;
+            check_eq("total reported", total > 0, true)?;
+        }
+        other => return Err(format!("a 4 TiB allocation gave {:?}", other.map(|b| b.len())).into()),
+    }
+    let message = gpu
+        .alloc_zeroed::<f32>(1 << 40)
+        .err()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    check_eq(
+        "message names the problem",
+        message.starts_with("out of device memory allocating 4398046511104 bytes"),
+        true,
+    )?;
+    // The device still works and nothing else changed.
+    check_slices("earlier buffer", &ok(x.to_vec(gpu))?, &[1.0f32, 2.0, 3.0], |_| {
+        false
+    })?;
+    check_eq(
+        "reduce after OOM",
+        ok(device::reduce::<f32, Sum>(gpu, &x, &mut DeviceWorkspace::new()))?,
+        6.0,
+    )
 }
 
 fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {

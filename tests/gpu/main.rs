@@ -10,6 +10,7 @@ mod collectives;
 mod device;
 mod device_layer;
 mod dot_product;
+mod properties;
 mod puzzles;
 mod reduction;
 mod scans;
@@ -29,6 +30,7 @@ fn main() {
         reduction::TESTS,
         puzzles::TESTS,
         scans::TESTS,
+        properties::TESTS,
     ]
     .iter()
     .flat_map(|group| group.iter())

@@ -21,9 +21,18 @@ thread_local! {
     static GPU: OnceCell<Result<Gpu, NoGpu>> = const { OnceCell::new() };
 }
 
-/// Tests that move tens of GiB: reported as ignored when `GPU_PRIMITIVES_SKIP_HUGE` is set
-/// (compute-sanitizer runs, where they would take hours).
-const HUGE_TESTS: &[&str] = &["device::past_2_pow_31_elements_u32"];
+/// Tests reported as ignored, with the reason, when `GPU_PRIMITIVES_SKIP_HUGE` is set (the
+/// compute-sanitizer runs of `scripts/gpu-check`).
+const SANITIZER_SKIPS: &[(&str, &str)] = &[
+    (
+        "device::past_2_pow_31_elements_u32",
+        "moves 17 GiB: hours under compute-sanitizer",
+    ),
+    (
+        "device::out_of_memory_is_an_error",
+        "compute-sanitizer counts the failed allocation it provokes as an error",
+    ),
+];
 
 /// Run `test` on this thread's GPU. With no CUDA device, the test is ignored with the reason;
 /// any other failure to open the GPU fails it.

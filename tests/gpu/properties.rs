@@ -1,0 +1,282 @@
+//! Property tests on the GPU: random lengths (weighted towards the hard ones), every element
+//! type and operator, and values that include NaN, infinities, -0.0, subnormals and extremes,
+//! against CPU oracles.
+//!
+//! - Cases per property: `$PROPTEST_CASES` (default 24 per type); seed: `$PROPTEST_RNG_SEED`;
+//!   failures are persisted to `tests/gpu/proptest-regressions.txt` (committed) and replayed.
+//! - Proptest draws (length, operator, value flavour, seed); the arrays are generated from the
+//!   seed, so a failing case shrinks towards short arrays quickly.
+//! - Oracles: exact equality for integers (wrapping sums) and for floats drawn on a grid where
+//!   every summation order is exact; for special values, NaN / infinity propagation and exact
+//!   min / max; for random normal floats, the gamma_n bound of
+//!   [`reference::f32_sum_error_bound`](gpu_primitives::reference::f32_sum_error_bound).
+//!   Also: inputs unchanged, two reduces bitwise equal, the last inclusive-scan element equals
+//!   the reduce (exact cases).
+
+use crate::device::{TestElement, reference_arg, reference_reduce, reference_scan};
+use crate::support::GpuTest;
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKind, Sum};
+use gpu_primitives::{Gpu, reference};
+use half::{bf16, f16};
+use libtest_mimic::Failed;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestCaseError, TestRunner};
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::cell::RefCell;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("properties::reduce_scan_arg_every_type", every_type),
+    ("properties::special_float_values", special_values),
+    ("properties::random_normal_floats_within_bounds", normal_floats),
+];
+
+/// Lengths: boundaries of warps, blocks, tiles and the single-launch limits (+-1), primes,
+/// powers of two, and uniform ones; up to 2^24 but rarely.
+fn length() -> impl Strategy<Value = usize> {
+    let edges: Vec<usize> = [
+        0usize, 1, 2, 3, 31, 32, 33, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097,
+    ]
+    .into_iter()
+    .chain([
+        8191,
+        8192,
+        8193,
+        65_535,
+        65_536,
+        65_537,
+        (1 << 22) - 1,
+        1 << 22,
+        (1 << 22) + 1,
+    ])
+    .chain([7, 13, 4093, 65_521, 1_048_573])
+    .collect();
+    prop_oneof![
+        6 => prop::sample::select(edges),
+        3 => 0usize..100_000,
+        1 => (10u32..=24).prop_flat_map(|k| (Just(1usize << k), -1isize..=1)).prop_map(|(p, d)| (p as isize + d) as usize),
+    ]
+}
+
+fn runner() -> TestRunner {
+    let mut config = Config {
+        cases: 24,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/gpu/proptest-regressions.txt",
+        ))),
+        ..Config::default()
+    };
+    if let Some(cases) = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()) {
+        config.cases = cases;
+    }
+    TestRunner::new(config)
+}
+
+fn to_failed(e: impl std::fmt::Display) -> Failed {
+    Failed::from(e.to_string())
+}
+
+fn op_check<T: TestElement, Op: Operator>(
+    gpu: &Gpu,
+    x: &[T],
+    ws: &mut DeviceWorkspace,
+) -> Result<(), TestCaseError>
+where
+    T::Acc: PartialEq + std::fmt::Debug,
+{
+    let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+    let d_x = DeviceVec::from_slice(gpu, x).map_err(fail)?;
+    let first = device::reduce::<T, Op>(gpu, &d_x, ws).map_err(fail)?;
+    let again = device::reduce::<T, Op>(gpu, &d_x, ws).map_err(fail)?;
+    let bits = |v: T::Acc| bytemuck::bytes_of(&v).to_vec();
+    prop_assert_eq!(bits(first), bits(again), "two reduces differ");
+    prop_assert_eq!(
+        first,
+        reference_reduce::<T>(Op::NAME, x),
+        "reduce {} {} n={}",
+        T::NAME,
+        Op::NAME,
+        x.len()
+    );
+    for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+        let mut d_out = gpu.alloc_zeroed::<T::Acc>(x.len()).map_err(fail)?;
+        match kind {
+            ScanKind::Inclusive => device::inclusive_scan::<T, Op>(gpu, &d_x, &mut d_out, ws),
+            ScanKind::Exclusive => device::exclusive_scan::<T, Op>(gpu, &d_x, &mut d_out, ws),
+        }
+        .map_err(fail)?;
+        let found = gpu.download(&d_out).map_err(fail)?;
+        let expected = reference_scan(Op::NAME, x, kind);
+        if let Some(i) = found.iter().zip(&expected).position(|(f, e)| f != e) {
+            return Err(TestCaseError::fail(format!(
+                "scan {} {} {kind:?} n={}: index {i}: found {:?}, expected {:?}",
+                T::NAME,
+                Op::NAME,
+                x.len(),
+                found[i],
+                expected[i]
+            )));
+        }
+        if kind == ScanKind::Inclusive && !x.is_empty() {
+            prop_assert_eq!(*found.last().unwrap(), first, "last inclusive element != reduce");
+        }
+    }
+    let unchanged = d_x.to_vec(gpu).map_err(fail)?;
+    prop_assert!(unchanged.as_slice() == T::as_raw(x), "the input changed");
+    Ok(())
+}
+
+fn exact_type<T: TestElement>(gpu: &Gpu) -> Result<(), Failed>
+where
+    T::Acc: PartialEq + std::fmt::Debug + PartialOrd,
+{
+    // TestRunner::run takes an Fn closure: the workspace is borrowed per case.
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    runner()
+        .run(&(length(), 0u8..3, any::<u64>()), |(n, op, seed)| {
+            // TestElement::make: full-range integers (sums wrap) or floats on the exact grid.
+            let ws = &mut *workspace.borrow_mut();
+            let x = T::make(n, seed);
+            match op {
+                0 => op_check::<T, Sum>(gpu, &x, ws),
+                1 => op_check::<T, Min>(gpu, &x, ws),
+                _ => op_check::<T, Max>(gpu, &x, ws),
+            }?;
+            let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+            let d_x = DeviceVec::from_slice(gpu, &x).map_err(fail)?;
+            let found = device::argmin::<T>(gpu, &d_x, ws).map_err(fail)?;
+            let expected = reference_arg(&x, true);
+            prop_assert_eq!(found, expected, "argmin {} n={}", T::NAME, n);
+            Ok(())
+        })
+        .map_err(to_failed)
+}
+
+fn every_type(gpu: &Gpu) -> Result<(), Failed> {
+    exact_type::<f32>(gpu)?;
+    exact_type::<f64>(gpu)?;
+    exact_type::<i32>(gpu)?;
+    exact_type::<u32>(gpu)?;
+    exact_type::<i64>(gpu)?;
+    exact_type::<u64>(gpu)?;
+    exact_type::<f16>(gpu)?;
+    exact_type::<bf16>(gpu)
+}
+
+/// Grid values with NaN, +-inf, -0.0, subnormals, f32::MAX and f32::MIN sprinkled in.
+fn special_f32(n: usize, seed: u64, density: f64) -> Vec<f32> {
+    let mut r = StdRng::seed_from_u64(seed);
+    let specials = [
+        f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        -0.0,
+        1e-40,
+        -3e-39,
+        f32::MAX,
+        f32::MIN,
+    ];
+    (0..n)
+        .map(|_| {
+            if r.random_bool(density) {
+                specials[r.random_range(0..specials.len())]
+            } else {
+                r.random_range(-8i32..=8) as f32 * 0.25
+            }
+        })
+        .collect()
+}
+
+/// NaN / infinity classes must match the f64 oracle's; finite sums must lie within the bound;
+/// min and max must match exactly (NaN if any NaN).
+fn special_values(gpu: &Gpu) -> Result<(), Failed> {
+    // TestRunner::run takes an Fn closure: the workspace is borrowed per case.
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    runner()
+        .run(
+            &(
+                length(),
+                any::<u64>(),
+                prop::sample::select(vec![0.0001, 0.01, 0.3]),
+            ),
+            |(n, seed, density)| {
+                let ws = &mut *workspace.borrow_mut();
+                let x = special_f32(n, seed, density);
+                let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+                let d_x = DeviceVec::from_slice(gpu, &x).map_err(fail)?;
+                let sum = device::reduce::<f32, Sum>(gpu, &d_x, ws).map_err(fail)?;
+                let any_nan = x.iter().any(|v| v.is_nan());
+                let (pos_inf, neg_inf) = (x.contains(&f32::INFINITY), x.contains(&f32::NEG_INFINITY));
+                if any_nan || (pos_inf && neg_inf) {
+                    prop_assert!(sum.is_nan(), "sum {sum}: expected NaN (n={n})");
+                } else if pos_inf || neg_inf {
+                    prop_assert_eq!(sum, if pos_inf { f32::INFINITY } else { f32::NEG_INFINITY });
+                } else if sum.is_finite() {
+                    let (exact, abs) = (reference::sum(&x), reference::sum_abs(&x));
+                    prop_assert!(
+                        reference::f32_sum_matches(sum, exact, n, abs),
+                        "sum {sum} vs {exact} (n={n})"
+                    );
+                } else {
+                    // f32::MAX values can overflow an f32 partial sum: then the sum is an infinity,
+                    // and only when the f64 sum's magnitude is at least f32::MAX / 2^24 away from 0.
+                    prop_assert!(
+                        reference::sum_abs(&x) >= f32::MAX as f64,
+                        "sum {sum} overflowed without large terms"
+                    );
+                }
+                for (found, min) in [
+                    (device::reduce::<f32, Min>(gpu, &d_x, ws).map_err(fail)?, true),
+                    (device::reduce::<f32, Max>(gpu, &d_x, ws).map_err(fail)?, false),
+                ] {
+                    let expected = if any_nan {
+                        f32::NAN
+                    } else if min {
+                        x.iter().copied().fold(f32::INFINITY, f32::min)
+                    } else {
+                        x.iter().copied().fold(f32::NEG_INFINITY, f32::max)
+                    };
+                    prop_assert!(
+                        found == expected || (found.is_nan() && expected.is_nan()),
+                        "min={min}: found {found}, expected {expected}"
+                    );
+                }
+                Ok(())
+            },
+        )
+        .map_err(to_failed)
+}
+
+/// Random normal f32 (not exact in any order): reduce and every scan prefix within the bound.
+fn normal_floats(gpu: &Gpu) -> Result<(), Failed> {
+    // TestRunner::run takes an Fn closure: the workspace is borrowed per case.
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    runner()
+        .run(&(length(), any::<u64>()), |(n, seed)| {
+            let ws = &mut *workspace.borrow_mut();
+            let mut r = StdRng::seed_from_u64(seed);
+            let x: Vec<f32> = (0..n).map(|_| r.random_range(-1.0f32..1.0) * 100.0).collect();
+            let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+            let d_x = DeviceVec::from_slice(gpu, &x).map_err(fail)?;
+            let sum = device::reduce::<f32, Sum>(gpu, &d_x, ws).map_err(fail)?;
+            let (exact, abs) = (reference::sum(&x), reference::sum_abs(&x));
+            prop_assert!(
+                reference::f32_sum_matches(sum, exact, n, abs),
+                "sum {sum} vs {exact} (n={n})"
+            );
+            let mut d_out = gpu.alloc_zeroed::<f32>(n).map_err(fail)?;
+            device::inclusive_scan::<f32, Sum>(gpu, &d_x, &mut d_out, ws).map_err(fail)?;
+            let found = gpu.download(&d_out).map_err(fail)?;
+            let (mut prefix, mut prefix_abs) = (0.0f64, 0.0f64);
+            for (i, (&v, &f)) in x.iter().zip(&found).enumerate() {
+                prefix += v as f64;
+                prefix_abs += (v as f64).abs();
+                prop_assert!(
+                    reference::f32_sum_matches(f, prefix, i + 1, prefix_abs),
+                    "scan index {i}: {f} vs {prefix}"
+                );
+            }
+            Ok(())
+        })
+        .map_err(to_failed)
+}
