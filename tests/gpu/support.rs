@@ -37,12 +37,11 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
 /// Run `test` on this thread's GPU. With no CUDA device, the test is ignored with the reason;
 /// any other failure to open the GPU fails it.
 pub fn run_on_gpu(name: &str, test: GpuTest) -> Result<Completion, Failed> {
-    if std::env::var_os("GPU_PRIMITIVES_SKIP_HUGE").is_some() {
-        if let Some((_, why)) = SANITIZER_SKIPS.iter().find(|(skipped, _)| *skipped == name) {
-            return Ok(Completion::ignored_with(format!(
-                "GPU_PRIMITIVES_SKIP_HUGE is set: {why}"
-            )));
-        }
+    let skip = SANITIZER_SKIPS.iter().find(|(skipped, _)| *skipped == name);
+    if let (Some((_, why)), true) = (skip, std::env::var_os("GPU_PRIMITIVES_SKIP_HUGE").is_some()) {
+        return Ok(Completion::ignored_with(format!(
+            "GPU_PRIMITIVES_SKIP_HUGE is set: {why}"
+        )));
     }
     GPU.with(|cell| {
         let opened = cell.get_or_init(|| match gpu_primitives::open_gpu(0) {
