@@ -7,7 +7,7 @@
 //! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
 //! `n x size_of::<T::Acc>()`; the copy reads and writes `n x size_of::<T>()` each.
 
-use crate::device::{self, DeviceVec, DeviceWorkspace, Element, Sum};
+use crate::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Sum};
 use crate::puzzles::median_micros;
 use crate::{Gpu, Result};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -26,6 +26,38 @@ pub struct BenchConfig {
     pub runs: usize,
     /// Also measure every other element type at this n (log2); `None` to skip.
     pub other_types_log2: Option<u32>,
+    /// Element type of the size sweep (`f32`, `f64`, `i32`, `u32`, `i64`, `u64`, `f16`, `bf16`).
+    pub sweep_type: String,
+    /// Types measured at `other_types_log2` (empty: every type but `sweep_type`).
+    pub types: Vec<String>,
+    /// Operators of the reduce and the scan: `sum`, `min`, `max`.
+    pub ops: Vec<String>,
+}
+
+/// The element types the benchmark knows, by name.
+pub const TYPES: [&str; 8] = ["f32", "f64", "i32", "u32", "i64", "u64", "f16", "bf16"];
+/// The operators the benchmark knows, by name.
+pub const OPS: [&str; 3] = ["sum", "min", "max"];
+
+impl BenchConfig {
+    /// Check the type and operator names.
+    ///
+    /// # Errors
+    /// The first unknown name, with the known ones.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        for t in std::iter::once(&self.sweep_type).chain(&self.types) {
+            if !TYPES.contains(&t.as_str()) {
+                return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
+            }
+        }
+        if self.ops.is_empty() {
+            return Err(format!("no operator; known: {}", OPS.join(", ")));
+        }
+        match self.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
+            Some(o) => Err(format!("unknown operator {o:?}; known: {}", OPS.join(", "))),
+            None => Ok(()),
+        }
+    }
 }
 
 impl Default for BenchConfig {
@@ -36,6 +68,9 @@ impl Default for BenchConfig {
             step_log2: 2,
             runs: 21,
             other_types_log2: Some(28),
+            sweep_type: "f32".into(),
+            types: Vec::new(),
+            ops: vec!["sum".into()],
         }
     }
 }
@@ -45,7 +80,7 @@ impl Default for BenchConfig {
 pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
-    /// "reduce sum" or "inclusive scan sum".
+    /// "reduce <op>" or "inclusive scan <op>".
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -84,11 +119,42 @@ bench_element!(
 struct Bench<'g> {
     gpu: &'g Gpu,
     runs: usize,
+    ops: Vec<String>,
     progress: ProgressBar,
     rows: Vec<BenchRow>,
 }
 
 impl Bench<'_> {
+    /// Median times (µs) of `reduce_into` and `inclusive_scan` with `Op` over `view`.
+    fn time_op<T: BenchElement, Op: crate::device::Operator>(
+        &self,
+        view: crate::device::DeviceView<'_, T>,
+        output: &mut crate::DeviceBuffer<T::Acc>,
+        workspace: &mut DeviceWorkspace,
+    ) -> Result<(f64, f64)> {
+        let reduce = median_micros(self.gpu, self.runs, || {
+            device::reduce_into::<T, Op>(self.gpu, view, output, workspace)
+        })?;
+        let scan = median_micros(self.gpu, self.runs, || {
+            device::inclusive_scan::<T, Op>(self.gpu, view, output, workspace)
+        })?;
+        Ok((reduce, scan))
+    }
+
+    /// [`Bench::measure`] for the type named `name` (checked by [`BenchConfig::validate`]).
+    fn measure_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
+        match name {
+            "f64" => self.measure::<f64>(sizes),
+            "i32" => self.measure::<i32>(sizes),
+            "u32" => self.measure::<u32>(sizes),
+            "i64" => self.measure::<i64>(sizes),
+            "u64" => self.measure::<u64>(sizes),
+            "f16" => self.measure::<half::f16>(sizes),
+            "bf16" => self.measure::<half::bf16>(sizes),
+            _ => self.measure::<f32>(sizes),
+        }
+    }
+
     /// Measure reduce, scan and copy of every n in `sizes` over one input of the largest size.
     fn measure<T: BenchElement>(&mut self, sizes: &[usize]) -> Result<()> {
         let max = *sizes.iter().max().unwrap_or(&0);
@@ -107,27 +173,28 @@ impl Bench<'_> {
             let copy = median_micros(self.gpu, self.runs, || {
                 self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
             })?;
-            let reduce = median_micros(self.gpu, self.runs, || {
-                device::reduce_into::<T, Sum>(self.gpu, view, &mut output, &mut workspace)
-            })?;
-            let scan = median_micros(self.gpu, self.runs, || {
-                device::inclusive_scan::<T, Sum>(self.gpu, view, &mut output, &mut workspace)
-            })?;
-            for (algorithm, time, bytes) in [
-                ("reduce sum", reduce, bytes_in),
-                ("inclusive scan sum", scan, bytes_in + bytes_out),
-            ] {
-                self.rows.push(BenchRow {
-                    gpu: self.gpu.info().name.clone(),
-                    algorithm: algorithm.to_owned(),
-                    dtype: T::NAME.to_owned(),
-                    n,
-                    time_us: time,
-                    gb_per_s: bytes / time / 1e3,
-                    copy_us: copy,
-                    copy_gb_per_s: 2.0 * bytes_in / copy / 1e3,
-                    time_over_copy: time / copy,
-                });
+            for op in &self.ops {
+                let (reduce, scan) = match op.as_str() {
+                    "min" => self.time_op::<T, Min>(view, &mut output, &mut workspace)?,
+                    "max" => self.time_op::<T, Max>(view, &mut output, &mut workspace)?,
+                    _ => self.time_op::<T, Sum>(view, &mut output, &mut workspace)?,
+                };
+                for (algorithm, time, bytes) in [
+                    (format!("reduce {op}"), reduce, bytes_in),
+                    (format!("inclusive scan {op}"), scan, bytes_in + bytes_out),
+                ] {
+                    self.rows.push(BenchRow {
+                        gpu: self.gpu.info().name.clone(),
+                        algorithm,
+                        dtype: T::NAME.to_owned(),
+                        n,
+                        time_us: time,
+                        gb_per_s: bytes / time / 1e3,
+                        copy_us: copy,
+                        copy_gb_per_s: 2.0 * bytes_in / copy / 1e3,
+                        time_over_copy: time / copy,
+                    });
+                }
             }
             self.progress.inc(1);
         }
@@ -138,7 +205,8 @@ impl Bench<'_> {
 /// Run the benchmark; shows a progress bar on a terminal.
 ///
 /// # Errors
-/// Device errors (out of memory for the largest size, among others).
+/// [`Error::InvalidLaunch`](crate::Error::InvalidLaunch) for an unknown type or operator name;
+/// device errors (out of memory for the largest size, among others).
 ///
 /// # Example
 /// ```no_run
@@ -149,6 +217,7 @@ impl Bench<'_> {
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
+    config.validate().map_err(crate::Error::InvalidLaunch)?;
     let sizes: Vec<usize> = (config.min_log2..=config.max_log2)
         .step_by(config.step_log2.max(1) as usize)
         .map(|k| 1usize << k)
@@ -157,7 +226,16 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         .other_types_log2
         .map(|k| vec![1usize << k])
         .unwrap_or_default();
-    let steps = sizes.len() + 7 * others.len();
+    let other_types: Vec<&str> = if config.types.is_empty() {
+        TYPES
+            .iter()
+            .copied()
+            .filter(|t| *t != config.sweep_type)
+            .collect()
+    } else {
+        config.types.iter().map(String::as_str).collect()
+    };
+    let steps = sizes.len() + other_types.len() * others.len();
     let progress = ProgressBar::new(steps as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -166,18 +244,15 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     let mut bench = Bench {
         gpu,
         runs: config.runs,
+        ops: config.ops.clone(),
         progress,
         rows: Vec::new(),
     };
-    bench.measure::<f32>(&sizes)?;
+    bench.measure_named(&config.sweep_type, &sizes)?;
     if !others.is_empty() {
-        bench.measure::<f64>(&others)?;
-        bench.measure::<i32>(&others)?;
-        bench.measure::<u32>(&others)?;
-        bench.measure::<i64>(&others)?;
-        bench.measure::<u64>(&others)?;
-        bench.measure::<half::f16>(&others)?;
-        bench.measure::<half::bf16>(&others)?;
+        for t in other_types {
+            bench.measure_named(t, &others)?;
+        }
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)

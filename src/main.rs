@@ -79,13 +79,22 @@ struct BenchArgs {
     /// n (as log2) at which the other element types are measured; 0 skips them.
     #[arg(long, default_value_t = 28)]
     types_at_log2: u32,
+    /// Element type of the size sweep: f32, f64, i32, u32, i64, u64, f16, bf16.
+    #[arg(long, default_value = "f32")]
+    sweep_type: String,
+    /// Types measured at --types-at-log2, comma-separated (default: all but the sweep type).
+    #[arg(long, value_delimiter = ',')]
+    types: Vec<String>,
+    /// Operators of the reduce and the scan, comma-separated: sum, min, max.
+    #[arg(long, value_delimiter = ',', default_value = "sum")]
+    ops: Vec<String>,
     /// Also write the rows as CSV.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
     /// Also write the rows as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
-    /// Also draw GB/s against n (f32) with the copy as the reference line, as a PNG.
+    /// Also draw GB/s against n (the sweep type) with the copy as the reference line, as a PNG.
     #[arg(long)]
     plot: Option<std::path::PathBuf>,
 }
@@ -140,6 +149,9 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 step_log2: args.step_log2,
                 runs: args.runs,
                 other_types_log2: (args.types_at_log2 > 0).then_some(args.types_at_log2),
+                sweep_type: args.sweep_type.clone(),
+                types: args.types.clone(),
+                ops: args.ops.clone(),
             };
             let rows = gpu_primitives::bench::run(&gpu, &config)?;
             gpu_primitives::bench::print_table(&rows);

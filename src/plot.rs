@@ -6,8 +6,11 @@ use crate::bench::BenchRow;
 use plotters::prelude::*;
 use std::path::Path;
 
-/// Draw `rows` (f32 rows only; one series per algorithm plus the copy) into `path` as a PNG of
-/// 1000 x 600 pixels, x axis log2(n), y axis GB/s.
+/// One line of the plot: legend label, points (log2 n, GB/s), colour.
+type Series = (String, Vec<(f64, f64)>, RGBColor);
+
+/// Draw the rows of the size sweep (the first row's type) into `path` as a PNG of 1000 x 600
+/// pixels: one series per algorithm, plus the copy; x axis log2(n), y axis GB/s.
 ///
 /// # Errors
 /// Drawing or file errors, as text.
@@ -15,10 +18,10 @@ pub fn plot(path: &Path, rows: &[BenchRow]) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
         .map_err(|_| "the embedded font could not be loaded".to_owned())?;
-    let f32_rows: Vec<&BenchRow> = rows.iter().filter(|r| r.dtype == "f32").collect();
-    if f32_rows.is_empty() {
-        return Err(format!("{}: no f32 measurements to plot", path.display()));
-    }
+    let Some(dtype) = rows.first().map(|r| r.dtype.clone()) else {
+        return Err(format!("{}: no measurements to plot", path.display()));
+    };
+    let f32_rows: Vec<&BenchRow> = rows.iter().filter(|r| r.dtype == dtype).collect();
     let log2 = |n: usize| n.trailing_zeros() as f64;
     let (x_min, x_max) = f32_rows.iter().fold((f64::MAX, f64::MIN), |(lo, hi), r| {
         (lo.min(log2(r.n)), hi.max(log2(r.n)))
@@ -31,7 +34,7 @@ pub fn plot(path: &Path, rows: &[BenchRow]) -> Result<(), String> {
 
     let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
-    let title = format!("Device-wide sum on {} (f32)", f32_rows[0].gpu);
+    let title = format!("Device-wide reduce and scan on {} ({dtype})", f32_rows[0].gpu);
     let mut chart = ChartBuilder::on(&root)
         .caption(title, ("sans-serif", 24))
         .margin(15)
@@ -48,24 +51,31 @@ pub fn plot(path: &Path, rows: &[BenchRow]) -> Result<(), String> {
         .draw()
         .map_err(|e| err(&e))?;
 
-    let series = |algorithm: &str| -> Vec<(f64, f64)> {
-        f32_rows
-            .iter()
-            .filter(|r| r.algorithm == algorithm)
-            .map(|r| (log2(r.n), r.gb_per_s))
-            .collect()
-    };
+    let mut algorithms: Vec<&str> = f32_rows.iter().map(|r| r.algorithm.as_str()).collect();
+    algorithms.sort_unstable();
+    algorithms.dedup();
     let mut copy: Vec<(f64, f64)> = f32_rows.iter().map(|r| (log2(r.n), r.copy_gb_per_s)).collect();
     copy.dedup();
-    for (name, points, color) in [
-        ("reduce sum (bytes read)", series("reduce sum"), BLUE),
-        (
-            "inclusive scan sum (read + write)",
-            series("inclusive scan sum"),
-            RED,
-        ),
-        ("device-to-device copy (read + write)", copy, BLACK),
-    ] {
+    let palette = [BLUE, RED, GREEN, MAGENTA, CYAN, RGBColor(255, 140, 0)];
+    let mut lines: Vec<Series> = algorithms
+        .iter()
+        .zip(palette.iter().cycle())
+        .map(|(a, &color)| {
+            let bytes = if a.starts_with("reduce") {
+                "bytes read"
+            } else {
+                "read + write"
+            };
+            let points = f32_rows
+                .iter()
+                .filter(|r| r.algorithm == *a)
+                .map(|r| (log2(r.n), r.gb_per_s))
+                .collect();
+            (format!("{a} ({bytes})"), points, color)
+        })
+        .collect();
+    lines.push(("device-to-device copy (read + write)".into(), copy, BLACK));
+    for (name, points, color) in lines {
         chart
             .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
             .map_err(|e| err(&e))?
