@@ -80,7 +80,7 @@ impl Default for BenchConfig {
 pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
-    /// "reduce <op>" or "inclusive scan <op>".
+    /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
