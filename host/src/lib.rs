@@ -18,7 +18,7 @@ mod gpu;
 mod launch;
 pub mod ptx;
 
-pub use cust::memory::{CopyDestination, DeviceBuffer, DeviceCopy, DevicePointer};
+pub use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu};
 pub use launch::{KernelParams, LaunchConfig};

@@ -1,7 +1,6 @@
 //! Element types, operators, and device arrays of elements.
 
 use crate::{DeviceBuffer, Gpu, Result};
-use gpu_host::CopyDestination;
 use gpu_host::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::RangeTo;
@@ -99,45 +98,6 @@ impl<T: Element> DeviceVec<T> {
             buffer: gpu.upload(T::as_raw(values))?,
             _element: PhantomData,
         })
-    }
-
-    /// `len` zeroed elements on the device.
-    ///
-    /// # Errors
-    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) and other device errors.
-    pub fn zeroed(gpu: &Gpu, len: usize) -> Result<Self> {
-        Ok(Self {
-            buffer: gpu.alloc_zeroed(len)?,
-            _element: PhantomData,
-        })
-    }
-
-    /// Overwrite elements `start .. start + values.len()` with `values` (waits for the stream
-    /// first, then copies synchronously).
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) when the range is past the end;
-    /// device errors.
-    pub fn copy_from_host(&mut self, gpu: &Gpu, start: usize, values: &[T]) -> Result<()> {
-        let end = start.checked_add(values.len()).filter(|&e| e <= self.len());
-        let Some(end) = end else {
-            return Err(crate::Error::LengthMismatch {
-                what: "DeviceVec::copy_from_host: range end",
-                expected: self.len(),
-                found: start.saturating_add(values.len()),
-            });
-        };
-        if start == end {
-            return Ok(());
-        }
-        gpu.synchronize()?;
-        let mut range = self.buffer.index(start..end);
-        range
-            .copy_from(T::as_raw(values))
-            .map_err(|source| crate::Error::Cuda {
-                context: "copying to the device",
-                source,
-            })
     }
 
     /// Number of elements.
