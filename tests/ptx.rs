@@ -110,11 +110,22 @@ fn device_kernels_exist_for_every_type_and_operator() {
         assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
         let scan = kernel_body(ptx, "device_scan_f32_sum");
         assert!(scan.contains("ld.global.v4.b32") && scan.contains("st.global.v4.b32"));
-        // Flags: released by the writer, acquired by the look-back; values relaxed at gpu scope.
-        for instruction in ["st.release.gpu", "ld.acquire.gpu", "ld.relaxed.gpu"] {
+        // Tile status, 4-byte values: flag and value packed in one relaxed 64-bit word, no fence.
+        for instruction in ["st.relaxed.gpu.b64", "ld.relaxed.gpu.b64"] {
             assert!(
                 scan.contains(instruction),
-                "sm_{arch}: the scan has no {instruction}"
+                "sm_{arch}: the f32 scan has no {instruction}"
+            );
+        }
+        for slow in ["ld.acquire", "st.release", "fence", "membar"] {
+            assert!(!scan.contains(slow), "sm_{arch}: the f32 scan has {slow}");
+        }
+        // 8-byte values: the word is released by the writer and acquired by the look-back.
+        let scan64 = kernel_body(ptx, "device_scan_f64_sum");
+        for instruction in ["st.release.gpu.b64", "ld.acquire.gpu.b64", "ld.relaxed.gpu.b64"] {
+            assert!(
+                scan64.contains(instruction),
+                "sm_{arch}: the f64 scan has no {instruction}"
             );
         }
         assert!(!ptx.contains(".local"), "sm_{arch}: a kernel uses local memory");

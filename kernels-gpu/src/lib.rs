@@ -14,6 +14,7 @@
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
 //! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
 //! | [`device`] | grid | device-wide reduce and single-pass scan (agents) |
+//! | [`unroll`] | thread | loops written out at compile time (register arrays stay in registers) |
 //! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
 //!
 //! Every function here runs on the GPU. Functions that need cooperation between threads say who
@@ -32,6 +33,7 @@ pub mod op;
 pub mod shared;
 pub mod sync;
 pub mod thread;
+pub mod unroll;
 pub mod warp;
 
 /// A panic on the GPU (an out-of-bounds index, an overflow check) aborts the kernel with `trap`;

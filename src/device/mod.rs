@@ -51,6 +51,15 @@ pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
 pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 /// Threads per block of the scan kernels.
 pub const SCAN_BLOCK: u32 = 256;
+/// `$name` parsed as a u32 within `range`, or `default` when unset or invalid: a tuning override
+/// for measuring other launch shapes without rebuilding.
+pub(crate) fn tuning_override(name: &str, default: u32, range: std::ops::RangeInclusive<u32>) -> u32 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|v| range.contains(v))
+        .unwrap_or(default)
+}
 /// Dynamic shared memory every device kernel is launched with (kernels-gpu's
 /// `DEVICE_SHARED_BYTES`).
 pub(crate) const DEVICE_SHARED_BYTES: u32 = 544;

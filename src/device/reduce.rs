@@ -4,7 +4,7 @@ use super::element::{DeviceVec, DeviceView, Element, Operator};
 use super::workspace::DeviceWorkspace;
 use super::{
     DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
-    REDUCE_SINGLE_LAUNCH_MAX,
+    REDUCE_SINGLE_LAUNCH_MAX, tuning_override,
 };
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 
@@ -13,11 +13,11 @@ use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 fn blocks_per_sm() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     *VALUE.get_or_init(|| {
-        std::env::var("GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|v| (1..=32).contains(v))
-            .unwrap_or(REDUCE_BLOCKS_PER_SM)
+        tuning_override(
+            "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
+            REDUCE_BLOCKS_PER_SM,
+            1..=32,
+        )
     })
 }
 

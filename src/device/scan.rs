@@ -28,10 +28,11 @@ fn launch<T: Element, Op: Operator>(
     let status = workspace.scan_status(gpu, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let exclusive = (kind == ScanKind::Exclusive) as u32;
-    // SAFETY: device_scan_<T>_<op> takes (input, output, n, flags, aggregates, prefixes,
+    // SAFETY: device_scan_<T>_<op> takes (input, output, n, status_words, status_values,
     // tile_counter, tile_base, epoch, exclusive). `input` and `output` address n elements (the
-    // callers check); the workspace gives one flag and two T::Acc slots per tile, a counter, the
-    // tile base and an epoch newer than every flag; the grid has exactly one block per tile.
+    // callers check); the workspace gives one status word and two 8-byte values per tile, a
+    // counter, the tile base and an epoch newer than every word; the grid has exactly one block
+    // per tile.
     unsafe {
         gpu.launch(
             &format!("device_scan_{}_{}", T::NAME, Op::NAME),
@@ -40,9 +41,8 @@ fn launch<T: Element, Op: Operator>(
                 input,
                 output,
                 n,
-                status.flags,
-                status.aggregates,
-                status.prefixes,
+                status.words,
+                status.values,
                 status.counter,
                 status.tile_base,
                 status.epoch,

@@ -2,7 +2,7 @@
 
 use crate::{DeviceBuffer, Gpu, Result};
 
-/// Largest epoch a scan's status flag can carry (`flag = epoch << 2 | state`, 32 bits).
+/// Largest epoch a scan's status word can carry (its high half is `epoch << 2 | state`).
 const MAX_EPOCH: u32 = (1 << 30) - 1;
 
 /// Temporary device storage for [`reduce`](super::reduce) and the scans, reused across calls and
@@ -10,15 +10,16 @@ const MAX_EPOCH: u32 = (1 << 30) - 1;
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 12),
 /// and the scan's
-/// per-tile status (4 + 2 x 8 bytes per tile) and tile counter. The scan's status words need no
-/// clearing between calls: each call has its own epoch number (see kernels-gpu `device::scan`).
+/// per-tile status (one 8-byte word and two 8-byte values per tile) and tile counter. The
+/// scan's status words need no clearing between calls: each call has its own epoch number (see
+/// kernels-gpu `device::tile_status`).
 #[derive(Default)]
 pub struct DeviceWorkspace {
     partials: Option<DeviceBuffer<u64>>,
     blocks_done: Option<DeviceBuffer<u32>>,
     result: Option<DeviceBuffer<u64>>,
-    flags: Option<DeviceBuffer<u32>>,
-    values: Option<DeviceBuffer<u64>>,
+    status_words: Option<DeviceBuffer<u64>>,
+    status_values: Option<DeviceBuffer<u64>>,
     counter: Option<DeviceBuffer<u64>>,
     tile_base: u64,
     epoch: u32,
@@ -26,9 +27,8 @@ pub struct DeviceWorkspace {
 
 /// Device addresses and per-call numbers for one scan launch.
 pub(crate) struct ScanStatus {
-    pub flags: u64,
-    pub aggregates: u64,
-    pub prefixes: u64,
+    pub words: u64,
+    pub values: u64,
     pub counter: u64,
     pub tile_base: u64,
     pub epoch: u32,
@@ -49,9 +49,9 @@ impl DeviceWorkspace {
         let len = |b: &Option<DeviceBuffer<u64>>| b.as_ref().map_or(0, |b| 8 * b.len());
         len(&self.partials)
             + len(&self.result)
-            + len(&self.values)
+            + len(&self.status_words)
+            + len(&self.status_values)
             + len(&self.counter)
-            + self.flags.as_ref().map_or(0, |b| 4 * b.len())
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
     }
 
@@ -86,25 +86,23 @@ impl DeviceWorkspace {
 
     /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
     pub(crate) fn scan_status(&mut self, gpu: &Gpu, tiles: usize) -> Result<ScanStatus> {
-        let grow = self.flags.as_ref().is_none_or(|b| b.len() < tiles);
+        let grow = self.status_words.as_ref().is_none_or(|b| b.len() < tiles);
         if grow || self.epoch >= MAX_EPOCH {
-            // Fresh, zeroed flags belong to epoch 0, which no call uses.
-            self.flags = Some(gpu.alloc_zeroed(tiles.max(1))?);
+            // Fresh, zeroed words belong to epoch 0, which no call uses.
+            self.status_words = Some(gpu.alloc_zeroed(tiles.max(1))?);
             self.epoch = 0;
         }
-        if self.values.as_ref().is_none_or(|b| b.len() < 2 * tiles) {
-            self.values = Some(gpu.alloc_zeroed(2 * tiles.max(1))?);
+        if self.status_values.as_ref().is_none_or(|b| b.len() < 2 * tiles) {
+            self.status_values = Some(gpu.alloc_zeroed(2 * tiles.max(1))?);
         }
         if self.counter.is_none() {
             self.counter = Some(gpu.alloc_zeroed(1)?);
             self.tile_base = 0;
         }
         self.epoch += 1;
-        let values = address(&self.values);
         let status = ScanStatus {
-            flags: address(&self.flags),
-            aggregates: values,
-            prefixes: values + 8 * tiles as u64,
+            words: address(&self.status_words),
+            values: address(&self.status_values),
             counter: address(&self.counter),
             tile_base: self.tile_base,
             epoch: self.epoch,

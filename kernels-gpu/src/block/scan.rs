@@ -14,7 +14,8 @@ use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, lanes_in_warp, warp_id, warps_per_block};
-use crate::warp::{Shuffle, warp_inclusive_scan};
+use crate::unroll::unrolled_for;
+use crate::warp::{Shuffle, warp_exclusive_scan, warp_inclusive_scan};
 
 /// Shared memory for the block scans: one slot per warp.
 #[derive(Clone, Copy)]
@@ -51,9 +52,25 @@ where
     // SAFETY: as above; lane 0 replaces its own value with the identity.
     let shifted = unsafe { inclusive.shuffle_up(1, WARP_SIZE, crate::thread::lane_mask_below(lanes)) };
     let in_warp_prefix = if lane_id() == 0 { Op::identity() } else { shifted };
+    // SAFETY: forwarded from the caller; the last live lane holds the warp's total.
+    let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(inclusive, lanes, storage) };
+    (Op::combine(warp_prefix, in_warp_prefix), total)
+}
+
+/// Phases 3 and 4: lane `lanes - 1` of each warp publishes `warp_total`; returns the combination
+/// of the earlier warps' totals and the block's total, in every thread.
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside).
+#[inline(always)]
+unsafe fn combine_warp_totals<T, Op>(warp_total: T, lanes: u32, storage: BlockScanStorage<T>) -> (T, T)
+where
+    T: SharedValue,
+    Op: ReduceOp<T>,
+{
     if lane_id() == lanes - 1 {
         // SAFETY: the last live lane of each warp writes its warp's slot; read after the barrier.
-        unsafe { storage.slots.write(warp_id(), inclusive) };
+        unsafe { storage.slots.write(warp_id(), warp_total) };
     }
     // SAFETY: the caller guarantees the whole block calls this.
     unsafe { block_barrier() };
@@ -67,7 +84,7 @@ where
         }
         total = Op::combine(total, slot);
     }
-    (Op::combine(warp_prefix, in_warp_prefix), total)
+    (warp_prefix, total)
 }
 
 /// Inclusive scan of the tile, in place: item `k` of thread `t` becomes the combination of every
@@ -121,6 +138,71 @@ where
         let value = items[k];
         items[k] = running;
         running = Op::combine(running, value);
+    }
+    total
+}
+
+/// Scan of a tile held in the *warp-striped* arrangement, in place: inclusive, or exclusive
+/// when `exclusive` (as [`block_inclusive_scan`] / [`block_exclusive_scan`]). Returns the tile's
+/// total.
+///
+/// Warp `w` holds items `w * 32 * ITEMS .. (w + 1) * 32 * ITEMS` of the tile, as `ITEMS / VEC`
+/// *rows* of `32 * VEC` consecutive items: lane `l` holds `VEC` consecutive items of each row,
+/// its items `r * VEC .. (r + 1) * VEC` being the row `r` items `l * VEC ..`. Each row is then one
+/// coalesced access per warp (`VEC` = one 16-byte vector per lane), where the blocked
+/// arrangement of [`block_exclusive_scan`] has each lane read `ITEMS` consecutive items, 32
+/// strided accesses per warp instruction.
+///
+/// Per row: each lane combines its `VEC` items, one warp scan ([`warp_exclusive_scan`]) orders
+/// the lanes, and the row totals are carried from row to row; then the warps' totals are
+/// combined through `storage` as in [`block_exclusive_scan`]. Operands are never reordered.
+///
+/// - **Result valid in:** every thread (its items, and the total).
+/// - **Example:** 64 threads, `VEC` 2, `ITEMS` 4, all 1, `Sum`, exclusive: warp 0 lane 3 holds
+///   tile items 6, 7 (row 0) and 70, 71 (row 1), which become 6, 7, 70, 71 (inclusive: 7, 8,
+///   71, 72); total 256.
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside); the block is whole warps
+/// (`block_dim()` a multiple of 32); call [`block_barrier`] before reusing `storage`.
+#[inline(always)]
+pub unsafe fn block_scan_warp_striped<T, Op, const VEC: usize, const ITEMS: usize>(
+    items: &mut [T; ITEMS],
+    exclusive: bool,
+    storage: BlockScanStorage<T>,
+) -> T
+where
+    T: Shuffle + SharedValue,
+    Op: ReduceOp<T>,
+{
+    const {
+        assert!(
+            VEC > 0 && ITEMS % VEC == 0,
+            "ITEMS must be whole rows of VEC items"
+        )
+    };
+    // The combination of this warp's rows before the current one.
+    let mut carry = Op::identity();
+    unrolled_for(ITEMS / VEC, |r| {
+        let mut lane_total = items[r * VEC];
+        for v in 1..VEC {
+            lane_total = Op::combine(lane_total, items[r * VEC + v]);
+        }
+        // SAFETY: whole warps call it (the caller's contract).
+        let (before, row_total) = unsafe { warp_exclusive_scan::<T, Op>(lane_total, WARP_SIZE) };
+        let mut running = Op::combine(carry, before);
+        for v in 0..VEC {
+            let value = items[r * VEC + v];
+            let next = Op::combine(running, value);
+            items[r * VEC + v] = if exclusive { running } else { next };
+            running = next;
+        }
+        carry = Op::combine(carry, row_total);
+    });
+    // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
+    let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(carry, WARP_SIZE, storage) };
+    for k in 0..ITEMS {
+        items[k] = Op::combine(warp_prefix, items[k]);
     }
     total
 }

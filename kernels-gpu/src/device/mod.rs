@@ -10,11 +10,12 @@
 //! | [`reduce::arg_reduce_partials`] | as reduce, over (value, index) pairs | n | argmin / argmax |
 //! | [`reduce::dot_partials`] | as reduce, over products | 2n | dot product |
 //! | [`reduce::segmented_reduce`] | one block per row | n | one value per row |
-//! | [`scan::scan_tile`] | single pass, decoupled look-back | n | output array |
+//! | [`scan::scan_tile`] | single pass, decoupled look-back ([`tile_status`]) | n | output array |
 
 pub mod element;
 pub mod indexed;
 pub mod reduce;
 pub mod scan;
+pub mod tile_status;
 
 pub use element::{Bf16, Element, F16};

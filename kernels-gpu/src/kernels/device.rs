@@ -11,7 +11,8 @@ use crate::device::indexed::{ArgMax, ArgMin, Indexed};
 use crate::device::reduce::{
     arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
 };
-use crate::device::scan::{ScanTileStorage, TileStatus, scan_tile};
+use crate::device::scan::{ScanTileStorage, scan_tile};
+use crate::device::tile_status::TileStatus;
 use crate::device::{Bf16, Element, F16};
 use crate::op::{Max, Min, Sum};
 use crate::shared::dynamic_shared;
@@ -22,6 +23,48 @@ use crate::shared::dynamic_shared;
 pub const DEVICE_SHARED_BYTES: u32 = 544;
 const PREFIX_OFFSET: u32 = 512;
 const TILE_OFFSET: u32 = 528;
+
+macro_rules! scan_entry {
+    ($ty:ty, $op:ty, $vec:literal, $items:literal, $scan:ident) => {
+        /// Single-pass scan (see `device::scan`) of `input[0..n]` into `output`; `exclusive`
+        /// != 0 for an exclusive scan. Launch: `ceil(n / (block * ITEMS))` blocks, block size
+        /// a multiple of 32, `DEVICE_SHARED_BYTES` of dynamic shared memory; one status word and two status
+        /// values per tile (see `device::tile_status`).
+        ///
+        /// # Safety
+        /// As `scan_tile`.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $scan(
+            input: *const $ty,
+            output: *mut <$ty as Element>::Acc,
+            n: usize,
+            status_words: *mut u64,
+            status_values: *mut <$ty as Element>::Acc,
+            tile_counter: *mut u64,
+            tile_base: u64,
+            epoch: u32,
+            exclusive: u32,
+        ) {
+            let status = TileStatus {
+                words: status_words,
+                values: status_values,
+                tile_counter,
+                tile_base,
+                epoch,
+            };
+            // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
+            let storage = unsafe {
+                ScanTileStorage {
+                    scan: BlockScanStorage::new(dynamic_shared(0)),
+                    prefix: dynamic_shared(PREFIX_OFFSET),
+                    tile: dynamic_shared(TILE_OFFSET),
+                }
+            };
+            // SAFETY: forwarded from the kernel's contract.
+            unsafe { scan_tile::<$ty, $op, $vec, $items>(input, output, n, status, exclusive != 0, storage) };
+        }
+    };
+}
 
 macro_rules! device_entries {
     ($ty:ty, $op:ty, $vec:literal, $items:literal, $reduce:ident, $scan:ident) => {
@@ -58,45 +101,7 @@ macro_rules! device_entries {
             }
         }
 
-        /// Single-pass scan (see `device::scan`) of `input[0..n]` into `output`; `exclusive`
-        /// != 0 for an exclusive scan. Launch: `ceil(n / (block * ITEMS))` blocks, block size
-        /// any, `DEVICE_SHARED_BYTES` of dynamic shared memory; status arrays of one entry per
-        /// tile.
-        ///
-        /// # Safety
-        /// As `scan_tile`.
-        #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn $scan(
-            input: *const $ty,
-            output: *mut <$ty as Element>::Acc,
-            n: usize,
-            flags: *mut u32,
-            aggregates: *mut <$ty as Element>::Acc,
-            prefixes: *mut <$ty as Element>::Acc,
-            tile_counter: *mut u64,
-            tile_base: u64,
-            epoch: u32,
-            exclusive: u32,
-        ) {
-            let status = TileStatus {
-                flags,
-                aggregates,
-                prefixes,
-                tile_counter,
-                tile_base,
-                epoch,
-            };
-            // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
-            let storage = unsafe {
-                ScanTileStorage {
-                    scan: BlockScanStorage::new(dynamic_shared(0)),
-                    prefix: dynamic_shared(PREFIX_OFFSET),
-                    tile: dynamic_shared(TILE_OFFSET),
-                }
-            };
-            // SAFETY: forwarded from the kernel's contract.
-            unsafe { scan_tile::<$ty, $op, $items>(input, output, n, status, exclusive != 0, storage) };
-        }
+        scan_entry!($ty, $op, $vec, $items, $scan);
     };
 }
 
