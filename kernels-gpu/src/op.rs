@@ -1,8 +1,11 @@
-//! Binary operators for reductions and scans.
+//! Binary operators for reductions and scans: [`Sum`], [`Min`], [`Max`], and the non-commutative
+//! [`Affine`].
 //!
 //! An operator is a type implementing [`ReduceOp<T>`]: an associative `combine` and its
-//! `identity` (`combine(identity, x) == x`). Reductions and scans in this crate may regroup
-//! operands (associativity) but never reorder them, so operators need not be commutative.
+//! `identity` (`combine(identity, x) == x`). The warp and block collectives (except the butterfly
+//! `warp_reduce_all`) and the device-wide scan may regroup operands (associativity) but never
+//! reorder them, so their operators need not be commutative; the device-wide reduce's grid-stride
+//! loops do reorder, so it needs a commutative operator.
 //! Floating-point `+` is associative only up to rounding: a float sum's result depends on the
 //! grouping, which is fixed for a given launch shape.
 
@@ -65,3 +68,34 @@ macro_rules! float_ops {
     )*};
 }
 float_ops!(f32, f64);
+
+/// Composition of affine maps `x -> a * x + b` in wrapping integer arithmetic, each map packed in
+/// one word (`a` in the high half, `b` in the low half; halves of 16 bits in a u32, 32 bits in a
+/// u64): `combine(f, g)` is "f, then g" = `(g.a * f.a, g.a * f.b + g.b)`, identity `(1, 0)`.
+///
+/// Associative but not commutative, and exact: a scan with it solves the first-order linear
+/// recurrence `y[i] = a[i] * y[i - 1] + b[i]` (mod 2^16 or 2^32), and any reordering of operands
+/// changes the result, which makes it the test operator for the scans' ordering.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Affine;
+
+macro_rules! affine {
+    ($word:ty, $half:ty, $bits:literal) => {
+        impl ReduceOp<$word> for Affine {
+            #[inline(always)]
+            fn identity() -> $word {
+                1 << $bits
+            }
+            #[inline(always)]
+            fn combine(f: $word, g: $word) -> $word {
+                let (fa, fb) = ((f >> $bits) as $half, f as $half);
+                let (ga, gb) = ((g >> $bits) as $half, g as $half);
+                let a = ga.wrapping_mul(fa);
+                let b = ga.wrapping_mul(fb).wrapping_add(gb);
+                (a as $word) << $bits | b as $word
+            }
+        }
+    };
+}
+affine!(u32, u16, 16);
+affine!(u64, u32, 32);

@@ -44,14 +44,14 @@ macro_rules! element {
         }
     };
 }
-element!(f32, f32, f32, "f32", "f32", 16, 4);
-element!(f64, f64, f64, "f64", "f64", 8, 2);
-element!(i32, i32, i32, "i32", "i32", 16, 4);
-element!(u32, u32, u32, "u32", "u32", 16, 4);
-element!(i64, i64, i64, "i64", "i64", 8, 2);
-element!(u64, u64, u64, "u64", "u64", 8, 2);
-element!(half::f16, u16, f32, "f16", "f32", 16, 8);
-element!(half::bf16, u16, f32, "bf16", "f32", 16, 8);
+element!(f32, f32, f32, "f32", "f32", 32, 4);
+element!(f64, f64, f64, "f64", "f64", 16, 2);
+element!(i32, i32, i32, "i32", "i32", 32, 4);
+element!(u32, u32, u32, "u32", "u32", 32, 4);
+element!(i64, i64, i64, "i64", "i64", 16, 2);
+element!(u64, u64, u64, "u64", "u64", 16, 2);
+element!(half::f16, u16, f32, "f16", "f32", 32, 8);
+element!(half::bf16, u16, f32, "bf16", "f32", 32, 8);
 
 /// An associative, commutative operator of the device-wide algorithms, for every [`Element`].
 pub trait Operator: Copy + Default + sealed::Sealed {
@@ -80,6 +80,55 @@ impl Operator for Min {
 }
 impl Operator for Max {
     const NAME: &'static str = "max";
+}
+
+/// An associative operator the device-wide scans take for elements `T`: every [`Operator`], and
+/// [`Affine`] for `u32` and `u64`. The scans never reorder operands, so the operator need not be
+/// commutative; a combination with no kernel (e.g. `Affine` over f32) does not compile.
+pub trait ScanOperator<T: Element>: Copy + Default {
+    /// Kernel-name part.
+    const NAME: &'static str;
+}
+
+impl<T: Element, O: Operator> ScanOperator<T> for O {
+    const NAME: &'static str = O::NAME;
+}
+
+/// Composition of affine maps `x -> a * x + b` in wrapping arithmetic (kernels-gpu `op::Affine`),
+/// a non-commutative scan operator. Each element packs one map: in a `u32`, `a` is the high 16
+/// bits and `b` the low 16 (arithmetic mod 2^16); in a `u64`, 32 bits each (mod 2^32).
+/// `combine(f, g)` = "f, then g" = `(g.a * f.a, g.a * f.b + g.b)`; identity `(1, 0)`.
+///
+/// An inclusive scan of maps `(a[i], b[i])` gives at `i` the map `y[-1] -> y[i]` of the linear
+/// recurrence `y[i] = a[i] * y[i - 1] + b[i]`.
+///
+/// ```
+/// use gpu_primitives::device::Affine;
+/// // x -> 2x + 1, then x -> 3x + 0: x -> 6x + 3.
+/// assert_eq!(Affine::combine_u64(2 << 32 | 1, 3 << 32), 6 << 32 | 3);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Affine;
+
+impl Affine {
+    /// `combine(f, g)` over u32 words (16-bit halves), as the GPU computes it.
+    pub fn combine_u32(f: u32, g: u32) -> u32 {
+        let (fa, fb, ga, gb) = ((f >> 16) as u16, f as u16, (g >> 16) as u16, g as u16);
+        (ga.wrapping_mul(fa) as u32) << 16 | ga.wrapping_mul(fb).wrapping_add(gb) as u32
+    }
+
+    /// `combine(f, g)` over u64 words (32-bit halves), as the GPU computes it.
+    pub fn combine_u64(f: u64, g: u64) -> u64 {
+        let (fa, fb, ga, gb) = ((f >> 32) as u32, f as u32, (g >> 32) as u32, g as u32);
+        (ga.wrapping_mul(fa) as u64) << 32 | ga.wrapping_mul(fb).wrapping_add(gb) as u64
+    }
+}
+
+impl ScanOperator<u32> for Affine {
+    const NAME: &'static str = "affine";
+}
+impl ScanOperator<u64> for Affine {
+    const NAME: &'static str = "affine";
 }
 
 /// A device array of `T` (stored as `T::Raw`).

@@ -34,7 +34,7 @@ mod workspace;
 pub use crate::scan::ScanKind;
 pub use arg::{argmax, argmin};
 pub use dot::{DotElement, dot};
-pub use element::{DeviceVec, DeviceView, Element, Max, Min, Operator, Sum};
+pub use element::{Affine, DeviceVec, DeviceView, Element, Max, Min, Operator, ScanOperator, Sum};
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
 pub use segmented::segmented_reduce;

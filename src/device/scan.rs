@@ -1,13 +1,13 @@
 //! Device-wide scan, one pass with decoupled look-back.
 
-use super::element::{DeviceVec, DeviceView, Element, Operator};
+use super::element::{DeviceVec, DeviceView, Element, ScanOperator};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK};
 use crate::scan::ScanKind;
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 
 /// Queue the scan of `n` elements at `input` into `output` (device addresses).
-fn launch<T: Element, Op: Operator>(
+fn launch<T: Element, Op: ScanOperator<T>>(
     gpu: &Gpu,
     input: u64,
     output: u64,
@@ -53,7 +53,7 @@ fn launch<T: Element, Op: Operator>(
 }
 
 /// The out-of-place scans: check the output's length, then queue.
-fn out_of_place<T: Element, Op: Operator>(
+fn out_of_place<T: Element, Op: ScanOperator<T>>(
     gpu: &Gpu,
     input: DeviceView<'_, T>,
     output: &mut DeviceBuffer<T::Acc>,
@@ -93,7 +93,7 @@ fn out_of_place<T: Element, Op: Operator>(
 /// assert_eq!(gpu.download(&y)?, [1, 3, 6, 10]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn inclusive_scan<'a, T: Element, Op: Operator>(
+pub fn inclusive_scan<'a, T: Element, Op: ScanOperator<T>>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
     output: &mut DeviceBuffer<T::Acc>,
@@ -117,7 +117,7 @@ pub fn inclusive_scan<'a, T: Element, Op: Operator>(
 /// assert_eq!(gpu.download(&y)?, [0, 1, 3, 6]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn exclusive_scan<'a, T: Element, Op: Operator>(
+pub fn exclusive_scan<'a, T: Element, Op: ScanOperator<T>>(
     gpu: &Gpu,
     input: impl Into<DeviceView<'a, T>>,
     output: &mut DeviceBuffer<T::Acc>,
@@ -141,7 +141,7 @@ pub fn exclusive_scan<'a, T: Element, Op: Operator>(
 /// assert_eq!(x.to_vec(&gpu)?, [2.0, 2.0, 5.0, 5.0]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn scan_in_place<T: Element<Acc = T>, Op: Operator>(
+pub fn scan_in_place<T: Element<Acc = T>, Op: ScanOperator<T>>(
     gpu: &Gpu,
     data: &mut DeviceVec<T>,
     kind: ScanKind,
@@ -164,7 +164,11 @@ pub fn scan_in_place<T: Element<Acc = T>, Op: Operator>(
 /// assert_eq!(device::scan_slice::<half::f16, Sum>(&gpu, &half_input, ScanKind::Inclusive)?, [0.5, 1.0, 1.5, 2.0]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn scan_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T], kind: ScanKind) -> Result<Vec<T::Acc>> {
+pub fn scan_slice<T: Element, Op: ScanOperator<T>>(
+    gpu: &Gpu,
+    input: &[T],
+    kind: ScanKind,
+) -> Result<Vec<T::Acc>> {
     let d_in = DeviceVec::from_slice(gpu, input)?;
     let d_out = gpu.alloc_zeroed::<T::Acc>(input.len())?;
     let mut workspace = DeviceWorkspace::new();

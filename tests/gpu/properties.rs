@@ -1,9 +1,12 @@
 //! Property tests on the GPU: random lengths (weighted towards the hard ones), every element
-//! type and operator, and values that include NaN, infinities, -0.0, subnormals and extremes,
-//! against CPU oracles.
+//! type and operator, a non-commutative operator for the scans, random block sizes and items per
+//! thread for the warp and block collectives, and values that include NaN, infinities, -0.0,
+//! subnormals and extremes, against CPU oracles.
 //!
 //! - Cases per property: `$PROPTEST_CASES` (default 24 per type); seed: `$PROPTEST_RNG_SEED`;
-//!   failures are persisted to `tests/gpu/proptest-regressions.txt` (committed) and replayed.
+//!   failures are persisted to `tests/gpu/proptest-regressions.txt` (committed) and replayed, or
+//!   to `$PROPTEST_REGRESSIONS` when set (`scripts/gpu-check` points it at the logs that come
+//!   back from the GPU machine).
 //! - Proptest draws (length, operator, value flavour, seed); the arrays are generated from the
 //!   seed, so a failing case shrinks towards short arrays quickly.
 //! - Oracles: exact equality for integers (wrapping sums) and for floats drawn on a grid where
@@ -13,9 +16,12 @@
 //!   Also: inputs unchanged, two reduces bitwise equal, the last inclusive-scan element equals
 //!   the reduce (exact cases).
 
+use crate::collectives::{BlockCase, WarpCase, block_case, warp_case};
 use crate::device::{TestElement, reference_arg, reference_reduce, reference_scan};
 use crate::support::GpuTest;
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKind, Sum};
+use gpu_primitives::device::{
+    self, Affine, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKind, ScanOperator, Sum,
+};
 use gpu_primitives::{Gpu, reference};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
@@ -29,6 +35,9 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("properties::reduce_scan_arg_every_type", every_type),
     ("properties::special_float_values", special_values),
     ("properties::random_normal_floats_within_bounds", normal_floats),
+    ("properties::non_commutative_scan_keeps_order", affine_scans),
+    ("properties::warp_collectives_random_shapes", warp_collectives),
+    ("properties::block_collectives_random_shapes", block_collectives),
 ];
 
 /// Lengths: boundaries of warps, blocks, tiles and the single-launch limits (+-1), primes,
@@ -58,12 +67,19 @@ fn length() -> impl Strategy<Value = usize> {
     ]
 }
 
+/// The regressions file: `$PROPTEST_REGRESSIONS` when set (the GPU runs point it into the
+/// folder that comes back from the GPU machine), else the committed one.
+fn regressions_file() -> &'static str {
+    static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        std::env::var("PROPTEST_REGRESSIONS").unwrap_or_else(|_| "tests/gpu/proptest-regressions.txt".into())
+    })
+}
+
 fn runner() -> TestRunner {
     let mut config = Config {
         cases: 24,
-        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
-            "tests/gpu/proptest-regressions.txt",
-        ))),
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions_file()))),
         ..Config::default()
     };
     if let Some(cases) = std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()) {
@@ -297,6 +313,179 @@ fn normal_floats(gpu: &Gpu) -> Result<(), Failed> {
                 );
             }
             Ok(())
+        })
+        .map_err(to_failed)
+}
+
+/// Scans with [`Affine`] (composition of affine maps: associative, not commutative, exact) over
+/// u32 and u64 words, against a sequential CPU fold: inclusive, exclusive and in place. The u32
+/// scan carries its status packed beside the flag, the u64 scan split from it, so both look-back
+/// layouts are checked for order.
+fn affine_scans(gpu: &Gpu) -> Result<(), Failed> {
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    runner()
+        .run(&(length(), any::<u64>()), |(n, seed)| {
+            let ws = &mut *workspace.borrow_mut();
+            let mut rng = StdRng::seed_from_u64(seed);
+            // Odd multipliers keep the products from collapsing to 0 along long arrays.
+            let words64: Vec<u64> = (0..n).map(|_| rng.random::<u64>() | 1 << 32).collect();
+            let words32: Vec<u32> = words64.iter().map(|&w| (w >> 16) as u32 | 1 << 16).collect();
+            affine_check(gpu, &words32, Affine::combine_u32, 1 << 16, ws)?;
+            affine_check(gpu, &words64, Affine::combine_u64, 1 << 32, ws)
+        })
+        .map_err(to_failed)
+}
+
+fn affine_check<T>(
+    gpu: &Gpu,
+    x: &[T],
+    combine: fn(T, T) -> T,
+    identity: T,
+    ws: &mut DeviceWorkspace,
+) -> Result<(), TestCaseError>
+where
+    T: TestElement<Acc = T, Raw = T>
+        + gpu_host::DeviceCopy
+        + bytemuck::Pod
+        + Default
+        + PartialEq
+        + std::fmt::Debug,
+    Affine: ScanOperator<T>,
+{
+    // The data must make order matter, or the test could not fail on a reordering.
+    if let Some(w) = x.windows(2).next() {
+        prop_assume!(combine(w[0], w[1]) != combine(w[1], w[0]));
+    }
+    let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+    let d_x = DeviceVec::from_slice(gpu, x).map_err(fail)?;
+    let mut inclusive = Vec::with_capacity(x.len());
+    let mut exclusive = Vec::with_capacity(x.len());
+    let mut running = identity;
+    for &v in x {
+        exclusive.push(running);
+        running = combine(running, v);
+        inclusive.push(running);
+    }
+    for (kind, expected) in [
+        (ScanKind::Inclusive, &inclusive),
+        (ScanKind::Exclusive, &exclusive),
+    ] {
+        let mut d_out = gpu.alloc_zeroed::<T::Acc>(x.len()).map_err(fail)?;
+        match kind {
+            ScanKind::Inclusive => device::inclusive_scan::<T, Affine>(gpu, &d_x, &mut d_out, ws),
+            ScanKind::Exclusive => device::exclusive_scan::<T, Affine>(gpu, &d_x, &mut d_out, ws),
+        }
+        .map_err(fail)?;
+        let found = gpu.download(&d_out).map_err(fail)?;
+        first_difference(&found, expected, &format!("affine {} {kind:?}", T::NAME))?;
+    }
+    let unchanged = d_x.to_vec(gpu).map_err(fail)?;
+    prop_assert!(unchanged.as_slice() == T::as_raw(x), "the input changed");
+    let mut d_in_place = DeviceVec::from_slice(gpu, x).map_err(fail)?;
+    device::scan_in_place::<T, Affine>(gpu, &mut d_in_place, ScanKind::Inclusive, ws).map_err(fail)?;
+    let found = d_in_place.to_vec(gpu).map_err(fail)?;
+    first_difference(&found, &inclusive, &format!("affine {} in place", T::NAME))
+}
+
+/// Fails with the first index where `found` and `expected` differ.
+fn first_difference<T: PartialEq + std::fmt::Debug>(
+    found: &[T],
+    expected: &[T],
+    what: &str,
+) -> Result<(), TestCaseError> {
+    if found.len() != expected.len() {
+        return Err(TestCaseError::fail(format!(
+            "{what}: {} values, expected {}",
+            found.len(),
+            expected.len()
+        )));
+    }
+    match found.iter().zip(expected).position(|(f, e)| f != e) {
+        Some(i) => Err(TestCaseError::fail(format!(
+            "{what} n={}: index {i}: found {:?}, expected {:?}",
+            found.len(),
+            found[i],
+            expected[i]
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// Warp collectives (reduce, reduce-all, inclusive / exclusive scan, broadcast; sum, max, min,
+/// and affine for u32; i32, f32 and u32) at random block sizes 1..=1024 and grids, against the CPU
+/// ([`collectives::warp_case`]).
+fn warp_collectives(gpu: &Gpu) -> Result<(), Failed> {
+    let shapes = (
+        0u8..3,
+        1u32..=1024,
+        1u32..=4,
+        0u32..4,
+        0u32..5,
+        0u32..32,
+        any::<u64>(),
+    );
+    runner()
+        .run(&shapes, |(ty, block, grid, op, mode, src_lane, seed)| {
+            // The butterfly reduce-all needs whole warps (round the block up) and a commutative
+            // operator (no affine).
+            let block = if mode == 1 { block.div_ceil(32) * 32 } else { block };
+            let op = if mode == 1 { op % 3 } else { op };
+            let case = WarpCase {
+                block,
+                grid,
+                op: op % 3,
+                mode,
+                src_lane,
+                seed,
+            };
+            match ty {
+                0 => warp_case::<i32>(gpu, case),
+                1 => warp_case::<f32>(gpu, case),
+                _ => warp_case::<u32>(gpu, WarpCase { op, ..case }),
+            }
+            .map_err(|e| TestCaseError::fail(format!("{e:?}")))
+        })
+        .map_err(to_failed)
+}
+
+/// Block collectives at random block sizes 1..=1024, items per thread 1..=4 and lengths
+/// (weighted to the tile's edges), against the CPU ([`collectives::block_case`]).
+fn block_collectives(gpu: &Gpu) -> Result<(), Failed> {
+    let shapes = (0u8..3, 1u32..=1024, 1u32..=4).prop_flat_map(|(ty, block, items)| {
+        let tile = (block * items) as usize;
+        let n = prop_oneof![
+            2 => prop::sample::select(vec![0, 1, tile - 1, tile, tile + 1, 2 * tile + 1]),
+            1 => 0..=4 * tile,
+        ];
+        (
+            Just(ty),
+            Just(block),
+            Just(items),
+            n,
+            0u32..4,
+            0u32..5,
+            0u32..1024,
+            any::<u64>(),
+        )
+    });
+    runner()
+        .run(&shapes, |(ty, block, items, n, op, mode, src, seed)| {
+            // Operator 3 (affine, non-commutative) exists for u32 only.
+            let case = BlockCase {
+                items,
+                block,
+                n,
+                op: op % 3,
+                mode,
+                src,
+                seed,
+            };
+            match ty {
+                0 => block_case::<i32>(gpu, case),
+                1 => block_case::<f32>(gpu, case),
+                _ => block_case::<u32>(gpu, BlockCase { op, ..case }),
+            }
+            .map_err(|e| TestCaseError::fail(format!("{e:?}")))
         })
         .map_err(to_failed)
 }

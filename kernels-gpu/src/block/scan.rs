@@ -201,8 +201,6 @@ where
     });
     // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
     let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(carry, WARP_SIZE, storage) };
-    for k in 0..ITEMS {
-        items[k] = Op::combine(warp_prefix, items[k]);
-    }
+    unrolled_for(ITEMS, |k| items[k] = Op::combine(warp_prefix, items[k]));
     total
 }

@@ -1,12 +1,13 @@
 //! Probe kernels for the warp and block collectives, over a runtime-chosen operator
-//! (0 = `Sum`, 1 = `Max`, 2 = `Min`), for `i32` and `f32`, so the GPU tests can sweep block
-//! sizes, items per thread and tile boundaries against CPU references.
+//! (0 = `Sum`, 1 = `Max`, 2 = `Min`; for `u32` also 3 = the non-commutative `Affine`), for `i32`,
+//! `f32` and `u32`, so the GPU tests can sweep block sizes, items per thread and tile boundaries
+//! against CPU references.
 
 use crate::block::{
     BlockBroadcastStorage, BlockReduceStorage, BlockScanStorage, block_broadcast, block_exclusive_scan,
     block_inclusive_scan, block_reduce, block_reduce_all,
 };
-use crate::op::{Max, Min, ReduceOp, Sum};
+use crate::op::{Affine, Max, Min, ReduceOp, Sum};
 use crate::shared::SharedValue;
 use crate::shared_array;
 use crate::thread::{block_dim, block_idx, global_idx, lane_id, lanes_in_warp, thread_idx};
@@ -110,8 +111,9 @@ unsafe fn block_probe<T, Op, const ITEMS: usize>(
 }
 
 macro_rules! probes {
-    ($ty:ty, $warp:ident, $($block:ident = $items:literal, $smem:ident);*) => {
-        /// Warp probe (see `warp_probe`): `op` 0 Sum, 1 Max, 2 Min.
+    ($ty:ty, $op3:ty, $warp:ident, $($block:ident = $items:literal, $smem:ident);*) => {
+        /// Warp probe (see `warp_probe`): `op` 0 Sum, 1 Max, 2 Min, 3 the type's fourth operator
+        /// (`Affine` for u32).
         ///
         /// # Safety
         /// `input` and `output` hold `grid * block` values.
@@ -122,13 +124,14 @@ macro_rules! probes {
                 match op {
                     0 => warp_probe::<$ty, Sum>(input, output, mode, src_lane),
                     1 => warp_probe::<$ty, Max>(input, output, mode, src_lane),
-                    _ => warp_probe::<$ty, Min>(input, output, mode, src_lane),
+                    2 => warp_probe::<$ty, Min>(input, output, mode, src_lane),
+                    _ => warp_probe::<$ty, $op3>(input, output, mode, src_lane),
                 }
             }
         }
         $(
             /// Block probe (see `block_probe`) with this many items per thread; `op` 0 Sum,
-            /// 1 Max, 2 Min.
+            /// 1 Max, 2 Min, 3 the type's fourth operator.
             ///
             /// # Safety
             /// `input` and `output` hold `n` values, `totals` one per block; any block size.
@@ -140,16 +143,20 @@ macro_rules! probes {
                     match op {
                         0 => block_probe::<$ty, Sum, $items>(input, output, totals, n, mode, src, storage),
                         1 => block_probe::<$ty, Max, $items>(input, output, totals, n, mode, src, storage),
-                        _ => block_probe::<$ty, Min, $items>(input, output, totals, n, mode, src, storage),
+                        2 => block_probe::<$ty, Min, $items>(input, output, totals, n, mode, src, storage),
+                        _ => block_probe::<$ty, $op3, $items>(input, output, totals, n, mode, src, storage),
                     }
                 }
             }
         )*
     };
 }
-probes!(i32, probe_warp_i32,
+probes!(i32, Min, probe_warp_i32,
     probe_block_i32_items1 = 1, PROBE_SMEM_I32_1; probe_block_i32_items2 = 2, PROBE_SMEM_I32_2;
     probe_block_i32_items3 = 3, PROBE_SMEM_I32_3; probe_block_i32_items4 = 4, PROBE_SMEM_I32_4);
-probes!(f32, probe_warp_f32,
+probes!(f32, Min, probe_warp_f32,
     probe_block_f32_items1 = 1, PROBE_SMEM_F32_1; probe_block_f32_items2 = 2, PROBE_SMEM_F32_2;
     probe_block_f32_items3 = 3, PROBE_SMEM_F32_3; probe_block_f32_items4 = 4, PROBE_SMEM_F32_4);
+probes!(u32, Affine, probe_warp_u32,
+    probe_block_u32_items1 = 1, PROBE_SMEM_U32_1; probe_block_u32_items2 = 2, PROBE_SMEM_U32_2;
+    probe_block_u32_items3 = 3, PROBE_SMEM_U32_3; probe_block_u32_items4 = 4, PROBE_SMEM_U32_4);

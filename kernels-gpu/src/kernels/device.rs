@@ -2,7 +2,8 @@
 //! combined in f32) and operator (sum min max): `device_reduce_<type>_<op>`,
 //! `device_scan_<type>_<op>`, `device_segmented_reduce_<type>_<op>`; `device_argmin_<type>`,
 //! `device_argmax_<type>` (with `device_arg{min,max}_final_<acc>`, their second pass);
-//! `device_dot_<type>` for the float types.
+//! `device_dot_<type>` for the float types; `device_scan_u32_affine` and `device_scan_u64_affine`
+//! (the non-commutative `op::Affine`).
 //!
 //! Shared memory comes from the launch's dynamic shared memory, [`DEVICE_SHARED_BYTES`] bytes.
 
@@ -14,7 +15,7 @@ use crate::device::reduce::{
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::tile_status::TileStatus;
 use crate::device::{Bf16, Element, F16};
-use crate::op::{Max, Min, Sum};
+use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 
 /// Dynamic shared memory every device kernel must be launched with, in bytes: 32 slots of up to
@@ -242,30 +243,30 @@ macro_rules! segmented_entry {
     };
 }
 
-device_entries!(f32, Sum, 4, 16, device_reduce_f32_sum, device_scan_f32_sum);
-device_entries!(f32, Min, 4, 16, device_reduce_f32_min, device_scan_f32_min);
-device_entries!(f32, Max, 4, 16, device_reduce_f32_max, device_scan_f32_max);
-device_entries!(f64, Sum, 2, 8, device_reduce_f64_sum, device_scan_f64_sum);
-device_entries!(f64, Min, 2, 8, device_reduce_f64_min, device_scan_f64_min);
-device_entries!(f64, Max, 2, 8, device_reduce_f64_max, device_scan_f64_max);
-device_entries!(i32, Sum, 4, 16, device_reduce_i32_sum, device_scan_i32_sum);
-device_entries!(i32, Min, 4, 16, device_reduce_i32_min, device_scan_i32_min);
-device_entries!(i32, Max, 4, 16, device_reduce_i32_max, device_scan_i32_max);
-device_entries!(u32, Sum, 4, 16, device_reduce_u32_sum, device_scan_u32_sum);
-device_entries!(u32, Min, 4, 16, device_reduce_u32_min, device_scan_u32_min);
-device_entries!(u32, Max, 4, 16, device_reduce_u32_max, device_scan_u32_max);
-device_entries!(i64, Sum, 2, 8, device_reduce_i64_sum, device_scan_i64_sum);
-device_entries!(i64, Min, 2, 8, device_reduce_i64_min, device_scan_i64_min);
-device_entries!(i64, Max, 2, 8, device_reduce_i64_max, device_scan_i64_max);
-device_entries!(u64, Sum, 2, 8, device_reduce_u64_sum, device_scan_u64_sum);
-device_entries!(u64, Min, 2, 8, device_reduce_u64_min, device_scan_u64_min);
-device_entries!(u64, Max, 2, 8, device_reduce_u64_max, device_scan_u64_max);
-device_entries!(F16, Sum, 8, 16, device_reduce_f16_sum, device_scan_f16_sum);
-device_entries!(F16, Min, 8, 16, device_reduce_f16_min, device_scan_f16_min);
-device_entries!(F16, Max, 8, 16, device_reduce_f16_max, device_scan_f16_max);
-device_entries!(Bf16, Sum, 8, 16, device_reduce_bf16_sum, device_scan_bf16_sum);
-device_entries!(Bf16, Min, 8, 16, device_reduce_bf16_min, device_scan_bf16_min);
-device_entries!(Bf16, Max, 8, 16, device_reduce_bf16_max, device_scan_bf16_max);
+device_entries!(f32, Sum, 4, 32, device_reduce_f32_sum, device_scan_f32_sum);
+device_entries!(f32, Min, 4, 32, device_reduce_f32_min, device_scan_f32_min);
+device_entries!(f32, Max, 4, 32, device_reduce_f32_max, device_scan_f32_max);
+device_entries!(f64, Sum, 2, 16, device_reduce_f64_sum, device_scan_f64_sum);
+device_entries!(f64, Min, 2, 16, device_reduce_f64_min, device_scan_f64_min);
+device_entries!(f64, Max, 2, 16, device_reduce_f64_max, device_scan_f64_max);
+device_entries!(i32, Sum, 4, 32, device_reduce_i32_sum, device_scan_i32_sum);
+device_entries!(i32, Min, 4, 32, device_reduce_i32_min, device_scan_i32_min);
+device_entries!(i32, Max, 4, 32, device_reduce_i32_max, device_scan_i32_max);
+device_entries!(u32, Sum, 4, 32, device_reduce_u32_sum, device_scan_u32_sum);
+device_entries!(u32, Min, 4, 32, device_reduce_u32_min, device_scan_u32_min);
+device_entries!(u32, Max, 4, 32, device_reduce_u32_max, device_scan_u32_max);
+device_entries!(i64, Sum, 2, 16, device_reduce_i64_sum, device_scan_i64_sum);
+device_entries!(i64, Min, 2, 16, device_reduce_i64_min, device_scan_i64_min);
+device_entries!(i64, Max, 2, 16, device_reduce_i64_max, device_scan_i64_max);
+device_entries!(u64, Sum, 2, 16, device_reduce_u64_sum, device_scan_u64_sum);
+device_entries!(u64, Min, 2, 16, device_reduce_u64_min, device_scan_u64_min);
+device_entries!(u64, Max, 2, 16, device_reduce_u64_max, device_scan_u64_max);
+device_entries!(F16, Sum, 8, 32, device_reduce_f16_sum, device_scan_f16_sum);
+device_entries!(F16, Min, 8, 32, device_reduce_f16_min, device_scan_f16_min);
+device_entries!(F16, Max, 8, 32, device_reduce_f16_max, device_scan_f16_max);
+device_entries!(Bf16, Sum, 8, 32, device_reduce_bf16_sum, device_scan_bf16_sum);
+device_entries!(Bf16, Min, 8, 32, device_reduce_bf16_min, device_scan_bf16_min);
+device_entries!(Bf16, Max, 8, 32, device_reduce_bf16_max, device_scan_bf16_max);
 arg_entries!(f32, 4, device_argmin_f32, device_argmax_f32);
 arg_entries!(f64, 2, device_argmin_f64, device_argmax_f64);
 arg_entries!(i32, 4, device_argmin_i32, device_argmax_i32);
@@ -314,3 +315,9 @@ segmented_entry!(F16, Max, 8, device_segmented_reduce_f16_max);
 segmented_entry!(Bf16, Sum, 8, device_segmented_reduce_bf16_sum);
 segmented_entry!(Bf16, Min, 8, device_segmented_reduce_bf16_min);
 segmented_entry!(Bf16, Max, 8, device_segmented_reduce_bf16_max);
+
+// Scans with a non-commutative operator (composition of affine maps, `op::Affine`): the scan is
+// order-preserving for any associative operator; the device reduce is not (its grid-stride
+// loops need commutativity), so these have no reduce.
+scan_entry!(u32, Affine, 4, 32, device_scan_u32_affine);
+scan_entry!(u64, Affine, 2, 16, device_scan_u64_affine);

@@ -1,13 +1,16 @@
 //! Warp reductions.
 //!
-//! [`warp_reduce`] uses `shuffle_down` (the reduction lesson's step 2); the result lands in lane 0:
+//! [`warp_reduce`] uses `shuffle_down` (the reduction lesson's step 2); the result lands in lane 0.
+//! Offsets grow, so that every lane always holds a run of consecutive lanes, in order:
 //! ```text
 //! lane:    0   1   2   3   4   5   6   7  ...  31
-//! offset 16: lane i += lane i+16          (lanes 0..15 hold pairs)
-//! offset  8: lane i += lane i+8           (lanes 0..7 hold quads)
+//! offset  1: lane i = lane i + lane i+1    (lane i holds lanes i..i+1)
+//! offset  2: lane i = lane i + lane i+2    (lane i holds lanes i..i+3)
 //! ...
-//! offset  1: lane 0 holds the whole warp's reduction
+//! offset 16: lane 0 holds lanes 0..31, the whole warp's reduction
 //! ```
+//! (The lesson's falling offsets, 16 then 8 ..., pair lane 0 with lane 16 first: the same sum,
+//! but the operands out of order, wrong for a non-commutative operator.)
 //! [`warp_reduce_all`] uses the butterfly `shuffle_xor` (puzzle 26): after the same
 //! `log2(WARP_SIZE)` steps every lane holds the result. Neither needs shared memory or a barrier.
 
@@ -29,15 +32,16 @@ pub unsafe fn warp_reduce<T: Shuffle, Op: ReduceOp<T>>(value: T, lanes: u32) -> 
     let mask = lane_mask_below(lanes);
     let lane = lane_id();
     let mut acc = value;
-    let mut offset = WARP_SIZE / 2;
-    while offset > 0 {
+    // Lane i holds lanes i .. i + offset (clipped at `lanes`), in order.
+    let mut offset = 1;
+    while offset < WARP_SIZE {
         // SAFETY: lanes 0..lanes call this in lock-step with `mask`; a value read from a lane at
         // or past `lanes` is discarded by the test below.
         let other = unsafe { acc.shuffle_down(offset, WARP_SIZE, mask) };
         if lane + offset < lanes {
             acc = Op::combine(acc, other);
         }
-        offset /= 2;
+        offset *= 2;
     }
     acc
 }
