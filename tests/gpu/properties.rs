@@ -5,8 +5,8 @@
 //!
 //! - Cases per property: `$PROPTEST_CASES` (default 24 per type); seed: `$PROPTEST_RNG_SEED`;
 //!   failures are persisted to `tests/gpu/proptest-regressions.txt` (committed) and replayed, or
-//!   to `$PROPTEST_REGRESSIONS` when set (`scripts/gpu-check` points it at the logs that come
-//!   back from the GPU machine).
+//!   to `$GPU_PRIMITIVES_PROPTEST_REGRESSIONS` when set (`scripts/gpu-check` points it at the
+//!   logs that come back from the GPU machine).
 //! - Proptest draws (length, operator, value flavour, seed); the arrays are generated from the
 //!   seed, so a failing case shrinks towards short arrays quickly.
 //! - Oracles: exact equality for integers (wrapping sums) and for floats drawn on a grid where
@@ -38,6 +38,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("properties::non_commutative_scan_keeps_order", affine_scans),
     ("properties::warp_collectives_random_shapes", warp_collectives),
     ("properties::block_collectives_random_shapes", block_collectives),
+    ("properties::lesson_kernels_random_lengths", lesson_kernels),
 ];
 
 /// Lengths: boundaries of warps, blocks, tiles and the single-launch limits (+-1), primes,
@@ -67,12 +68,13 @@ fn length() -> impl Strategy<Value = usize> {
     ]
 }
 
-/// The regressions file: `$PROPTEST_REGRESSIONS` when set (the GPU runs point it into the
-/// folder that comes back from the GPU machine), else the committed one.
+/// The regressions file: `$GPU_PRIMITIVES_PROPTEST_REGRESSIONS` when set (the GPU runs point it
+/// into the folder that comes back from the GPU machine), else the committed one.
 fn regressions_file() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::var("PROPTEST_REGRESSIONS").unwrap_or_else(|_| "tests/gpu/proptest-regressions.txt".into())
+        std::env::var("GPU_PRIMITIVES_PROPTEST_REGRESSIONS")
+            .unwrap_or_else(|_| "tests/gpu/proptest-regressions.txt".into())
     })
 }
 
@@ -486,6 +488,57 @@ fn block_collectives(gpu: &Gpu) -> Result<(), Failed> {
                 _ => block_case::<u32>(gpu, BlockCase { op, ..case }),
             }
             .map_err(|e| TestCaseError::fail(format!("{e:?}")))
+        })
+        .map_err(to_failed)
+}
+
+/// The lesson and puzzle kernels that take any length: the three section scans of the lecture
+/// (hierarchical, every block size a power of two 2..=1024, inclusive and exclusive), the
+/// hierarchical block sum (lesson 4) and the dot product (puzzle 12, many blocks), over random
+/// lengths of grid values (every partial sum exact), against f64 CPU results, exactly.
+fn lesson_kernels(gpu: &Gpu) -> Result<(), Failed> {
+    use gpu_primitives::scan::{self as lecture, ScanKind as LectureKind, SectionScan};
+    let shapes = (
+        length().prop_map(|n| n.min(1 << 20)),
+        0usize..3,
+        any::<bool>(),
+        1u32..=10,
+        any::<u64>(),
+    );
+    runner()
+        .run(&shapes, |(n, algorithm, exclusive, log2_block, seed)| {
+            let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
+            let x = crate::support::grid_values(n, seed);
+            let (algorithm, block) = (SectionScan::ALL[algorithm], 1u32 << log2_block);
+            let kind = if exclusive {
+                LectureKind::Exclusive
+            } else {
+                LectureKind::Inclusive
+            };
+            let found = lecture::scan(gpu, &x, algorithm, kind, block).map_err(fail)?;
+            let mut running = 0.0f64;
+            let expected: Vec<f32> = x
+                .iter()
+                .map(|&v| {
+                    let before = running;
+                    running += v as f64;
+                    (if exclusive { before } else { running }) as f32
+                })
+                .collect();
+            first_difference(
+                &found,
+                &expected,
+                &format!("{algorithm:?} {kind:?} block={block}"),
+            )?;
+            let sum = gpu_primitives::reduction::block_sum(gpu, &x).map_err(fail)?;
+            prop_assert_eq!(sum, running as f32, "block_sum n={}", n);
+            // Products of grid values are multiples of 1/16 up to 4: exact sums up to 2^16 terms.
+            let m = n.min(1 << 16);
+            let y = crate::support::grid_values(m, seed ^ 1);
+            let dot = gpu_primitives::dot_product::dot_product(gpu, &x[..m], &y).map_err(fail)?;
+            let expected_dot: f64 = x[..m].iter().zip(&y).map(|(&a, &b)| a as f64 * b as f64).sum();
+            prop_assert_eq!(dot, expected_dot as f32, "dot_product n={}", m);
+            Ok(())
         })
         .map_err(to_failed)
 }
