@@ -18,7 +18,7 @@
 
 use crate::collectives::{BlockCase, WarpCase, block_case, warp_case};
 use crate::device::{TestElement, reference_arg, reference_reduce, reference_scan};
-use crate::support::GpuTest;
+use crate::support::{GpuTest, check_slices};
 use gpu_primitives::device::{
     self, Affine, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKind, ScanOperator, Sum,
 };
@@ -379,38 +379,22 @@ where
         }
         .map_err(fail)?;
         let found = gpu.download(&d_out).map_err(fail)?;
-        first_difference(&found, expected, &format!("affine {} {kind:?}", T::NAME))?;
+        let what = format!("affine {} {kind:?} n={}", T::NAME, x.len());
+        check_slices(&what, &found, expected, |_| false).map_err(case_failure)?;
     }
     let unchanged = d_x.to_vec(gpu).map_err(fail)?;
     prop_assert!(unchanged.as_slice() == T::as_raw(x), "the input changed");
     let mut d_in_place = DeviceVec::from_slice(gpu, x).map_err(fail)?;
     device::scan_in_place::<T, Affine>(gpu, &mut d_in_place, ScanKind::Inclusive, ws).map_err(fail)?;
     let found = d_in_place.to_vec(gpu).map_err(fail)?;
-    first_difference(&found, &inclusive, &format!("affine {} in place", T::NAME))
+    let what = format!("affine {} in place n={}", T::NAME, x.len());
+    check_slices(&what, &found, &inclusive, |_| false).map_err(case_failure)
 }
 
-/// Fails with the first index where `found` and `expected` differ.
-fn first_difference<T: PartialEq + std::fmt::Debug>(
-    found: &[T],
-    expected: &[T],
-    what: &str,
-) -> Result<(), TestCaseError> {
-    if found.len() != expected.len() {
-        return Err(TestCaseError::fail(format!(
-            "{what}: {} values, expected {}",
-            found.len(),
-            expected.len()
-        )));
-    }
-    match found.iter().zip(expected).position(|(f, e)| f != e) {
-        Some(i) => Err(TestCaseError::fail(format!(
-            "{what} n={}: index {i}: found {:?}, expected {:?}",
-            found.len(),
-            found[i],
-            expected[i]
-        ))),
-        None => Ok(()),
-    }
+/// A harness failure (from the shared checks of `support` and `collectives`) as a proptest
+/// failure, keeping its message.
+fn case_failure(e: Failed) -> TestCaseError {
+    TestCaseError::fail(e.message().unwrap_or("failed").to_owned())
 }
 
 /// Warp collectives (reduce, reduce-all, inclusive / exclusive scan, broadcast; sum, max, min,
@@ -445,7 +429,7 @@ fn warp_collectives(gpu: &Gpu) -> Result<(), Failed> {
                 1 => warp_case::<f32>(gpu, case),
                 _ => warp_case::<u32>(gpu, WarpCase { op, ..case }),
             }
-            .map_err(|e| TestCaseError::fail(format!("{e:?}")))
+            .map_err(case_failure)
         })
         .map_err(to_failed)
 }
@@ -487,7 +471,7 @@ fn block_collectives(gpu: &Gpu) -> Result<(), Failed> {
                 1 => block_case::<f32>(gpu, case),
                 _ => block_case::<u32>(gpu, BlockCase { op, ..case }),
             }
-            .map_err(|e| TestCaseError::fail(format!("{e:?}")))
+            .map_err(case_failure)
         })
         .map_err(to_failed)
 }
@@ -525,11 +509,8 @@ fn lesson_kernels(gpu: &Gpu) -> Result<(), Failed> {
                     (if exclusive { before } else { running }) as f32
                 })
                 .collect();
-            first_difference(
-                &found,
-                &expected,
-                &format!("{algorithm:?} {kind:?} block={block}"),
-            )?;
+            let what = format!("{algorithm:?} {kind:?} block={block} n={n}");
+            check_slices(&what, &found, &expected, |_| false).map_err(case_failure)?;
             let sum = gpu_primitives::reduction::block_sum(gpu, &x).map_err(fail)?;
             prop_assert_eq!(sum, running as f32, "block_sum n={}", n);
             // Products of grid values are multiples of 1/16 up to 4: exact sums up to 2^16 terms.
