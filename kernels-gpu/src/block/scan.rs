@@ -87,6 +87,20 @@ where
     (warp_prefix, total)
 }
 
+/// Phase 5 for one thread's consecutive `items`: scan them in place, in order, starting from
+/// `running` (the combination of everything before them); inclusive, or exclusive when
+/// `exclusive`. Returns the combination up to and including the last item.
+#[inline(always)]
+fn thread_scan<T: Copy, Op: ReduceOp<T>>(items: &mut [T], mut running: T, exclusive: bool) -> T {
+    // An index loop: the slice is a register array after inlining.
+    for k in 0..items.len() {
+        let next = Op::combine(running, items[k]);
+        items[k] = if exclusive { running } else { next };
+        running = next;
+    }
+    running
+}
+
 /// Inclusive scan of the tile, in place: item `k` of thread `t` becomes the combination of every
 /// item up to and including it. Returns the tile's total.
 ///
@@ -107,11 +121,8 @@ where
     Op: ReduceOp<T>,
 {
     // SAFETY: forwarded from the caller.
-    let (mut running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
-    for k in 0..ITEMS {
-        running = Op::combine(running, items[k]);
-        items[k] = running;
-    }
+    let (running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
+    thread_scan::<T, Op>(items, running, false);
     total
 }
 
@@ -133,12 +144,8 @@ where
     Op: ReduceOp<T>,
 {
     // SAFETY: forwarded from the caller.
-    let (mut running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
-    for k in 0..ITEMS {
-        let value = items[k];
-        items[k] = running;
-        running = Op::combine(running, value);
-    }
+    let (running, total) = unsafe { thread_prefix::<T, Op, ITEMS>(items, storage) };
+    thread_scan::<T, Op>(items, running, true);
     total
 }
 
@@ -190,13 +197,8 @@ where
         }
         // SAFETY: whole warps call it (the caller's contract).
         let (before, row_total) = unsafe { warp_exclusive_scan::<T, Op>(lane_total, WARP_SIZE) };
-        let mut running = Op::combine(carry, before);
-        for v in 0..VEC {
-            let value = items[r * VEC + v];
-            let next = Op::combine(running, value);
-            items[r * VEC + v] = if exclusive { running } else { next };
-            running = next;
-        }
+        let row = &mut items[r * VEC..(r + 1) * VEC];
+        thread_scan::<T, Op>(row, Op::combine(carry, before), exclusive);
         carry = Op::combine(carry, row_total);
     });
     // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
