@@ -110,23 +110,22 @@ fn device_kernels_exist_for_every_type_and_operator() {
         assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
         let scan = kernel_body(ptx, "device_scan_f32_sum");
         assert!(scan.contains("ld.global.v4.b32") && scan.contains("st.global.v4.b32"));
-        // Tile status, 4-byte values: flag and value packed in one relaxed 64-bit word, no fence.
-        for instruction in ["st.relaxed.gpu.b64", "ld.relaxed.gpu.b64"] {
-            assert!(
-                scan.contains(instruction),
-                "sm_{arch}: the f32 scan has no {instruction}"
-            );
-        }
-        for slow in ["ld.acquire", "st.release", "fence", "membar"] {
-            assert!(!scan.contains(slow), "sm_{arch}: the f32 scan has {slow}");
-        }
-        // 8-byte values: the word is released by the writer and acquired by the look-back.
+        // Tile status: flag and value packed in one relaxed access (a 64-bit word for 4-byte
+        // values, a 16-byte pair for 8-byte ones), no fence and no acquire / release.
         let scan64 = kernel_body(ptx, "device_scan_f64_sum");
-        for instruction in ["st.release.gpu.b64", "ld.acquire.gpu.b64", "ld.relaxed.gpu.b64"] {
-            assert!(
-                scan64.contains(instruction),
-                "sm_{arch}: the f64 scan has no {instruction}"
-            );
+        for (kernel, body, instructions) in [
+            ("f32", scan, ["st.relaxed.gpu.b64", "ld.relaxed.gpu.b64"]),
+            ("f64", scan64, ["st.relaxed.gpu.v2.u64", "ld.relaxed.gpu.v2.u64"]),
+        ] {
+            for instruction in instructions {
+                assert!(
+                    body.contains(instruction),
+                    "sm_{arch}: the {kernel} scan has no {instruction}"
+                );
+            }
+            for slow in ["ld.acquire", "st.release", "fence", "membar"] {
+                assert!(!body.contains(slow), "sm_{arch}: the {kernel} scan has {slow}");
+            }
         }
         assert!(!ptx.contains(".local"), "sm_{arch}: a kernel uses local memory");
     }

@@ -187,3 +187,39 @@ relaxed_access!(u32, "32", reg32);
 relaxed_access!(f64, "64", reg64);
 relaxed_access!(i64, "64", reg64);
 relaxed_access!(u64, "64", reg64);
+
+/// Relaxed load at device scope of two 64-bit words as one 16-byte access
+/// (`ld.relaxed.gpu.v2.u64`).
+///
+/// Hardware assumption: the two words are read together, never one from before and one from
+/// after a concurrent [`store_relaxed_pair`] of the same 16 bytes. PTX models a vector access as
+/// separate accesses of its elements and does not promise this; on sm_70 and later an aligned
+/// 16-byte access is one L2 sector access, and NVIDIA CUB's scan tile status for 8-byte values
+/// relies on the same property. The device scan's exact 64-bit integer tests check it.
+///
+/// # Safety
+/// `ptr` is valid device memory, aligned to 16 bytes, allocated for the call.
+#[inline(always)]
+pub unsafe fn load_relaxed_pair(ptr: *const [u64; 2]) -> [u64; 2] {
+    let (low, high): (u64, u64);
+    // SAFETY: the caller guarantees `ptr` is valid and 16-byte aligned.
+    unsafe {
+        asm!("ld.relaxed.gpu.v2.u64 {{{l}, {h}}}, [{p}];", l = out(reg64) low, h = out(reg64) high,
+             p = in(reg64) ptr, options(nostack))
+    };
+    [low, high]
+}
+
+/// Relaxed store at device scope of two 64-bit words as one 16-byte access
+/// (`st.relaxed.gpu.v2.u64`); see [`load_relaxed_pair`] for the hardware assumption.
+///
+/// # Safety
+/// `ptr` is valid device memory, aligned to 16 bytes, allocated for the call.
+#[inline(always)]
+pub unsafe fn store_relaxed_pair(ptr: *mut [u64; 2], value: [u64; 2]) {
+    // SAFETY: the caller guarantees `ptr` is valid and 16-byte aligned.
+    unsafe {
+        asm!("st.relaxed.gpu.v2.u64 [{p}], {{{l}, {h}}};", l = in(reg64) value[0], h = in(reg64) value[1],
+             p = in(reg64) ptr, options(nostack))
+    };
+}

@@ -45,7 +45,7 @@ macro_rules! element {
     };
 }
 element!(f32, f32, f32, "f32", "f32", 32, 4);
-element!(f64, f64, f64, "f64", "f64", 16, 2);
+element!(f64, f64, f64, "f64", "f64", 8, 2);
 element!(i32, i32, i32, "i32", "i32", 32, 4);
 element!(u32, u32, u32, "u32", "u32", 32, 4);
 element!(i64, i64, i64, "i64", "i64", 16, 2);

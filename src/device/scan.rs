@@ -28,10 +28,9 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     let status = workspace.scan_status(gpu, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let exclusive = (kind == ScanKind::Exclusive) as u32;
-    // SAFETY: device_scan_<T>_<op> takes (input, output, n, status_words, status_values,
-    // tile_counter, tile_base, epoch, exclusive). `input` and `output` address n elements (the
-    // callers check); the workspace gives one status word and two 8-byte values per tile, a
-    // counter, the tile base and an epoch newer than every word; the grid has exactly one block
+    // SAFETY: device_scan_<T>_<op> takes (input, output, n, status_slots, tile_counter,
+    // tile_base, epoch, exclusive). `input` and `output` address n elements (the callers check);
+    // the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer than every word; the grid has exactly one block
     // per tile.
     unsafe {
         gpu.launch(
@@ -41,8 +40,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
                 input,
                 output,
                 n,
-                status.words,
-                status.values,
+                status.slots,
                 status.counter,
                 status.tile_base,
                 status.epoch,

@@ -10,16 +10,15 @@ const MAX_EPOCH: u32 = (1 << 30) - 1;
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 12),
 /// and the scan's
-/// per-tile status (one 8-byte word and two 8-byte values per tile) and tile counter. The
-/// scan's status words need no clearing between calls: each call has its own epoch number (see
+/// per-tile status (16 bytes per tile) and tile counter. The
+/// scan's status needs no clearing between calls: each call has its own epoch number (see
 /// kernels-gpu `device::tile_status`).
 #[derive(Default)]
 pub struct DeviceWorkspace {
     partials: Option<DeviceBuffer<u64>>,
     blocks_done: Option<DeviceBuffer<u32>>,
     result: Option<DeviceBuffer<u64>>,
-    status_words: Option<DeviceBuffer<u64>>,
-    status_values: Option<DeviceBuffer<u64>>,
+    status_slots: Option<DeviceBuffer<u64>>,
     counter: Option<DeviceBuffer<u64>>,
     tile_base: u64,
     epoch: u32,
@@ -27,8 +26,7 @@ pub struct DeviceWorkspace {
 
 /// Device addresses and per-call numbers for one scan launch.
 pub(crate) struct ScanStatus {
-    pub words: u64,
-    pub values: u64,
+    pub slots: u64,
     pub counter: u64,
     pub tile_base: u64,
     pub epoch: u32,
@@ -49,8 +47,7 @@ impl DeviceWorkspace {
         let len = |b: &Option<DeviceBuffer<u64>>| b.as_ref().map_or(0, |b| 8 * b.len());
         len(&self.partials)
             + len(&self.result)
-            + len(&self.status_words)
-            + len(&self.status_values)
+            + len(&self.status_slots)
             + len(&self.counter)
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
     }
@@ -86,14 +83,12 @@ impl DeviceWorkspace {
 
     /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
     pub(crate) fn scan_status(&mut self, gpu: &Gpu, tiles: usize) -> Result<ScanStatus> {
-        let grow = self.status_words.as_ref().is_none_or(|b| b.len() < tiles);
+        // 16 bytes per tile; cuMemAlloc aligns far past the 16 bytes the kernels need.
+        let grow = self.status_slots.as_ref().is_none_or(|b| b.len() < 2 * tiles);
         if grow || self.epoch >= MAX_EPOCH {
-            // Fresh, zeroed words belong to epoch 0, which no call uses.
-            self.status_words = Some(gpu.alloc_zeroed(tiles.max(1))?);
+            // Fresh, zeroed slots belong to epoch 0, which no call uses.
+            self.status_slots = Some(gpu.alloc_zeroed(2 * tiles.max(1))?);
             self.epoch = 0;
-        }
-        if self.status_values.as_ref().is_none_or(|b| b.len() < 2 * tiles) {
-            self.status_values = Some(gpu.alloc_zeroed(2 * tiles.max(1))?);
         }
         if self.counter.is_none() {
             self.counter = Some(gpu.alloc_zeroed(1)?);
@@ -101,8 +96,7 @@ impl DeviceWorkspace {
         }
         self.epoch += 1;
         let status = ScanStatus {
-            words: address(&self.status_words),
-            values: address(&self.status_values),
+            slots: address(&self.status_slots),
             counter: address(&self.counter),
             tile_base: self.tile_base,
             epoch: self.epoch,

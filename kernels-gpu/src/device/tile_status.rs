@@ -1,21 +1,24 @@
 //! Per-tile status of the single-pass scan ([`super::scan`]): how a tile publishes its aggregate
 //! or inclusive prefix, and how a later tile reads it.
 //!
-//! Every tile has one 64-bit *status word*: the high 32 bits are the flag `epoch << 2 | state`.
-//! The epoch (a per-call number from the host) lets the words be reused across calls without
-//! clearing: a word left by another call never matches.
+//! Every tile's status carries a *flag*, `epoch << 2 | state`, and a value, written together by one
+//! relaxed store and read together by one relaxed load: no fence and no acquire / release is
+//! needed, as nothing else is published through the status. The epoch (a per-call number from
+//! the host) lets the status be reused across calls without clearing: one left by another call
+//! never matches.
 //!
-//! - **Packed** (4-byte values: f32, i32, u32): the low 32 bits hold the value itself, so one
-//!   relaxed 64-bit store publishes flag and value together and one relaxed 64-bit load reads
-//!   them. No fence is needed: nothing else is published through the word.
-//! - **Split** (8-byte values: f64, i64, u64): the value goes to `values[2 * tile]` (aggregate)
-//!   or `values[2 * tile + 1]` (inclusive prefix), written relaxed before the word is stored
-//!   with release ordering; the reader loads the word with acquire ordering, then the value.
+//! - **4-byte values** (f32, i32, u32): one 64-bit word per tile, the flag in the high 32 bits
+//!   and the value's bits in the low 32 ([`RelaxedAccess`] on u64).
+//! - **8-byte values** (f64, i64, u64): 16 bytes per tile, the flag in the first word and the
+//!   value's bits in the second, stored and loaded as one 16-byte access
+//!   ([`load_relaxed_pair`], which states the hardware assumption this makes, as CUB does).
 //!
 //! Merrill & Garland ("Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA
-//! NVR-2016-002) describe the packed form for values that fit beside the flag.
+//! NVR-2016-002) describe this packing of flag and value for values that fit beside the flag.
 
-use crate::atomic::{AtomicWord, RelaxedAccess};
+use core::marker::PhantomData;
+
+use crate::atomic::{RelaxedAccess, load_relaxed_pair, store_relaxed_pair};
 
 /// Tile state: its aggregate is published.
 pub const STATE_AGGREGATE: u32 = 1;
@@ -25,16 +28,17 @@ pub const STATE_PREFIX: u32 = 2;
 /// Global memory the scan shares between blocks (all device pointers).
 #[derive(Clone, Copy)]
 pub struct TileStatus<A> {
-    /// One status word per tile (see the module docs).
-    pub words: *mut u64,
-    /// Two values per tile (aggregate, inclusive prefix); used by the split layout only.
-    pub values: *mut A,
+    /// 16 bytes per tile, 16-byte aligned (4-byte values use the first 8 bytes per tile as one
+    /// word per tile; see the module docs).
+    pub slots: *mut u64,
     /// Tiles handed out, over all calls.
     pub tile_counter: *mut u64,
     /// `*tile_counter` before this call.
     pub tile_base: u64,
     /// This call's epoch, `1 .. 2^30`.
     pub epoch: u32,
+    /// The value type the status carries.
+    pub value: PhantomData<A>,
 }
 
 /// A value type the scan's tile status can carry: packed beside the flag or split from it.
@@ -55,69 +59,58 @@ pub trait TileStatusValue: Copy {
 }
 
 #[inline(always)]
-fn word_flag(status_epoch: u32, state: u32) -> u64 {
-    ((status_epoch << 2 | state) as u64) << 32
+fn flag(epoch: u32, state: u32) -> u32 {
+    epoch << 2 | state
 }
 
-macro_rules! packed {
+/// `(state, value bits)` of a flag and its value, or `None` when the flag is from another epoch.
+#[inline(always)]
+fn decode<B>(epoch: u32, flag: u32, bits: B) -> Option<(u32, B)> {
+    (flag >> 2 == epoch).then_some((flag & 3, bits))
+}
+
+macro_rules! packed_in_word {
     ($ty:ty, $to_bits:expr, $from_bits:expr) => {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let bits: u32 = $to_bits(value);
-                // SAFETY: the caller guarantees tile is in range; the word carries the value.
-                unsafe {
-                    u64::store_relaxed(
-                        status.words.add(tile),
-                        word_flag(status.epoch, state) | bits as u64,
-                    )
-                };
+                let word = (flag(status.epoch, state) as u64) << 32 | $to_bits(value) as u64;
+                // SAFETY: the caller guarantees tile is in range; 8 bytes per tile fit the slots.
+                unsafe { u64::store_relaxed(status.slots.add(tile), word) };
             }
             #[inline(always)]
             unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
                 // SAFETY: the caller guarantees tile is in range.
-                let word = unsafe { u64::load_relaxed(status.words.add(tile)) };
-                let flag = (word >> 32) as u32;
-                (flag >> 2 == status.epoch).then(|| (flag & 3, $from_bits(word as u32)))
+                let word = unsafe { u64::load_relaxed(status.slots.add(tile)) };
+                decode(status.epoch, (word >> 32) as u32, word as u32)
+                    .map(|(state, bits)| (state, $from_bits(bits)))
             }
         }
     };
 }
-packed!(f32, f32::to_bits, f32::from_bits);
-packed!(u32, |v: u32| v, |b: u32| b);
-packed!(i32, |v: i32| v as u32, |b: u32| b as i32);
+packed_in_word!(f32, f32::to_bits, f32::from_bits);
+packed_in_word!(u32, |v: u32| v, |b: u32| b);
+packed_in_word!(i32, |v: i32| v as u32, |b: u32| b as i32);
 
-macro_rules! split {
-    ($ty:ty) => {
+macro_rules! packed_in_pair {
+    ($ty:ty, $to_bits:expr, $from_bits:expr) => {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let slot = 2 * tile + (state == STATE_PREFIX) as usize;
-                // SAFETY: the caller guarantees tile is in range; the release store orders the
-                // value before the word that announces it.
-                unsafe {
-                    <$ty>::store_relaxed(status.values.add(slot), value);
-                    u64::store_release(status.words.add(tile), word_flag(status.epoch, state));
-                }
+                let pair = [flag(status.epoch, state) as u64, $to_bits(value)];
+                // SAFETY: the caller guarantees tile is in range; the slots are 16-byte aligned,
+                // 16 bytes per tile.
+                unsafe { store_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile), pair) };
             }
             #[inline(always)]
             unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
-                // SAFETY: the caller guarantees tile is in range; acquire orders the value's
-                // load after the word's.
-                let flag = (unsafe { u64::load_acquire(status.words.add(tile)) } >> 32) as u32;
-                if flag >> 2 != status.epoch {
-                    return None;
-                }
-                let state = flag & 3;
-                let slot = 2 * tile + (state == STATE_PREFIX) as usize;
-                // SAFETY: as above; the value was published before the word.
-                Some((state, unsafe {
-                    <$ty>::load_relaxed(status.values.add(slot))
-                }))
+                // SAFETY: as in publish.
+                let [flag, bits] = unsafe { load_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile)) };
+                decode(status.epoch, flag as u32, bits).map(|(state, bits)| (state, $from_bits(bits)))
             }
         }
     };
 }
-split!(f64);
-split!(i64);
-split!(u64);
+packed_in_pair!(f64, f64::to_bits, f64::from_bits);
+packed_in_pair!(u64, |v: u64| v, |b: u64| b);
+packed_in_pair!(i64, |v: i64| v as u64, |b: u64| b as i64);

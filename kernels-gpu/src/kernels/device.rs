@@ -7,6 +7,8 @@
 //!
 //! Shared memory comes from the launch's dynamic shared memory, [`DEVICE_SHARED_BYTES`] bytes.
 
+use core::marker::PhantomData;
+
 use crate::block::{BlockReduceStorage, BlockScanStorage};
 use crate::device::indexed::{ArgMax, ArgMin, Indexed};
 use crate::device::reduce::{
@@ -29,8 +31,8 @@ macro_rules! scan_entry {
     ($ty:ty, $op:ty, $vec:literal, $items:literal, $scan:ident) => {
         /// Single-pass scan (see `device::scan`) of `input[0..n]` into `output`; `exclusive`
         /// != 0 for an exclusive scan. Launch: `ceil(n / (block * ITEMS))` blocks, block size
-        /// a multiple of 32, `DEVICE_SHARED_BYTES` of dynamic shared memory; one status word and two status
-        /// values per tile (see `device::tile_status`).
+        /// a multiple of 32, `DEVICE_SHARED_BYTES` of dynamic shared memory; 16 bytes of tile
+        /// status per tile, 16-byte aligned (see `device::tile_status`).
         ///
         /// # Safety
         /// As `scan_tile`.
@@ -39,19 +41,18 @@ macro_rules! scan_entry {
             input: *const $ty,
             output: *mut <$ty as Element>::Acc,
             n: usize,
-            status_words: *mut u64,
-            status_values: *mut <$ty as Element>::Acc,
+            status_slots: *mut u64,
             tile_counter: *mut u64,
             tile_base: u64,
             epoch: u32,
             exclusive: u32,
         ) {
             let status = TileStatus {
-                words: status_words,
-                values: status_values,
+                slots: status_slots,
                 tile_counter,
                 tile_base,
                 epoch,
+                value: PhantomData,
             };
             // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
             let storage = unsafe {
@@ -246,9 +247,9 @@ macro_rules! segmented_entry {
 device_entries!(f32, Sum, 4, 32, device_reduce_f32_sum, device_scan_f32_sum);
 device_entries!(f32, Min, 4, 32, device_reduce_f32_min, device_scan_f32_min);
 device_entries!(f32, Max, 4, 32, device_reduce_f32_max, device_scan_f32_max);
-device_entries!(f64, Sum, 2, 16, device_reduce_f64_sum, device_scan_f64_sum);
-device_entries!(f64, Min, 2, 16, device_reduce_f64_min, device_scan_f64_min);
-device_entries!(f64, Max, 2, 16, device_reduce_f64_max, device_scan_f64_max);
+device_entries!(f64, Sum, 2, 8, device_reduce_f64_sum, device_scan_f64_sum);
+device_entries!(f64, Min, 2, 8, device_reduce_f64_min, device_scan_f64_min);
+device_entries!(f64, Max, 2, 8, device_reduce_f64_max, device_scan_f64_max);
 device_entries!(i32, Sum, 4, 32, device_reduce_i32_sum, device_scan_i32_sum);
 device_entries!(i32, Min, 4, 32, device_reduce_i32_min, device_scan_i32_min);
 device_entries!(i32, Max, 4, 32, device_reduce_i32_max, device_scan_i32_max);
