@@ -105,3 +105,12 @@ pub fn warp_member_mask() -> u32 {
 pub fn lane_mask_below(n: u32) -> u32 {
     if n >= WARP_SIZE { u32::MAX } else { (1u32 << n) - 1 }
 }
+
+/// Suspend this thread for about `ns` nanoseconds (`nanosleep.u32`, sm_70 and later; the
+/// hardware may wake it anywhere in `0 ..= 2 * ns`). Lets a polling loop leave the memory system
+/// and the issue slots to other warps.
+#[inline(always)]
+pub fn sleep_ns(ns: u32) {
+    // SAFETY: suspends the thread; touches no memory.
+    unsafe { core::arch::asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nomem, nostack)) };
+}

@@ -51,6 +51,13 @@ pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
 pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 /// Threads per block of the scan kernels.
 pub const SCAN_BLOCK: u32 = 256;
+/// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
+/// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles
+/// (docs/performance.md has the sweep).
+pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
+/// Smaller scans look back at once: their tiles are all resident together (about one wave on
+/// an H100), and the delay would only add to the call's latency.
+pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;
 /// `$name` parsed as a u32 within `range`, or `default` when unset or invalid: a tuning override
 /// for measuring other launch shapes without rebuilding.
 pub(crate) fn tuning_override(name: &str, default: u32, range: std::ops::RangeInclusive<u32>) -> u32 {

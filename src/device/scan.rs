@@ -2,9 +2,24 @@
 
 use super::element::{DeviceVec, DeviceView, Element, ScanOperator};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK};
+use super::{
+    DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, tuning_override,
+};
 use crate::scan::ScanKind;
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+
+/// [`SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when
+/// set: a tuning override (read once).
+fn look_back_delay_ns() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    *VALUE.get_or_init(|| {
+        tuning_override(
+            "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
+            SCAN_LOOK_BACK_DELAY_NS,
+            0..=4000,
+        )
+    })
+}
 
 /// Queue the scan of `n` elements at `input` into `output` (device addresses).
 fn launch<T: Element, Op: ScanOperator<T>>(
@@ -28,8 +43,13 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     let status = workspace.scan_status(gpu, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let exclusive = (kind == ScanKind::Exclusive) as u32;
+    let look_back_delay_ns = if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
+        look_back_delay_ns()
+    } else {
+        0
+    };
     // SAFETY: device_scan_<T>_<op> takes (input, output, n, status_slots, tile_counter,
-    // tile_base, epoch, exclusive). `input` and `output` address n elements (the callers check);
+    // tile_base, epoch, exclusive, look_back_delay_ns). `input` and `output` address n elements (the callers check);
     // the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer than every word; the grid has exactly one block
     // per tile.
     unsafe {
@@ -45,6 +65,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
                 status.tile_base,
                 status.epoch,
                 exclusive,
+                look_back_delay_ns,
             ),
         )
     }

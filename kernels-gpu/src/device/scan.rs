@@ -6,8 +6,8 @@
 //!    tile's predecessors are running or done: no dead-lock whatever the scheduling);
 //! 2. the block loads its tile (coalesced 16-byte accesses for whole tiles) and scans it
 //!    ([`block_scan_warp_striped`]), which also gives the tile's aggregate;
-//! 3. warp 0 publishes the aggregate (state `AGGREGATE`), then *looks back* over the preceding
-//!    tiles, 32 at a time: it combines their aggregates, newest first, until it meets one whose
+//! 3. warp 0 publishes the aggregate (state `AGGREGATE`), sleeps a moment (large grids), then
+//!    *looks back* over the preceding tiles, 32 at a time: it combines their aggregates, newest first, until it meets one whose
 //!    inclusive prefix is published (state `PREFIX`), and publishes its own inclusive prefix;
 //! 4. the block adds the exclusive prefix to its scanned items and stores them.
 //!
@@ -25,7 +25,7 @@ use crate::block::{BlockScanStorage, block_scan_warp_striped};
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx, warp_id};
+use crate::thread::{WARP_SIZE, block_dim, lane_id, sleep_ns, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot, warp_reduce};
 
@@ -40,8 +40,18 @@ pub struct ScanTileStorage<A> {
     pub prefix: SharedArray<A>,
 }
 
-/// Warp 0's part: publish the aggregate, look back, publish the inclusive prefix; returns the
-/// tile's exclusive prefix (valid in lane 0).
+/// Nanoseconds a lane sleeps between two reads of a status that is not published yet (0: none).
+const LOOK_BACK_POLL_DELAY_NS: u32 = 500;
+
+/// Warp 0's part: publish the aggregate, sleep `first_delay_ns`, look back, publish the
+/// inclusive prefix; returns the tile's exclusive prefix (valid in lane 0).
+///
+/// The sleep before the first read is what CUB calls the L2 write latency of its delay
+/// constructors: by the time the warp reads, its nearest predecessors have usually published
+/// their inclusive prefix, so one window ends the walk, and fewer polls compete with the tiles'
+/// loads in L2. On the H100 it took the f32 scan from 1.26x to 1.08x the copy time (the sweep
+/// is in docs/performance.md); the host passes 0 for grids of about one wave, whose latency it
+/// would only add to.
 ///
 /// The look-back reads 32 predecessors at a time, one per lane, lane 31 the nearest: each lane
 /// waits until its tile has a status in this epoch; the newest tile with a published prefix ends
@@ -52,6 +62,7 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     status: &TileStatus<A>,
     tile: usize,
     aggregate: A,
+    first_delay_ns: u32,
 ) -> A {
     let lane = lane_id();
     if tile == 0 {
@@ -64,6 +75,9 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     if lane == 0 {
         // SAFETY: tile < number of tiles.
         unsafe { A::publish(status, tile, STATE_AGGREGATE, aggregate) };
+    }
+    if first_delay_ns > 0 {
+        sleep_ns(first_delay_ns);
     }
     let mut exclusive = Op::identity();
     // The window is tiles `newest - 31 ..= newest`; lane l looks at `newest - 31 + l`.
@@ -78,6 +92,9 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
                 if let Some(found) = unsafe { A::try_read(status, mine as usize) } {
                     (state, value) = found;
                     break;
+                }
+                if LOOK_BACK_POLL_DELAY_NS > 0 {
+                    sleep_ns(LOOK_BACK_POLL_DELAY_NS);
                 }
             }
         }
@@ -107,7 +124,8 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     exclusive
 }
 
-/// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`).
+/// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
+/// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors ([`look_back`]).
 /// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks, each a whole number of
 /// warps.
 ///
@@ -130,6 +148,7 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     n: usize,
     status: TileStatus<T::Acc>,
     exclusive: bool,
+    look_back_delay_ns: u32,
     storage: ScanTileStorage<T::Acc>,
 ) where
     T: Element,
@@ -181,7 +200,7 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     if t < WARP_SIZE {
         // SAFETY: this block owns `tile`; the status arrays hold one entry per tile; the whole of
         // warp 0 takes this branch (blocks are whole warps).
-        let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate) };
+        let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) };
         if t == 0 {
             // SAFETY: read by the block after the barrier below.
             unsafe { storage.prefix.write(0, prefix) };

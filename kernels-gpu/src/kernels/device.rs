@@ -30,7 +30,8 @@ const TILE_OFFSET: u32 = 528;
 macro_rules! scan_entry {
     ($ty:ty, $op:ty, $vec:literal, $items:literal, $scan:ident) => {
         /// Single-pass scan (see `device::scan`) of `input[0..n]` into `output`; `exclusive`
-        /// != 0 for an exclusive scan. Launch: `ceil(n / (block * ITEMS))` blocks, block size
+        /// != 0 for an exclusive scan; warp 0 sleeps `look_back_delay_ns` before looking back
+        /// (0 for small grids). Launch: `ceil(n / (block * ITEMS))` blocks, block size
         /// a multiple of 32, `DEVICE_SHARED_BYTES` of dynamic shared memory; 16 bytes of tile
         /// status per tile, 16-byte aligned (see `device::tile_status`).
         ///
@@ -46,6 +47,7 @@ macro_rules! scan_entry {
             tile_base: u64,
             epoch: u32,
             exclusive: u32,
+            look_back_delay_ns: u32,
         ) {
             let status = TileStatus {
                 slots: status_slots,
@@ -63,7 +65,17 @@ macro_rules! scan_entry {
                 }
             };
             // SAFETY: forwarded from the kernel's contract.
-            unsafe { scan_tile::<$ty, $op, $vec, $items>(input, output, n, status, exclusive != 0, storage) };
+            unsafe {
+                scan_tile::<$ty, $op, $vec, $items>(
+                    input,
+                    output,
+                    n,
+                    status,
+                    exclusive != 0,
+                    look_back_delay_ns,
+                    storage,
+                )
+            };
         }
     };
 }
