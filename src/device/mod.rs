@@ -58,14 +58,21 @@ pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
 /// Smaller scans look back at once: their tiles are all resident together (about one wave on
 /// an H100), and the delay would only add to the call's latency.
 pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;
-/// `$name` parsed as a u32 within `range`, or `default` when unset or invalid: a tuning override
-/// for measuring other launch shapes without rebuilding.
-pub(crate) fn tuning_override(name: &str, default: u32, range: std::ops::RangeInclusive<u32>) -> u32 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|v| range.contains(v))
-        .unwrap_or(default)
+/// `$name` parsed as a u32 within `range`, or `default` when unset or invalid, read once into
+/// `cache`: a tuning override for measuring other launch shapes without rebuilding.
+pub(crate) fn tuning_override(
+    cache: &'static std::sync::OnceLock<u32>,
+    name: &str,
+    default: u32,
+    range: std::ops::RangeInclusive<u32>,
+) -> u32 {
+    *cache.get_or_init(|| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v| range.contains(v))
+            .unwrap_or(default)
+    })
 }
 /// Dynamic shared memory every device kernel is launched with (kernels-gpu's
 /// `DEVICE_SHARED_BYTES`).

@@ -12,13 +12,12 @@ use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 /// tuning override for measuring other shapes (read once).
 fn blocks_per_sm() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| {
-        tuning_override(
-            "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
-            REDUCE_BLOCKS_PER_SM,
-            1..=32,
-        )
-    })
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
+        REDUCE_BLOCKS_PER_SM,
+        1..=32,
+    )
 }
 
 /// The launch shape of the first pass over `n` elements: enough blocks for four 16-byte loads

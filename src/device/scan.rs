@@ -12,13 +12,12 @@ use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 /// set: a tuning override (read once).
 fn look_back_delay_ns() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    *VALUE.get_or_init(|| {
-        tuning_override(
-            "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
-            SCAN_LOOK_BACK_DELAY_NS,
-            0..=4000,
-        )
-    })
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
+        SCAN_LOOK_BACK_DELAY_NS,
+        0..=4000,
+    )
 }
 
 /// Queue the scan of `n` elements at `input` into `output` (device addresses).
