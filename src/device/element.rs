@@ -50,7 +50,7 @@ element!(i32, i32, i32, "i32", "i32", 32, 4);
 element!(u32, u32, u32, "u32", "u32", 32, 4);
 element!(i64, i64, i64, "i64", "i64", 16, 2);
 element!(u64, u64, u64, "u64", "u64", 16, 2);
-element!(half::f16, u16, f32, "f16", "f32", 32, 8);
+element!(half::f16, u16, f32, "f16", "f32", 64, 8);
 element!(half::bf16, u16, f32, "bf16", "f32", 32, 8);
 
 /// An associative, commutative operator of the device-wide algorithms, for every [`Element`].

@@ -10,6 +10,7 @@
 //! | [`block_reduce_all`] | all -> all | every thread | 3 |
 //! | [`block_inclusive_scan`], [`block_exclusive_scan`] | all -> each | every thread | 1 |
 //! | [`block_scan_warp_striped`] | all -> each, coalesced rows | every thread | 1 |
+//! | [`block_scan_warp_striped_rows`] | as above, each row produced twice (fewer registers) | every thread | 1 + the prefix's |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
@@ -21,4 +22,7 @@ pub mod scan;
 
 pub use broadcast::{BlockBroadcastStorage, block_broadcast};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
-pub use scan::{BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_scan_warp_striped};
+pub use scan::{
+    BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_scan_warp_striped,
+    block_scan_warp_striped_rows,
+};

@@ -206,3 +206,67 @@ where
     unrolled_for(ITEMS, |k| items[k] = Op::combine(warp_prefix, items[k]));
     total
 }
+
+/// Scan of a warp-striped tile (the arrangement of [`block_scan_warp_striped`]) whose items are
+/// produced by `item(row, position)` instead of held scanned in registers: each row is produced
+/// twice, so only one value per row stays in registers beside whatever `item` reads from (for a
+/// tile of narrow inputs, its raw elements: half the registers of f32 accumulators). Every item
+/// is combined after `tile_prefix(total)` (the prefix of the tile, from the tile's total: the
+/// device scan's look-back), and each scanned row of `VEC` items goes to `store_row(row, items)`.
+///
+/// 1. Per row `r < ITEMS / VEC`: each lane combines its `VEC` items, one warp scan orders the
+///    lanes; the lane keeps the combination of the warp's items before its row items.
+/// 2. The warps' totals are combined through `storage` as in [`block_exclusive_scan`].
+/// 3. `tile_prefix(total)`, called by every thread (it may hold barriers).
+/// 4. Per row: the thread's prefix and the sequential scan of its `VEC` items; `store_row`.
+///
+/// Operands are never reordered; `item` must give the same value both times.
+///
+/// - **Result valid in:** every thread (the rows it stores).
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside, and those of `tile_prefix`); the
+/// block is whole warps (`block_dim()` a multiple of 32); call [`block_barrier`] before reusing
+/// `storage`.
+#[inline(always)]
+pub unsafe fn block_scan_warp_striped_rows<T, Op, const VEC: usize, const ITEMS: usize>(
+    item: impl Fn(usize, usize) -> T,
+    exclusive: bool,
+    storage: BlockScanStorage<T>,
+    tile_prefix: impl FnOnce(T) -> T,
+    mut store_row: impl FnMut(usize, [T; VEC]),
+) where
+    T: Shuffle + SharedValue,
+    Op: ReduceOp<T>,
+{
+    const {
+        assert!(
+            VEC > 0 && ITEMS % VEC == 0,
+            "ITEMS must be whole rows of VEC items"
+        )
+    };
+    // Only the first ITEMS / VEC entries are used (the count cannot be a const argument here).
+    let mut before_row = [Op::identity(); ITEMS];
+    let mut carry = Op::identity();
+    unrolled_for(ITEMS / VEC, |r| {
+        let mut lane_total = item(r, 0);
+        for v in 1..VEC {
+            lane_total = Op::combine(lane_total, item(r, v));
+        }
+        // SAFETY: whole warps call it (the caller's contract).
+        let (before, row_total) = unsafe { warp_exclusive_scan::<T, Op>(lane_total, WARP_SIZE) };
+        before_row[r] = Op::combine(carry, before);
+        carry = Op::combine(carry, row_total);
+    });
+    // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
+    let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(carry, WARP_SIZE, storage) };
+    let prefix = Op::combine(tile_prefix(total), warp_prefix);
+    unrolled_for(ITEMS / VEC, |r| {
+        let mut row = [Op::identity(); VEC];
+        for v in 0..VEC {
+            row[v] = item(r, v);
+        }
+        thread_scan::<T, Op>(&mut row, Op::combine(prefix, before_row[r]), exclusive);
+        store_row(r, row);
+    });
+}

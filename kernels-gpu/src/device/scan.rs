@@ -5,7 +5,8 @@
 //! 1. thread 0 takes the next tile index from a global counter (tiles start in order, so every
 //!    tile's predecessors are running or done: no dead-lock whatever the scheduling);
 //! 2. the block loads its tile (coalesced 16-byte accesses for whole tiles) and scans it
-//!    ([`block_scan_warp_striped`]), which also gives the tile's aggregate;
+//!    ([`block_scan_warp_striped`]; for f16 / bf16, whose raw tile takes half the registers,
+//!    [`block_scan_warp_striped_rows`]), which also gives the tile's aggregate;
 //! 3. warp 0 publishes the aggregate (state `AGGREGATE`), sleeps a moment (large grids), then
 //!    *looks back* over the preceding tiles, 32 at a time: it combines their aggregates, newest first, until it meets one whose
 //!    inclusive prefix is published (state `PREFIX`), and publishes its own inclusive prefix;
@@ -18,10 +19,10 @@
 //! Input and output may be the same array (in-place scan): each element is read by the thread
 //! that later writes it, and no other block touches the tile.
 
-use super::element::{Element, load_aligned, store_aligned};
+use super::element::{Element, MAX_WORDS, Packed, load_aligned, store_aligned};
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
 use crate::atomic::AtomicAdd;
-use crate::block::{BlockScanStorage, block_scan_warp_striped};
+use crate::block::{BlockScanStorage, block_scan_warp_striped, block_scan_warp_striped_rows};
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
@@ -124,6 +125,77 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     exclusive
 }
 
+/// As [`load_tile`], the raw bits: row `r` of this lane as the four words of its 16 bytes
+/// (rows `ITEMS / VEC ..` unused); elements past `n` are zero bits.
+///
+/// # Safety
+/// As [`load_tile`].
+#[inline(always)]
+unsafe fn load_packed_rows<T: Element, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    whole_tile: bool,
+    row_first: impl Fn(usize) -> usize,
+) -> [[u32; 4]; ITEMS] {
+    let mut rows = [[0; 4]; ITEMS];
+    unrolled_for(ITEMS / VEC, |r| {
+        let first = row_first(r);
+        if whole_tile {
+            // SAFETY: the caller's contract for whole tiles; 16 bytes are four u32.
+            rows[r] = unsafe { load_aligned::<u32, 4>(input.add(first).cast::<u32>()) };
+        } else {
+            let mut words = [0; MAX_WORDS];
+            for v in 0..VEC {
+                if first + v < n {
+                    // SAFETY: first + v < n.
+                    unsafe { *input.add(first + v) }.pack(&mut words, v);
+                }
+            }
+            rows[r] = [words[0], words[1], words[2], words[3]];
+        }
+    });
+    rows
+}
+
+/// This lane's items of the tile, warp-striped: item `r * VEC + v` is `convert` of element
+/// `row_first(r) + v`, or `past_end` from `n` on. Whole tiles (`whole_tile`) are read with one
+/// 16-byte load per row.
+///
+/// # Safety
+/// `input` holds `n` readable elements; when `whole_tile`, every `row_first(r) .. + VEC` is below
+/// `n`, `input` is 16-byte aligned and `row_first(r)` a multiple of `VEC` (16 bytes of `T`).
+#[inline(always)]
+unsafe fn load_tile<T: Element, U: Copy, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    whole_tile: bool,
+    row_first: impl Fn(usize) -> usize,
+    past_end: U,
+    convert: impl Fn(T) -> U,
+) -> [U; ITEMS] {
+    let mut items = [past_end; ITEMS];
+    // Index loops over register arrays: iterators over arrays taken by value leave their state in
+    // local memory on this back end.
+    unrolled_for(ITEMS / VEC, |r| {
+        let first = row_first(r);
+        if whole_tile {
+            // SAFETY: the caller's contract for whole tiles.
+            let row = unsafe { load_aligned::<T, VEC>(input.add(first)) };
+            for v in 0..VEC {
+                items[r * VEC + v] = convert(row[v]);
+            }
+        } else {
+            for v in 0..VEC {
+                if first + v < n {
+                    // SAFETY: first + v < n.
+                    items[r * VEC + v] = convert(unsafe { *input.add(first + v) });
+                }
+            }
+        }
+    });
+    items
+}
+
 /// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
 /// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors ([`look_back`]).
 /// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks, each a whole number of
@@ -131,7 +203,9 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
 ///
 /// The tile is held warp-striped ([`block_scan_warp_striped`]): each lane loads and
 /// stores rows of `VEC` consecutive elements (one 16-byte vector of `T` when both arrays are
-/// 16-byte aligned), so every warp access is coalesced.
+/// 16-byte aligned), so every warp access is coalesced. Inputs narrower than their accumulator
+/// (f16, bf16) stay raw in registers, two to a register, and each row is converted twice
+/// ([`block_scan_warp_striped_rows`]): twice the items per thread in the same registers.
 ///
 /// Floating-point results can differ in the last bits from run to run: where the look-back stops
 /// (and so how the sums are grouped) depends on timing.
@@ -139,7 +213,7 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
 /// # Safety
 /// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
 /// readable elements and `output` `n` writable values (they may be the same memory when
-/// `T::Acc == T`); `status` points at arrays of one entry per tile, with every word from an
+/// `T::Acc == T`); `status` points at 16 bytes per tile, 16-byte aligned, every slot from an
 /// older epoch; `storage` is this block's.
 #[inline(always)]
 pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
@@ -173,49 +247,24 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     let row_first = |r: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC;
     let whole_tile = (tile + 1) * tile_len <= n && input as usize % 16 == 0 && output as usize % 16 == 0;
 
-    let mut values = [Op::identity(); ITEMS];
-    // Index loops over register arrays: iterators over arrays taken by value leave their state in
-    // local memory on this back end.
-    unrolled_for(ITEMS / VEC, |r| {
-        let first = row_first(r);
-        if whole_tile {
-            // SAFETY: the whole tile is in bounds, both arrays are 16-byte aligned and
-            // `first` is a multiple of VEC (16 bytes of T).
-            let raw = unsafe { load_aligned::<T, VEC>(input.add(first)) };
-            for v in 0..VEC {
-                values[r * VEC + v] = raw[v].to_acc();
-            }
-        } else {
-            for v in 0..VEC {
-                if first + v < n {
-                    // SAFETY: first + v < n.
-                    values[r * VEC + v] = unsafe { (*input.add(first + v)).to_acc() };
-                }
+    // Every thread: warp 0 looks back; the block gets the tile's exclusive prefix.
+    let tile_prefix = |aggregate: T::Acc| {
+        if t < WARP_SIZE {
+            // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
+            // warp 0 takes this branch (blocks are whole warps).
+            let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) };
+            if t == 0 {
+                // SAFETY: read by the block after the barrier below.
+                unsafe { storage.prefix.write(0, prefix) };
             }
         }
-    });
-    // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
-    let aggregate =
-        unsafe { block_scan_warp_striped::<T::Acc, Op, VEC, ITEMS>(&mut values, exclusive, storage.scan) };
-    if t < WARP_SIZE {
-        // SAFETY: this block owns `tile`; the status arrays hold one entry per tile; the whole of
-        // warp 0 takes this branch (blocks are whole warps).
-        let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) };
-        if t == 0 {
-            // SAFETY: read by the block after the barrier below.
-            unsafe { storage.prefix.write(0, prefix) };
-        }
-    }
-    // SAFETY: the whole block calls it.
-    unsafe { block_barrier() };
-    // SAFETY: written before the barrier.
-    let prefix = unsafe { storage.prefix.read(0) };
-    unrolled_for(ITEMS / VEC, |r| {
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        // SAFETY: written before the barrier.
+        unsafe { storage.prefix.read(0) }
+    };
+    let mut store_row = |r: usize, row: [T::Acc; VEC]| {
         let first = row_first(r);
-        let mut row = [Op::identity(); VEC];
-        for v in 0..VEC {
-            row[v] = Op::combine(prefix, values[r * VEC + v]);
-        }
         if whole_tile {
             // SAFETY: as the load; `first * size_of::<T::Acc>()` is a multiple of 16 too.
             unsafe { store_aligned::<T::Acc, VEC>(output.add(first), row) };
@@ -227,5 +276,48 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
                 }
             }
         }
-    });
+    };
+    // SAFETY (both loads): `row_first` and `whole_tile` are this tile's (see `load_tile`).
+    if core::mem::size_of::<T>() < core::mem::size_of::<T::Acc>() {
+        // Narrow inputs (f16, bf16): the raw tile, packed two to a 32-bit register, takes half
+        // the registers of its f32 values, so each row is converted twice rather than kept
+        // scanned. Elements past `n` are zero bits and never converted: `item` gives the
+        // identity for them.
+        let rows = unsafe { load_packed_rows::<T, VEC, ITEMS>(input, n, whole_tile, row_first) };
+        let item = |r: usize, v: usize| {
+            if whole_tile || row_first(r) + v < n {
+                let mut words = [0; MAX_WORDS];
+                words[..4].copy_from_slice(&rows[r]);
+                T::unpack(&words, v).to_acc()
+            } else {
+                Op::identity()
+            }
+        };
+        // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+        unsafe {
+            block_scan_warp_striped_rows::<T::Acc, Op, VEC, ITEMS>(
+                item,
+                exclusive,
+                storage.scan,
+                tile_prefix,
+                store_row,
+            )
+        };
+    } else {
+        let mut values = unsafe {
+            load_tile::<T, T::Acc, VEC, ITEMS>(input, n, whole_tile, row_first, Op::identity(), T::to_acc)
+        };
+        // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+        let aggregate = unsafe {
+            block_scan_warp_striped::<T::Acc, Op, VEC, ITEMS>(&mut values, exclusive, storage.scan)
+        };
+        let prefix = tile_prefix(aggregate);
+        unrolled_for(ITEMS / VEC, |r| {
+            let mut row = [Op::identity(); VEC];
+            for v in 0..VEC {
+                row[v] = Op::combine(prefix, values[r * VEC + v]);
+            }
+            store_row(r, row);
+        });
+    }
 }
