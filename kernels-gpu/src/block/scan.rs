@@ -149,6 +149,14 @@ where
     total
 }
 
+/// The warp-striped shape's rule, checked at compile time: `items` is whole rows of `vec`.
+const fn assert_whole_rows(vec: usize, items: usize) {
+    assert!(
+        vec > 0 && items % vec == 0,
+        "ITEMS must be whole rows of VEC items"
+    );
+}
+
 /// Scan of a tile held in the *warp-striped* arrangement, in place: inclusive, or exclusive
 /// when `exclusive` (as [`block_inclusive_scan`] / [`block_exclusive_scan`]). Returns the tile's
 /// total.
@@ -182,12 +190,7 @@ where
     T: Shuffle + SharedValue,
     Op: ReduceOp<T>,
 {
-    const {
-        assert!(
-            VEC > 0 && ITEMS % VEC == 0,
-            "ITEMS must be whole rows of VEC items"
-        )
-    };
+    const { assert_whole_rows(VEC, ITEMS) };
     // The combination of this warp's rows before the current one.
     let mut carry = Op::identity();
     unrolled_for(ITEMS / VEC, |r| {
@@ -239,12 +242,7 @@ pub unsafe fn block_scan_warp_striped_rows<T, Op, const VEC: usize, const ITEMS:
     T: Shuffle + SharedValue,
     Op: ReduceOp<T>,
 {
-    const {
-        assert!(
-            VEC > 0 && ITEMS % VEC == 0,
-            "ITEMS must be whole rows of VEC items"
-        )
-    };
+    const { assert_whole_rows(VEC, ITEMS) };
     // Only the first ITEMS / VEC entries are used (the count cannot be a const argument here).
     let mut before_row = [Op::identity(); ITEMS];
     let mut carry = Op::identity();
