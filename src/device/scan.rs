@@ -48,9 +48,10 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         0
     };
     // SAFETY: device_scan_<T>_<op> takes (input, output, n, status_slots, tile_counter,
-    // tile_base, epoch, exclusive, look_back_delay_ns). `input` and `output` address n elements (the callers check);
-    // the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer than every word; the grid has exactly one block
-    // per tile.
+    // tile_base, epoch, exclusive, look_back_delay_ns). `input` and `output` address n elements
+    // (the callers check); the workspace gives 16 bytes of status per tile (16-byte aligned), a
+    // counter, the tile base and an epoch newer than every slot's; the grid has exactly one
+    // block per tile.
     unsafe {
         gpu.launch(
             &format!("device_scan_{}_{}", T::NAME, Op::NAME),

@@ -8,8 +8,9 @@
 //!    ([`block_scan_warp_striped`]; for f16 / bf16, whose raw tile takes half the registers,
 //!    [`block_scan_warp_striped_rows`]), which also gives the tile's aggregate;
 //! 3. warp 0 publishes the aggregate (state `AGGREGATE`), sleeps a moment (large grids), then
-//!    *looks back* over the preceding tiles, 32 at a time: it combines their aggregates, newest first, until it meets one whose
-//!    inclusive prefix is published (state `PREFIX`), and publishes its own inclusive prefix;
+//!    *looks back* over the preceding tiles, 32 at a time: it combines their aggregates, newest
+//!    first, until it meets one whose inclusive prefix is published (state `PREFIX`), and
+//!    publishes its own inclusive prefix;
 //! 4. the block adds the exclusive prefix to its scanned items and stores them.
 //!
 //! The tile status (one word per tile, packed with the value for 4-byte types) is in
@@ -277,12 +278,13 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
             }
         }
     };
-    // SAFETY (both loads): `row_first` and `whole_tile` are this tile's (see `load_tile`).
     if core::mem::size_of::<T>() < core::mem::size_of::<T::Acc>() {
         // Narrow inputs (f16, bf16): the raw tile, packed two to a 32-bit register, takes half
         // the registers of its f32 values, so each row is converted twice rather than kept
         // scanned. Elements past `n` are zero bits and never converted: `item` gives the
         // identity for them.
+        // SAFETY: `input` holds `n` elements; `whole_tile` says this tile is in bounds and
+        // 16-byte aligned, and `row_first(r)` is a multiple of VEC.
         let rows = unsafe { load_packed_rows::<T, VEC, ITEMS>(input, n, whole_tile, row_first) };
         let item = |r: usize, v: usize| {
             if whole_tile || row_first(r) + v < n {
@@ -304,6 +306,7 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
             )
         };
     } else {
+        // SAFETY: as for `load_packed_rows` above.
         let mut values = unsafe {
             load_tile::<T, T::Acc, VEC, ITEMS>(input, n, whole_tile, row_first, Op::identity(), T::to_acc)
         };

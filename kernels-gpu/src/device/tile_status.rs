@@ -41,7 +41,8 @@ pub struct TileStatus<A> {
     pub value: PhantomData<A>,
 }
 
-/// A value type the scan's tile status can carry: packed beside the flag or split from it.
+/// A value type the scan's tile status can carry beside its flag: in one 64-bit word (4-byte
+/// values) or one 16-byte pair (8-byte values).
 pub trait TileStatusValue: Copy {
     /// Publish `value` as `tile`'s aggregate (`STATE_AGGREGATE`) or inclusive prefix
     /// (`STATE_PREFIX`).
