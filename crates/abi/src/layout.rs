@@ -1,0 +1,47 @@
+//! Sizes and layouts both sides compute with.
+
+/// Threads per warp the kernels are compiled for; the host checks the device reports the same.
+pub const WARP_SIZE: u32 = 32;
+
+/// Most threads in one block (`blockDim.x`) on every supported GPU.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
+/// Most warps in one block: one shared-memory slot each in the block collectives.
+pub const MAX_WARPS: u32 = MAX_BLOCK_THREADS / WARP_SIZE;
+
+/// A value and its position in the input: what argmin / argmax reduce and return.
+/// 16 bytes for every accumulator type: `value` at offset 0 (padded to 8 bytes), `index` at 8.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Indexed<A> {
+    /// The value.
+    pub value: A,
+    /// Its index in the input (`u64::MAX` for the identity).
+    pub index: u64,
+}
+
+/// Bytes of the largest value a block collective of the device kernels exchanges through shared
+/// memory: an [`Indexed`] `f64` / `u64` / `i64`.
+pub const MAX_SLOT_BYTES: u32 = core::mem::size_of::<Indexed<u64>>() as u32;
+
+/// Offset of the scan tile's prefix in the device kernels' dynamic shared memory: after one slot
+/// per warp.
+pub const PREFIX_OFFSET: u32 = MAX_WARPS * MAX_SLOT_BYTES;
+
+/// Offset of one `u32` (the scan's tile index, the reduce's "last block" flag): after the prefix
+/// (one value of at most 16 bytes).
+pub const TILE_OFFSET: u32 = PREFIX_OFFSET + MAX_SLOT_BYTES;
+
+/// Dynamic shared memory every device-wide kernel is launched with, in bytes: the slots, the
+/// prefix and the `u32`, rounded up to 16.
+pub const DEVICE_SHARED_BYTES: u32 = (TILE_OFFSET + 4).next_multiple_of(16);
+
+/// Largest epoch a scan's tile status can carry: its flag is `epoch << 2 | state` in 32 bits.
+pub const MAX_EPOCH: u32 = (1 << 30) - 1;
+
+/// Bytes of tile status per scan tile (a flag word and a value of up to 8 bytes, written by one
+/// 16-byte access).
+pub const TILE_STATUS_BYTES: usize = 16;
+
+const _: () = assert!(core::mem::size_of::<Indexed<f32>>() == 16);
+const _: () = assert!(DEVICE_SHARED_BYTES == 544);

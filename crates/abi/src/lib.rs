@@ -1,0 +1,24 @@
+//! Everything the GPU kernels (`gpu-primitives-kernels`, compiled for `nvptx64-nvidia-cuda`) and
+//! the host (`gpu-primitives`) must agree on, written once. `no_std`, no dependencies: both sides
+//! compile it.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`table`] | the element types (with accumulator, vector width, items per thread) and the operators; macros that expand a callback once per row, so adding a type or an operator is one row |
+//! | [`layout`] | warp size, block limits, the (value, index) pair, the dynamic shared memory of the device kernels (computed from the types) |
+//! | [`params`] | one `#[repr(C)]` parameter struct per kernel family, passed by value as the kernel's one parameter |
+//! | [`tuning`] | launch shapes and look-back delays the host picks and the kernels are built for |
+//!
+//! A kernel entry point takes its family's parameter struct; the host launches it with the same
+//! struct, and checks at load time that the PTX entry's parameter has the struct's size
+//! (`gpu-primitives-runtime`'s `Module::function`).
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod layout;
+pub mod params;
+pub mod table;
+pub mod tuning;

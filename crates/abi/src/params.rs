@@ -1,0 +1,109 @@
+//! One `#[repr(C)]` parameter struct per kernel family. A kernel takes its struct by value as its
+//! only parameter (PTX: one `.param .align 8 .b8 name_param_0[size]`); the host passes the same
+//! struct, so the order and types of the fields are written once, here.
+//!
+//! Pointers are device addresses; lengths count elements. The element type parameters are the
+//! types as stored in device memory (the host instantiates them with `u16` where the device has
+//! its `F16` / `Bf16` wrappers: the layout is the same, a pointer).
+
+use crate::layout::Indexed;
+
+/// Device reduce, first pass (`device_reduce_<type>_<op>`), and the second pass over the
+/// partials (the accumulator type's kernel with `blocks_done` null and `partials` = the result).
+///
+/// - `blocks_done` null: `partials[block]` = this block's part (with one block, the whole
+///   reduction; `result` is not used).
+/// - `blocks_done` not null (a `u32` equal to 0): the last block to finish writes `*result` and
+///   resets the counter to 0.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct ReduceParams<In, Acc> {
+    /// `n` input elements.
+    pub input: *const In,
+    /// Number of input elements.
+    pub n: usize,
+    /// One accumulator per block.
+    pub partials: *mut Acc,
+    /// One accumulator (single-launch form only).
+    pub result: *mut Acc,
+    /// The single-launch counter, or null.
+    pub blocks_done: *mut u32,
+}
+
+/// Device argmin / argmax, first pass (`device_argmin_<type>`, `device_argmax_<type>`): as
+/// [`ReduceParams`] over [`Indexed`] accumulators.
+pub type ArgReduceParams<In, Acc> = ReduceParams<In, Indexed<Acc>>;
+
+/// Second pass of argmin / argmax (`device_argmin_final_<acc>`): one block, `*result` = the pair
+/// the operator picks among `partials[0..n]`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct ArgFinalParams<Acc> {
+    /// `n` pairs.
+    pub partials: *const Indexed<Acc>,
+    /// Number of pairs.
+    pub n: usize,
+    /// One pair.
+    pub result: *mut Indexed<Acc>,
+}
+
+/// Device dot product (`device_dot_<type>`): as [`ReduceParams`] over `a[i] * b[i]`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct DotParams<In, Acc> {
+    /// `n` elements.
+    pub a: *const In,
+    /// `n` elements.
+    pub b: *const In,
+    /// Number of elements of each input.
+    pub n: usize,
+    /// One accumulator per block.
+    pub partials: *mut Acc,
+    /// One accumulator (single-launch form only).
+    pub result: *mut Acc,
+    /// The single-launch counter, or null.
+    pub blocks_done: *mut u32,
+}
+
+/// Segmented reduce of equal-length rows (`device_segmented_reduce_<type>_<op>`):
+/// `output[r]` = the reduction of row `r`.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SegmentedReduceParams<In, Acc> {
+    /// `rows * row_len` elements, row-major.
+    pub input: *const In,
+    /// Elements per row.
+    pub row_len: usize,
+    /// Number of rows.
+    pub rows: usize,
+    /// One accumulator per row.
+    pub output: *mut Acc,
+}
+
+/// Single-pass scan with decoupled look-back (`device_scan_<type>_<op>`).
+///
+/// Launch: exactly one block per tile (`ceil(n / (block * items))`), the block a multiple of
+/// the warp size, [`DEVICE_SHARED_BYTES`](crate::layout::DEVICE_SHARED_BYTES) of dynamic shared
+/// memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct ScanParams<In, Out> {
+    /// `n` input elements.
+    pub input: *const In,
+    /// `n` outputs (may equal `input` for an in-place scan of a type scanned in itself).
+    pub output: *mut Out,
+    /// Number of elements.
+    pub n: usize,
+    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// Non-zero for an exclusive scan.
+    pub exclusive: u32,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+}

@@ -1,0 +1,167 @@
+//! The one table of element types and operators.
+//!
+//! Each macro here calls a callback macro (by name, in scope where it is called) with the rows,
+//! so that every list derived from the table (the device entry points, the host's `Element`
+//! impls, the kernel names the PTX check looks for, the type lists of the benchmark and the CLI)
+//! is generated from this file. **Adding an element type or an operator is one row here** (plus
+//! its device arithmetic, if it is a new kind of type).
+//!
+//! [`element_table!`] passes, per type:
+//!
+//! ```text
+//! name => device type, stored as, accumulated in, vector width, scan items per thread, kind;
+//! ```
+//!
+//! - *name*: the kernel-name fragment and the host type's name (`f16` is `half::f16` there);
+//! - *device type*: the type the kernels read (`F16` / `Bf16`, the bits of a half, defined here);
+//! - *stored as*: what a device buffer of it holds on the host side (`u16` bits for halves);
+//! - *accumulated in*: the type reduce / scan combine and return (`f32` for halves);
+//! - *vector width*: elements per 16-byte load of the reduce kernels;
+//! - *scan items per thread*: a scan tile is `SCAN_BLOCK * items` elements;
+//! - *kind*: `int`, `float`, or `half` (a float accumulated in a wider type): which families
+//!   exist for it (dot products for floats and halves; argmin / argmax second passes for types
+//!   accumulated in themselves).
+//!
+//! [`operator_table!`] passes `name => type;` for the operators every element type has (`Sum`,
+//! `Min`, `Max`: associative and commutative), [`scan_operator_table!`] the scan-only ones with
+//! the element types they take (`Affine`: associative, not commutative).
+
+/// The bits of an IEEE 754 binary16 value, as the kernels read it (`half::f16` on the host).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct F16(pub u16);
+
+/// The bits of a bfloat16 value, as the kernels read it (`half::bf16` on the host).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Bf16(pub u16);
+
+/// Calls `$callback! { [args] name => device, stored, acc, vector, items, kind; ... }` with every
+/// element type (see the [module docs](self)); `args` are the tokens after the callback's name.
+#[macro_export]
+macro_rules! element_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            f32 => f32, f32, f32, 4, 32, float;
+            f64 => f64, f64, f64, 2, 8, float;
+            i32 => i32, i32, i32, 4, 32, int;
+            u32 => u32, u32, u32, 4, 32, int;
+            i64 => i64, i64, i64, 2, 16, int;
+            u64 => u64, u64, u64, 2, 16, int;
+            f16 => $crate::table::F16, u16, f32, 8, 64, half;
+            bf16 => $crate::table::Bf16, u16, f32, 8, 32, half;
+        }
+    };
+}
+
+/// Calls `$callback! { [args] name => Type; ... }` with the operators every element type has.
+#[macro_export]
+macro_rules! operator_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            sum => Sum;
+            min => Min;
+            max => Max;
+        }
+    };
+}
+
+/// Calls `$callback! { [args] name => Type: element names; ... }` with the scan-only operators.
+#[macro_export]
+macro_rules! scan_operator_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            affine => Affine: u32, u64;
+        }
+    };
+}
+
+/// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
+/// literal (for `export_name` on the device and the kernel list here).
+#[macro_export]
+macro_rules! kernel_name {
+    ($family:ident, $element:ident) => {
+        concat!("device_", stringify!($family), "_", stringify!($element))
+    };
+    ($family:ident, $element:ident, $op:ident) => {
+        concat!(
+            "device_",
+            stringify!($family),
+            "_",
+            stringify!($element),
+            "_",
+            stringify!($op)
+        )
+    };
+}
+
+macro_rules! per_operator_names {
+    ([$family:ident, $element:ident] $($op:ident => $ty:ident;)*) => {
+        &[$($crate::kernel_name!($family, $element, $op)),*]
+    };
+}
+
+macro_rules! scan_only_names {
+    ([] $($op:ident => $ty:ident: $($element:ident),*;)*) => {
+        &[$($($crate::kernel_name!(scan, $element, $op)),*),*]
+    };
+}
+
+/// Names of the families a kind of element type has beyond reduce, scan, segmented reduce and
+/// argmin / argmax.
+macro_rules! per_kind_names {
+    (int, $element:ident) => {
+        &[
+            $crate::kernel_name!(argmin_final, $element),
+            $crate::kernel_name!(argmax_final, $element),
+        ]
+    };
+    (float, $element:ident) => {
+        &[
+            $crate::kernel_name!(argmin_final, $element),
+            $crate::kernel_name!(argmax_final, $element),
+            $crate::kernel_name!(dot, $element),
+        ]
+    };
+    (half, $element:ident) => {
+        &[$crate::kernel_name!(dot, $element)]
+    };
+}
+
+macro_rules! device_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        /// Every device-wide entry point the library launches, by PTX name, in groups (generated
+        /// from the table; the PTX check looks for each of them).
+        pub const DEVICE_KERNELS: &[&[&str]] = &[
+            $(
+                operator_table!(per_operator_names, reduce, $name),
+                operator_table!(per_operator_names, scan, $name),
+                operator_table!(per_operator_names, segmented_reduce, $name),
+                &[$crate::kernel_name!(argmin, $name), $crate::kernel_name!(argmax, $name)],
+                per_kind_names!($kind, $name),
+            )*
+            scan_operator_table!(scan_only_names),
+        ];
+    };
+}
+element_table!(device_kernel_list);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn kernel_names_are_unique_and_complete() {
+        let names: std::vec::Vec<&str> = super::DEVICE_KERNELS
+            .iter()
+            .flat_map(|g| g.iter().copied())
+            .collect();
+        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg) + 6 x 2 arg finals + 4 dot + 2 affine.
+        assert_eq!(names.len(), 8 * 11 + 12 + 4 + 2);
+        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
+        assert_eq!(unique.len(), names.len());
+        assert!(names.contains(&"device_scan_bf16_max"));
+        assert!(names.contains(&"device_argmax_final_u64"));
+    }
+}

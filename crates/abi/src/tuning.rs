@@ -1,0 +1,23 @@
+//! Launch shapes the host picks and the kernels are built for (docs/performance.md has the
+//! sweeps behind each value). Items per thread and vector widths are per element type, in
+//! [`table`](crate::table).
+
+/// Threads per block of the device reduce kernels.
+pub const REDUCE_BLOCK: u32 = 256;
+/// Most blocks per multiprocessor of the reduce's first pass.
+pub const REDUCE_BLOCKS_PER_SM: u32 = 4;
+/// Up to this many elements, the reduce is one block in one launch.
+pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
+/// Up to this many elements, the reduce is one launch (the last block to finish reduces the
+/// partials); above, two launches (the second, one block over the partials).
+pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
+/// 16-byte loads each thread of the reduce's first pass keeps in flight.
+pub const REDUCE_LOADS_IN_FLIGHT: u32 = 4;
+/// Threads per block of the scan kernels (a tile is `SCAN_BLOCK * scan items` elements).
+pub const SCAN_BLOCK: u32 = 256;
+/// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
+/// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
+pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
+/// Smaller scans look back at once: their tiles are all resident together (about one wave on
+/// an H100), and the delay would only add to the call's latency.
+pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;

@@ -1,0 +1,308 @@
+//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, beside a
+//! device-to-device copy of the same number of elements measured in the same run.
+//!
+//! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
+//! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
+//! also waits and copies the result to the host). GB/s counts the
+//! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
+//! `n x size_of::<T::Acc>()`; the copy reads and writes `n x size_of::<T>()` each.
+
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Sum};
+use gpu_primitives::{Gpu, Result};
+use gpu_primitives_lessons::puzzles::median_micros;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::{Deserialize, Serialize};
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct BenchConfig {
+    /// Smallest n, as log2.
+    pub min_log2: u32,
+    /// Largest n, as log2.
+    pub max_log2: u32,
+    /// Step between sizes, as log2 (2: x4).
+    pub step_log2: u32,
+    /// Timed runs per measurement (the median is reported); at least 20 for reported figures.
+    pub runs: usize,
+    /// Also measure every other element type at this n (log2); `None` to skip.
+    pub other_types_log2: Option<u32>,
+    /// Element type of the size sweep (`f32`, `f64`, `i32`, `u32`, `i64`, `u64`, `f16`, `bf16`).
+    pub sweep_type: String,
+    /// Types measured at `other_types_log2` (empty: every type but `sweep_type`).
+    pub types: Vec<String>,
+    /// Operators of the reduce and the scan: `sum`, `min`, `max`.
+    pub ops: Vec<String>,
+}
+
+/// The element types the benchmark knows, by name.
+pub const TYPES: [&str; 8] = ["f32", "f64", "i32", "u32", "i64", "u64", "f16", "bf16"];
+/// The operators the benchmark knows, by name.
+pub const OPS: [&str; 3] = ["sum", "min", "max"];
+
+impl BenchConfig {
+    /// Check the type and operator names.
+    ///
+    /// # Errors
+    /// The first unknown name, with the known ones.
+    pub fn validate(&self) -> std::result::Result<(), String> {
+        for t in std::iter::once(&self.sweep_type).chain(&self.types) {
+            if !TYPES.contains(&t.as_str()) {
+                return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
+            }
+        }
+        if self.ops.is_empty() {
+            return Err(format!("no operator; known: {}", OPS.join(", ")));
+        }
+        match self.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
+            Some(o) => Err(format!("unknown operator {o:?}; known: {}", OPS.join(", "))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Default for BenchConfig {
+    fn default() -> Self {
+        Self {
+            min_log2: 10,
+            max_log2: 30,
+            step_log2: 2,
+            runs: 21,
+            other_types_log2: Some(28),
+            sweep_type: "f32".into(),
+            types: Vec::new(),
+            ops: vec!["sum".into()],
+        }
+    }
+}
+
+/// One measurement.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct BenchRow {
+    /// GPU name.
+    pub gpu: String,
+    /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`.
+    pub algorithm: String,
+    /// Element type.
+    pub dtype: String,
+    /// Elements.
+    pub n: usize,
+    /// Median time of one call, µs.
+    pub time_us: f64,
+    /// Bytes moved / time, GB/s (10^9 bytes per second).
+    pub gb_per_s: f64,
+    /// Median time of a device-to-device copy of n elements, µs.
+    pub copy_us: f64,
+    /// Copy's read + write bytes / time, GB/s.
+    pub copy_gb_per_s: f64,
+    /// `time_us / copy_us`.
+    pub time_over_copy: f64,
+}
+
+/// A type the benchmark can fill with non-trivial values.
+trait BenchElement: Element {
+    fn pattern(i: usize) -> Self;
+}
+macro_rules! bench_element {
+    ($($t:ty => $f:expr),* $(,)?) => {$(impl BenchElement for $t { fn pattern(i: usize) -> Self { $f(i) } })*};
+}
+bench_element!(
+    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25,
+    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25,
+    i32 => |i: usize| (i % 1001) as i32 - 500,
+    u32 => |i: usize| (i % 1001) as u32,
+    i64 => |i: usize| (i % 1001) as i64 - 500,
+    u64 => |i: usize| (i % 1001) as u64,
+    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
+    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
+);
+
+struct Bench<'g> {
+    gpu: &'g Gpu,
+    runs: usize,
+    ops: Vec<String>,
+    progress: ProgressBar,
+    rows: Vec<BenchRow>,
+}
+
+impl Bench<'_> {
+    /// Median times (µs) of `reduce_into` and `inclusive_scan` with `Op` over `view`.
+    fn time_op<T: BenchElement, Op: gpu_primitives::device::Operator>(
+        &self,
+        view: gpu_primitives::device::DeviceView<'_, T>,
+        output: &mut gpu_primitives::DeviceBuffer<T::Acc>,
+        workspace: &mut DeviceWorkspace,
+    ) -> Result<(f64, f64)> {
+        let reduce = median_micros(self.gpu, self.runs, || {
+            device::reduce_into::<T, Op>(self.gpu, view, &mut *output, workspace)
+        })?;
+        let scan = median_micros(self.gpu, self.runs, || {
+            device::inclusive_scan::<T, Op>(self.gpu, view, &mut *output, workspace)
+        })?;
+        Ok((reduce, scan))
+    }
+
+    /// [`Bench::measure`] for the type named `name` (checked by [`BenchConfig::validate`]).
+    fn measure_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
+        match name {
+            "f64" => self.measure::<f64>(sizes),
+            "i32" => self.measure::<i32>(sizes),
+            "u32" => self.measure::<u32>(sizes),
+            "i64" => self.measure::<i64>(sizes),
+            "u64" => self.measure::<u64>(sizes),
+            "f16" => self.measure::<half::f16>(sizes),
+            "bf16" => self.measure::<half::bf16>(sizes),
+            _ => self.measure::<f32>(sizes),
+        }
+    }
+
+    /// Measure reduce, scan and copy of every n in `sizes` over one input of the largest size.
+    fn measure<T: BenchElement>(&mut self, sizes: &[usize]) -> Result<()> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let host: Vec<T> = (0..max).map(T::pattern).collect();
+        let input = DeviceVec::from_slice(self.gpu, &host)?;
+        drop(host);
+        let mut output = self.gpu.alloc_zeroed::<T::Acc>(max.max(1))?;
+        let mut copy_target = self.gpu.alloc_zeroed::<T::Raw>(max)?;
+        let mut workspace = DeviceWorkspace::new();
+        for &n in sizes {
+            self.progress
+                .set_message(format!("{} n = 2^{}", T::NAME, n.trailing_zeros()));
+            let view = input.prefix(..n);
+            let bytes_in = (n * size_of::<T>()) as f64;
+            let bytes_out = (n * size_of::<T::Acc>()) as f64;
+            let copy = median_micros(self.gpu, self.runs, || {
+                self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
+            })?;
+            for op in &self.ops {
+                let (reduce, scan) = match op.as_str() {
+                    "min" => self.time_op::<T, Min>(view, &mut output, &mut workspace)?,
+                    "max" => self.time_op::<T, Max>(view, &mut output, &mut workspace)?,
+                    _ => self.time_op::<T, Sum>(view, &mut output, &mut workspace)?,
+                };
+                for (algorithm, time, bytes) in [
+                    (format!("reduce {op}"), reduce, bytes_in),
+                    (format!("inclusive scan {op}"), scan, bytes_in + bytes_out),
+                ] {
+                    self.rows.push(BenchRow {
+                        gpu: self.gpu.info().name.clone(),
+                        algorithm,
+                        dtype: T::NAME.to_owned(),
+                        n,
+                        time_us: time,
+                        gb_per_s: bytes / time / 1e3,
+                        copy_us: copy,
+                        copy_gb_per_s: 2.0 * bytes_in / copy / 1e3,
+                        time_over_copy: time / copy,
+                    });
+                }
+            }
+            self.progress.inc(1);
+        }
+        Ok(())
+    }
+}
+
+/// Run the benchmark; shows a progress bar on a terminal.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`](gpu_primitives::Error::InvalidLaunch) for an unknown type or operator name;
+/// device errors (out of memory for the largest size, among others).
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives_cli::bench::{self, BenchConfig};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let rows = bench::run(&gpu, &BenchConfig { max_log2: 20, other_types_log2: None, ..BenchConfig::default() })?;
+/// bench::print_table(&rows);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
+    config.validate().map_err(gpu_primitives::Error::InvalidLaunch)?;
+    let sizes: Vec<usize> = (config.min_log2..=config.max_log2)
+        .step_by(config.step_log2.max(1) as usize)
+        .map(|k| 1usize << k)
+        .collect();
+    let others = config
+        .other_types_log2
+        .map(|k| vec![1usize << k])
+        .unwrap_or_default();
+    let other_types: Vec<&str> = if config.types.is_empty() {
+        TYPES
+            .iter()
+            .copied()
+            .filter(|t| *t != config.sweep_type)
+            .collect()
+    } else {
+        config.types.iter().map(String::as_str).collect()
+    };
+    let steps = sizes.len() + other_types.len() * others.len();
+    let progress = ProgressBar::new(steps as u64);
+    progress.set_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut bench = Bench {
+        gpu,
+        runs: config.runs,
+        ops: config.ops.clone(),
+        progress,
+        rows: Vec::new(),
+    };
+    bench.measure_named(&config.sweep_type, &sizes)?;
+    if !others.is_empty() {
+        for t in other_types {
+            bench.measure_named(t, &others)?;
+        }
+    }
+    bench.progress.finish_and_clear();
+    Ok(bench.rows)
+}
+
+/// Print the rows as a table, with the GPU's name first.
+pub fn print_table(rows: &[BenchRow]) {
+    if let Some(first) = rows.first() {
+        println!("GPU: {}", first.gpu);
+    }
+    println!(
+        "{:<20} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
+        "algorithm", "type", "n", "time (µs)", "GB/s", "copy (µs)", "copy GB/s", "time/copy"
+    );
+    for r in rows {
+        println!(
+            "{:<20} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
+            r.algorithm, r.dtype, r.n, r.time_us, r.gb_per_s, r.copy_us, r.copy_gb_per_s, r.time_over_copy
+        );
+    }
+}
+
+/// Write the rows as CSV (header line first).
+///
+/// # Errors
+/// I/O errors, as text.
+pub fn write_csv(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
+    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    for r in rows {
+        w.serialize(r).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Read rows written by [`write_csv`].
+///
+/// # Errors
+/// I/O and format errors, as text.
+pub fn read_csv(path: &std::path::Path) -> std::result::Result<Vec<BenchRow>, String> {
+    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    r.deserialize()
+        .collect::<std::result::Result<_, _>>()
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Write the rows as a JSON array.
+///
+/// # Errors
+/// I/O errors, as text.
+pub fn write_json(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
+    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
+    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

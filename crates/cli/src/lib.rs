@@ -1,0 +1,10 @@
+//! The `gpu-primitives` command's parts: the benchmark ([`bench`]), the `.npy` file commands
+//! ([`npy`], [`cli_ops`]) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod bench;
+pub mod cli_ops;
+pub mod npy;
+pub mod plot;

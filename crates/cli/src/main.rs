@@ -1,0 +1,195 @@
+//! The project's main job: run the kernels on a GPU and print what they computed.
+
+use clap::{Parser, Subcommand};
+use gpu_primitives_cli::cli_ops::{self, Job, OpArg};
+use gpu_primitives_lessons::puzzles;
+use std::process::ExitCode;
+
+/// Pure-Rust GPU primitives: run the puzzles and lessons on a GPU.
+#[derive(Parser)]
+#[command(version, about)]
+struct Cli {
+    /// GPU ordinal (0 = the first GPU).
+    #[arg(long, default_value_t = 0, global = true)]
+    device: u32,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run every puzzle on the GPU and print one summary table (the default).
+    Puzzles,
+    /// Print the GPU, its compute capability, driver, memory and the PTX variant loaded.
+    Info,
+    /// Benchmark device-wide reduce and scan beside a device-to-device copy (table on stdout).
+    Bench(BenchArgs),
+    /// Reduce a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU and print the result.
+    Reduce(FileArgs),
+    /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
+    Scan(ScanArgs),
+    /// Draw the plot of a benchmark CSV (from `bench --csv`) without running anything: no GPU.
+    Plot {
+        /// The CSV written by `bench --csv`.
+        csv: std::path::PathBuf,
+        /// The PNG to write.
+        png: std::path::PathBuf,
+    },
+}
+
+#[derive(clap::Args)]
+struct FileArgs {
+    /// The input .npy file (1-D, little-endian).
+    input: std::path::PathBuf,
+    /// The operator.
+    #[arg(long, value_enum, default_value_t = OpArg::Sum)]
+    op: OpArg,
+    /// Also compute the CPU reference (f64 for floats, exact for integers) and print the largest
+    /// error.
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct ScanArgs {
+    #[command(flatten)]
+    file: FileArgs,
+    /// Exclusive scan (element i excludes input i) instead of inclusive.
+    #[arg(long)]
+    exclusive: bool,
+    /// Write the scan to this .npy file (f16 input scans to f32).
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct BenchArgs {
+    /// Smallest n, as log2.
+    #[arg(long, default_value_t = 10)]
+    min_log2: u32,
+    /// Largest n, as log2.
+    #[arg(long, default_value_t = 30)]
+    max_log2: u32,
+    /// Step between sizes, as log2 (2 = x4).
+    #[arg(long, default_value_t = 2)]
+    step_log2: u32,
+    /// Timed runs per measurement; the median is reported.
+    #[arg(long, default_value_t = 21)]
+    runs: usize,
+    /// n (as log2) at which the other element types are measured; 0 skips them.
+    #[arg(long, default_value_t = 28)]
+    types_at_log2: u32,
+    /// Element type of the size sweep: f32, f64, i32, u32, i64, u64, f16, bf16.
+    #[arg(long, default_value = "f32")]
+    sweep_type: String,
+    /// Types measured at --types-at-log2, comma-separated (default: all but the sweep type).
+    #[arg(long, value_delimiter = ',')]
+    types: Vec<String>,
+    /// Operators of the reduce and the scan, comma-separated: sum, min, max.
+    #[arg(long, value_delimiter = ',', default_value = "sum")]
+    ops: Vec<String>,
+    /// Also write the rows as CSV.
+    #[arg(long)]
+    csv: Option<std::path::PathBuf>,
+    /// Also write the rows as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// Also draw GB/s against n (the sweep type) with the copy as the reference line, as a PNG.
+    #[arg(long)]
+    plot: Option<std::path::PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
+    // The file commands check and read their input before opening the GPU.
+    match &cli.command {
+        Some(Command::Reduce(args)) => {
+            cli_ops::run(&job(cli, args, false, None), false)?;
+            return Ok(true);
+        }
+        Some(Command::Scan(args)) => {
+            cli_ops::run(&job(cli, &args.file, args.exclusive, args.output.clone()), true)?;
+            return Ok(true);
+        }
+        Some(Command::Plot { csv, png }) => {
+            gpu_primitives_cli::plot::plot(png, &gpu_primitives_cli::bench::read_csv(csv)?)?;
+            println!("wrote {}", png.display());
+            return Ok(true);
+        }
+        _ => {}
+    }
+    let gpu = gpu_primitives_lessons::open_gpu(cli.device)?;
+    match cli.command.as_ref().unwrap_or(&Command::Puzzles) {
+        Command::Info => {
+            let i = gpu.info();
+            println!("device {}: {}", i.ordinal, i.name);
+            println!("compute capability: {}.{}", i.arch / 10, i.arch % 10);
+            println!("multiprocessors: {}", i.multiprocessors);
+            println!("warp size: {}", i.warp_size);
+            println!("memory: {:.1} GiB", i.total_memory as f64 / (1u64 << 30) as f64);
+            println!("driver CUDA version: {}", i.driver_cuda_version);
+            println!("PTX variant loaded: sm_{}", gpu_primitives::ptx_arch(&gpu)?);
+            Ok(true)
+        }
+        Command::Bench(args) => {
+            let config = gpu_primitives_cli::bench::BenchConfig {
+                min_log2: args.min_log2,
+                max_log2: args.max_log2,
+                step_log2: args.step_log2,
+                runs: args.runs,
+                other_types_log2: (args.types_at_log2 > 0).then_some(args.types_at_log2),
+                sweep_type: args.sweep_type.clone(),
+                types: args.types.clone(),
+                ops: args.ops.clone(),
+            };
+            let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
+            gpu_primitives_cli::bench::print_table(&rows);
+            let written = [
+                args.csv
+                    .as_ref()
+                    .map(|p| gpu_primitives_cli::bench::write_csv(p, &rows)),
+                args.json
+                    .as_ref()
+                    .map(|p| gpu_primitives_cli::bench::write_json(p, &rows)),
+                args.plot
+                    .as_ref()
+                    .map(|p| gpu_primitives_cli::plot::plot(p, &rows)),
+            ];
+            let failures: Vec<String> = written.into_iter().flatten().filter_map(|r| r.err()).collect();
+            for failure in &failures {
+                eprintln!("error: {failure}");
+            }
+            Ok(failures.is_empty())
+        }
+        Command::Puzzles => {
+            let outcomes = puzzles::all(&gpu)?;
+            puzzles::print_report(&gpu, &outcomes);
+            Ok(outcomes.iter().all(|o| o.pass))
+        }
+        Command::Reduce(_) | Command::Scan(_) | Command::Plot { .. } => {
+            unreachable!("handled before the GPU is opened")
+        }
+    }
+}
+
+fn job(cli: &Cli, args: &FileArgs, exclusive: bool, output: Option<std::path::PathBuf>) -> Job {
+    Job {
+        input: args.input.clone(),
+        op: args.op,
+        exclusive,
+        output,
+        check: args.check,
+        device: cli.device,
+    }
+}

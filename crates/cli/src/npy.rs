@@ -1,0 +1,191 @@
+//! Reading and writing 1-D NumPy `.npy` arrays for the CLI's `reduce` and `scan` commands.
+//!
+//! Supported dtypes (little-endian): `<f4` f32, `<f8` f64, `<i4` i32, `<u4` u32, `<i8` i64,
+//! `<u8` u64, `<f2` f16. Large files are read with a progress bar (updated every [`CHUNK`]
+//! elements); a truncated file is an error, found before any GPU work.
+
+use indicatif::ProgressBar;
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+/// Elements read between progress-bar updates (16 Mi).
+pub const CHUNK: usize = 1 << 24;
+
+/// What can go wrong with a `.npy` file. Each message names the file and what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    /// The file could not be opened or read (missing, unreadable, truncated).
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS or parser error.
+        source: std::io::Error,
+    },
+    /// The dtype is not one of those supported.
+    #[error(
+        "{path}: dtype {dtype} is not supported (use f32, f64, i32, u32, i64, u64 or f16, little-endian)"
+    )]
+    UnsupportedDtype {
+        /// The file.
+        path: PathBuf,
+        /// Its dtype descriptor.
+        dtype: String,
+    },
+    /// The array is not one-dimensional.
+    #[error("{path}: the array has shape {shape:?}; only 1-D arrays are supported (flatten it first)")]
+    NotOneDimensional {
+        /// The file.
+        path: PathBuf,
+        /// Its shape.
+        shape: Vec<u64>,
+    },
+    /// Fortran order is not supported.
+    #[error("{path}: Fortran-ordered arrays are not supported")]
+    FortranOrder {
+        /// The file.
+        path: PathBuf,
+    },
+}
+
+/// The element types the CLI reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NpyDtype {
+    /// `<f4`
+    F32,
+    /// `<f8`
+    F64,
+    /// `<i4`
+    I32,
+    /// `<u4`
+    U32,
+    /// `<i8`
+    I64,
+    /// `<u8`
+    U64,
+    /// `<f2`
+    F16,
+}
+
+impl NpyDtype {
+    /// From a NumPy type string such as `<f4` (`|` and `=` byte orders count as little-endian
+    /// only for one-byte types, which are not supported).
+    pub fn from_descr(descr: &str) -> Option<Self> {
+        Some(match descr {
+            "<f4" => Self::F32,
+            "<f8" => Self::F64,
+            "<i4" => Self::I32,
+            "<u4" => Self::U32,
+            "<i8" => Self::I64,
+            "<u8" => Self::U64,
+            "<f2" => Self::F16,
+            _ => return None,
+        })
+    }
+}
+
+/// An opened 1-D `.npy` file, header checked, data not yet read.
+pub struct NpyInput {
+    path: PathBuf,
+    file: npyz::NpyFile<BufReader<File>>,
+    /// Its element type.
+    pub dtype: NpyDtype,
+    /// Number of elements.
+    pub len: usize,
+}
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
+    move |source| NpyError::Io {
+        path: path.to_owned(),
+        source,
+    }
+}
+
+/// Open `path` and check its header: 1-D, C order, a supported dtype.
+///
+/// # Errors
+/// [`NpyError`] for a missing file, a bad header, another dtype, more than one dimension.
+///
+/// # Example
+/// ```no_run
+/// let input = gpu_primitives_cli::npy::open(std::path::Path::new("data.npy"))?;
+/// println!("{:?}, {} elements", input.dtype, input.len);
+/// # Ok::<(), gpu_primitives_cli::npy::NpyError>(())
+/// ```
+pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
+    let reader = BufReader::new(File::open(path).map_err(io_error(path))?);
+    let file = npyz::NpyFile::new(reader).map_err(io_error(path))?;
+    let shape = file.shape().to_vec();
+    if shape.len() != 1 {
+        return Err(NpyError::NotOneDimensional {
+            path: path.to_owned(),
+            shape,
+        });
+    }
+    if file.order() == npyz::Order::Fortran {
+        return Err(NpyError::FortranOrder {
+            path: path.to_owned(),
+        });
+    }
+    let descr = match file.dtype() {
+        npyz::DType::Plain(ty) => ty.to_string(),
+        other => other.descr(),
+    };
+    let dtype = NpyDtype::from_descr(&descr).ok_or_else(|| NpyError::UnsupportedDtype {
+        path: path.to_owned(),
+        dtype: descr.clone(),
+    })?;
+    Ok(NpyInput {
+        path: path.to_owned(),
+        len: shape[0] as usize,
+        file,
+        dtype,
+    })
+}
+
+impl NpyInput {
+    /// Read every element, advancing `progress`; a truncated file is an error.
+    ///
+    /// # Errors
+    /// [`NpyError::Io`] for a truncated or unreadable file, or a dtype that is not `T`'s.
+    pub fn read<T: npyz::Deserialize>(self, progress: &ProgressBar) -> Result<Vec<T>, NpyError> {
+        let path = self.path;
+        let invalid = |e: &dyn std::fmt::Display| NpyError::Io {
+            path: path.clone(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+        };
+        let reader = self.file.data::<T>().map_err(|e| invalid(&e))?;
+        let mut host = Vec::with_capacity(self.len);
+        progress.set_length(self.len as u64);
+        for value in reader {
+            host.push(value.map_err(|e| NpyError::Io {
+                path: path.clone(),
+                source: e,
+            })?);
+            if host.len() % CHUNK == 0 {
+                progress.set_position(host.len() as u64);
+            }
+        }
+        progress.finish_and_clear();
+        if host.len() != self.len {
+            return Err(invalid(&format!(
+                "truncated: {} of {} elements present",
+                host.len(),
+                self.len
+            )));
+        }
+        Ok(host)
+    }
+}
+
+/// Write `values` as a 1-D `.npy` file.
+///
+/// # Errors
+/// [`NpyError::Io`].
+pub fn write<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+    path: &Path,
+    values: &[T],
+) -> Result<(), NpyError> {
+    npyz::to_file_1d(path, values.iter().copied()).map_err(io_error(path))
+}

@@ -1,0 +1,144 @@
+//! The CLI's file handling and error messages, and the benchmark plot: no GPU needed.
+
+use gpu_primitives_cli::bench::BenchRow;
+use gpu_primitives_cli::cli_ops::{self, CliError};
+use gpu_primitives_cli::npy::NpyError;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Write a version-1.0 `.npy` file by hand: magic, header dict padded to 64 bytes, data.
+fn write_npy(path: &Path, descr: &str, shape: &str, data: &[u8]) {
+    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(header.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(header.as_bytes());
+    bytes.extend_from_slice(data);
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn temp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpu-primitives-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn f32_bytes(values: &[f32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+#[test]
+fn reads_a_good_file() {
+    let path = temp("good.npy");
+    write_npy(&path, "<f4", "(5,)", &f32_bytes(&[1.0, 2.0, 3.0, 4.0, 5.0]));
+    assert_eq!(cli_ops::check_file(&path).unwrap(), 5);
+}
+
+#[test]
+fn missing_file_is_a_clear_error() {
+    let err = cli_ops::check_file(Path::new("/nonexistent/x.npy")).unwrap_err();
+    assert!(matches!(err, CliError::Npy(NpyError::Io { .. })));
+    assert!(
+        err.to_string().contains("/nonexistent/x.npy") && err.to_string().contains("No such file"),
+        "{err}"
+    );
+}
+
+#[test]
+fn unsupported_dtype_is_named() {
+    let path = temp("int16.npy");
+    write_npy(&path, "<i2", "(2,)", &[1, 0, 2, 0]);
+    let err = cli_ops::check_file(&path).unwrap_err().to_string();
+    assert!(err.contains("dtype <i2 is not supported"), "{err}");
+}
+
+#[test]
+fn two_dimensional_arrays_are_refused() {
+    let path = temp("matrix.npy");
+    write_npy(&path, "<f4", "(2, 3)", &f32_bytes(&[0.0; 6]));
+    let err = cli_ops::check_file(&path).unwrap_err().to_string();
+    assert!(err.contains("shape [2, 3]") && err.contains("only 1-D"), "{err}");
+}
+
+#[test]
+fn truncated_file_is_detected() {
+    let path = temp("truncated.npy");
+    write_npy(&path, "<f4", "(10,)", &f32_bytes(&[1.0; 7]));
+    let err = cli_ops::check_file(&path).unwrap_err().to_string();
+    assert!(err.contains("truncated.npy"), "{err}");
+}
+
+#[test]
+fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
+    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
+    let bad = temp("bad.npy");
+    write_npy(&bad, "<f4", "(2, 2)", &f32_bytes(&[0.0; 4]));
+    for args in [
+        vec!["reduce", "/nonexistent/x.npy"],
+        vec!["scan", bad.to_str().unwrap()],
+    ] {
+        let out = Command::new(exe).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        assert!(
+            stderr.starts_with("error: ") && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // A good file: on a machine without a GPU, the missing device is the one-line error.
+    let good = temp("good-for-binary.npy");
+    write_npy(&good, "<f4", "(3,)", &f32_bytes(&[1.0, 2.0, 3.0]));
+    let out = Command::new(exe)
+        .args(["reduce", good.to_str().unwrap(), "--check"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.success() {
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("6"),
+            "a GPU summed 1 + 2 + 3"
+        );
+    } else {
+        assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn plot_draws_a_png() {
+    let rows: Vec<BenchRow> = [10u32, 12, 14]
+        .iter()
+        .flat_map(|&k| {
+            ["reduce sum", "inclusive scan sum"].map(|algorithm| BenchRow {
+                gpu: "test GPU".into(),
+                algorithm: algorithm.into(),
+                dtype: "f32".into(),
+                n: 1 << k,
+                time_us: 10.0,
+                gb_per_s: 100.0 * k as f64,
+                copy_us: 8.0,
+                copy_gb_per_s: 150.0 * k as f64,
+                time_over_copy: 1.25,
+            })
+        })
+        .collect();
+    let csv = temp("rows.csv");
+    gpu_primitives_cli::bench::write_csv(&csv, &rows).unwrap();
+    let rows = gpu_primitives_cli::bench::read_csv(&csv).unwrap();
+    assert_eq!(rows.len(), 6);
+    let path = temp("plot.png");
+    gpu_primitives_cli::plot::plot(&path, &rows).unwrap();
+    let bytes = std::fs::read(&path).unwrap();
+    assert!(
+        bytes.starts_with(b"\x89PNG") && bytes.len() > 10_000,
+        "{} bytes",
+        bytes.len()
+    );
+}

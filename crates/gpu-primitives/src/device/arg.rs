@@ -1,0 +1,101 @@
+//! Device-wide argmin and argmax.
+
+use super::element::{DeviceView, Element};
+use super::reduce::{reduce_params, two_level};
+use super::workspace::DeviceWorkspace;
+use crate::{OnStream, Result};
+use gpu_primitives_abi::layout::Indexed;
+use gpu_primitives_abi::params::{ArgFinalParams, ArgReduceParams};
+
+fn arg<T: Element>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    which: &str,
+    ws: &mut DeviceWorkspace,
+) -> Result<Option<(T::Acc, usize)>> {
+    if input.len == 0 {
+        return Ok(None);
+    }
+    let module = crate::module(on.gpu)?;
+    let kernel = module.kernel::<ArgReduceParams<T::Raw, T::Acc>>(&format!("device_{which}_{}", T::NAME))?;
+    let final_kernel = module
+        .kernel::<ArgFinalParams<T::Acc>>(&format!("device_{which}_final_{}", <T::Acc as Element>::NAME))?;
+    let result = ws.result_slot(on.stream)?;
+    // SAFETY (both closures): `input` holds n elements; the workspace gives two 8-byte words per
+    // block (one 16-byte `Indexed` partial), a 16-byte result slot and a counter that is 0
+    // between launches (or null), as `ArgReduceParams` and `ArgFinalParams` require.
+    two_level(
+        on,
+        input.len,
+        T::VECTOR,
+        2,
+        result,
+        ws,
+        // SAFETY: as the comment above the call says.
+        |config, partials, blocks_done| unsafe {
+            on.stream.launch(
+                &kernel,
+                config,
+                &reduce_params(input.address, input.len, partials, result, blocks_done),
+            )
+        },
+        // SAFETY: as the comment above the call says.
+        |config, partials, count| unsafe {
+            let params = ArgFinalParams {
+                partials: partials as *const Indexed<T::Acc>,
+                n: count,
+                result: result as *mut Indexed<T::Acc>,
+            };
+            on.stream.launch(&final_kernel, config, &params)
+        },
+    )?;
+    // An `Indexed<T::Acc>`: the value in the first bytes of word 0, the index in word 1.
+    let [value, index]: [u64; 2] = ws.read_result(on.stream)?;
+    let value = bytemuck::pod_read_unaligned(&value.to_le_bytes()[..size_of::<T::Acc>()]);
+    Ok(Some((value, index as usize)))
+}
+
+/// The smallest element and its index: the first index on ties; if any element is NaN, the
+/// first NaN (as NumPy's `argmin`). `None` for an empty input. Synchronises (returns to the
+/// host). Deterministic.
+///
+/// # Errors
+/// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[4.0f32, 1.0, 7.0, 1.0])?;
+/// assert_eq!(device::argmin::<f32>(&gpu, &x, &mut DeviceWorkspace::new())?, Some((1.0, 1)));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn argmin<'a, 'g, T: Element>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<Option<(T::Acc, usize)>> {
+    arg(on.into(), input.into(), "argmin", workspace)
+}
+
+/// The largest element and its index: the first index on ties; if any element is NaN, the first
+/// NaN (as NumPy's `argmax`). `None` for an empty input. As [`argmin`].
+///
+/// # Errors
+/// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[4i32, 9, 7, 9])?;
+/// assert_eq!(device::argmax::<i32>(&gpu, &x, &mut DeviceWorkspace::new())?, Some((9, 1)));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn argmax<'a, 'g, T: Element>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<Option<(T::Acc, usize)>> {
+    arg(on.into(), input.into(), "argmax", workspace)
+}

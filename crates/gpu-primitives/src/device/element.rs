@@ -1,0 +1,362 @@
+//! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
+//! elements, and views of any device memory as elements.
+
+use crate::{DeviceBuffer, DeviceSlice, Gpu, Result};
+use gpu_primitives_runtime::DeviceCopy;
+use std::marker::PhantomData;
+use std::ops::{Range, RangeTo};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of the device-wide algorithms: one row of `gpu_primitives_abi::table`
+/// (`f32`, `f64`, `i32`, `u32`, `i64`, `u64`, `half::f16`, `half::bf16`); no other (sealed).
+pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
+    /// How it is stored on the device (`u16` bits for f16 / bf16).
+    type Raw: DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
+    /// What it is combined and returned in (`f32` for f16 / bf16, else itself).
+    type Acc: Element<Raw = Self::Acc> + DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
+    /// Kernel-name part: "f32", "f16", ...
+    const NAME: &'static str;
+    /// Items per thread of the scan kernels (a tile is `SCAN_BLOCK * SCAN_ITEMS` elements).
+    const SCAN_ITEMS: u32;
+    /// Elements per 16-byte load of the reduce kernels.
+    const VECTOR: u32;
+    /// The values as the device stores them.
+    fn as_raw(values: &[Self]) -> &[Self::Raw];
+}
+
+/// The host type of a table row's name (`f16` is `half::f16` here).
+macro_rules! host_type {
+    (f16) => {
+        half::f16
+    };
+    (bf16) => {
+        half::bf16
+    };
+    ($name:ident) => {
+        $name
+    };
+}
+
+macro_rules! elements {
+    ([] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        $(
+            impl sealed::Sealed for host_type!($name) {}
+            impl Element for host_type!($name) {
+                type Raw = $stored;
+                type Acc = $acc;
+                const NAME: &'static str = stringify!($name);
+                const SCAN_ITEMS: u32 = $items;
+                const VECTOR: u32 = $vec;
+                fn as_raw(values: &[Self]) -> &[Self::Raw] {
+                    bytemuck::cast_slice(values)
+                }
+            }
+        )*
+        /// The name of every element type, in table order (for the CLI and the benchmark).
+        pub const ELEMENT_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+    };
+}
+gpu_primitives_abi::element_table!(elements);
+
+/// An associative, commutative operator of the device-wide algorithms, for every [`Element`]
+/// (one row of `gpu_primitives_abi::table`'s operator table).
+pub trait Operator: Copy + Default + Send + Sync + 'static + sealed::Sealed {
+    /// Kernel-name part: "sum", "min", "max".
+    const NAME: &'static str;
+}
+
+macro_rules! operators {
+    ([] $($name:ident => $ty:ident;)*) => {
+        $(
+            impl sealed::Sealed for $ty {}
+            impl Operator for $ty {
+                const NAME: &'static str = stringify!($name);
+            }
+        )*
+        /// The name of every operator, in table order (for the CLI and the benchmark).
+        pub const OPERATOR_NAMES: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+
+/// `a + b`; wrapping for integers, IEEE for floats.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Sum;
+/// `min(a, b)`; a NaN operand gives NaN.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Min;
+/// `max(a, b)`; a NaN operand gives NaN.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Max;
+
+gpu_primitives_abi::operator_table!(operators);
+
+/// An associative operator the device-wide scans take for elements `T`: every [`Operator`], and
+/// the scan-only operators of the table ([`Affine`] for `u32` and `u64`). The scans never reorder
+/// operands, so the operator need not be commutative; a combination with no kernel (e.g.
+/// `Affine` over f32) does not compile.
+pub trait ScanOperator<T: Element>: Copy + Default {
+    /// Kernel-name part.
+    const NAME: &'static str;
+}
+
+impl<T: Element, O: Operator> ScanOperator<T> for O {
+    const NAME: &'static str = O::NAME;
+}
+
+macro_rules! scan_operators {
+    ([] $($name:ident => $ty:ident: $($element:ident),*;)*) => {
+        $($(
+            impl ScanOperator<$element> for $ty {
+                const NAME: &'static str = stringify!($name);
+            }
+        )*)*
+    };
+}
+gpu_primitives_abi::scan_operator_table!(scan_operators);
+
+/// Composition of affine maps `x -> a * x + b` in wrapping arithmetic (kernels `op::Affine`),
+/// a non-commutative scan operator. Each element packs one map: in a `u32`, `a` is the high 16
+/// bits and `b` the low 16 (arithmetic mod 2^16); in a `u64`, 32 bits each (mod 2^32).
+/// `combine(f, g)` = "f, then g" = `(g.a * f.a, g.a * f.b + g.b)`; identity `(1, 0)`.
+///
+/// An inclusive scan of maps `(a[i], b[i])` gives at `i` the map `y[-1] -> y[i]` of the linear
+/// recurrence `y[i] = a[i] * y[i - 1] + b[i]`.
+///
+/// ```
+/// use gpu_primitives::device::Affine;
+/// // x -> 2x + 1, then x -> 3x + 0: x -> 6x + 3.
+/// assert_eq!(Affine::combine_u64(2 << 32 | 1, 3 << 32), 6 << 32 | 3);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Affine;
+
+impl Affine {
+    /// `combine(f, g)` over u32 words (16-bit halves), as the GPU computes it.
+    pub fn combine_u32(f: u32, g: u32) -> u32 {
+        let (fa, fb, ga, gb) = ((f >> 16) as u16, f as u16, (g >> 16) as u16, g as u16);
+        (ga.wrapping_mul(fa) as u32) << 16 | ga.wrapping_mul(fb).wrapping_add(gb) as u32
+    }
+
+    /// `combine(f, g)` over u64 words (32-bit halves), as the GPU computes it.
+    pub fn combine_u64(f: u64, g: u64) -> u64 {
+        let (fa, fb, ga, gb) = ((f >> 32) as u32, f as u32, (g >> 32) as u32, g as u32);
+        (ga.wrapping_mul(fa) as u64) << 32 | ga.wrapping_mul(fb).wrapping_add(gb) as u64
+    }
+}
+
+/// A device array of `T` (stored as `T::Raw`), made from host memory.
+pub struct DeviceVec<T: Element> {
+    buffer: DeviceBuffer<T::Raw>,
+    _element: PhantomData<T>,
+}
+
+impl<T: Element> DeviceVec<T> {
+    /// Copy `values` to the device (on the `Gpu`'s stream, which is synchronised: the array is
+    /// ready for work on any stream).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) and other device errors.
+    pub fn from_slice(gpu: &Gpu, values: &[T]) -> Result<Self> {
+        Ok(Self {
+            buffer: gpu.upload(T::as_raw(values))?,
+            _element: PhantomData,
+        })
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.buffer.is_empty()
+    }
+
+    /// The whole array, as a view.
+    pub fn view(&self) -> DeviceView<'_, T> {
+        // SAFETY: the buffer holds `len` elements of `T` (as `T::Raw`), borrowed for the view's
+        // lifetime.
+        unsafe { DeviceView::from_raw_parts(self.buffer.as_device_ptr().as_raw(), self.len()) }
+    }
+
+    /// The whole array, as a writable view.
+    pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        // SAFETY: as `view`, borrowed mutably.
+        unsafe { DeviceViewMut::from_raw_parts(self.buffer.as_device_ptr().as_raw(), self.len()) }
+    }
+
+    /// Elements `..range.end` (panics if past the end).
+    pub fn prefix(&self, range: RangeTo<usize>) -> DeviceView<'_, T> {
+        self.view().slice(0..range.end)
+    }
+
+    /// The underlying buffer of raw values.
+    pub fn raw(&self) -> &DeviceBuffer<T::Raw> {
+        &self.buffer
+    }
+
+    /// Copy back to the host (synchronises the `Gpu`'s stream).
+    pub fn to_vec(&self, gpu: &Gpu) -> Result<Vec<T::Raw>> {
+        gpu.download(&self.buffer)
+    }
+}
+
+/// A borrowed run of device elements, read by an algorithm: a device address and a length in
+/// elements. Made from a [`DeviceVec`], a cust [`DeviceBuffer`] / [`DeviceSlice`] of `T`
+/// (`From`), a sub-range ([`DeviceView::slice`]), or a raw device pointer and length
+/// ([`DeviceView::from_raw_parts`]: cudarc's `CudaSlice::device_ptr()`, a CUDA C++ buffer).
+#[derive(Clone, Copy)]
+pub struct DeviceView<'a, T> {
+    pub(crate) address: u64,
+    pub(crate) len: usize,
+    _borrow: PhantomData<&'a [T]>,
+}
+
+/// A borrowed run of device elements an algorithm writes: as [`DeviceView`], borrowed mutably.
+pub struct DeviceViewMut<'a, T> {
+    pub(crate) address: u64,
+    pub(crate) len: usize,
+    _borrow: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> DeviceView<'a, T> {
+    /// A view of `len` elements of `T` (as the device stores them: `u16` bits for halves) at
+    /// device address `address`.
+    ///
+    /// # Safety
+    /// `address` is a device address in the context the algorithms run in, aligned for `T`
+    /// (16-byte alignment makes the reduce's vector loads apply to the whole range), holding
+    /// `len` initialised elements that stay allocated and are not written by anything else for
+    /// `'a` (or until the work queued with the view has finished).
+    pub unsafe fn from_raw_parts(address: u64, len: usize) -> Self {
+        Self {
+            address,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    /// Elements `range` of the view (panics if past the end).
+    pub fn slice(&self, range: Range<usize>) -> Self {
+        assert!(
+            range.start <= range.end && range.end <= self.len,
+            "slice {range:?} of a view of {} elements",
+            self.len
+        );
+        Self {
+            address: self.address + (range.start * size_of::<T>()) as u64,
+            len: range.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a, T> DeviceViewMut<'a, T> {
+    /// A writable view of `len` elements at `address`.
+    ///
+    /// # Safety
+    /// As [`DeviceView::from_raw_parts`], and nothing else reads or writes the range for `'a`.
+    pub unsafe fn from_raw_parts(address: u64, len: usize) -> Self {
+        Self {
+            address,
+            len,
+            _borrow: PhantomData,
+        }
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no element.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The device address of the first element.
+    pub fn address(&self) -> u64 {
+        self.address
+    }
+
+    /// Elements `range` of the view, borrowed from it (panics if past the end).
+    pub fn slice(&mut self, range: Range<usize>) -> DeviceViewMut<'_, T> {
+        assert!(
+            range.start <= range.end && range.end <= self.len,
+            "slice {range:?} of a view of {} elements",
+            self.len
+        );
+        DeviceViewMut {
+            address: self.address + (range.start * size_of::<T>()) as u64,
+            len: range.len(),
+            _borrow: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Element> From<&'a DeviceVec<T>> for DeviceView<'a, T> {
+    fn from(v: &'a DeviceVec<T>) -> Self {
+        v.view()
+    }
+}
+
+impl<'a, T: Element> From<&'a mut DeviceVec<T>> for DeviceViewMut<'a, T> {
+    fn from(v: &'a mut DeviceVec<T>) -> Self {
+        v.view_mut()
+    }
+}
+
+impl<'a, T: DeviceCopy> From<&'a DeviceSlice<T>> for DeviceView<'a, T> {
+    fn from(s: &'a DeviceSlice<T>) -> Self {
+        // SAFETY: a cust slice of `len` elements of T, borrowed for 'a.
+        unsafe { Self::from_raw_parts(s.as_device_ptr().as_raw(), s.len()) }
+    }
+}
+
+impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
+    fn from(b: &'a DeviceBuffer<T>) -> Self {
+        let slice: &DeviceSlice<T> = b;
+        slice.into()
+    }
+}
+
+impl<'a, T: DeviceCopy> From<&'a mut DeviceSlice<T>> for DeviceViewMut<'a, T> {
+    fn from(s: &'a mut DeviceSlice<T>) -> Self {
+        // SAFETY: a cust slice of `len` elements of T, borrowed mutably for 'a.
+        unsafe { Self::from_raw_parts(s.as_device_ptr().as_raw(), s.len()) }
+    }
+}
+
+impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
+    fn from(b: &'a mut DeviceBuffer<T>) -> Self {
+        let slice: &mut DeviceSlice<T> = b;
+        slice.into()
+    }
+}
+
+impl<'a, T> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
+    fn from(v: &'a DeviceViewMut<'_, T>) -> Self {
+        // SAFETY: the same range, borrowed shared for 'a.
+        unsafe { Self::from_raw_parts(v.address, v.len) }
+    }
+}

@@ -1,0 +1,86 @@
+//! Device-wide reduce and scan: whole arrays, every block of the GPU, at memory-bandwidth speed.
+//!
+//! | function | algorithm | passes over the input | result |
+//! |---|---|---|---|
+//! | [`reduce`], [`reduce_into`] | per-block partials (16-byte loads, 4 in flight), then one block over the partials: the last block to finish (up to 2^22 elements, one launch) or a second launch | 1 | a value on the host (synchronises), or in device memory (stream-ordered) |
+//! | [`argmin`], [`argmax`] | as reduce, over (value, index) pairs; first index on ties, NaN wins | 1 | `(value, index)` on the host |
+//! | [`dot`] | as reduce, over products (f32, f64, f16, bf16) | 2 inputs | a value on the host |
+//! | [`segmented_reduce`] | one block per row of a batch of equal-length rows | 1 | one value per row (stream-ordered) |
+//! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
+//!
+//! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
+//! which are combined and returned in `f32` (the table in `gpu_primitives_abi::table`).
+//! Operators: [`Sum`] (wrapping for integers), [`Min`], [`Max`] (NaN-propagating for floats).
+//! Lengths are `usize`, past 2^31 included.
+//!
+//! **Inputs and outputs** are any device memory: a [`DeviceView`] / [`DeviceViewMut`] converts
+//! from a [`DeviceVec`], a cust `DeviceBuffer` or `DeviceSlice`, a sub-range, or a raw device
+//! address (cudarc's buffers, another library's). Inputs are never modified, except by
+//! [`scan_in_place`].
+//!
+//! **Streams.** Every call takes an [`OnStream`](crate::OnStream): `&gpu` for the `Gpu`'s own
+//! stream, or `gpu.on(&stream)` for another (the caller's, e.g. cudarc's, through
+//! `Stream::from_raw`). All its work (launches, the workspace's memsets) is queued there; calls
+//! that return a value to the host synchronise that stream, the others do not.
+//!
+//! **Determinism.** The reduce uses no floating-point atomics: its partition and the order of
+//! every combination depend only on `n` and the GPU (its multiprocessor count), so a float
+//! reduce gives bitwise-identical results from run to run on the same GPU. The scan does not
+//! promise that for floats: where each tile's look-back stops (and so how its prefix is grouped)
+//! depends on timing, so float scans can differ in the last bits between runs, within the usual
+//! rounding bound (CUB's decoupled look-back scan behaves the same). Integer results are exact.
+//!
+//! **Temporary storage.** Each call needs some device memory (per-block partials; per-tile
+//! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
+//! repeated calls to avoid allocations. The `*_slice` helpers make a workspace per call.
+
+mod arg;
+mod dot;
+mod element;
+mod reduce;
+mod scan;
+mod segmented;
+mod workspace;
+
+pub use arg::{argmax, argmin};
+pub use dot::{DotElement, dot};
+pub use element::{
+    Affine, DeviceVec, DeviceView, DeviceViewMut, ELEMENT_NAMES, Element, Max, Min, OPERATOR_NAMES, Operator,
+    ScanOperator, Sum,
+};
+pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
+pub use gpu_primitives_abi::tuning::{
+    REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
+    SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS,
+};
+pub use reduce::{reduce, reduce_into, reduce_slice};
+pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
+pub use segmented::segmented_reduce;
+pub use workspace::DeviceWorkspace;
+
+/// Inclusive (`y[i] = x[0] ⊕ ... ⊕ x[i]`) or exclusive (`y[i] = x[0] ⊕ ... ⊕ x[i-1]`, `y[0]` =
+/// the identity) scan.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScanKind {
+    /// Includes element i.
+    Inclusive,
+    /// Excludes element i.
+    Exclusive,
+}
+
+/// `$name` parsed as a u32 within `range`, or `default` when unset or invalid, read once into
+/// `cache`: a tuning override for measuring other launch shapes without rebuilding.
+pub(crate) fn tuning_override(
+    cache: &'static std::sync::OnceLock<u32>,
+    name: &str,
+    default: u32,
+    range: std::ops::RangeInclusive<u32>,
+) -> u32 {
+    *cache.get_or_init(|| {
+        std::env::var(name)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|v| range.contains(v))
+            .unwrap_or(default)
+    })
+}

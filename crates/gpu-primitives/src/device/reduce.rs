@@ -1,0 +1,213 @@
+//! Device-wide reduce.
+
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator};
+use super::workspace::DeviceWorkspace;
+use super::{
+    DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
+    REDUCE_SINGLE_LAUNCH_MAX, tuning_override,
+};
+use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::params::ReduceParams;
+use gpu_primitives_abi::tuning::REDUCE_LOADS_IN_FLIGHT;
+
+/// [`REDUCE_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM` (1 to 32) when set: a
+/// tuning override for measuring other shapes (read once).
+fn blocks_per_sm() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
+        REDUCE_BLOCKS_PER_SM,
+        1..=32,
+    )
+}
+
+/// The launch shape of the first pass over `n` elements: enough blocks for
+/// [`REDUCE_LOADS_IN_FLIGHT`] 16-byte loads per thread, at most [`REDUCE_BLOCKS_PER_SM`] per
+/// multiprocessor; one block up to [`REDUCE_SINGLE_BLOCK_MAX`] elements.
+pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
+    if n <= REDUCE_SINGLE_BLOCK_MAX {
+        return 1;
+    }
+    let per_block = REDUCE_BLOCK as usize * vector as usize * REDUCE_LOADS_IN_FLIGHT as usize;
+    let cap = blocks_per_sm() * gpu.info().multiprocessors;
+    n.div_ceil(per_block).clamp(1, cap as usize) as u32
+}
+
+/// Queue a reduction of `n` elements in up to two levels, the shape every device reduction
+/// shares (reduce, argmin / argmax, dot):
+/// - one block (`n <= REDUCE_SINGLE_BLOCK_MAX`): `first(1, result, null)` writes the result;
+/// - one launch (`n <= REDUCE_SINGLE_LAUNCH_MAX`): `first(blocks, partials, counter)`, whose last
+///   block reduces the partials into `result`;
+/// - two launches: `first(blocks, partials, null)`, then `second(partials, blocks)` (one block).
+///
+/// `first(grid, partials, blocks_done)` and `second(partials, count)` queue the kernels (both
+/// write the device address `result` where the list above says so); each partial takes
+/// `words_per_slot` 8-byte words.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn two_level(
+    on: OnStream<'_>,
+    n: usize,
+    vector: u32,
+    words_per_slot: usize,
+    result: u64,
+    workspace: &mut DeviceWorkspace,
+    first: impl FnOnce(LaunchConfig, u64, u64) -> Result<()>,
+    second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
+) -> Result<()> {
+    let blocks = first_pass_blocks(on.gpu, n, vector);
+    let (partials, blocks_done) = workspace.partials(on.stream, blocks as usize * words_per_slot)?;
+    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    if blocks == 1 {
+        first(shape(1), result, 0)
+    } else if n <= REDUCE_SINGLE_LAUNCH_MAX {
+        first(shape(blocks), partials, blocks_done)
+    } else {
+        first(shape(blocks), partials, 0)?;
+        second(shape(1), partials, blocks as usize)
+    }
+}
+
+/// The parameters of a reduce kernel, from device addresses.
+pub(crate) fn reduce_params<In, Acc>(
+    input: u64,
+    n: usize,
+    partials: u64,
+    result: u64,
+    blocks_done: u64,
+) -> ReduceParams<In, Acc> {
+    ReduceParams {
+        input: input as *const In,
+        n,
+        partials: partials as *mut Acc,
+        result: result as *mut Acc,
+        blocks_done: blocks_done as *mut u32,
+    }
+}
+
+/// The name of the reduce kernel of `T` (or of its accumulator, for the second pass) and `Op`.
+pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> String {
+    format!("device_reduce_{element}_{op}")
+}
+
+/// Queue the reduction of `input` into the device address `result` (one T::Acc).
+fn launch<T: Element, Op: Operator>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    result: u64,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let module = crate::module(on.gpu)?;
+    let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(&reduce_kernel_name(T::NAME, Op::NAME))?;
+    let final_kernel = module
+        .kernel::<ReduceParams<T::Acc, T::Acc>>(&reduce_kernel_name(<T::Acc as Element>::NAME, Op::NAME))?;
+    // SAFETY (both closures): `input` holds n elements of T; the workspace gives one 8-byte slot
+    // per block (holding a T::Acc), the result slot, and a counter that is 0 between launches
+    // (or null), as `ReduceParams` requires; the second pass runs the Acc kernel over the
+    // `count` packed partials with `result` as its one partial.
+    two_level(
+        on,
+        input.len,
+        T::VECTOR,
+        1,
+        result,
+        workspace,
+        // SAFETY: as the comment above the call says.
+        |config, partials, blocks_done| unsafe {
+            on.stream.launch(
+                &kernel,
+                config,
+                &reduce_params(input.address, input.len, partials, result, blocks_done),
+            )
+        },
+        // SAFETY: as the comment above the call says.
+        |config, partials, count| unsafe {
+            on.stream.launch(
+                &final_kernel,
+                config,
+                &reduce_params(partials, count, result, 0, 0),
+            )
+        },
+    )
+}
+
+/// Reduce `input` with `Op`; returns the result on the host (synchronises the stream).
+///
+/// - `n = 0` gives the operator's identity (0, `+inf` / `MAX` for min, `-inf` / `MIN` for max).
+/// - f16 / bf16 are combined in f32 and the result is f32.
+/// - Deterministic: bitwise-equal results for the same input on the same GPU.
+/// - One block up to [`REDUCE_SINGLE_BLOCK_MAX`] elements; one launch up to
+///   [`REDUCE_SINGLE_LAUNCH_MAX`] (the last block to finish reduces the partials, picked by an
+///   integer atomic counter); two launches above.
+///
+/// # Errors
+/// Device errors (allocation, launch, a failed kernel).
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 4.0])?;
+/// assert_eq!(device::reduce::<f32, Sum>(&gpu, &x, &mut DeviceWorkspace::new())?, 10.0);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn reduce<'a, 'g, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<T::Acc> {
+    let on = on.into();
+    let result = workspace.result_slot(on.stream)?;
+    launch::<T, Op>(on, input.into(), result, workspace)?;
+    workspace.read_result(on.stream)
+}
+
+/// [`reduce`] into `output[0]` on the device, without synchronising (stream-ordered: the result
+/// is there for work queued after it on the same stream).
+///
+/// # Errors
+/// [`Error::LengthMismatch`](crate::Error::LengthMismatch) for an empty `output`; device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[3i32, 9, -2])?;
+/// let mut out = gpu.alloc_zeroed::<i32>(1)?;
+/// device::reduce_into::<i32, Max>(&gpu, &x, &mut out, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&out)?, [9]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let output = output.into();
+    if output.is_empty() {
+        return Err(Error::LengthMismatch {
+            what: "reduce_into: output",
+            expected: 1,
+            found: 0,
+        });
+    }
+    launch::<T, Op>(on.into(), input.into(), output.address, workspace)
+}
+
+/// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).
+///
+/// # Errors
+/// As [`reduce`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, Min};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// assert_eq!(device::reduce_slice::<u64, Min>(&gpu, &[7, 3, 5])?, 3);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn reduce_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T]) -> Result<T::Acc> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    reduce::<T, Op>(gpu, &d_in, &mut DeviceWorkspace::new())
+}

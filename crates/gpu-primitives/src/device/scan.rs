@@ -1,0 +1,205 @@
+//! Device-wide scan, one pass with decoupled look-back.
+
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator};
+use super::workspace::DeviceWorkspace;
+use super::{
+    DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, ScanKind,
+    tuning_override,
+};
+use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::params::ScanParams;
+
+/// [`SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when
+/// set: a tuning override (read once).
+fn look_back_delay_ns() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
+        SCAN_LOOK_BACK_DELAY_NS,
+        0..=4000,
+    )
+}
+
+/// Queue the scan of `n` elements at `input` into `output` (device addresses).
+fn launch<T: Element, Op: ScanOperator<T>>(
+    on: OnStream<'_>,
+    input: u64,
+    output: u64,
+    n: usize,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if n == 0 {
+        return Ok(());
+    }
+    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
+    let tiles = n.div_ceil(tile);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    let kernel = crate::module(on.gpu)?.kernel::<ScanParams<T::Raw, T::Acc>>(&format!(
+        "device_scan_{}_{}",
+        T::NAME,
+        Op::NAME
+    ))?;
+    let status = workspace.scan_status(on.stream, tiles)?;
+    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let params = ScanParams {
+        input: input as *const T::Raw,
+        output: output as *mut T::Acc,
+        n,
+        status_slots: status.slots as *mut u64,
+        tile_counter: status.counter as *mut u64,
+        tile_base: status.tile_base,
+        epoch: status.epoch,
+        exclusive: (kind == ScanKind::Exclusive) as u32,
+        look_back_delay_ns: if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
+            look_back_delay_ns()
+        } else {
+            0
+        },
+    };
+    // SAFETY: `input` and `output` address n elements (the callers check); the workspace gives
+    // 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
+    // than every slot's; the grid has exactly one block per tile, as `ScanParams` requires.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// The out-of-place scans: check the output's length, then queue.
+fn out_of_place<T: Element, Op: ScanOperator<T>>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    output: DeviceViewMut<'_, T::Acc>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if output.len() < input.len {
+        return Err(Error::LengthMismatch {
+            what: "scan: output too short",
+            expected: input.len,
+            found: output.len(),
+        });
+    }
+    launch::<T, Op>(on, input.address, output.address, input.len, kind, workspace)
+}
+
+/// `output[i] = input[0] ⊕ ... ⊕ input[i]` for `i < n` (output may be longer; the rest is left
+/// alone). Stream-ordered: returns once queued. f16 / bf16 inputs scan into f32.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `output` is shorter than `input`; device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1i64, 2, 3, 4])?;
+/// let mut y = gpu.alloc_zeroed::<i64>(4)?;
+/// device::inclusive_scan::<i64, Sum>(&gpu, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [1, 3, 6, 10]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    out_of_place::<T, Op>(
+        on.into(),
+        input.into(),
+        output.into(),
+        ScanKind::Inclusive,
+        workspace,
+    )
+}
+
+/// `output[i] = input[0] ⊕ ... ⊕ input[i-1]`, `output[0]` = the identity. As [`inclusive_scan`].
+///
+/// # Errors
+/// As [`inclusive_scan`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1u32, 2, 3, 4])?;
+/// let mut y = gpu.alloc_zeroed::<u32>(4)?;
+/// device::exclusive_scan::<u32, Sum>(&gpu, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [0, 1, 3, 6]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    out_of_place::<T, Op>(
+        on.into(),
+        input.into(),
+        output.into(),
+        ScanKind::Exclusive,
+        workspace,
+    )
+}
+
+/// Scan `data` in place (the one call that modifies its input). Only for types combined in
+/// themselves (not f16 / bf16, whose scan is f32): the bound rejects those at compile time.
+///
+/// # Errors
+/// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, ScanKind, Max};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let mut x = DeviceVec::from_slice(&gpu, &[2.0f64, 1.0, 5.0, 3.0])?;
+/// device::scan_in_place::<f64, Max>(&gpu, &mut x, ScanKind::Inclusive, &mut DeviceWorkspace::new())?;
+/// assert_eq!(x.to_vec(&gpu)?, [2.0, 2.0, 5.0, 5.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
+    on: impl Into<OnStream<'g>>,
+    data: impl Into<DeviceViewMut<'d, T>>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let data = data.into();
+    launch::<T, Op>(on.into(), data.address, data.address, data.len, kind, workspace)
+}
+
+/// Scan a host slice on the GPU and return the result (synchronises).
+///
+/// # Errors
+/// Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, ScanKind, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let half_input = [half::f16::from_f32(0.5); 4];
+/// assert_eq!(device::scan_slice::<half::f16, Sum>(&gpu, &half_input, ScanKind::Inclusive)?, [0.5, 1.0, 1.5, 2.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn scan_slice<T: Element, Op: ScanOperator<T>>(
+    gpu: &Gpu,
+    input: &[T],
+    kind: ScanKind,
+) -> Result<Vec<T::Acc>> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    let d_out = gpu.alloc_zeroed::<T::Acc>(input.len())?;
+    let mut workspace = DeviceWorkspace::new();
+    launch::<T, Op>(
+        gpu.into(),
+        d_in.view().address,
+        d_out.as_device_ptr().as_raw(),
+        input.len(),
+        kind,
+        &mut workspace,
+    )?;
+    gpu.download(&d_out)
+}

@@ -1,0 +1,145 @@
+//! [`DeviceWorkspace`]: the device memory the device-wide algorithms need between calls.
+
+use crate::{DeviceBuffer, OnStream, Result, Stream};
+use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
+
+/// Temporary device storage for the reductions and the scans, reused across calls and grown on
+/// demand (never shrunk). Drop it before the `Gpu` it was used with.
+///
+/// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
+/// and the scan's per-tile status (16 bytes per tile) and tile counter. The scan's status needs
+/// no clearing between calls: each call has its own epoch number (see kernels
+/// `device::tile_status`).
+///
+/// **Stream order.** What a call adds is allocated and cleared on that call's stream, so a
+/// stream-ordered call stays stream-ordered; to keep allocation out of a hot loop entirely,
+/// size it first with [`DeviceWorkspace::reserve`]. A workspace serves one stream at a time: two
+/// calls on different streams that share one must be ordered by the caller (an event), as with
+/// CUB's temporary storage.
+#[derive(Default)]
+pub struct DeviceWorkspace {
+    partials: Option<DeviceBuffer<u64>>,
+    blocks_done: Option<DeviceBuffer<u32>>,
+    result: Option<DeviceBuffer<u64>>,
+    status_slots: Option<DeviceBuffer<u64>>,
+    counter: Option<DeviceBuffer<u64>>,
+    tile_base: u64,
+    epoch: u32,
+}
+
+/// Device addresses and per-call numbers for one scan launch.
+pub(crate) struct ScanStatus {
+    pub slots: u64,
+    pub counter: u64,
+    pub tile_base: u64,
+    pub epoch: u32,
+}
+
+fn address<T: gpu_primitives_runtime::DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
+    buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw())
+}
+
+/// `buffer`, grown to at least `len` zeroed elements on `stream`.
+fn grow<T: gpu_primitives_runtime::DeviceCopy>(
+    buffer: &mut Option<DeviceBuffer<T>>,
+    len: usize,
+    stream: &Stream,
+) -> Result<bool> {
+    if buffer.as_ref().is_none_or(|b| b.len() < len) {
+        *buffer = Some(stream.alloc_zeroed(len.max(1))?);
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+impl DeviceWorkspace {
+    /// An empty workspace; nothing is allocated until a call needs it.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Device memory held, in bytes.
+    pub fn bytes(&self) -> usize {
+        let len = |b: &Option<DeviceBuffer<u64>>| b.as_ref().map_or(0, |b| 8 * b.len());
+        len(&self.partials)
+            + len(&self.result)
+            + len(&self.status_slots)
+            + len(&self.counter)
+            + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
+    }
+
+    /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
+    /// first-pass blocks and a scan of up to `max_tiles` tiles need, on `on`'s stream, so that
+    /// later calls allocate nothing. `max_blocks` is at most `REDUCE_BLOCKS_PER_SM` times the
+    /// multiprocessors; a scan of n elements has `ceil(n / (SCAN_BLOCK * T::SCAN_ITEMS))` tiles.
+    ///
+    /// # Errors
+    /// Out of device memory.
+    pub fn reserve<'g>(
+        &mut self,
+        on: impl Into<OnStream<'g>>,
+        max_blocks: usize,
+        max_tiles: usize,
+    ) -> Result<()> {
+        let on = on.into();
+        self.partials(on.stream, 2 * max_blocks)?;
+        self.result_slot(on.stream)?;
+        self.status_for(on.stream, max_tiles)?;
+        Ok(())
+    }
+
+    /// Addresses of `count` partial slots (8 bytes each) and of the single-launch reduce's
+    /// block counter (a u32, 0 between launches).
+    pub(crate) fn partials(&mut self, stream: &Stream, count: usize) -> Result<(u64, u64)> {
+        grow(&mut self.partials, count, stream)?;
+        grow(&mut self.blocks_done, 1, stream)?;
+        Ok((address(&self.partials), address(&self.blocks_done)))
+    }
+
+    /// Address of the 16-byte slot the host-returning reductions return their result through.
+    pub(crate) fn result_slot(&mut self, stream: &Stream) -> Result<u64> {
+        grow(&mut self.result, 2, stream)?;
+        Ok(address(&self.result))
+    }
+
+    /// The result slot as a `V` (its first `size_of::<V>()` bytes, at most 16), after the work
+    /// queued on `stream` (synchronises it).
+    pub(crate) fn read_result<V: bytemuck::Pod>(&self, stream: &Stream) -> Result<V> {
+        let result = self.result.as_ref().expect("result_slot is called first");
+        let words = stream.download(result)?;
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        Ok(bytemuck::pod_read_unaligned(&bytes[..size_of::<V>()]))
+    }
+
+    /// Status slots for `tiles` tiles and the tile counter.
+    fn status_for(&mut self, stream: &Stream, tiles: usize) -> Result<()> {
+        let words = tiles * TILE_STATUS_BYTES / 8;
+        // Fresh, zeroed slots belong to epoch 0, which no call uses.
+        if grow(&mut self.status_slots, words, stream)? {
+            self.epoch = 0;
+        }
+        if grow(&mut self.counter, 1, stream)? {
+            self.tile_base = 0;
+        }
+        Ok(())
+    }
+
+    /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
+    pub(crate) fn scan_status(&mut self, stream: &Stream, tiles: usize) -> Result<ScanStatus> {
+        self.status_for(stream, tiles)?;
+        if self.epoch >= MAX_EPOCH {
+            // Every epoch was used: start again from cleared slots.
+            self.status_slots = None;
+            self.status_for(stream, tiles)?;
+        }
+        self.epoch += 1;
+        let status = ScanStatus {
+            slots: address(&self.status_slots),
+            counter: address(&self.counter),
+            tile_base: self.tile_base,
+            epoch: self.epoch,
+        };
+        self.tile_base += tiles as u64;
+        Ok(status)
+    }
+}

@@ -1,0 +1,71 @@
+//! CUB's device-wide algorithms in Rust: reduce, scan (single pass, decoupled look-back),
+//! argmin / argmax, dot product and segmented reduce, on device memory the caller owns and on the
+//! caller's stream. The kernels are `no_std` Rust (crates/kernels) compiled to PTX by this
+//! project's own build and shipped inside this crate: depending on it needs no CUDA C++ and no
+//! kernel compiler, only the CUDA driver at run time.
+//!
+//! ```no_run
+//! use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+//! let gpu = gpu_primitives::open_gpu(0)?;
+//! let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 4.0])?;
+//! let mut y = gpu.alloc_zeroed::<f32>(4)?;
+//! let mut workspace = DeviceWorkspace::new();
+//! device::inclusive_scan::<f32, Sum>(&gpu, &x, &mut y, &mut workspace)?;
+//! assert_eq!(gpu.download(&y)?, [1.0, 3.0, 6.0, 10.0]);
+//! assert_eq!(device::reduce::<f32, Sum>(&gpu, &y, &mut workspace)?, 20.0);
+//! # Ok::<(), gpu_primitives::Error>(())
+//! ```
+//!
+//! Modules by job: [`device`] holds the algorithms, their element types, operators, device
+//! views and workspace; [`mod@reference`] the CPU references every GPU result is checked against.
+//! The runtime underneath (devices, modules, streams, buffers) is re-exported as [`runtime`].
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod device;
+pub mod reference;
+
+pub use gpu_primitives_runtime as runtime;
+pub use gpu_primitives_runtime::{
+    DeviceBuffer, DeviceInfo, DeviceSlice, Error, Gpu, LaunchConfig, OnStream, Result, Stream,
+};
+
+/// The device-wide kernels' PTX, one module per architecture: (compute capability x 10, PTX
+/// text). Generated from crates/kernels by `cargo xtask ptx`; CI checks it is current.
+pub const PTX_VARIANTS: &[(u32, &str)] = &[
+    (80, include_str!("../ptx/device_sm_80.ptx")),
+    (90, include_str!("../ptx/device_sm_90.ptx")),
+];
+
+/// The key this crate's module is loaded under in a [`Gpu`] ([`Gpu::module`]).
+pub const MODULE_KEY: &str = "gpu-primitives";
+
+/// Threads per warp the kernels were compiled for; [`open_gpu`] checks the device agrees.
+pub const WARP_SIZE: u32 = gpu_primitives_abi::layout::WARP_SIZE;
+
+/// Open GPU `ordinal` (0 = the first) and load the library's kernels into it. A [`Gpu`] opened
+/// otherwise (with [`Gpu::open`], holding the caller's own modules) works as well: the library
+/// loads its module into it on first use.
+///
+/// # Errors
+/// No device, driver too old, GPU older than the PTX, PTX load failure (with the JIT log).
+pub fn open_gpu(ordinal: u32) -> Result<Gpu> {
+    let gpu = Gpu::open(ordinal, WARP_SIZE)?;
+    module(&gpu)?;
+    Ok(gpu)
+}
+
+/// The library's module in `gpu`, loaded on first use.
+pub(crate) fn module(gpu: &Gpu) -> Result<std::sync::Arc<runtime::Module>> {
+    gpu.module(MODULE_KEY, PTX_VARIANTS)
+}
+
+/// The architecture of the library's PTX variant loaded into `gpu` (compute capability x 10;
+/// loads the module if it is not yet).
+///
+/// # Errors
+/// As [`open_gpu`].
+pub fn ptx_arch(gpu: &Gpu) -> Result<u32> {
+    Ok(module(gpu)?.ptx_arch())
+}

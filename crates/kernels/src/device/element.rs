@@ -1,0 +1,192 @@
+//! Elements of device-wide inputs, and the type each is accumulated in.
+
+use crate::atomic::RelaxedAccess;
+use crate::shared::SharedValue;
+use crate::warp::Shuffle;
+use core::arch::asm;
+
+/// An input element of a device-wide algorithm.
+pub trait Element: Packed {
+    /// The type it is combined in: itself, except `f32` for [`F16`] and [`Bf16`].
+    type Acc: Shuffle + SharedValue + RelaxedAccess + Packed;
+    /// The value as an accumulator (exact: f16 and bf16 widen to f32 without rounding).
+    fn to_acc(self) -> Self::Acc;
+}
+
+macro_rules! itself {
+    ($($t:ty),*) => {$(
+        impl Element for $t {
+            type Acc = $t;
+            #[inline(always)]
+            fn to_acc(self) -> $t { self }
+        }
+    )*};
+}
+itself!(f32, f64, i32, u32, i64, u64);
+
+pub use gpu_primitives_abi::table::{Bf16, F16};
+
+impl Element for F16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn to_acc(self) -> f32 {
+        let out: f32;
+        // SAFETY: a register conversion (`cvt.f32.f16` is exact); no memory is touched.
+        unsafe {
+            asm!("cvt.f32.f16 {o}, {h};", o = out(reg32) out, h = in(reg16) self.0, options(pure, nomem, nostack))
+        };
+        out
+    }
+}
+
+impl Element for Bf16 {
+    type Acc = f32;
+    #[inline(always)]
+    fn to_acc(self) -> f32 {
+        // bf16 is the top half of an f32.
+        f32::from_bits((self.0 as u32) << 16)
+    }
+}
+
+/// A value that can be unpacked from / packed into consecutive 32-bit words (little-endian, as
+/// in memory), so that 16-byte loads and stores stay in registers.
+pub trait Packed: Copy {
+    /// Element `i` of the elements laid out consecutively in `words`.
+    fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self;
+    /// Store `self` as element `i` of `words`.
+    fn pack(self, words: &mut [u32; MAX_WORDS], i: usize);
+}
+
+/// Most 32-bit words one thread moves per vector access group (64 bytes).
+pub const MAX_WORDS: usize = 16;
+
+macro_rules! packed_32 {
+    ($($t:ty),*) => {$(
+        impl Packed for $t {
+            #[inline(always)]
+            fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self { <$t>::from_ne_bytes(words[i].to_ne_bytes()) }
+            #[inline(always)]
+            fn pack(self, words: &mut [u32; MAX_WORDS], i: usize) { words[i] = u32::from_ne_bytes(self.to_ne_bytes()) }
+        }
+    )*};
+}
+macro_rules! packed_64 {
+    ($($t:ty),*) => {$(
+        impl Packed for $t {
+            #[inline(always)]
+            fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self {
+                let bits = words[2 * i] as u64 | (words[2 * i + 1] as u64) << 32;
+                <$t>::from_ne_bytes(bits.to_ne_bytes())
+            }
+            #[inline(always)]
+            fn pack(self, words: &mut [u32; MAX_WORDS], i: usize) {
+                let bits = u64::from_ne_bytes(self.to_ne_bytes());
+                (words[2 * i], words[2 * i + 1]) = (bits as u32, (bits >> 32) as u32);
+            }
+        }
+    )*};
+}
+macro_rules! packed_16 {
+    ($($t:ident),*) => {$(
+        impl Packed for $t {
+            #[inline(always)]
+            fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self { $t((words[i / 2] >> (16 * (i % 2))) as u16) }
+            #[inline(always)]
+            fn pack(self, words: &mut [u32; MAX_WORDS], i: usize) {
+                let shift = 16 * (i % 2);
+                words[i / 2] = (words[i / 2] & !(0xffff << shift)) | (self.0 as u32) << shift;
+            }
+        }
+    )*};
+}
+packed_32!(f32, i32, u32);
+packed_64!(f64, i64, u64);
+packed_16!(F16, Bf16);
+
+macro_rules! load_v4 {
+    ($name:ident, $instr:literal) => {
+        #[inline(always)]
+        unsafe fn $name(ptr: *const u8) -> [u32; 4] {
+            let (a, b, c, d): (u32, u32, u32, u32);
+            // SAFETY: the caller guarantees 16 readable, 16-byte-aligned bytes.
+            unsafe {
+                asm!(concat!($instr, " {{{a}, {b}, {c}, {d}}}, [{p}];"), a = out(reg32) a, b = out(reg32) b,
+                     c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr, options(nostack, readonly))
+            };
+            [a, b, c, d]
+        }
+    };
+}
+load_v4!(load_v4_coherent, "ld.global.v4.b32");
+load_v4!(load_v4_read_only, "ld.global.nc.v4.b32");
+
+const fn assert_whole_vectors<T, const N: usize>() {
+    let bytes = N * core::mem::size_of::<T>();
+    assert!(
+        bytes % 16 == 0 && bytes <= 4 * MAX_WORDS,
+        "16-byte accesses of at most 64 bytes"
+    );
+}
+
+#[inline(always)]
+unsafe fn load_chunks<T: Packed, const N: usize>(ptr: *const T, read_only: bool) -> [T; N] {
+    const { assert_whole_vectors::<T, N>() };
+    let mut words = [0u32; MAX_WORDS];
+    for c in 0..N * core::mem::size_of::<T>() / 16 {
+        // SAFETY: chunk c of the caller's 16-byte-aligned range.
+        let chunk = unsafe {
+            let src = (ptr as *const u8).add(16 * c);
+            if read_only {
+                load_v4_read_only(src)
+            } else {
+                load_v4_coherent(src)
+            }
+        };
+        words[4 * c..4 * c + 4].copy_from_slice(&chunk);
+    }
+    core::array::from_fn(|i| T::unpack(&words, i))
+}
+
+/// Read `N` values at `ptr` with 16-byte loads (`ld.global.v4.b32`), into registers.
+///
+/// # Safety
+/// `ptr` is 16-byte aligned, `N * size_of::<T>()` is a multiple of 16 of at most 64 (checked at
+/// compile time), and the `N` values are readable.
+#[inline(always)]
+pub unsafe fn load_aligned<T: Packed, const N: usize>(ptr: *const T) -> [T; N] {
+    // SAFETY: forwarded.
+    unsafe { load_chunks(ptr, false) }
+}
+
+/// As [`load_aligned`], through the read-only data cache (`ld.global.nc`): only for memory that
+/// nothing writes during the kernel.
+///
+/// # Safety
+/// As [`load_aligned`], and the memory is not written during the launch.
+#[inline(always)]
+pub unsafe fn load_aligned_read_only<T: Packed, const N: usize>(ptr: *const T) -> [T; N] {
+    // SAFETY: forwarded.
+    unsafe { load_chunks(ptr, true) }
+}
+
+/// Write `N` values at `ptr` with 16-byte stores (`st.global.v4.b32`).
+///
+/// # Safety
+/// As [`load_aligned`], for writing.
+#[inline(always)]
+pub unsafe fn store_aligned<T: Packed, const N: usize>(ptr: *mut T, values: [T; N]) {
+    const { assert_whole_vectors::<T, N>() };
+    let mut words = [0u32; MAX_WORDS];
+    for i in 0..N {
+        values[i].pack(&mut words, i);
+    }
+    for c in 0..N * core::mem::size_of::<T>() / 16 {
+        let [a, b, cc, d] = [words[4 * c], words[4 * c + 1], words[4 * c + 2], words[4 * c + 3]];
+        // SAFETY: chunk c of the caller's 16-byte-aligned range.
+        unsafe {
+            let dst = (ptr as *mut u8).add(16 * c);
+            asm!("st.global.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) dst, a = in(reg32) a,
+                 b = in(reg32) b, c = in(reg32) cc, d = in(reg32) d, options(nostack));
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! Device-wide scan in one pass with decoupled look-back (Merrill & Garland, "Single-pass Parallel
+//! Prefix Scan with Decoupled Look-back", NVIDIA technical report NVR-2016-002).
+//!
+//! Each block scans one *tile* of `block_dim() * ITEMS` elements:
+//! 1. thread 0 takes the next tile index from a global counter (tiles start in order, so every
+//!    tile's predecessors are running or done: no dead-lock whatever the scheduling);
+//! 2. the block loads its tile (coalesced 16-byte accesses for whole tiles) and scans it
+//!    ([`block_scan_warp_striped`]; for f16 / bf16, whose raw tile takes half the registers,
+//!    [`block_scan_warp_striped_rows`]), which also gives the tile's aggregate;
+//! 3. warp 0 publishes the aggregate (state `AGGREGATE`), sleeps a moment (large grids), then
+//!    *looks back* over the preceding tiles, 32 at a time: it combines their aggregates, newest
+//!    first, until it meets one whose inclusive prefix is published (state `PREFIX`), and
+//!    publishes its own inclusive prefix;
+//! 4. the block adds the exclusive prefix to its scanned items and stores them.
+//!
+//! The tile status (one word per tile, packed with the value for 4-byte types) is in
+//! [`super::tile_status`]; it needs no clearing between calls. The tile counter is never reset
+//! either: the host passes the count of tiles handed out before this call (`tile_base`).
+//!
+//! Input and output may be the same array (in-place scan): each element is read by the thread
+//! that later writes it, and no other block touches the tile.
+
+use super::element::{Element, MAX_WORDS, load_aligned, store_aligned};
+use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
+use crate::atomic::AtomicAdd;
+use crate::block::{BlockScanStorage, block_scan_warp_striped, block_scan_warp_striped_rows};
+use crate::op::ReduceOp;
+use crate::shared::{SharedArray, SharedValue};
+use crate::sync::block_barrier;
+use crate::thread::{WARP_SIZE, block_dim, lane_id, sleep_ns, thread_idx, warp_id};
+use crate::unroll::unrolled_for;
+use crate::warp::{Shuffle, warp_ballot, warp_reduce};
+
+/// Shared memory of [`scan_tile`]: the block scan's slots, the tile index and the tile's prefix.
+#[derive(Clone, Copy)]
+pub struct ScanTileStorage<A> {
+    /// For the block scan.
+    pub scan: BlockScanStorage<A>,
+    /// One u32: the tile index, from thread 0 to the block.
+    pub tile: SharedArray<u32>,
+    /// One value: the tile's exclusive prefix, from thread 0 to the block.
+    pub prefix: SharedArray<A>,
+}
+
+/// Nanoseconds a lane sleeps between two reads of a status that is not published yet (0: none).
+const LOOK_BACK_POLL_DELAY_NS: u32 = 500;
+
+/// Warp 0's part: publish the aggregate, sleep `first_delay_ns`, look back, publish the
+/// inclusive prefix; returns the tile's exclusive prefix (valid in lane 0).
+///
+/// The sleep before the first read is what CUB calls the L2 write latency of its delay
+/// constructors: by the time the warp reads, its nearest predecessors have usually published
+/// their inclusive prefix, so one window ends the walk, and fewer polls compete with the tiles'
+/// loads in L2. On the H100 it took the f32 scan from 1.26x to 1.08x the copy time (the sweep
+/// is in docs/performance.md); the host passes 0 for grids of about one wave, whose latency it
+/// would only add to.
+///
+/// The look-back reads 32 predecessors at a time, one per lane, lane 31 the nearest: each lane
+/// waits until its tile has a status in this epoch; the newest tile with a published prefix ends
+/// the walk; the lanes from it to lane 31 are combined in tile order ([`warp_reduce`]); with no
+/// prefix in the window, all 32 aggregates are, and the window moves 32 tiles back.
+#[inline(always)]
+unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
+    status: &TileStatus<A>,
+    tile: usize,
+    aggregate: A,
+    first_delay_ns: u32,
+) -> A {
+    let lane = lane_id();
+    if tile == 0 {
+        if lane == 0 {
+            // SAFETY: tile 0 exists; its prefix is its aggregate.
+            unsafe { A::publish(status, 0, STATE_PREFIX, aggregate) };
+        }
+        return Op::identity();
+    }
+    if lane == 0 {
+        // SAFETY: tile < number of tiles.
+        unsafe { A::publish(status, tile, STATE_AGGREGATE, aggregate) };
+    }
+    if first_delay_ns > 0 {
+        sleep_ns(first_delay_ns);
+    }
+    let mut exclusive = Op::identity();
+    // The window is tiles `newest - 31 ..= newest`; lane l looks at `newest - 31 + l`.
+    let mut newest = tile as isize - 1;
+    loop {
+        let mine = newest - (WARP_SIZE - 1 - lane) as isize;
+        // Tiles before 0 count as an empty, finished prefix.
+        let (mut state, mut value) = (STATE_PREFIX, Op::identity());
+        if mine >= 0 {
+            loop {
+                // SAFETY: 0 <= mine < tile.
+                if let Some(found) = unsafe { A::try_read(status, mine as usize) } {
+                    (state, value) = found;
+                    break;
+                }
+                if LOOK_BACK_POLL_DELAY_NS > 0 {
+                    sleep_ns(LOOK_BACK_POLL_DELAY_NS);
+                }
+            }
+        }
+        // SAFETY: the whole warp reaches this vote (every lane left its wait loop).
+        let prefixes = unsafe { warp_ballot(state == STATE_PREFIX, u32::MAX) };
+        // The nearest published prefix in the window (prefixes != 0: tile 0 or a pre-0 lane).
+        let stop = if prefixes == 0 {
+            0
+        } else {
+            WARP_SIZE - 1 - prefixes.leading_zeros()
+        };
+        if lane < stop {
+            value = Op::identity();
+        }
+        // SAFETY: the whole warp calls it; lane order is tile order.
+        let window = unsafe { warp_reduce::<A, Op>(value, WARP_SIZE) };
+        exclusive = Op::combine(window, exclusive);
+        if prefixes != 0 {
+            break;
+        }
+        newest -= WARP_SIZE as isize;
+    }
+    if lane == 0 {
+        // SAFETY: tile < number of tiles; `exclusive` is valid in lane 0.
+        unsafe { A::publish(status, tile, STATE_PREFIX, Op::combine(exclusive, aggregate)) };
+    }
+    exclusive
+}
+
+/// As [`load_tile`], the raw bits: row `r` of this lane as the four words of its 16 bytes
+/// (rows `ITEMS / VEC ..` unused); elements past `n` are zero bits.
+///
+/// # Safety
+/// As [`load_tile`].
+#[inline(always)]
+unsafe fn load_packed_rows<T: Element, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    whole_tile: bool,
+    row_first: impl Fn(usize) -> usize,
+) -> [[u32; 4]; ITEMS] {
+    let mut rows = [[0; 4]; ITEMS];
+    unrolled_for(ITEMS / VEC, |r| {
+        let first = row_first(r);
+        if whole_tile {
+            // SAFETY: the caller's contract for whole tiles; 16 bytes are four u32.
+            rows[r] = unsafe { load_aligned::<u32, 4>(input.add(first).cast::<u32>()) };
+        } else {
+            let mut words = [0; MAX_WORDS];
+            for v in 0..VEC {
+                if first + v < n {
+                    // SAFETY: first + v < n.
+                    unsafe { *input.add(first + v) }.pack(&mut words, v);
+                }
+            }
+            rows[r] = [words[0], words[1], words[2], words[3]];
+        }
+    });
+    rows
+}
+
+/// This lane's items of the tile, warp-striped: item `r * VEC + v` is `convert` of element
+/// `row_first(r) + v`, or `past_end` from `n` on. Whole tiles (`whole_tile`) are read with one
+/// 16-byte load per row.
+///
+/// # Safety
+/// `input` holds `n` readable elements; when `whole_tile`, every `row_first(r) .. + VEC` is below
+/// `n`, `input` is 16-byte aligned and `row_first(r)` a multiple of `VEC` (16 bytes of `T`).
+#[inline(always)]
+unsafe fn load_tile<T: Element, U: Copy, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    whole_tile: bool,
+    row_first: impl Fn(usize) -> usize,
+    past_end: U,
+    convert: impl Fn(T) -> U,
+) -> [U; ITEMS] {
+    let mut items = [past_end; ITEMS];
+    // Index loops over register arrays: iterators over arrays taken by value leave their state in
+    // local memory on this back end.
+    unrolled_for(ITEMS / VEC, |r| {
+        let first = row_first(r);
+        if whole_tile {
+            // SAFETY: the caller's contract for whole tiles.
+            let row = unsafe { load_aligned::<T, VEC>(input.add(first)) };
+            for v in 0..VEC {
+                items[r * VEC + v] = convert(row[v]);
+            }
+        } else {
+            for v in 0..VEC {
+                if first + v < n {
+                    // SAFETY: first + v < n.
+                    items[r * VEC + v] = convert(unsafe { *input.add(first + v) });
+                }
+            }
+        }
+    });
+    items
+}
+
+/// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
+/// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors ([`look_back`]).
+/// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks, each a whole number of
+/// warps.
+///
+/// The tile is held warp-striped ([`block_scan_warp_striped`]): each lane loads and
+/// stores rows of `VEC` consecutive elements (one 16-byte vector of `T` when both arrays are
+/// 16-byte aligned), so every warp access is coalesced. Inputs narrower than their accumulator
+/// (f16, bf16) stay raw in registers, two to a register, and each row is converted twice
+/// ([`block_scan_warp_striped_rows`]): twice the items per thread in the same registers.
+///
+/// Floating-point results can differ in the last bits from run to run: where the look-back stops
+/// (and so how the sums are grouped) depends on timing.
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
+/// readable elements and `output` `n` writable values (they may be the same memory when
+/// `T::Acc == T`); `status` points at 16 bytes per tile, 16-byte aligned, every slot from an
+/// older epoch; `storage` is this block's.
+#[inline(always)]
+pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    output: *mut T::Acc,
+    n: usize,
+    status: TileStatus<T::Acc>,
+    exclusive: bool,
+    look_back_delay_ns: u32,
+    storage: ScanTileStorage<T::Acc>,
+) where
+    T: Element,
+    T::Acc: SharedValue + TileStatusValue,
+    Op: ReduceOp<T::Acc>,
+{
+    let t = thread_idx();
+    if t == 0 {
+        // SAFETY: the counter is a valid u64; the result is published to the block below.
+        unsafe {
+            let ticket = u64::atomic_add(status.tile_counter, 1);
+            storage.tile.write(0, (ticket - status.tile_base) as u32);
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    let tile = unsafe { storage.tile.read(0) } as usize;
+    let tile_len = block_dim() as usize * ITEMS;
+    let warp_first = tile * tile_len + warp_id() as usize * WARP_SIZE as usize * ITEMS;
+    // Element of item `r * VEC + v` of this lane: row r, position v of the lane's vector.
+    let row_first = |r: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC;
+    let whole_tile = (tile + 1) * tile_len <= n && input as usize % 16 == 0 && output as usize % 16 == 0;
+
+    // Every thread: warp 0 looks back; the block gets the tile's exclusive prefix.
+    let tile_prefix = |aggregate: T::Acc| {
+        if t < WARP_SIZE {
+            // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
+            // warp 0 takes this branch (blocks are whole warps).
+            let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) };
+            if t == 0 {
+                // SAFETY: read by the block after the barrier below.
+                unsafe { storage.prefix.write(0, prefix) };
+            }
+        }
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        // SAFETY: written before the barrier.
+        unsafe { storage.prefix.read(0) }
+    };
+    let store_row = |r: usize, row: [T::Acc; VEC]| {
+        let first = row_first(r);
+        if whole_tile {
+            // SAFETY: as the load; `first * size_of::<T::Acc>()` is a multiple of 16 too.
+            unsafe { store_aligned::<T::Acc, VEC>(output.add(first), row) };
+        } else {
+            for v in 0..VEC {
+                if first + v < n {
+                    // SAFETY: first + v < n.
+                    unsafe { *output.add(first + v) = row[v] };
+                }
+            }
+        }
+    };
+    if core::mem::size_of::<T>() < core::mem::size_of::<T::Acc>() {
+        // Narrow inputs (f16, bf16): the raw tile, packed two to a 32-bit register, takes half
+        // the registers of its f32 values, so each row is converted twice rather than kept
+        // scanned. Elements past `n` are zero bits and never converted: `item` gives the
+        // identity for them.
+        // SAFETY: `input` holds `n` elements; `whole_tile` says this tile is in bounds and
+        // 16-byte aligned, and `row_first(r)` is a multiple of VEC.
+        let rows = unsafe { load_packed_rows::<T, VEC, ITEMS>(input, n, whole_tile, row_first) };
+        let item = |r: usize, v: usize| {
+            if whole_tile || row_first(r) + v < n {
+                let mut words = [0; MAX_WORDS];
+                words[..4].copy_from_slice(&rows[r]);
+                T::unpack(&words, v).to_acc()
+            } else {
+                Op::identity()
+            }
+        };
+        // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+        unsafe {
+            block_scan_warp_striped_rows::<T::Acc, Op, VEC, ITEMS>(
+                item,
+                exclusive,
+                storage.scan,
+                tile_prefix,
+                store_row,
+            )
+        };
+    } else {
+        // SAFETY: as for `load_packed_rows` above.
+        let mut values = unsafe {
+            load_tile::<T, T::Acc, VEC, ITEMS>(input, n, whole_tile, row_first, Op::identity(), T::to_acc)
+        };
+        // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+        let aggregate = unsafe {
+            block_scan_warp_striped::<T::Acc, Op, VEC, ITEMS>(&mut values, exclusive, storage.scan)
+        };
+        let prefix = tile_prefix(aggregate);
+        unrolled_for(ITEMS / VEC, |r| {
+            let mut row = [Op::identity(); VEC];
+            for v in 0..VEC {
+                row[v] = Op::combine(prefix, values[r * VEC + v]);
+            }
+            store_row(r, row);
+        });
+    }
+}

@@ -1,0 +1,281 @@
+//! Device-wide entry points, generated from the element and operator table of
+//! `gpu-primitives-abi` (`table`): per element type and operator, `device_reduce_<type>_<op>`,
+//! `device_scan_<type>_<op>`, `device_segmented_reduce_<type>_<op>`; per type
+//! `device_argmin_<type>`, `device_argmax_<type>`; per type accumulated in itself
+//! `device_arg{min,max}_final_<type>` (the second pass); per float type `device_dot_<type>`; per
+//! scan-only operator and its types, `device_scan_<type>_<op>` (the non-commutative
+//! `op::Affine`).
+//!
+//! Every kernel takes its family's `#[repr(C)]` parameter struct from `gpu_primitives_abi::params`
+//! by value (the host passes the same struct). Shared memory comes from the launch's dynamic
+//! shared memory, [`DEVICE_SHARED_BYTES`] bytes, laid out as `gpu_primitives_abi::layout` says.
+
+use core::marker::PhantomData;
+
+use crate::block::{BlockReduceStorage, BlockScanStorage};
+use crate::device::Element;
+use crate::device::indexed::{ArgMax, ArgMin, Indexed};
+use crate::device::reduce::{
+    arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
+};
+use crate::device::scan::{ScanTileStorage, scan_tile};
+use crate::device::tile_status::TileStatus;
+use crate::op::{Affine, Max, Min, Sum};
+use crate::shared::dynamic_shared;
+pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
+use gpu_primitives_abi::layout::{PREFIX_OFFSET, TILE_OFFSET};
+use gpu_primitives_abi::params::{
+    ArgFinalParams, ArgReduceParams, DotParams, ReduceParams, ScanParams, SegmentedReduceParams,
+};
+use gpu_primitives_abi::{kernel_name, operator_table, scan_operator_table};
+
+/// `device_scan_<name>_<op>`: single-pass scan (see `device::scan`) of `input[0..n]` into
+/// `output`, as [`ScanParams`] says.
+macro_rules! scan_entry {
+    ($name:ident, $ty:ty, $op:ident, $Op:ty, $vec:tt, $items:tt) => {
+        const _: () = {
+            /// # Safety
+            /// As `scan_tile`, with the launch [`ScanParams`] describes.
+            #[unsafe(export_name = kernel_name!(scan, $name, $op))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: ScanParams<$ty, <$ty as Element>::Acc>) {
+                let status = TileStatus {
+                    slots: p.status_slots,
+                    tile_counter: p.tile_counter,
+                    tile_base: p.tile_base,
+                    epoch: p.epoch,
+                    value: PhantomData,
+                };
+                // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
+                let storage = unsafe {
+                    ScanTileStorage {
+                        scan: BlockScanStorage::new(dynamic_shared(0)),
+                        prefix: dynamic_shared(PREFIX_OFFSET),
+                        tile: dynamic_shared(TILE_OFFSET),
+                    }
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    scan_tile::<$ty, $Op, $vec, $items>(
+                        p.input,
+                        p.output,
+                        p.n,
+                        status,
+                        p.exclusive != 0,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+    };
+}
+
+/// `device_reduce_<name>_<op>` and `device_segmented_reduce_<name>_<op>`.
+macro_rules! reduce_entries {
+    ($name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal) => {
+        const _: () = {
+            /// Device reduce of `input[0..n]` (see `device::reduce` and [`ReduceParams`]).
+            /// Launch: any grid, any block size, `DEVICE_SHARED_BYTES` of dynamic shared memory.
+            ///
+            /// # Safety
+            /// As [`ReduceParams`] says.
+            #[unsafe(export_name = kernel_name!(reduce, $name, $op))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: ReduceParams<$ty, <$ty as Element>::Acc>) {
+                // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
+                let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+                // SAFETY: forwarded from the kernel's contract; the flag region is separate.
+                unsafe {
+                    reduce_partials::<$ty, $Op, $vec>(p.input, p.n, p.partials, slots);
+                    if !p.blocks_done.is_null() {
+                        last_block_reduces::<_, $Op>(
+                            p.partials,
+                            p.result,
+                            p.blocks_done,
+                            slots,
+                            dynamic_shared(TILE_OFFSET),
+                        );
+                    }
+                }
+            }
+        };
+        const _: () = {
+            /// Segmented reduce: `output[r]` = reduction of row `r`. Launch: any grid (blocks
+            /// stride over rows), any block size, `DEVICE_SHARED_BYTES` of dynamic shared memory.
+            ///
+            /// # Safety
+            /// As [`SegmentedReduceParams`] says.
+            #[unsafe(export_name = kernel_name!(segmented_reduce, $name, $op))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedReduceParams<$ty, <$ty as Element>::Acc>) {
+                // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
+                let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { segmented_reduce::<$ty, $Op, $vec>(p.input, p.row_len, p.rows, p.output, slots) };
+            }
+        };
+    };
+}
+
+/// Every operator of the table for one element type.
+macro_rules! per_operator {
+    ([$name:ident, $ty:ty, $vec:literal, $items:literal] $($op:ident => $Op:ident;)*) => {
+        $(
+            reduce_entries!($name, $ty, $op, $Op, $vec);
+            scan_entry!($name, $ty, $op, $Op, $vec, $items);
+        )*
+    };
+}
+
+/// `device_argmin_<name>` / `device_argmax_<name>`: (value, index) partials, then the last block
+/// (`blocks_done` not null) or a second launch reduces them. Launch as the reduce kernels.
+macro_rules! arg_entry {
+    ($family:ident, $name:ident, $ty:ty, $Op:ty, $vec:literal) => {
+        const _: () = {
+            /// # Safety
+            /// As [`ReduceParams`] says, with 16-byte (value, index) partials and result.
+            #[unsafe(export_name = kernel_name!($family, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: ArgReduceParams<$ty, <$ty as Element>::Acc>) {
+                // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
+                let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    arg_reduce_partials::<$ty, $Op, $vec>(p.input, p.n, p.partials, slots);
+                    if !p.blocks_done.is_null() {
+                        last_block_reduces::<_, $Op>(
+                            p.partials,
+                            p.result,
+                            p.blocks_done,
+                            slots,
+                            dynamic_shared(TILE_OFFSET),
+                        );
+                    }
+                }
+            }
+        };
+    };
+}
+
+/// `device_argmin_final_<name>` / `device_argmax_final_<name>`: the second pass of argmin /
+/// argmax over `n` (value, index) partials, one block, `DEVICE_SHARED_BYTES` of dynamic shared
+/// memory.
+macro_rules! arg_final_entry {
+    ($family:ident, $name:ident, $acc:ty, $Op:ty) => {
+        const _: () = {
+            /// # Safety
+            /// As [`ArgFinalParams`] says.
+            #[unsafe(export_name = kernel_name!($family, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: ArgFinalParams<$acc>) {
+                use crate::op::ReduceOp;
+                use crate::thread::{block_dim, thread_idx};
+                // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
+                let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+                let mut acc = <$Op as ReduceOp<Indexed<$acc>>>::identity();
+                let mut i = thread_idx() as usize;
+                while i < p.n {
+                    // SAFETY: i < n.
+                    acc = <$Op as ReduceOp<Indexed<$acc>>>::combine(acc, unsafe { *p.partials.add(i) });
+                    i += block_dim() as usize;
+                }
+                // SAFETY: the whole block calls it.
+                let best = unsafe { crate::block::block_reduce::<Indexed<$acc>, $Op>(acc, slots) };
+                if thread_idx() == 0 {
+                    // SAFETY: `result` is one writable pair.
+                    unsafe { *p.result = best };
+                }
+            }
+        };
+    };
+}
+
+/// `device_dot_<name>`: per-block partials of `a[i] * b[i]`, then the last block (`blocks_done`
+/// not null) or a second launch (the accumulator's sum reduce kernel) adds them. Launch as the
+/// reduce kernels.
+macro_rules! dot_entry {
+    ($name:ident, $ty:ty, $vec:literal) => {
+        const _: () = {
+            /// # Safety
+            /// As [`DotParams`] says.
+            #[unsafe(export_name = kernel_name!(dot, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: DotParams<$ty, <$ty as Element>::Acc>) {
+                // SAFETY: the launch provides DEVICE_SHARED_BYTES of dynamic shared memory.
+                let slots = BlockReduceStorage::new(unsafe { dynamic_shared(0) });
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    dot_partials::<$ty, $vec>(p.a, p.b, p.n, p.partials, slots);
+                    if !p.blocks_done.is_null() {
+                        last_block_reduces::<_, Sum>(
+                            p.partials,
+                            p.result,
+                            p.blocks_done,
+                            slots,
+                            dynamic_shared(TILE_OFFSET),
+                        );
+                    }
+                }
+            }
+        };
+    };
+}
+
+/// The families that depend on the kind of element type (see `gpu_primitives_abi::table`).
+macro_rules! per_kind {
+    (int, $name:ident, $ty:ty, $vec:literal) => {
+        arg_final_entry!(argmin_final, $name, $ty, ArgMin);
+        arg_final_entry!(argmax_final, $name, $ty, ArgMax);
+    };
+    (float, $name:ident, $ty:ty, $vec:literal) => {
+        per_kind!(int, $name, $ty, $vec);
+        dot_entry!($name, $ty, $vec);
+    };
+    (half, $name:ident, $ty:ty, $vec:literal) => {
+        dot_entry!($name, $ty, $vec);
+    };
+}
+
+macro_rules! device_entries {
+    ([] $($name:ident => $ty:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        $(
+            operator_table!(per_operator, $name, $ty, $vec, $items);
+            arg_entry!(argmin, $name, $ty, ArgMin, $vec);
+            arg_entry!(argmax, $name, $ty, ArgMax, $vec);
+            per_kind!($kind, $name, $ty, $vec);
+        )*
+    };
+}
+gpu_primitives_abi::element_table!(device_entries);
+
+/// The launch constants of one row of the table, for entry points generated from other tables.
+pub trait TableRow {
+    /// Elements per 16-byte load.
+    const VECTOR: usize;
+    /// Scan items per thread.
+    const SCAN_ITEMS: usize;
+}
+macro_rules! table_rows {
+    ([] $($name:ident => $ty:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        $(impl TableRow for $ty {
+            const VECTOR: usize = $vec;
+            const SCAN_ITEMS: usize = $items;
+        })*
+    };
+}
+gpu_primitives_abi::element_table!(table_rows);
+
+/// Scans with a non-commutative operator (composition of affine maps, `op::Affine`): the scan is
+/// order-preserving for any associative operator; the device reduce is not (its grid-stride
+/// loops need commutativity), so these have no reduce. The element names of a scan-only row are
+/// device types (integers); vector width and items per thread are theirs, from the table.
+macro_rules! scan_only_entries {
+    ([] $($op:ident => $Op:ident: $($element:ident),*;)*) => {
+        $($(
+            scan_entry!(
+                $element,
+                $element,
+                $op,
+                $Op,
+                { <$element as TableRow>::VECTOR },
+                { <$element as TableRow>::SCAN_ITEMS }
+            );
+        )*)*
+    };
+}
+scan_operator_table!(scan_only_entries);

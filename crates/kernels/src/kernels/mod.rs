@@ -1,0 +1,19 @@
+//! Kernel entry points (`extern "ptx-kernel"`), one feature per crate that launches them.
+//!
+//! Each kernel documents its grid and block shape, its shared memory and its thread mapping.
+//! Pointers are device pointers; lengths are in elements.
+
+#[cfg(feature = "probes")]
+pub mod collective_probes;
+#[cfg(feature = "device")]
+pub mod device;
+#[cfg(feature = "probes")]
+pub mod device_layer_probes;
+#[cfg(feature = "lessons")]
+pub mod dot_product;
+#[cfg(feature = "lessons")]
+pub mod puzzles;
+#[cfg(feature = "lessons")]
+pub mod reduction;
+#[cfg(feature = "lessons")]
+pub mod scan_lecture;

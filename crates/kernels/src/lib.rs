@@ -1,0 +1,46 @@
+//! GPU kernels in `no_std` Rust, and the device layer they stand on.
+//!
+//! This crate is compiled only for `nvptx64-nvidia-cuda` (by `nvptx-builder`: `cargo xtask ptx` for
+//! the library's committed PTX, the lessons' and the tests' `build.rs` for theirs). It plays the role `cuda_std` plays in Rust-CUDA and is laid out by
+//! scope, each built only on the one below it, as CUB draws them:
+//!
+//! | module | scope | what |
+//! |---|---|---|
+//! | [`thread`] | one thread | thread / block / grid indices and sizes, lane id, warp id |
+//! | [`sync`] | block, device | barrier, memory fences |
+//! | [`op`] | thread | associative operators (sum, min, max) for reductions and scans |
+//! | [`atomic`] | device | atomic add / min / max / compare-and-swap, acquire / release |
+//! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
+//! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
+//! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
+//! | [`device`] | grid | device-wide reduce and single-pass scan (agents) |
+//! | [`unroll`] | thread | loops written out at compile time (register arrays stay in registers) |
+//! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
+//!
+//! Every function here runs on the GPU. Functions that need cooperation between threads say who
+//! must call them and where their result is valid.
+#![no_std]
+#![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)]
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod atomic;
+pub mod block;
+pub mod device;
+#[cfg(any(feature = "device", feature = "lessons", feature = "probes"))]
+pub mod kernels;
+pub mod op;
+pub mod shared;
+pub mod sync;
+pub mod thread;
+pub mod unroll;
+pub mod warp;
+
+/// A panic on the GPU (an out-of-bounds index, an overflow check) aborts the kernel with `trap`;
+/// the host sees the launch fail with an illegal-instruction error.
+#[cfg(not(test))]
+#[panic_handler]
+fn panic(_info: &core::panic::PanicInfo) -> ! {
+    // SAFETY: `trap` has no preconditions; it ends this kernel launch with an error.
+    unsafe { core::arch::nvptx::trap() }
+}

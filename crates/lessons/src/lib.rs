@@ -1,0 +1,55 @@
+//! The lessons `gpu-primitives` was built from, as code: the puzzles (p12 dot product, p24 warp
+//! sum, p26 butterfly, p27 block operations), the reduction lesson (a naive one-thread sum beside
+//! the hierarchical block sum) and the lecture's scans (Kogge-Stone, double-buffered Kogge-Stone,
+//! Brent-Kung, hierarchical over sections). One example binary per puzzle (`examples/`).
+//!
+//! Their kernels are this crate's own (crates/kernels, feature `lessons`), built by its
+//! `build.rs` with nvptx-builder, and loaded into the same [`Gpu`] as the library's: the path a
+//! project that writes its own kernels beside the library's algorithms takes.
+//!
+//! ```no_run
+//! let gpu = gpu_primitives_lessons::open_gpu(0)?;
+//! let a: Vec<f32> = (0..8).map(|i| i as f32).collect();
+//! let dot = gpu_primitives_lessons::dot_product::dot_product(&gpu, &a, &a)?;
+//! assert_eq!(dot, 140.0);
+//! # Ok::<(), gpu_primitives::Error>(())
+//! ```
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+pub mod dot_product;
+pub mod lecture_scan;
+pub mod puzzles;
+pub mod reduction;
+
+pub use gpu_primitives::reference;
+pub use gpu_primitives::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/lessons_ptx.rs"));
+}
+
+/// The lessons' kernels, one PTX module per architecture: (compute capability x 10, PTX text).
+pub use embedded::PTX_VARIANTS;
+
+/// The key the lessons' module is loaded under in a [`Gpu`].
+pub const MODULE_KEY: &str = "gpu-primitives-lessons";
+
+/// Load the lessons' kernels into `gpu` (once; later calls return at once).
+///
+/// # Errors
+/// GPU older than the PTX, driver too old, PTX load failure (with the JIT log).
+pub fn load(gpu: &Gpu) -> Result<()> {
+    gpu.module(MODULE_KEY, PTX_VARIANTS).map(drop)
+}
+
+/// Open GPU `ordinal` with the library's kernels and the lessons' loaded into it.
+///
+/// # Errors
+/// As [`gpu_primitives::open_gpu`] and [`load`].
+pub fn open_gpu(ordinal: u32) -> Result<Gpu> {
+    let gpu = gpu_primitives::open_gpu(ordinal)?;
+    load(&gpu)?;
+    Ok(gpu)
+}

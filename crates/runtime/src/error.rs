@@ -1,0 +1,145 @@
+//! The one error type of the host runtime.
+
+use cust::error::CudaError;
+
+/// `Result` with this crate's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What can go wrong on the host side of a GPU call. Every message says what to do next.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No CUDA device, or no driver.
+    #[error("no CUDA device found ({0}): a machine with an NVIDIA GPU and its driver is needed")]
+    NoDevice(String),
+    /// The requested ordinal is past the device count.
+    #[error("CUDA device {ordinal} requested, but only {count} present")]
+    NoSuchDevice {
+        /// The requested ordinal.
+        ordinal: u32,
+        /// Devices present.
+        count: u32,
+    },
+    /// The driver cannot load PTX of the ISA version this build produced.
+    #[error(
+        "the CUDA driver is too old: it supports CUDA {found}, the PTX (ISA {ptx_isa}) needs CUDA {required} or newer; update the NVIDIA driver"
+    )]
+    DriverTooOld {
+        /// Driver's CUDA version, as "major.minor".
+        found: String,
+        /// Needed CUDA version, as "major.minor".
+        required: String,
+        /// The PTX ISA version of the module.
+        ptx_isa: String,
+    },
+    /// The GPU is older than every PTX variant of a module.
+    #[error(
+        "the GPU ({name}, sm_{device_arch}) is older than the oldest PTX built (sm_{oldest_arch}); rebuild with nvptx-builder's .arch({device_arch})"
+    )]
+    GpuTooOld {
+        /// Device name.
+        name: String,
+        /// Device compute capability x 10.
+        device_arch: u32,
+        /// Oldest variant.
+        oldest_arch: u32,
+    },
+    /// A module was given no PTX at all.
+    #[error("no PTX variant was given for module `{0}`")]
+    NoPtx(String),
+    /// The driver refused the PTX module; `log` is the JIT compiler's error log.
+    #[error("loading the sm_{arch} PTX module failed ({code}): {log}")]
+    PtxLoad {
+        /// Variant that was loaded.
+        arch: u32,
+        /// The driver's error.
+        code: String,
+        /// The JIT error log (may be empty).
+        log: String,
+    },
+    /// A kernel named by the host is in none of the loaded modules.
+    #[error("kernel `{0}` is not in the loaded PTX modules")]
+    MissingKernel(String),
+    /// A kernel's parameter in the PTX does not have the size of the host's parameter struct:
+    /// host and kernels were built from different definitions.
+    #[error(
+        "kernel `{kernel}` takes {ptx_bytes} bytes of parameters in the PTX, the host passes {host_bytes}: rebuild the PTX from the same sources"
+    )]
+    ParamMismatch {
+        /// The kernel.
+        kernel: String,
+        /// Parameter bytes of its PTX entry (`None` if its entry has not one parameter).
+        ptx_bytes: String,
+        /// `size_of` the host's parameter struct.
+        host_bytes: usize,
+    },
+    /// The device's warp size differs from the kernels' compile-time `WARP_SIZE`.
+    #[error("the device reports a warp size of {found}, the kernels were built for {expected}")]
+    WarpSize {
+        /// The kernels' constant.
+        expected: u32,
+        /// The device's value.
+        found: u32,
+    },
+    /// Two inputs that must have equal lengths do not, or an output is too short.
+    #[error("length mismatch: {what}: expected {expected} elements, got {found}")]
+    LengthMismatch {
+        /// Which argument.
+        what: &'static str,
+        /// Expected length, in elements.
+        expected: usize,
+        /// Given length, in elements.
+        found: usize,
+    },
+    /// An input that must not be empty is.
+    #[error("{0}: empty input")]
+    EmptyInput(&'static str),
+    /// A launch shape or argument the kernel cannot take.
+    #[error("invalid launch: {0}")]
+    InvalidLaunch(String),
+    /// Allocation failed: the device has too little free memory.
+    #[error("out of device memory allocating {bytes} bytes ({free} bytes free of {total})")]
+    OutOfMemory {
+        /// Bytes asked for.
+        bytes: usize,
+        /// Free device memory at the time, bytes.
+        free: usize,
+        /// Total device memory, bytes.
+        total: usize,
+    },
+    /// Any other CUDA driver error, with what was being done.
+    #[error("CUDA error while {context}: {source}")]
+    Cuda {
+        /// What the call was doing.
+        context: &'static str,
+        /// The driver's error.
+        source: CudaError,
+    },
+    /// A driver call made through the raw API failed, with what was being done.
+    #[error("CUDA error while {context}: {code:?}")]
+    Driver {
+        /// What the call was doing.
+        context: &'static str,
+        /// The driver's status code.
+        code: cust::sys::CUresult,
+    },
+}
+
+/// Attach what was being done to a driver error: `.context("copying to the device")`.
+pub(crate) trait CudaContext<T> {
+    fn context(self, context: &'static str) -> Result<T>;
+}
+
+impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
+    fn context(self, context: &'static str) -> Result<T> {
+        self.map_err(|source| Error::Cuda { context, source })
+    }
+}
+
+/// A raw driver status as a [`Result`].
+pub(crate) fn check(status: cust::sys::CUresult, context: &'static str) -> Result<()> {
+    match status {
+        cust::sys::cudaError_enum::CUDA_SUCCESS => Ok(()),
+        code => Err(Error::Driver { context, code }),
+    }
+}

@@ -1,0 +1,272 @@
+//! [`Gpu`]: one device, its primary context, a default stream, and the PTX modules loaded into it.
+
+use crate::error::CudaContext;
+use crate::launch::{KernelArgs, LaunchConfig};
+use crate::module::Module;
+use crate::stream::Stream;
+use crate::{DeviceBuffer, DeviceCopy, Error, Result};
+use cust::context::{Context, CurrentContext};
+use cust::device::{Device, DeviceAttribute};
+use cust::error::CudaError;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// What the host knows about the device it opened.
+#[derive(Clone, Debug)]
+pub struct DeviceInfo {
+    /// Device ordinal (0 = the first GPU).
+    pub ordinal: u32,
+    /// Marketing name, e.g. "NVIDIA H100 80GB HBM3".
+    pub name: String,
+    /// Compute capability x 10 (90 for sm_90).
+    pub arch: u32,
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// Threads per warp, as the device reports it.
+    pub warp_size: u32,
+    /// Total device memory, bytes.
+    pub total_memory: usize,
+    /// Driver's CUDA version, "major.minor".
+    pub driver_cuda_version: String,
+    /// Driver's CUDA version as the driver API encodes it (1000 * major + 10 * minor).
+    pub driver_version: u32,
+}
+
+/// An open GPU: the device, its primary context (the one cudarc and the CUDA runtime use too),
+/// a default non-blocking [`Stream`], and the PTX [`Module`]s loaded into the context.
+///
+/// Cheap to clone (a reference count); every clone is the same GPU. `Send` and `Sync`: each call
+/// makes the context current on the calling thread first.
+#[derive(Clone)]
+pub struct Gpu {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    info: DeviceInfo,
+    // Field order is drop order: modules and the stream before the context they live in.
+    modules: Mutex<Vec<(&'static str, Arc<Module>)>>,
+    stream: Stream,
+    context: Context,
+}
+
+fn no_device(e: CudaError) -> Error {
+    Error::NoDevice(e.to_string().trim_matches('"').to_owned())
+}
+
+fn attribute(device: Device, attr: DeviceAttribute) -> Result<u32> {
+    Ok(device.get_attribute(attr).context("reading a device attribute")? as u32)
+}
+
+impl Gpu {
+    /// Open device `ordinal`: retain its primary context, check its warp size against the
+    /// kernels' `warp_size`, and create the default stream. No module is loaded yet: load them
+    /// with [`Gpu::module`] (libraries built on this crate load theirs on first use).
+    ///
+    /// # Errors
+    /// [`Error::NoDevice`], [`Error::NoSuchDevice`], [`Error::WarpSize`].
+    ///
+    /// # Example
+    /// ```no_run
+    /// let gpu = gpu_primitives_runtime::Gpu::open(0, 32)?;
+    /// println!("{} (sm_{})", gpu.info().name, gpu.info().arch);
+    /// # Ok::<(), gpu_primitives_runtime::Error>(())
+    /// ```
+    pub fn open(ordinal: u32, warp_size: u32) -> Result<Self> {
+        cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
+        let count = Device::num_devices().map_err(no_device)?;
+        if count == 0 {
+            return Err(Error::NoDevice("the driver reports 0 devices".into()));
+        }
+        if ordinal >= count {
+            return Err(Error::NoSuchDevice { ordinal, count });
+        }
+        let device = Device::get_device(ordinal).context("opening the device")?;
+        let name = device.name().context("reading the device name")?;
+        let arch = 10 * attribute(device, DeviceAttribute::ComputeCapabilityMajor)?
+            + attribute(device, DeviceAttribute::ComputeCapabilityMinor)?;
+        let driver = cust::CudaApiVersion::get().context("reading the driver version")?;
+        let driver_version = (1000 * driver.major() + 10 * driver.minor()) as u32;
+        let device_warp = attribute(device, DeviceAttribute::WarpSize)?;
+        if device_warp != warp_size {
+            return Err(Error::WarpSize {
+                expected: warp_size,
+                found: device_warp,
+            });
+        }
+        // The primary context, made current on this thread.
+        let context = Context::new(device).context("retaining the primary context")?;
+        let stream = Stream::create(context.as_raw())?;
+        let info = DeviceInfo {
+            ordinal,
+            name,
+            arch,
+            multiprocessors: attribute(device, DeviceAttribute::MultiprocessorCount)?,
+            warp_size: device_warp,
+            total_memory: device.total_memory().context("reading the memory size")?,
+            driver_cuda_version: crate::ptx::format_cuda_version(driver_version),
+            driver_version,
+        };
+        Ok(Self {
+            inner: Arc::new(Inner {
+                info,
+                modules: Mutex::new(Vec::new()),
+                stream,
+                context,
+            }),
+        })
+    }
+
+    /// The device this opened.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.inner.info
+    }
+
+    /// The `Gpu`'s default stream (non-blocking: it does not wait for the legacy default stream).
+    pub fn stream(&self) -> &Stream {
+        &self.inner.stream
+    }
+
+    /// A new non-blocking stream in this `Gpu`'s context.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn create_stream(&self) -> Result<Stream> {
+        self.bind()?;
+        Stream::create(self.inner.context.as_raw())
+    }
+
+    /// Make this `Gpu`'s context current on the calling thread (every call of this crate does it
+    /// first; call it before using the driver API directly on a new thread).
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub fn bind(&self) -> Result<()> {
+        CurrentContext::set_current(&self.inner.context).context("making the context current")
+    }
+
+    fn modules(&self) -> MutexGuard<'_, Vec<(&'static str, Arc<Module>)>> {
+        self.inner.modules.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The module `key`, loading it on first use from the newest of `ptx_variants` (compute
+    /// capability x 10, PTX text) that the device can run, after checking the driver can load
+    /// its PTX ISA version. Later calls with the same `key` return the loaded module.
+    ///
+    /// # Errors
+    /// [`Error::NoPtx`], [`Error::GpuTooOld`], [`Error::DriverTooOld`], [`Error::PtxLoad`]
+    /// (with the JIT compiler's log).
+    pub fn module(&self, key: &'static str, ptx_variants: &[(u32, &str)]) -> Result<Arc<Module>> {
+        let mut modules = self.modules();
+        if let Some((_, module)) = modules.iter().find(|(k, _)| *k == key) {
+            return Ok(module.clone());
+        }
+        self.bind()?;
+        let module = Arc::new(Module::load(key, ptx_variants, self.info())?);
+        modules.push((key, module.clone()));
+        Ok(module)
+    }
+
+    /// Queue kernel `kernel`, looked up in the loaded modules in the order they were loaded, on
+    /// the default stream with positional arguments (for kernels written with separate
+    /// parameters, as the lessons' are; the library's kernels take a parameter struct through
+    /// [`Module::kernel`] and [`Stream::launch`]).
+    ///
+    /// # Safety
+    /// `args` must match the kernel's parameter list in number, order and type, and the pointers
+    /// among them must address device memory large enough for what the kernel reads and writes
+    /// with this launch shape (each kernel's docs say what that is).
+    ///
+    /// # Errors
+    /// [`Error::MissingKernel`], [`Error::InvalidLaunch`], driver errors.
+    pub unsafe fn launch<A: KernelArgs>(&self, kernel: &str, config: LaunchConfig, args: A) -> Result<()> {
+        let module = self
+            .modules()
+            .iter()
+            .find(|(_, m)| m.has_kernel(kernel))
+            .map(|(_, m)| m.clone())
+            .ok_or_else(|| Error::MissingKernel(kernel.to_owned()))?;
+        // SAFETY: forwarded from this function's contract.
+        unsafe { module.launch_args(self.stream(), kernel, config, args) }
+    }
+
+    /// [`Stream::upload`] on the default stream.
+    ///
+    /// # Errors
+    /// As [`Stream::upload`].
+    pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
+        self.stream().upload(data)
+    }
+
+    /// [`Stream::alloc_zeroed`] on the default stream.
+    ///
+    /// # Errors
+    /// As [`Stream::alloc_zeroed`].
+    pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        self.stream().alloc_zeroed(len)
+    }
+
+    /// [`Stream::download`] on the default stream.
+    ///
+    /// # Errors
+    /// As [`Stream::download`].
+    pub fn download<T: DeviceCopy + Default + Clone>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
+        self.stream().download(buffer)
+    }
+
+    /// [`Stream::copy_device_to_device`] on the default stream.
+    ///
+    /// # Errors
+    /// As [`Stream::copy_device_to_device`].
+    pub fn copy_device_to_device<T: DeviceCopy>(
+        &self,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
+        n: usize,
+    ) -> Result<()> {
+        self.stream().copy_device_to_device(src, dst, n)
+    }
+
+    /// Wait for the default stream ([`Stream::synchronize`]).
+    ///
+    /// # Errors
+    /// Errors of earlier launches (illegal address, trap).
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream().synchronize()
+    }
+
+    /// [`Stream::time`] on the default stream.
+    ///
+    /// # Errors
+    /// As [`Stream::time`].
+    pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
+        self.stream().time(work)
+    }
+}
+
+/// A [`Gpu`] and one of its streams: where a library call queues its work. `&gpu` converts to
+/// its default stream; [`Gpu::on`] names another.
+#[derive(Clone, Copy)]
+pub struct OnStream<'a> {
+    /// The GPU (its context and modules).
+    pub gpu: &'a Gpu,
+    /// The stream the work is queued on.
+    pub stream: &'a Stream,
+}
+
+impl<'a> From<&'a Gpu> for OnStream<'a> {
+    fn from(gpu: &'a Gpu) -> Self {
+        Self {
+            gpu,
+            stream: gpu.stream(),
+        }
+    }
+}
+
+impl Gpu {
+    /// This GPU with `stream` (one of its own, or the caller's wrapped by [`Stream::from_raw`]),
+    /// for calls that queue work.
+    pub fn on<'a>(&'a self, stream: &'a Stream) -> OnStream<'a> {
+        OnStream { gpu: self, stream }
+    }
+}

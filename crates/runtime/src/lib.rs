@@ -1,0 +1,37 @@
+//! Host runtime for Rust GPU kernels, built on `cust` 0.3 (the Rust-CUDA driver-API crate).
+//!
+//! | CPU | GPU (this crate) |
+//! |---|---|
+//! | the program | [`Gpu`]: one device, its primary context, a default stream, the PTX modules loaded into it |
+//! | a library of functions | [`Module`]: one PTX module, loaded once per [`Gpu`] ([`Gpu::module`]); its functions are looked up once and cached |
+//! | a function's signature | [`Kernel<P>`]: a kernel whose one parameter is the `#[repr(C)]` struct `P`, its size checked against the PTX entry at lookup |
+//! | an ordered queue of work | [`Stream`]: the `Gpu`'s own, another made with [`Gpu::create_stream`], or the caller's (e.g. cudarc's) wrapped by [`Stream::from_raw`] |
+//! | `Vec<T>` / `&[T]` | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), made and filled by [`Stream::upload`] / [`Stream::alloc_zeroed`], read by [`Stream::download`] |
+//! | `std::time::Instant` | [`Stream::time`]: CUDA events around stream work |
+//! | `std::io::Error` | [`Error`]: one enum, clear messages |
+//!
+//! **Stream order.** Every copy, memset and launch of this crate is queued on the stream it is
+//! called on (never on the legacy default stream), so work on one stream sees the results of
+//! the work queued before it there. A call that returns data to the host synchronises that
+//! stream.
+//!
+//! **Threads.** [`Gpu`], [`Module`] and [`Stream`] are `Send` and `Sync`: the CUDA driver API is
+//! thread-safe, and each call makes the `Gpu`'s context current on the calling thread first, so a
+//! `Gpu` may be used from any thread (as cudarc's context binds itself on each call).
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod error;
+mod gpu;
+mod launch;
+mod module;
+pub mod ptx;
+mod stream;
+
+pub use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
+pub use error::{Error, Result};
+pub use gpu::{DeviceInfo, Gpu, OnStream};
+pub use launch::{KernelArgs, LaunchConfig};
+pub use module::{Kernel, Module};
+pub use stream::Stream;

@@ -1,0 +1,270 @@
+//! [`Module`]: one PTX module loaded into a [`Gpu`](crate::Gpu)'s context; [`Kernel`]: one of its
+//! functions with a typed parameter struct.
+
+use crate::error::check;
+use crate::launch::{KernelArgs, LaunchConfig};
+use crate::ptx::{
+    cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version, select_variant,
+};
+use crate::{DeviceInfo, Error, Result, Stream};
+use cust::sys as raw;
+use std::collections::HashMap;
+use std::ffi::{CString, c_void};
+use std::marker::PhantomData;
+use std::sync::Mutex;
+
+/// A loaded PTX module: its functions are looked up once and cached.
+pub struct Module {
+    key: &'static str,
+    arch: u32,
+    raw: raw::CUmodule,
+    /// Each `.entry`'s parameter sizes, read from the PTX text at load.
+    entries: HashMap<String, Vec<usize>>,
+    functions: Mutex<HashMap<String, raw::CUfunction>>,
+}
+
+// SAFETY: a CUmodule and its CUfunctions are driver handles usable from any thread; the cache is
+// behind a mutex; launches bind the stream's context first.
+unsafe impl Send for Module {}
+// SAFETY: as for Send.
+unsafe impl Sync for Module {}
+
+impl Drop for Module {
+    fn drop(&mut self) {
+        // SAFETY: loaded once by `load`, unloaded once here (the `Gpu` drops its modules before
+        // its context, with the context current on the dropping thread or bound by the driver).
+        unsafe { raw::cuModuleUnload(self.raw) };
+    }
+}
+
+/// A kernel whose one parameter is the `#[repr(C)]` struct `P` (by value), found in a [`Module`]
+/// by [`Module::kernel`], which checked the PTX entry takes `size_of::<P>()` bytes of
+/// parameters. Launch it with [`Stream::launch`].
+pub struct Kernel<P> {
+    function: raw::CUfunction,
+    name: String,
+    _params: PhantomData<fn(P)>,
+}
+
+// SAFETY: a CUfunction is a driver handle usable from any thread.
+unsafe impl<P> Send for Kernel<P> {}
+// SAFETY: as for Send.
+unsafe impl<P> Sync for Kernel<P> {}
+
+impl<P> Clone for Kernel<P> {
+    fn clone(&self) -> Self {
+        Self {
+            function: self.function,
+            name: self.name.clone(),
+            _params: PhantomData,
+        }
+    }
+}
+
+impl<P> Kernel<P> {
+    /// The kernel's PTX name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Module {
+    /// Load the newest of `variants` the device runs (the context is current).
+    pub(crate) fn load(key: &'static str, variants: &[(u32, &str)], device: &DeviceInfo) -> Result<Self> {
+        if variants.is_empty() {
+            return Err(Error::NoPtx(key.to_owned()));
+        }
+        let (arch, ptx) = select_variant(variants, device.arch, &device.name)?;
+        if let Some(isa) = ptx_isa_version(ptx) {
+            let required = cuda_version_for_ptx_isa(isa);
+            if device.driver_version < required {
+                return Err(Error::DriverTooOld {
+                    found: format_cuda_version(device.driver_version),
+                    required: format_cuda_version(required),
+                    ptx_isa: format!("{}.{}", isa.0, isa.1),
+                });
+            }
+        }
+        let raw = load_ptx(ptx, arch)?;
+        Ok(Self {
+            key,
+            arch,
+            raw,
+            entries: entry_param_bytes(ptx),
+            functions: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The key the module was loaded under.
+    pub fn key(&self) -> &'static str {
+        self.key
+    }
+
+    /// Architecture of the PTX variant that was loaded (compute capability x 10).
+    pub fn ptx_arch(&self) -> u32 {
+        self.arch
+    }
+
+    /// Whether the module has an entry point `name`.
+    pub fn has_kernel(&self, name: &str) -> bool {
+        self.entries.contains_key(name)
+    }
+
+    /// The driver's handle of function `name`, looked up once.
+    fn function(&self, name: &str) -> Result<raw::CUfunction> {
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&f) = functions.get(name) {
+            return Ok(f);
+        }
+        if !self.has_kernel(name) {
+            return Err(Error::MissingKernel(name.to_owned()));
+        }
+        let c_name = CString::new(name).map_err(|_| Error::MissingKernel(name.to_owned()))?;
+        let mut function: raw::CUfunction = std::ptr::null_mut();
+        // SAFETY: a loaded module, a NUL-terminated name, a valid out-pointer.
+        let status = unsafe { raw::cuModuleGetFunction(&mut function, self.raw, c_name.as_ptr()) };
+        check(status, "looking up a kernel")?;
+        functions.insert(name.to_owned(), function);
+        Ok(function)
+    }
+
+    /// Kernel `name`, which takes one parameter of type `P` by value.
+    ///
+    /// # Errors
+    /// [`Error::MissingKernel`]; [`Error::ParamMismatch`] when its PTX entry does not take
+    /// exactly one parameter of `size_of::<P>()` bytes.
+    pub fn kernel<P: Copy>(&self, name: &str) -> Result<Kernel<P>> {
+        let function = self.function(name)?;
+        let params = &self.entries[name];
+        if params[..] != [size_of::<P>()] {
+            return Err(Error::ParamMismatch {
+                kernel: name.to_owned(),
+                ptx_bytes: format!("{params:?}"),
+                host_bytes: size_of::<P>(),
+            });
+        }
+        Ok(Kernel {
+            function,
+            name: name.to_owned(),
+            _params: PhantomData,
+        })
+    }
+
+    /// Queue kernel `name` with positional arguments on `stream` (kernels written with separate
+    /// parameters; the number of arguments is checked against the PTX entry).
+    ///
+    /// # Safety
+    /// As [`Gpu::launch`](crate::Gpu::launch).
+    ///
+    /// # Errors
+    /// [`Error::MissingKernel`], [`Error::ParamMismatch`] for a wrong number of arguments,
+    /// [`Error::InvalidLaunch`], driver errors.
+    pub unsafe fn launch_args<A: KernelArgs>(
+        &self,
+        stream: &Stream,
+        name: &str,
+        config: LaunchConfig,
+        args: A,
+    ) -> Result<()> {
+        let function = self.function(name)?;
+        let expected = &self.entries[name];
+        if expected.len() != A::COUNT {
+            return Err(Error::ParamMismatch {
+                kernel: name.to_owned(),
+                ptx_bytes: format!("{expected:?}"),
+                host_bytes: A::BYTES,
+            });
+        }
+        args.with_pointers(|pointers| {
+            // SAFETY: the caller guarantees the arguments match the kernel; the pointers point at
+            // `args`, alive for this call (cuLaunchKernel copies the values).
+            unsafe { stream.launch_raw(function, config, pointers) }
+        })
+    }
+}
+
+impl Stream {
+    /// Queue `kernel` with `params` (copied at the call: they may be dropped after it).
+    ///
+    /// # Safety
+    /// The pointers in `params` must address device memory that is large enough for what the
+    /// kernel reads and writes with this launch shape, and stays allocated until the kernel has
+    /// run (each parameter struct's docs say what that is); the kernel must belong to this
+    /// stream's context.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] for a shape past the hardware's limits; driver errors.
+    pub unsafe fn launch<P: Copy>(&self, kernel: &Kernel<P>, config: LaunchConfig, params: &P) -> Result<()> {
+        let pointer = params as *const P as *mut c_void;
+        // SAFETY: forwarded; the one pointer addresses a `P`, the kernel's one parameter (its
+        // size was checked against the PTX by `Module::kernel`).
+        unsafe { self.launch_raw(kernel.function, config, &[pointer]) }
+    }
+
+    /// # Safety
+    /// `pointers` match `function`'s parameters; as [`Stream::launch`] otherwise.
+    pub(crate) unsafe fn launch_raw(
+        &self,
+        function: raw::CUfunction,
+        config: LaunchConfig,
+        pointers: &[*mut c_void],
+    ) -> Result<()> {
+        config.validate()?;
+        self.bind_context()?;
+        // SAFETY: forwarded from the caller; the parameter array outlives the call
+        // (cuLaunchKernel copies the values before it returns).
+        let status = unsafe {
+            raw::cuLaunchKernel(
+                function,
+                config.grid,
+                1,
+                1,
+                config.block,
+                1,
+                1,
+                config.shared_mem_bytes,
+                self.as_raw(),
+                pointers.as_ptr() as *mut *mut c_void,
+                std::ptr::null_mut(),
+            )
+        };
+        check(status, "launching a kernel")
+    }
+}
+
+/// Load a PTX module; on failure, load it again with an error-log buffer, so that the JIT
+/// compiler's message reaches the user.
+fn load_ptx(ptx: &str, arch: u32) -> Result<raw::CUmodule> {
+    let image = CString::new(ptx).map_err(|_| Error::PtxLoad {
+        arch,
+        code: "invalid PTX".into(),
+        log: "the PTX text contains a NUL byte".into(),
+    })?;
+    let mut log = vec![0u8; 16 * 1024];
+    let mut options = [
+        raw::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
+        raw::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+    ];
+    let mut values = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
+    let mut module: raw::CUmodule = std::ptr::null_mut();
+    // SAFETY: `image` is a NUL-terminated PTX string; `options` and `values` have equal length and
+    // the log buffer outlives the call with its size given in bytes, as cuModuleLoadDataEx needs.
+    let status = unsafe {
+        raw::cuModuleLoadDataEx(
+            &mut module,
+            image.as_ptr().cast(),
+            options.len() as u32,
+            options.as_mut_ptr(),
+            values.as_mut_ptr(),
+        )
+    };
+    if status == raw::cudaError_enum::CUDA_SUCCESS {
+        return Ok(module);
+    }
+    let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
+    Err(Error::PtxLoad {
+        arch,
+        code: format!("{status:?}"),
+        log: String::from_utf8_lossy(&log[..end]).trim().to_owned(),
+    })
+}

@@ -1,0 +1,331 @@
+//! Warp and block collectives (reduce, reduce-all, inclusive / exclusive scan, broadcast) for
+//! i32 and f32, Sum / Max / Min, over block sizes 1..1024 (not only warp multiples), 1 to 4 items
+//! per thread, and lengths at tile boundaries, against CPU references.
+
+use crate::support::{GpuTest, check_slices, grid_values, ok, rng};
+use gpu_primitives::{Gpu, LaunchConfig, WARP_SIZE};
+use gpu_primitives_runtime::DeviceCopy;
+use libtest_mimic::Failed;
+use rand::Rng;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("collectives::warp_i32_all_ops_modes_block_sizes", warp_i32),
+    ("collectives::warp_f32_all_ops_modes_block_sizes", warp_f32),
+    (
+        "collectives::block_i32_sizes_x_items_x_tile_boundaries",
+        block_i32,
+    ),
+    (
+        "collectives::block_f32_sizes_x_items_x_tile_boundaries",
+        block_f32,
+    ),
+    ("collectives::warp_u32_with_non_commutative_affine", warp_u32),
+    ("collectives::block_u32_with_non_commutative_affine", block_u32),
+];
+
+const BLOCK_SIZES: [u32; 7] = [1, 7, 32, 65, 128, 256, 1024];
+const MODES: [&str; 5] = [
+    "reduce",
+    "reduce_all",
+    "inclusive_scan",
+    "exclusive_scan",
+    "broadcast",
+];
+
+/// An element type of the probes, with its CPU model of each operator.
+pub trait Element: DeviceCopy + Copy + Default + PartialEq + std::fmt::Debug {
+    const NAME: &'static str;
+    /// The operators of the probes for this type (index = the kernel's `op`).
+    const OPS: &'static [&'static str] = &["sum", "max", "min"];
+    fn identity(op: u32) -> Self;
+    fn combine(op: u32, a: Self, b: Self) -> Self;
+    fn inputs(n: usize, salt: u64) -> Vec<Self>;
+}
+
+impl Element for i32 {
+    const NAME: &'static str = "i32";
+    fn identity(op: u32) -> Self {
+        [0, i32::MIN, i32::MAX][op as usize]
+    }
+    fn combine(op: u32, a: Self, b: Self) -> Self {
+        match op {
+            0 => a.wrapping_add(b),
+            1 => a.max(b),
+            _ => a.min(b),
+        }
+    }
+    fn inputs(n: usize, salt: u64) -> Vec<Self> {
+        let mut r = rng(salt);
+        (0..n).map(|_| r.random()).collect()
+    }
+}
+
+impl Element for f32 {
+    const NAME: &'static str = "f32";
+    fn identity(op: u32) -> Self {
+        [0.0, f32::NEG_INFINITY, f32::INFINITY][op as usize]
+    }
+    fn combine(op: u32, a: Self, b: Self) -> Self {
+        match op {
+            0 => a + b,
+            1 => a.max(b),
+            _ => a.min(b),
+        }
+    }
+    /// Grid values: every partial sum is exact, so any grouping gives the CPU's answer.
+    fn inputs(n: usize, salt: u64) -> Vec<Self> {
+        grid_values(n, salt)
+    }
+}
+
+/// u32 adds the non-commutative composition of affine maps (`Affine`, 16-bit halves).
+impl Element for u32 {
+    const NAME: &'static str = "u32";
+    const OPS: &'static [&'static str] = &["sum", "max", "min", "affine"];
+    fn identity(op: u32) -> Self {
+        [0, 0, u32::MAX, 1 << 16][op as usize]
+    }
+    fn combine(op: u32, a: Self, b: Self) -> Self {
+        match op {
+            0 => a.wrapping_add(b),
+            1 => a.max(b),
+            2 => a.min(b),
+            _ => gpu_primitives::device::Affine::combine_u32(a, b),
+        }
+    }
+    /// Odd multipliers (bit 16 set), so that products of affine maps stay non-trivial.
+    fn inputs(n: usize, salt: u64) -> Vec<Self> {
+        let mut r = rng(salt);
+        (0..n).map(|_| r.random::<u32>() | 1 << 16).collect()
+    }
+}
+
+fn fold<T: Element>(op: u32, xs: &[T]) -> T {
+    xs.iter().fold(T::identity(op), |a, &b| T::combine(op, a, b))
+}
+
+fn warp_probe<T: Element>(gpu: &Gpu) -> Result<(), Failed> {
+    for block in BLOCK_SIZES {
+        for op in 0..T::OPS.len() as u32 {
+            for mode in 0..MODES.len() as u32 {
+                if mode == 1 && (block % WARP_SIZE != 0 || T::OPS[op as usize] == "affine") {
+                    continue; // the butterfly reduce-all: full warps, commutative operators
+                }
+                warp_case::<T>(
+                    gpu,
+                    WarpCase {
+                        block,
+                        grid: 3,
+                        op,
+                        mode,
+                        src_lane: 5,
+                        seed: block as u64,
+                    },
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One launch of a warp probe kernel, checked against the CPU.
+#[derive(Clone, Copy, Debug)]
+pub struct WarpCase {
+    pub block: u32,
+    pub grid: u32,
+    /// Index into `OPS`.
+    pub op: u32,
+    /// Index into `MODES` (1, reduce-all, needs whole warps).
+    pub mode: u32,
+    pub src_lane: u32,
+    pub seed: u64,
+}
+
+pub fn warp_case<T: Element>(gpu: &Gpu, case: WarpCase) -> Result<(), Failed> {
+    let WarpCase {
+        block,
+        grid,
+        op,
+        mode,
+        src_lane,
+        seed,
+    } = case;
+    let kernel = format!("probe_warp_{}", T::NAME);
+    let n = (grid * block) as usize;
+    let input = T::inputs(n, seed);
+    let d_in = ok(gpu.upload(&input))?;
+    let poison = vec![T::identity(op); n];
+    let d_out = ok(gpu.upload(&poison))?;
+    // SAFETY: probe_warp_<T> takes (input, output, op, mode, src_lane) with grid * block elements
+    // each.
+    unsafe {
+        ok(gpu.launch(
+            &kernel,
+            LaunchConfig::new(grid, block),
+            (d_in.as_device_ptr(), d_out.as_device_ptr(), op, mode, src_lane),
+        ))?
+    };
+    let out = ok(gpu.download(&d_out))?;
+    let mut expected = poison.clone();
+    for b in 0..grid as usize {
+        for w in (0..block as usize).step_by(WARP_SIZE as usize) {
+            let start = b * block as usize + w;
+            let lanes = (block as usize - w).min(WARP_SIZE as usize);
+            let warp = &input[start..start + lanes];
+            for l in 0..lanes {
+                expected[start + l] = match mode {
+                    0 if l == 0 => fold(op, warp),
+                    0 => T::identity(op),
+                    1 => fold(op, warp),
+                    2 => fold(op, &warp[..=l]),
+                    3 => fold(op, &warp[..l]),
+                    _ => warp[src_lane as usize % lanes],
+                };
+            }
+        }
+    }
+    check_slices(
+        &format!(
+            "{kernel} {} {} {case:?}",
+            T::OPS[op as usize],
+            MODES[mode as usize]
+        ),
+        &out,
+        &expected,
+        |_| false,
+    )
+}
+
+fn warp_i32(gpu: &Gpu) -> Result<(), Failed> {
+    warp_probe::<i32>(gpu)
+}
+
+fn warp_f32(gpu: &Gpu) -> Result<(), Failed> {
+    warp_probe::<f32>(gpu)
+}
+
+fn block_probe<T: Element>(gpu: &Gpu) -> Result<(), Failed> {
+    for items in 1..=4u32 {
+        for block in BLOCK_SIZES {
+            let tile = (block * items) as usize;
+            for n in [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5] {
+                for op in 0..T::OPS.len() as u32 {
+                    for mode in 0..MODES.len() as u32 {
+                        let seed = (tile * 31 + n) as u64;
+                        block_case::<T>(
+                            gpu,
+                            BlockCase {
+                                items,
+                                block,
+                                n,
+                                op,
+                                mode,
+                                src: 3,
+                                seed,
+                            },
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One launch of a block probe kernel, checked against the CPU.
+#[derive(Clone, Copy, Debug)]
+pub struct BlockCase {
+    /// Items per thread, 1 to 4.
+    pub items: u32,
+    pub block: u32,
+    pub n: usize,
+    /// Index into `OPS`.
+    pub op: u32,
+    /// Index into `MODES`.
+    pub mode: u32,
+    pub src: u32,
+    pub seed: u64,
+}
+
+pub fn block_case<T: Element>(gpu: &Gpu, case: BlockCase) -> Result<(), Failed> {
+    let BlockCase {
+        items,
+        block,
+        n,
+        op,
+        mode,
+        src,
+        seed,
+    } = case;
+    let kernel = format!("probe_block_{}_items{items}", T::NAME);
+    let tile = (block * items) as usize;
+    let input = T::inputs(n, seed);
+    let grid = n.div_ceil(tile).max(1);
+    let d_in = ok(gpu.upload(&input))?;
+    let poison = vec![T::identity(op); n];
+    let d_out = ok(gpu.upload(&poison))?;
+    let d_totals = ok(gpu.upload(&vec![T::default(); grid]))?;
+    // SAFETY: probe_block_<T>_items<K> takes (input, output, totals, n, op, mode, src): n
+    // elements in and out, one total per block.
+    unsafe {
+        ok(gpu.launch(
+            &kernel,
+            LaunchConfig::new(grid as u32, block),
+            (
+                d_in.as_device_ptr(),
+                d_out.as_device_ptr(),
+                d_totals.as_device_ptr(),
+                n,
+                op,
+                mode,
+                src,
+            ),
+        ))?
+    };
+    let (out, totals) = (ok(gpu.download(&d_out))?, ok(gpu.download(&d_totals))?);
+    let mut expected = poison.clone();
+    let mut expected_totals = vec![T::default(); grid];
+    for (b, expected_total) in expected_totals.iter_mut().enumerate() {
+        let lo = (b * tile).min(n);
+        let hi = ((b + 1) * tile).min(n);
+        let section = &input[lo..hi];
+        let total = fold(op, section);
+        if mode != 1 && mode != 4 {
+            *expected_total = total;
+        }
+        let src_item = (src % block) as usize * items as usize;
+        let broadcast = section.get(src_item).copied().unwrap_or(T::identity(op));
+        for (k, e) in expected[lo..hi].iter_mut().enumerate() {
+            *e = match mode {
+                0 => T::identity(op),
+                1 => total,
+                2 => fold(op, &section[..=k]),
+                3 => fold(op, &section[..k]),
+                _ => broadcast,
+            };
+        }
+    }
+    let what = format!(
+        "{kernel} {} {} {case:?}",
+        T::OPS[op as usize],
+        MODES[mode as usize]
+    );
+    check_slices(&what, &out, &expected, |_| false)?;
+    check_slices(&format!("{what} totals"), &totals, &expected_totals, |_| false)
+}
+
+fn block_i32(gpu: &Gpu) -> Result<(), Failed> {
+    block_probe::<i32>(gpu)
+}
+
+fn block_f32(gpu: &Gpu) -> Result<(), Failed> {
+    block_probe::<f32>(gpu)
+}
+
+fn warp_u32(gpu: &Gpu) -> Result<(), Failed> {
+    warp_probe::<u32>(gpu)
+}
+
+fn block_u32(gpu: &Gpu) -> Result<(), Failed> {
+    block_probe::<u32>(gpu)
+}

@@ -1,0 +1,266 @@
+//! Checks of the generated PTX that need no GPU: every module names its architecture, holds every
+//! kernel the host launches, reaches shared memory through `ld.shared` / `st.shared`, and is
+//! accepted by `ptxas` (which also reports registers and spills per kernel).
+
+use std::process::Command;
+
+/// Every PTX module of the project: (whose, its variants).
+const MODULES: &[(&str, &[(u32, &str)])] = &[
+    ("library", gpu_primitives::PTX_VARIANTS),
+    ("lessons", gpu_primitives_lessons::PTX_VARIANTS),
+    ("probes", gpu_primitives_tests::PTX_VARIANTS),
+];
+
+/// Every kernel the lessons launch by name.
+const LESSON_KERNELS: &[&str] = &[
+    "dot_product_shared_tree",
+    "sum_naive",
+    "block_sum_hierarchical",
+    "p24_warp_sum",
+    "p26_pair_swap",
+    "p26_warp_max",
+    "p26_max_min",
+    "p27_mean_normalize",
+    "p27_prefix_sum",
+    "scan_kogge_stone",
+    "scan_kogge_stone_double_buffered",
+    "scan_brent_kung",
+    "scan_add_section_prefixes",
+];
+
+/// Every probe kernel the GPU tests launch by name.
+const PROBE_KERNELS: &[&str] = &[
+    "probe_shuffle_f32",
+    "probe_shuffle_i32",
+    "probe_shuffle_u32",
+    "probe_shuffle_f64",
+    "probe_shuffle_i64",
+    "probe_shuffle_u64",
+    "probe_vote",
+    "probe_atomics_u32",
+    "probe_atomics_i32",
+    "probe_atomics_u64",
+    "probe_atomics_i64",
+    "probe_atomic_add_float",
+    "probe_cas",
+    "probe_warp_i32",
+    "probe_warp_f32",
+    "probe_warp_u32",
+    "probe_block_u32_items1",
+    "probe_block_u32_items2",
+    "probe_block_u32_items3",
+    "probe_block_u32_items4",
+    "probe_block_i32_items1",
+    "probe_block_i32_items2",
+    "probe_block_i32_items3",
+    "probe_block_i32_items4",
+    "probe_block_f32_items1",
+    "probe_block_f32_items2",
+    "probe_block_f32_items3",
+    "probe_block_f32_items4",
+];
+
+/// The device-wide kernels, from the table in gpu-primitives-abi.
+fn device_kernels() -> Vec<&'static str> {
+    gpu_primitives_abi::table::DEVICE_KERNELS
+        .iter()
+        .flat_map(|group| group.iter().copied())
+        .collect()
+}
+
+/// The names of the `.entry` points of a module.
+fn entries(ptx: &str) -> Vec<&str> {
+    ptx.split(".entry ")
+        .skip(1)
+        .map(|rest| rest.split('(').next().unwrap_or("").trim())
+        .collect()
+}
+
+/// The body of kernel `name` in `ptx` (from its `.entry` line to the next `.entry`).
+fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
+    let start = ptx
+        .find(&format!(".entry {name}("))
+        .unwrap_or_else(|| panic!("kernel {name} not found"));
+    let rest = &ptx[start + 1..];
+    let end = rest.find(".entry ").map_or(ptx.len(), |e| start + 1 + e);
+    &ptx[start..end]
+}
+
+#[test]
+fn variants_exist_for_sm80_and_sm90() {
+    for (whose, variants) in MODULES {
+        let archs: Vec<u32> = variants.iter().map(|v| v.0).collect();
+        assert_eq!(archs, [80, 90], "{whose}");
+        for (arch, ptx) in *variants {
+            assert!(
+                ptx.contains(&format!(".target sm_{arch}")),
+                "{whose} sm_{arch}: wrong .target"
+            );
+            assert!(ptx.contains(".address_size 64"));
+        }
+    }
+}
+
+/// Each module holds exactly the kernels its crate launches (the kernel crate's features keep
+/// them apart).
+#[test]
+fn each_module_holds_exactly_what_its_crate_launches() {
+    let device = device_kernels();
+    for ((whose, variants), launched) in MODULES.iter().zip([&device[..], LESSON_KERNELS, PROBE_KERNELS]) {
+        for (arch, ptx) in *variants {
+            let mut found = entries(ptx);
+            let mut expected = launched.to_vec();
+            found.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(found, expected, "{whose} sm_{arch}: entry points");
+        }
+    }
+}
+
+/// Every device-wide kernel takes its parameter struct by value: one `.param` of the struct's
+/// size (the host checks the same at load; this catches it without a GPU).
+#[test]
+fn device_kernels_take_one_parameter_struct() {
+    use gpu_primitives_abi::params::*;
+    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+        let params = gpu_primitives_runtime::ptx::entry_param_bytes(ptx);
+        for name in device_kernels() {
+            let expected = if name.starts_with("device_scan_") {
+                size_of::<ScanParams<u8, u8>>()
+            } else if name.starts_with("device_segmented_reduce_") {
+                size_of::<SegmentedReduceParams<u8, u8>>()
+            } else if name.contains("_final_") {
+                size_of::<ArgFinalParams<u8>>()
+            } else if name.starts_with("device_dot_") {
+                size_of::<DotParams<u8, u8>>()
+            } else {
+                size_of::<ReduceParams<u8, u8>>()
+            };
+            assert_eq!(params[name], [expected], "sm_{arch}: {name}");
+        }
+    }
+}
+
+#[test]
+fn device_kernels_use_vector_and_relaxed_accesses() {
+    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+        // 16-byte accesses where the design relies on them, and no local memory anywhere.
+        assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
+        let scan = kernel_body(ptx, "device_scan_f32_sum");
+        assert!(scan.contains("ld.global.v4.b32") && scan.contains("st.global.v4.b32"));
+        // Tile status: flag and value packed in one relaxed access (a 64-bit word for 4-byte
+        // values, a 16-byte pair for 8-byte ones), no fence and no acquire / release.
+        let scan64 = kernel_body(ptx, "device_scan_f64_sum");
+        for (kernel, body, instructions) in [
+            ("f32", scan, ["st.relaxed.gpu.b64", "ld.relaxed.gpu.b64"]),
+            ("f64", scan64, ["st.relaxed.gpu.v2.u64", "ld.relaxed.gpu.v2.u64"]),
+        ] {
+            for instruction in instructions {
+                assert!(
+                    body.contains(instruction),
+                    "sm_{arch}: the {kernel} scan has no {instruction}"
+                );
+            }
+            for slow in ["ld.acquire", "st.release", "fence", "membar"] {
+                assert!(!body.contains(slow), "sm_{arch}: the {kernel} scan has {slow}");
+            }
+        }
+        assert!(!ptx.contains(".local"), "sm_{arch}: a kernel uses local memory");
+    }
+}
+
+#[test]
+fn shared_memory_is_reached_with_shared_instructions() {
+    let lessons = gpu_primitives_lessons::PTX_VARIANTS;
+    let probes = gpu_primitives_tests::PTX_VARIANTS;
+    for ((arch, ptx), (_, probe_ptx)) in lessons.iter().zip(probes) {
+        let body = kernel_body(probe_ptx, "probe_block_f32_items2");
+        assert!(
+            body.contains("st.shared.f32") && body.contains("ld.shared.f32") && body.contains("bar.sync")
+        );
+        for k in [
+            "dot_product_shared_tree",
+            "block_sum_hierarchical",
+            "p27_mean_normalize",
+            "scan_kogge_stone",
+            "scan_kogge_stone_double_buffered",
+            "scan_brent_kung",
+        ] {
+            let body = kernel_body(ptx, k);
+            assert!(body.contains("st.shared.f32"), "sm_{arch} {k}: no st.shared");
+            assert!(body.contains("ld.shared.f32"), "sm_{arch} {k}: no ld.shared");
+            assert!(body.contains("bar.sync"), "sm_{arch} {k}: no barrier");
+        }
+        assert!(kernel_body(ptx, "block_sum_hierarchical").contains("shfl.sync.down.b32"));
+    }
+}
+
+fn find_ptxas() -> String {
+    let out = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/find-ptxas"))
+        .output()
+        .expect("running scripts/find-ptxas");
+    assert!(
+        out.status.success(),
+        "ptxas not found: run scripts/setup (it installs PyPI's nvidia-cuda-nvcc)"
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_owned()
+}
+
+/// Runs ptxas -v on every module for its architecture; prints registers, spills and shared memory
+/// per kernel; fails on any ptxas error or on spills.
+#[test]
+fn ptxas_accepts_every_module() {
+    let ptxas = find_ptxas();
+    let dir = std::env::temp_dir().join(format!("gpu-primitives-ptx-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (whose, arch, ptx) in MODULES
+        .iter()
+        .flat_map(|(whose, variants)| variants.iter().map(move |(arch, ptx)| (whose, arch, ptx)))
+    {
+        let input = dir.join(format!("{whose}_sm_{arch}.ptx"));
+        std::fs::write(&input, ptx).unwrap();
+        let out = Command::new(&ptxas)
+            .args(["-v", &format!("-arch=sm_{arch}"), "-o"])
+            .arg(dir.join(format!("{whose}_sm_{arch}.cubin")))
+            .arg(&input)
+            .output()
+            .expect("running ptxas");
+        let log = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success(),
+            "ptxas rejected the {whose} sm_{arch} module:\n{log}"
+        );
+        println!(
+            "ptxas {whose} sm_{arch}: {:<34} {:>9} {:>14} {:>13} {:>10}",
+            "kernel", "registers", "spill stores", "spill loads", "smem"
+        );
+        let mut kernel = String::new();
+        let mut spills = (String::new(), String::new());
+        for line in log.lines() {
+            if let Some(rest) = line.split("Compiling entry function '").nth(1) {
+                kernel = rest.split('\'').next().unwrap_or("").to_owned();
+            } else if line.contains("spill stores") {
+                let nums: Vec<&str> = line.split_whitespace().collect();
+                spills = (nums[4].to_owned(), nums[8].to_owned());
+                assert_eq!(
+                    spills,
+                    ("0".into(), "0".into()),
+                    "sm_{arch} {kernel} spills: {line}"
+                );
+            } else if let Some(rest) = line.split("Used ").nth(1) {
+                let registers = rest.split_whitespace().next().unwrap_or("?");
+                let smem = rest
+                    .split(", ")
+                    .find(|p| p.contains("smem"))
+                    .unwrap_or("0 bytes smem");
+                println!(
+                    "ptxas {whose} sm_{arch}: {kernel:<34} {registers:>9} {:>14} {:>13} {:>10}",
+                    spills.0,
+                    spills.1,
+                    smem.replace(" bytes smem", " B")
+                );
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
