@@ -5,6 +5,7 @@
 //! `cargo xtask ptx --check`: compile them the same way and fail if the committed files differ
 //! (CI runs this: the committed PTX is always what the current sources compile to).
 
+use gpu_primitives_abi::tuning;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -40,6 +41,9 @@ fn main() -> ExitCode {
         .out_dir(&scratch);
     for arch in ARCHS {
         builder = builder.arch(arch);
+    }
+    for prefix in tuning::REDUCE_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::REDUCE_BLOCK, tuning::REDUCE_BLOCKS_PER_SM);
     }
     let built = match builder.build() {
         Ok(built) => built,

@@ -21,3 +21,15 @@ pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
 /// Smaller scans look back at once: their tiles are all resident together (about one wave on
 /// an H100), and the delay would only add to the call's latency.
 pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;
+
+/// Entry-point name prefixes of the kernels launched with [`REDUCE_BLOCK`] threads and at most
+/// [`REDUCE_BLOCKS_PER_SM`] blocks per multiprocessor (the reduce's first and second passes,
+/// argmin / argmax, dot). Their PTX declares those launch bounds (`.maxntid`, `.minnctapersm`,
+/// written by `cargo xtask ptx`): ptxas may then give each thread the registers to keep all
+/// [`REDUCE_LOADS_IN_FLIGHT`] 16-byte loads in flight instead of sizing for full occupancy.
+pub const REDUCE_FAMILIES: &[&str] = &[
+    "device_reduce_",
+    "device_argmin_",
+    "device_argmax_",
+    "device_dot_",
+];

@@ -117,6 +117,22 @@ fn each_module_holds_exactly_what_its_crate_launches() {
     }
 }
 
+/// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
+/// blocks per multiprocessor); the others declare none.
+#[test]
+fn reduce_kernels_declare_launch_bounds() {
+    use gpu_primitives_abi::tuning::{REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_FAMILIES};
+    let bounds = format!(".maxntid {REDUCE_BLOCK}, 1, 1\n.minnctapersm {REDUCE_BLOCKS_PER_SM}\n{{");
+    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+        for name in device_kernels() {
+            let body = kernel_body(ptx, name);
+            let declared = body.contains(&bounds);
+            let expected = REDUCE_FAMILIES.iter().any(|p| name.starts_with(p));
+            assert_eq!(declared, expected, "sm_{arch} {name}: launch bounds");
+        }
+    }
+}
+
 /// Every device-wide kernel takes its parameter struct by value: one `.param` of the struct's
 /// size (the host checks the same at load; this catches it without a GPU).
 #[test]

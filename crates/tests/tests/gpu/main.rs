@@ -4,7 +4,7 @@
 //! reported as *ignored* with the reason, by name, instead of silently passing. Any other failure
 //! to open the GPU (PTX load, driver too old) fails every test.
 //!
-//! Run: `cargo test --test gpu` (add `-- --nocapture` to see the tables some tests print).
+//! Run: `cargo test -p gpu-primitives-tests --test gpu` (add `-- --nocapture` to see the tables some tests print).
 
 mod collectives;
 mod device;
@@ -14,6 +14,7 @@ mod properties;
 mod puzzles;
 mod reduction;
 mod scans;
+mod streams;
 mod support;
 
 use libtest_mimic::{Arguments, Trial};
@@ -30,6 +31,7 @@ fn main() {
         reduction::TESTS,
         puzzles::TESTS,
         scans::TESTS,
+        streams::TESTS,
         properties::TESTS,
     ]
     .iter()

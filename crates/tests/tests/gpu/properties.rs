@@ -73,8 +73,9 @@ fn length() -> impl Strategy<Value = usize> {
 fn regressions_file() -> &'static str {
     static PATH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
     PATH.get_or_init(|| {
-        std::env::var("GPU_PRIMITIVES_PROPTEST_REGRESSIONS")
-            .unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gpu/proptest-regressions.txt").into())
+        std::env::var("GPU_PRIMITIVES_PROPTEST_REGRESSIONS").unwrap_or_else(|_| {
+            concat!(env!("CARGO_MANIFEST_DIR"), "/tests/gpu/proptest-regressions.txt").into()
+        })
     })
 }
 

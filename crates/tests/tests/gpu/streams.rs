@@ -1,0 +1,153 @@
+//! The caller's buffers and streams: algorithms queued on a stream the caller made, on the
+//! legacy default stream wrapped from its raw handle, on sub-slices and raw device addresses,
+//! from another thread, and a kernel whose parameter struct does not match its PTX refused.
+
+use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
+use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Max, Sum};
+use gpu_primitives::{Error, Gpu, Stream};
+use libtest_mimic::Failed;
+use rand::Rng;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    (
+        "streams::scan_and_reduce_on_a_stream_the_caller_made",
+        caller_stream,
+    ),
+    (
+        "streams::legacy_default_stream_and_library_stream_in_one_chain",
+        legacy_default_stream,
+    ),
+    ("streams::sub_slices_and_raw_addresses", sub_slices),
+    ("streams::gpu_used_from_another_thread", other_thread),
+    ("streams::parameter_struct_checked_against_ptx", param_mismatch),
+];
+
+fn inputs(n: usize, salt: u64) -> Vec<u32> {
+    let mut r = rng(salt);
+    (0..n).map(|_| r.random_range(0..1000)).collect()
+}
+
+fn scanned(x: &[u32]) -> Vec<u32> {
+    x.iter()
+        .scan(0u32, |acc, &v| {
+            *acc = acc.wrapping_add(v);
+            Some(*acc)
+        })
+        .collect()
+}
+
+fn caller_stream(gpu: &Gpu) -> Result<(), Failed> {
+    let stream = ok(gpu.create_stream())?;
+    let n = 3 << 20;
+    let x = inputs(n, 1);
+    // Upload, scan, reduce of the scan and download, all queued on the caller's stream.
+    let d_x = ok(stream.upload(&x))?;
+    let mut d_y = ok(stream.alloc_zeroed::<u32>(n))?;
+    let mut ws = DeviceWorkspace::new();
+    ok(device::inclusive_scan::<u32, Sum>(
+        gpu.on(&stream),
+        &d_x,
+        &mut d_y,
+        &mut ws,
+    ))?;
+    let max = ok(device::reduce::<u32, Max>(gpu.on(&stream), &d_y, &mut ws))?;
+    let expected = scanned(&x);
+    check_eq("max of the scan", max, *expected.last().unwrap())?;
+    check_slices(
+        "scan on the caller's stream",
+        &ok(stream.download(&d_y))?,
+        &expected,
+        |_| false,
+    )
+}
+
+fn legacy_default_stream(gpu: &Gpu) -> Result<(), Failed> {
+    // SAFETY: null is the legacy default stream of the current (primary) context.
+    let legacy = unsafe { Stream::from_raw(gpu, std::ptr::null_mut()) };
+    let n = 5 << 20;
+    let x = inputs(n, 2);
+    let d_x = ok(legacy.upload(&x))?;
+    // Zeroed on the legacy stream, then written by a scan on the legacy stream, then scanned
+    // again on the library's (non-blocking) stream after a wait: each step must see the last.
+    let mut d_y = ok(legacy.alloc_zeroed::<u32>(n))?;
+    let mut ws = DeviceWorkspace::new();
+    ok(device::inclusive_scan::<u32, Sum>(
+        gpu.on(&legacy),
+        &d_x,
+        &mut d_y,
+        &mut ws,
+    ))?;
+    ok(legacy.synchronize())?;
+    let mut d_z = ok(gpu.alloc_zeroed::<u32>(n))?;
+    ok(device::exclusive_scan::<u32, Sum>(gpu, &d_y, &mut d_z, &mut ws))?;
+    let y = scanned(&x);
+    let mut z = vec![0u32; n];
+    for i in 1..n {
+        z[i] = z[i - 1].wrapping_add(y[i - 1]);
+    }
+    check_slices(
+        "scan on the legacy stream",
+        &ok(legacy.download(&d_y))?,
+        &y,
+        |_| false,
+    )?;
+    check_slices(
+        "scan of it on the library's stream",
+        &ok(gpu.download(&d_z))?,
+        &z,
+        |_| false,
+    )
+}
+
+fn sub_slices(gpu: &Gpu) -> Result<(), Failed> {
+    let n = 100_003;
+    let x = inputs(n, 3);
+    let d_x = ok(gpu.upload(&x))?;
+    let mut d_y = ok(gpu.alloc_zeroed::<u32>(n))?;
+    let mut ws = DeviceWorkspace::new();
+    // Elements 7..n-5 of the input (not 16-byte aligned) into elements 3.. of the output.
+    let input = DeviceView::from(&d_x).slice(7..n - 5);
+    let mut output = DeviceViewMut::from(&mut d_y);
+    ok(device::inclusive_scan::<u32, Sum>(
+        gpu,
+        input,
+        output.slice(3..n),
+        &mut ws,
+    ))?;
+    let expected = scanned(&x[7..n - 5]);
+    let found = ok(gpu.download(&d_y))?;
+    check_slices(
+        "scan of a sub-slice",
+        &found[3..3 + expected.len()],
+        &expected,
+        |_| false,
+    )?;
+    check_slices("left alone before", &found[..3], &[0, 0, 0], |_| false)?;
+    // A raw device address and length, as cudarc's CudaSlice::device_ptr() gives.
+    // SAFETY: d_x holds n u32 values and outlives the view.
+    let raw = unsafe { DeviceView::<u32>::from_raw_parts(d_x.as_device_ptr().as_raw() + 4 * 11, 1000) };
+    let sum = ok(device::reduce::<u32, Sum>(gpu, raw, &mut ws))?;
+    check_eq("reduce of a raw range", sum, x[11..1011].iter().sum::<u32>())
+}
+
+fn other_thread(gpu: &Gpu) -> Result<(), Failed> {
+    let x = inputs(1 << 20, 4);
+    let expected: u32 = x.iter().sum();
+    let gpu = gpu.clone();
+    let found = std::thread::spawn(move || -> gpu_primitives::Result<u32> {
+        let d_x = gpu.upload(&x)?;
+        device::reduce::<u32, Sum>(&gpu, &d_x, &mut DeviceWorkspace::new())
+    })
+    .join()
+    .map_err(|_| Failed::from("the other thread panicked"))?;
+    check_eq("reduce on another thread", ok(found)?, expected)
+}
+
+fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
+    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    match module.kernel::<[u64; 2]>("device_reduce_f32_sum") {
+        Err(Error::ParamMismatch { host_bytes: 16, .. }) => Ok(()),
+        Err(e) => Err(format!("expected ParamMismatch, got {e}").into()),
+        Ok(_) => Err("a 16-byte struct was accepted for the reduce kernel".into()),
+    }
+}
