@@ -1,12 +1,14 @@
 //! The one table of element types and operators.
 //!
-//! Each macro here calls a callback macro (by name, in scope where it is called) with the rows,
-//! so that every list derived from the table (the device entry points, the host's `Element`
-//! impls, the kernel names the PTX check looks for, the type lists of the benchmark and the CLI)
-//! is generated from this file. **Adding an element type or an operator is one row here** (plus
-//! its device arithmetic, if it is a new kind of type).
+//! Each macro here calls a callback macro (by name, in scope where it is called) with the rows.
+//! Generated from this file: the device entry points (crates/kernels `kernels/device.rs`), the
+//! host's `Element`, `Operator` and `ScanOperator` impls and its `ELEMENT_NAMES` /
+//! `OPERATOR_NAMES` (crates/gpu-primitives `device/element.rs`; the benchmark's type and
+//! operator lists), and [`DEVICE_KERNELS`], the names the PTX checks look for. Still written by
+//! hand: the device arithmetic of a new kind of type, the CLI's and the benchmark's dispatch from
+//! a name to a type, and the GPU tests' type lists (docs/architecture.md has the steps).
 //!
-//! [`element_table!`] passes, per type:
+//! [`element_table!`](crate::element_table) passes, per type:
 //!
 //! ```text
 //! name => device type, stored as, accumulated in, vector width, scan items per thread, kind;
@@ -22,8 +24,8 @@
 //!   exist for it (dot products for floats and halves; argmin / argmax second passes for types
 //!   accumulated in themselves).
 //!
-//! [`operator_table!`] passes `name => type;` for the operators every element type has (`Sum`,
-//! `Min`, `Max`: associative and commutative), [`scan_operator_table!`] the scan-only ones with
+//! [`operator_table!`](crate::operator_table) passes `name => type;` for the operators every element type has (`Sum`,
+//! `Min`, `Max`: associative and commutative), [`scan_operator_table!`](crate::scan_operator_table) the scan-only ones with
 //! the element types they take (`Affine`: associative, not commutative).
 
 /// The bits of an IEEE 754 binary16 value, as the kernels read it (`half::f16` on the host).

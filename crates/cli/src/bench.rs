@@ -34,10 +34,10 @@ pub struct BenchConfig {
     pub ops: Vec<String>,
 }
 
-/// The element types the benchmark knows, by name.
-pub const TYPES: [&str; 8] = ["f32", "f64", "i32", "u32", "i64", "u64", "f16", "bf16"];
-/// The operators the benchmark knows, by name.
-pub const OPS: [&str; 3] = ["sum", "min", "max"];
+/// The element types the benchmark knows, by name (the library's table).
+pub const TYPES: &[&str] = gpu_primitives::device::ELEMENT_NAMES;
+/// The operators the benchmark knows, by name (the library's table).
+pub const OPS: &[&str] = gpu_primitives::device::OPERATOR_NAMES;
 
 impl BenchConfig {
     /// Check the type and operator names.

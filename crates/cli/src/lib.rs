@@ -1,4 +1,4 @@
-//! The `gpu-primitives` command's parts: the benchmark ([`bench`]), the `.npy` file commands
+//! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`]), the `.npy` file commands
 //! ([`npy`], [`cli_ops`]) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
 
 #![warn(missing_docs)]

@@ -2,7 +2,7 @@
 
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, Result};
 
-/// Kernel name in kernels-gpu (`kernels::dot_product`).
+/// Kernel name in gpu-primitives-kernels (`kernels::dot_product`).
 const KERNEL: &str = "dot_product_shared_tree";
 
 /// Threads per block [`dot_product`] uses.

@@ -150,7 +150,7 @@ fn run_kernel(
     let d_out = gpu.alloc_zeroed::<f32>(output_len)?;
     // SAFETY: every kernel run through here takes (input, output) as f32 device pointers, reads
     // `input.len()` and writes `output_len` elements for the launch shape its caller passes (see
-    // each kernel's docs in kernels-gpu/src/kernels/puzzles.rs).
+    // each kernel's docs in crates/kernels/src/kernels/puzzles.rs).
     let ((), t) =
         gpu.time(|| unsafe { gpu.launch(kernel, config, (d_in.as_device_ptr(), d_out.as_device_ptr())) })?;
     Ok((gpu.download(&d_out)?, micros(t)))

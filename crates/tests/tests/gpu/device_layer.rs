@@ -1,4 +1,4 @@
-//! The device layer, one primitive at a time, through kernels-gpu's probe kernels: shuffles for
+//! The device layer, one primitive at a time, through the kernel crate's probe kernels: shuffles for
 //! all six types and four modes, votes, atomics, compare-and-swap.
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
