@@ -23,6 +23,10 @@
 #![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch)]
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+// Register arrays are indexed in counted loops that unroll at compile time (as CUB's
+// `#pragma unroll` loops): an iterator chain would read the same but is not what these loops mean.
+#![allow(clippy::needless_range_loop)]
 
 pub mod atomic;
 pub mod block;

@@ -152,7 +152,7 @@ where
 /// The warp-striped shape's rule, checked at compile time: `items` is whole rows of `vec`.
 const fn assert_whole_rows(vec: usize, items: usize) {
     assert!(
-        vec > 0 && items % vec == 0,
+        vec > 0 && items.is_multiple_of(vec),
         "ITEMS must be whole rows of VEC items"
     );
 }

@@ -123,7 +123,7 @@ load_v4!(load_v4_read_only, "ld.global.nc.v4.b32");
 const fn assert_whole_vectors<T, const N: usize>() {
     let bytes = N * core::mem::size_of::<T>();
     assert!(
-        bytes % 16 == 0 && bytes <= 4 * MAX_WORDS,
+        bytes.is_multiple_of(16) && bytes <= 4 * MAX_WORDS,
         "16-byte accesses of at most 64 bytes"
     );
 }

@@ -47,10 +47,14 @@ pub unsafe fn reduce_partials<T, Op, const VEC: usize>(
         acc
     };
     let mut acc = Op::identity();
-    let vectors = if input as usize % 16 == 0 { n / VEC } else { 0 };
+    let vectors = if (input as usize).is_multiple_of(16) {
+        n / VEC
+    } else {
+        0
+    };
     let stride = grid_stride();
     let mut v = global_idx();
-    // SAFETY (loops): every vector index read is < vectors, so its VEC elements are < n; the
+    // SAFETY: (loops) every vector index read is < vectors, so its VEC elements are < n; the
     // base is 16-byte aligned (checked above).
     unsafe {
         while v + 3 * stride < vectors {
@@ -154,10 +158,14 @@ pub unsafe fn arg_reduce_partials<T, Op, const VEC: usize>(
     Op: ReduceOp<Indexed<T::Acc>>,
 {
     let mut acc = Op::identity();
-    let vectors = if input as usize % 16 == 0 { n / VEC } else { 0 };
+    let vectors = if (input as usize).is_multiple_of(16) {
+        n / VEC
+    } else {
+        0
+    };
     let stride = grid_stride();
     let mut v = global_idx();
-    // SAFETY (loops): indices are < n; the vector base is 16-byte aligned (checked above).
+    // SAFETY: (loops) indices are < n; the vector base is 16-byte aligned (checked above).
     unsafe {
         while v < vectors {
             let values = load_aligned::<T, VEC>(input.add(v * VEC));
@@ -208,11 +216,11 @@ pub unsafe fn dot_partials<T, const VEC: usize>(
     Sum: ReduceOp<T::Acc>,
 {
     let mut acc = <Sum as ReduceOp<T::Acc>>::identity();
-    let aligned = a as usize % 16 == 0 && b as usize % 16 == 0;
+    let aligned = (a as usize).is_multiple_of(16) && (b as usize).is_multiple_of(16);
     let vectors = if aligned { n / VEC } else { 0 };
     let stride = grid_stride();
     let mut v = global_idx();
-    // SAFETY (loops): indices are < n; vector bases are 16-byte aligned (checked above).
+    // SAFETY: (loops) indices are < n; vector bases are 16-byte aligned (checked above).
     unsafe {
         while v < vectors {
             let (x, y) = (
@@ -261,14 +269,14 @@ pub unsafe fn segmented_reduce<T, Op, const VEC: usize>(
     while row < rows {
         // SAFETY: the row lies inside `input`.
         let start = unsafe { input.add(row * row_len) };
-        let vectors = if start as usize % 16 == 0 {
+        let vectors = if (start as usize).is_multiple_of(16) {
             row_len / VEC
         } else {
             0
         };
         let mut acc = Op::identity();
         let mut v = thread_idx() as usize;
-        // SAFETY (loops): indices are < row_len; the vector base is aligned (checked above).
+        // SAFETY: (loops) indices are < row_len; the vector base is aligned (checked above).
         unsafe {
             while v < vectors {
                 let values = load_aligned::<T, VEC>(start.add(v * VEC));

@@ -198,7 +198,7 @@ unsafe fn load_tile<T: Element, U: Copy, const VEC: usize, const ITEMS: usize>(
 }
 
 /// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
-/// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors ([`look_back`]).
+/// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors (`look_back`).
 /// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks, each a whole number of
 /// warps.
 ///
@@ -246,7 +246,9 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     let warp_first = tile * tile_len + warp_id() as usize * WARP_SIZE as usize * ITEMS;
     // Element of item `r * VEC + v` of this lane: row r, position v of the lane's vector.
     let row_first = |r: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC;
-    let whole_tile = (tile + 1) * tile_len <= n && input as usize % 16 == 0 && output as usize % 16 == 0;
+    let whole_tile = (tile + 1) * tile_len <= n
+        && (input as usize).is_multiple_of(16)
+        && (output as usize).is_multiple_of(16);
 
     // Every thread: warp 0 looks back; the block gets the tile's exclusive prefix.
     let tile_prefix = |aggregate: T::Acc| {

@@ -22,7 +22,7 @@ use crate::warp::{
 unsafe fn warp_probe<T: Shuffle, Op: ReduceOp<T>>(input: *const T, output: *mut T, mode: u32, src_lane: u32) {
     let i = global_idx();
     let lanes = lanes_in_warp();
-    // SAFETY (whole body): i < grid * block; each mode's collective is called by every live lane
+    // SAFETY: (whole body) i < grid * block; each mode's collective is called by every live lane
     // of the warp (the mode is uniform).
     unsafe {
         let v = *input.add(i);
@@ -65,7 +65,7 @@ unsafe fn block_probe<T, Op, const ITEMS: usize>(
             *item = unsafe { *input.add(first + k) };
         }
     }
-    // SAFETY (whole body): every thread of the block runs the same mode's collective; outputs are
+    // SAFETY: (whole body) every thread of the block runs the same mode's collective; outputs are
     // written only below n; `totals` holds one value per block.
     unsafe {
         match mode {

@@ -81,7 +81,7 @@ pub unsafe extern "ptx-kernel" fn p26_max_min(input: *const f32, output: *mut f3
         offset /= 2;
     }
     // SAFETY: i is in bounds.
-    unsafe { *output.add(i) = if lane_id() % 2 == 0 { max } else { min } };
+    unsafe { *output.add(i) = if lane_id().is_multiple_of(2) { max } else { min } };
 }
 
 /// Puzzle 27, mean normalisation: `output[i] = input[i] / mean(input)` with `block_reduce` (sum in

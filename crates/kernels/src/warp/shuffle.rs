@@ -67,7 +67,7 @@ enum Mode {
 
 #[inline(always)]
 unsafe fn shuffle_b32(mode: Mode, bits: u32, b: u32, width: u32, member_mask: u32) -> u32 {
-    // SAFETY (all arms): forwarded from the caller.
+    // SAFETY: (all arms) forwarded from the caller.
     unsafe {
         match mode {
             Mode::Down => shfl_down_b32(bits, b, clamp_operand(width, WARP_SIZE - 1), member_mask),
