@@ -1,5 +1,96 @@
 //! CPU references: what each GPU kernel must compute, in the plainest form, and the tolerance a
 //! float result is checked with.
+//!
+//! The generic ones ([`reduce`], [`scan`], [`argmin`], [`argmax`], [`dot`],
+//! [`segmented_reduce`]) follow the device-wide algorithms for every element type and operator
+//! of the table, in the same accumulator and arithmetic (wrapping integers, NaN-propagating
+//! min / max), combining left to right. Integer results must match the GPU exactly; float sums
+//! are grouped differently on the GPU, so compare them exactly only on inputs whose partial sums
+//! are exact (the GPU tests use multiples of 1/4), else within [`f32_sum_error_bound`]. The
+//! `f32` ones below them accumulate in `f64` for the lessons.
+
+use crate::device::{Accumulator, DotElement, Element, Operator, ScanKind};
+
+/// `x[0] ⊕ x[1] ⊕ ... ⊕ x[n-1]` in `T::Acc`; the identity for an empty `x`.
+///
+/// # Example
+/// ```
+/// use gpu_primitives::device::{Max, Sum};
+/// use gpu_primitives::reference;
+/// assert_eq!(reference::reduce::<u32, Sum>(&[]), 0);
+/// assert_eq!(reference::reduce::<f32, Max>(&[1.0, f32::NAN, 3.0]).is_nan(), true);
+/// ```
+pub fn reduce<T: Element, Op: Operator>(x: &[T]) -> T::Acc {
+    x.iter().fold(Op::identity(), |a, &v| Op::combine(a, v.to_acc()))
+}
+
+/// The inclusive or exclusive scan of `x` with `Op`, in `T::Acc` (an exclusive scan starts
+/// with the identity).
+///
+/// # Example
+/// ```
+/// use gpu_primitives::device::{ScanKind, Sum};
+/// let y = gpu_primitives::reference::scan::<i32, Sum>(&[1, 2, 3], ScanKind::Exclusive);
+/// assert_eq!(y, [0, 1, 3]);
+/// ```
+pub fn scan<T: Element, Op: Operator>(x: &[T], kind: ScanKind) -> Vec<T::Acc> {
+    let mut acc = Op::identity();
+    x.iter()
+        .map(|&v| {
+            let before = acc;
+            acc = Op::combine(acc, v.to_acc());
+            if kind == ScanKind::Exclusive { before } else { acc }
+        })
+        .collect()
+}
+
+/// [`reduce`] of each row of `x`, seen as rows of `row_len` elements (a trailing partial row is
+/// ignored; `row_len` 0 gives no rows).
+pub fn segmented_reduce<T: Element, Op: Operator>(x: &[T], row_len: usize) -> Vec<T::Acc> {
+    if row_len == 0 {
+        return Vec::new();
+    }
+    x.chunks_exact(row_len).map(reduce::<T, Op>).collect()
+}
+
+/// The index rule of argmin / argmax: the first index on ties; the first NaN if any (NumPy's).
+fn arg<T: Element>(x: &[T], better: fn(T::Acc, T::Acc) -> bool) -> Option<(T::Acc, usize)> {
+    let mut best: Option<(T::Acc, usize)> = None;
+    for (i, v) in x.iter().map(|v| v.to_acc()).enumerate() {
+        best = match best {
+            None => Some((v, i)),
+            Some((b, _)) if b.is_nan() => best,
+            Some(_) if v.is_nan() => Some((v, i)),
+            Some((b, _)) if better(v, b) => Some((v, i)),
+            keep => keep,
+        };
+    }
+    best
+}
+
+/// The smallest element and its index (first on ties; the first NaN if any); `None` if empty.
+///
+/// # Example
+/// ```
+/// assert_eq!(gpu_primitives::reference::argmin(&[3.0f32, 1.0, 1.0]), Some((1.0, 1)));
+/// ```
+pub fn argmin<T: Element>(x: &[T]) -> Option<(T::Acc, usize)> {
+    arg(x, |v, best| v < best)
+}
+
+/// The largest element and its index (first on ties; the first NaN if any); `None` if empty.
+pub fn argmax<T: Element>(x: &[T]) -> Option<(T::Acc, usize)> {
+    arg(x, |v, best| v > best)
+}
+
+/// `sum_i a[i] * b[i]`, products and sum in `T::Acc`, left to right. Panics if the lengths
+/// differ.
+pub fn dot<T: DotElement>(a: &[T], b: &[T]) -> T::Acc {
+    assert_eq!(a.len(), b.len(), "dot: lengths differ");
+    a.iter()
+        .zip(b)
+        .fold(T::Acc::ZERO, |s, (&x, &y)| s.add(x.to_acc().mul(y.to_acc())))
+}
 
 /// `sum_i a[i] * b[i]`, accumulated in `f64`. Panics if the lengths differ.
 ///

@@ -16,7 +16,7 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     /// How it is stored on the device (`u16` bits for f16 / bf16).
     type Raw: DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
     /// What it is combined and returned in (`f32` for f16 / bf16, else itself).
-    type Acc: Element<Raw = Self::Acc> + DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
+    type Acc: Element<Raw = Self::Acc> + Accumulator + DeviceCopy + bytemuck::Pod + Default + std::fmt::Debug;
     /// Kernel-name part: "f32", "f16", ...
     const NAME: &'static str;
     /// Items per thread of the scan kernels (a tile is `SCAN_BLOCK * SCAN_ITEMS` elements).
@@ -25,6 +25,85 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     const VECTOR: u32;
     /// The values as the device stores them.
     fn as_raw(values: &[Self]) -> &[Self::Raw];
+    /// The value as its accumulator (exact: halves widen to f32 without rounding).
+    fn to_acc(self) -> Self::Acc;
+}
+
+/// What the device-wide algorithms combine in (`f32`, `f64`, `i32`, `u32`, `i64`, `u64`), with the
+/// arithmetic the kernels use: the CPU references ([`reference`](crate::reference)) compute with it.
+pub trait Accumulator: Copy + PartialOrd + sealed::Sealed {
+    /// 0.
+    const ZERO: Self;
+    /// The identity of [`Min`]: `+inf`, or the largest integer.
+    const HIGHEST: Self;
+    /// The identity of [`Max`]: `-inf`, or the smallest integer.
+    const LOWEST: Self;
+    /// `a + b`, wrapping for integers.
+    fn add(self, other: Self) -> Self;
+    /// `a * b`, wrapping for integers.
+    fn mul(self, other: Self) -> Self;
+    /// Whether it is NaN (never, for integers).
+    fn is_nan(self) -> bool;
+    /// The smaller; NaN if either is NaN (as the kernels' `Min`).
+    fn min_nan(self, other: Self) -> Self {
+        if self.is_nan() || other.is_nan() {
+            if self.is_nan() { self } else { other }
+        } else if other < self {
+            other
+        } else {
+            self
+        }
+    }
+    /// The larger; NaN if either is NaN (as the kernels' `Max`).
+    fn max_nan(self, other: Self) -> Self {
+        if self.is_nan() || other.is_nan() {
+            if self.is_nan() { self } else { other }
+        } else if other > self {
+            other
+        } else {
+            self
+        }
+    }
+}
+
+macro_rules! int_accumulator {
+    ($($t:ty),*) => {$(
+        impl Accumulator for $t {
+            const ZERO: Self = 0;
+            const HIGHEST: Self = <$t>::MAX;
+            const LOWEST: Self = <$t>::MIN;
+            fn add(self, other: Self) -> Self { self.wrapping_add(other) }
+            fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
+            fn is_nan(self) -> bool { false }
+        }
+    )*};
+}
+macro_rules! float_accumulator {
+    ($($t:ty),*) => {$(
+        impl Accumulator for $t {
+            const ZERO: Self = 0.0;
+            const HIGHEST: Self = <$t>::INFINITY;
+            const LOWEST: Self = <$t>::NEG_INFINITY;
+            fn add(self, other: Self) -> Self { self + other }
+            fn mul(self, other: Self) -> Self { self * other }
+            fn is_nan(self) -> bool { <$t>::is_nan(self) }
+        }
+    )*};
+}
+int_accumulator!(i32, u32, i64, u64);
+float_accumulator!(f32, f64);
+
+/// An element as its accumulator, per table row (halves widen with `half`).
+macro_rules! to_acc {
+    (f16, $v:expr) => {
+        $v.to_f32()
+    };
+    (bf16, $v:expr) => {
+        $v.to_f32()
+    };
+    ($name:ident, $v:expr) => {
+        $v
+    };
 }
 
 /// The host type of a table row's name (`f16` is `half::f16` here).
@@ -53,6 +132,9 @@ macro_rules! elements {
                 fn as_raw(values: &[Self]) -> &[Self::Raw] {
                     bytemuck::cast_slice(values)
                 }
+                fn to_acc(self) -> $acc {
+                    to_acc!($name, self)
+                }
             }
         )*
         /// The name of every element type, in table order (for the CLI and the benchmark).
@@ -63,10 +145,45 @@ macro_rules! elements {
 gpu_primitives_abi::element_table!(elements);
 
 /// An associative, commutative operator of the device-wide algorithms, for every [`Element`]
-/// (one row of `gpu_primitives_abi::table`'s operator table).
+/// (one row of `gpu_primitives_abi::table`'s operator table), with its arithmetic on the host
+/// (what the kernels compute, for the CPU references).
 pub trait Operator: Copy + Default + Send + Sync + 'static + sealed::Sealed {
     /// Kernel-name part: "sum", "min", "max".
     const NAME: &'static str;
+    /// The identity: `combine(identity, x) == x`.
+    fn identity<A: Accumulator>() -> A;
+    /// `a ⊕ b`.
+    fn combine<A: Accumulator>(a: A, b: A) -> A;
+}
+
+/// The host arithmetic of each operator of the table (the kernels' is in crates/kernels `op`).
+trait HostArithmetic {
+    fn identity<A: Accumulator>() -> A;
+    fn combine<A: Accumulator>(a: A, b: A) -> A;
+}
+impl HostArithmetic for Sum {
+    fn identity<A: Accumulator>() -> A {
+        A::ZERO
+    }
+    fn combine<A: Accumulator>(a: A, b: A) -> A {
+        a.add(b)
+    }
+}
+impl HostArithmetic for Min {
+    fn identity<A: Accumulator>() -> A {
+        A::HIGHEST
+    }
+    fn combine<A: Accumulator>(a: A, b: A) -> A {
+        a.min_nan(b)
+    }
+}
+impl HostArithmetic for Max {
+    fn identity<A: Accumulator>() -> A {
+        A::LOWEST
+    }
+    fn combine<A: Accumulator>(a: A, b: A) -> A {
+        a.max_nan(b)
+    }
 }
 
 macro_rules! operators {
@@ -75,6 +192,12 @@ macro_rules! operators {
             impl sealed::Sealed for $ty {}
             impl Operator for $ty {
                 const NAME: &'static str = stringify!($name);
+                fn identity<A: Accumulator>() -> A {
+                    <$ty as HostArithmetic>::identity()
+                }
+                fn combine<A: Accumulator>(a: A, b: A) -> A {
+                    <$ty as HostArithmetic>::combine(a, b)
+                }
             }
         )*
         /// The name of every operator, in table order (for the CLI and the benchmark).

@@ -45,8 +45,8 @@ mod workspace;
 pub use arg::{argmax, argmin};
 pub use dot::{DotElement, dot};
 pub use element::{
-    Affine, DeviceVec, DeviceView, DeviceViewMut, ELEMENT_NAMES, Element, Max, Min, OPERATOR_NAMES, Operator,
-    ScanOperator, Sum,
+    Accumulator, Affine, DeviceVec, DeviceView, DeviceViewMut, ELEMENT_NAMES, Element, Max, Min,
+    OPERATOR_NAMES, Operator, ScanOperator, Sum,
 };
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 pub use gpu_primitives_abi::tuning::{

@@ -4,7 +4,7 @@
 
 use crate::support::{GpuTest, check_eq, check_slices, grid_values, ok, rng};
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKind, Sum};
-use gpu_primitives::{Error, Gpu};
+use gpu_primitives::{Error, Gpu, reference};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
 use rand::Rng;
@@ -28,12 +28,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("device::past_2_pow_31_elements_u32", past_2_pow_31),
 ];
 
-/// A test type: how to make inputs and combine them on the CPU, exactly.
+/// A test type: how to make its inputs (the CPU references are the library's,
+/// `gpu_primitives::reference`).
 pub trait TestElement: Element {
     fn make(n: usize, salt: u64) -> Vec<Self>;
-    fn acc(self) -> Self::Acc;
-    fn combine(op: &str, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    fn identity(op: &str) -> Self::Acc;
 }
 
 macro_rules! int_element {
@@ -43,65 +41,26 @@ macro_rules! int_element {
                 let mut r = rng(salt);
                 (0..n).map(|_| r.random()).collect()
             }
-            fn acc(self) -> Self { self }
-            fn combine(op: &str, a: Self, b: Self) -> Self {
-                match op { "sum" => a.wrapping_add(b), "min" => a.min(b), _ => a.max(b) }
-            }
-            fn identity(op: &str) -> Self {
-                match op { "sum" => 0, "min" => <$t>::MAX, _ => <$t>::MIN }
-            }
         }
     )*};
 }
 int_element!(i32, u32, i64, u64);
 
 macro_rules! float_element {
-    ($t:ty, $acc:ty, $from:expr, $to_acc:expr) => {
+    ($t:ty, $from:expr) => {
         impl TestElement for $t {
             /// Grid values (multiples of 1/4 in [-2, 2]): exact in every type, and every partial
             /// sum of up to 2^21 of them is exact in f32, so any grouping matches the CPU.
             fn make(n: usize, salt: u64) -> Vec<Self> {
                 grid_values(n, salt).into_iter().map($from).collect()
             }
-            fn acc(self) -> $acc {
-                $to_acc(self)
-            }
-            fn combine(op: &str, a: $acc, b: $acc) -> $acc {
-                match op {
-                    "sum" => a + b,
-                    "min" => a.min(b),
-                    _ => a.max(b),
-                }
-            }
-            fn identity(op: &str) -> $acc {
-                match op {
-                    "sum" => 0.0,
-                    "min" => <$acc>::INFINITY,
-                    _ => <$acc>::NEG_INFINITY,
-                }
-            }
         }
     };
 }
-float_element!(f32, f32, |v| v, |v| v);
-float_element!(f64, f64, |v: f32| v as f64, |v| v);
-float_element!(f16, f32, f16::from_f32, |v: f16| v.to_f32());
-float_element!(bf16, f32, bf16::from_f32, |v: bf16| v.to_f32());
-
-pub fn reference_reduce<T: TestElement>(op: &str, x: &[T]) -> T::Acc {
-    x.iter().fold(T::identity(op), |a, &b| T::combine(op, a, b.acc()))
-}
-
-pub fn reference_scan<T: TestElement>(op: &str, x: &[T], kind: ScanKind) -> Vec<T::Acc> {
-    let mut acc = T::identity(op);
-    x.iter()
-        .map(|&v| {
-            let before = acc;
-            acc = T::combine(op, acc, v.acc());
-            if kind == ScanKind::Exclusive { before } else { acc }
-        })
-        .collect()
-}
+float_element!(f32, |v| v);
+float_element!(f64, |v: f32| v as f64);
+float_element!(f16, f16::from_f32);
+float_element!(bf16, bf16::from_f32);
 
 const REDUCE_LENGTHS: &[usize] = &[0, 1, 3, 4095, 4096, 4097, 100_003, (1 << 22) + 7];
 
@@ -113,7 +72,7 @@ fn reduce_type_op<T: TestElement, Op: Operator>(gpu: &Gpu, ws: &mut DeviceWorksp
         check_eq(
             &format!("reduce {} {} n={n}", T::NAME, Op::NAME),
             found,
-            reference_reduce(Op::NAME, &x),
+            reference::reduce::<T, Op>(&x),
         )?;
     }
     Ok(())
@@ -150,7 +109,7 @@ fn scan_type_op<T: TestElement, Op: Operator>(gpu: &Gpu, ws: &mut DeviceWorkspac
             }
             let found = ok(gpu.download(&d_out))?;
             let what = format!("scan {} {} {kind:?} n={n}", T::NAME, Op::NAME);
-            check_slices(&what, &found, &reference_scan(Op::NAME, &x, kind), |_| false)?;
+            check_slices(&what, &found, &reference::scan::<T, Op>(&x, kind), |_| false)?;
         }
         check_slices("input unchanged", &ok(d_x.to_vec(gpu))?, T::as_raw(&x), |_| false)?;
     }
@@ -186,7 +145,7 @@ fn in_place<T: TestElement<Acc = T> + Element<Raw = T> + PartialEq + std::fmt::D
         check_slices(
             &format!("in place {} {kind:?}", T::NAME),
             &ok(d_x.to_vec(gpu))?,
-            &reference_scan("sum", &x, kind),
+            &reference::scan::<T, Sum>(&x, kind),
             |_| false,
         )?;
     }
@@ -276,13 +235,13 @@ fn workspace_reuse(gpu: &Gpu) -> Result<(), Failed> {
         check_slices(
             &format!("round {round} n={n}"),
             &ok(gpu.download(&d_out))?,
-            &reference_scan("sum", &x, ScanKind::Inclusive),
+            &reference::scan::<u32, Sum>(&x, ScanKind::Inclusive),
             |_| false,
         )?;
         check_eq(
             &format!("round {round} reduce"),
             ok(device::reduce::<u32, Max>(gpu, &d_x, ws))?,
-            reference_reduce("max", &x),
+            reference::reduce::<u32, Max>(&x),
         )?;
     }
     Ok(())
@@ -335,25 +294,6 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     )
 }
 
-/// CPU argmin / argmax: first index on ties; the first NaN if any (NumPy's rule).
-pub fn reference_arg<T: TestElement>(x: &[T], min: bool) -> Option<(T::Acc, usize)>
-where
-    T::Acc: PartialOrd,
-{
-    let is_nan = |v: T::Acc| v.partial_cmp(&v).is_none();
-    let mut best: Option<(T::Acc, usize)> = None;
-    for (i, v) in x.iter().map(|v| v.acc()).enumerate() {
-        best = match best {
-            None => Some((v, i)),
-            Some((b, _)) if is_nan(b) => best,
-            Some(_) if is_nan(v) => Some((v, i)),
-            Some((b, _)) if (min && v < b) || (!min && v > b) => Some((v, i)),
-            keep => keep,
-        };
-    }
-    best
-}
-
 fn arg_type<T: TestElement>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed>
 where
     T::Acc: PartialOrd,
@@ -367,12 +307,12 @@ where
         check_eq(
             &format!("argmin {} n={n}", T::NAME),
             found_min,
-            reference_arg(&x, true),
+            reference::argmin(&x),
         )?;
         check_eq(
             &format!("argmax {} n={n}", T::NAME),
             found_max,
-            reference_arg(&x, false),
+            reference::argmax(&x),
         )?;
     }
     Ok(())
@@ -418,9 +358,7 @@ where
             ok(DeviceVec::from_slice(gpu, &a))?,
             ok(DeviceVec::from_slice(gpu, &b))?,
         );
-        let expected = a.iter().zip(&b).fold(T::identity("sum"), |s, (&x, &y)| {
-            T::combine("sum", s, x.acc() * y.acc())
-        });
+        let expected = reference::dot(&a, &b);
         check_eq(
             &format!("dot {} n={n}", T::NAME),
             ok(device::dot::<T>(gpu, &d_a, &d_b, ws))?,
@@ -464,10 +402,7 @@ fn segmented_type_op<T: TestElement, Op: Operator>(gpu: &Gpu) -> Result<(), Fail
         let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
         let mut d_out = ok(gpu.alloc_zeroed::<T::Acc>(rows))?;
         ok(device::segmented_reduce::<T, Op>(gpu, &d_x, row_len, &mut d_out))?;
-        let expected: Vec<T::Acc> = x
-            .chunks(row_len)
-            .map(|row| reference_reduce(Op::NAME, row))
-            .collect();
+        let expected: Vec<T::Acc> = x.chunks(row_len).map(reference::reduce::<T, Op>).collect();
         check_slices(
             &format!("segmented {} {} {rows}x{row_len}", T::NAME, Op::NAME),
             &ok(gpu.download(&d_out))?,

@@ -17,7 +17,7 @@
 //!   the reduce (exact cases).
 
 use crate::collectives::{BlockCase, WarpCase, block_case, warp_case};
-use crate::device::{TestElement, reference_arg, reference_reduce, reference_scan};
+use crate::device::TestElement;
 use crate::support::{GpuTest, check_slices};
 use gpu_primitives::device::{
     self, Affine, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKind, ScanOperator, Sum,
@@ -111,7 +111,7 @@ where
     prop_assert_eq!(bits(first), bits(again), "two reduces differ");
     prop_assert_eq!(
         first,
-        reference_reduce::<T>(Op::NAME, x),
+        reference::reduce::<T, Op>(x),
         "reduce {} {} n={}",
         T::NAME,
         Op::NAME,
@@ -125,7 +125,7 @@ where
         }
         .map_err(fail)?;
         let found = gpu.download(&d_out).map_err(fail)?;
-        let expected = reference_scan(Op::NAME, x, kind);
+        let expected = reference::scan::<T, Op>(x, kind);
         if let Some(i) = found.iter().zip(&expected).position(|(f, e)| f != e) {
             return Err(TestCaseError::fail(format!(
                 "scan {} {} {kind:?} n={}: index {i}: found {:?}, expected {:?}",
@@ -164,7 +164,7 @@ where
             let fail = |e: gpu_primitives::Error| TestCaseError::fail(e.to_string());
             let d_x = DeviceVec::from_slice(gpu, &x).map_err(fail)?;
             let found = device::argmin::<T>(gpu, &d_x, ws).map_err(fail)?;
-            let expected = reference_arg(&x, true);
+            let expected = reference::argmin(&x);
             prop_assert_eq!(found, expected, "argmin {} n={}", T::NAME, n);
             Ok(())
         })
