@@ -75,3 +75,54 @@ fn bound_is_infinite_past_one_over_u() {
 fn dot_product_rejects_mismatched_lengths() {
     reference::dot_product(&[1.0], &[]);
 }
+
+proptest! {
+    /// The generic references agree with each other: the last inclusive element is the reduce,
+    /// the exclusive scan is the inclusive one shifted, argmin / argmax give the min / max reduce
+    /// at their first index, the rows of a segmented reduce are reduces, and a dot product of
+    /// ones is the sum.
+    #[test]
+    fn generic_references_agree(x in proptest::collection::vec(any::<i64>(), 0..300), row in 1usize..20) {
+        use gpu_primitives::device::{Max, Min, ScanKind, Sum};
+        let inclusive = reference::scan::<i64, Sum>(&x, ScanKind::Inclusive);
+        let exclusive = reference::scan::<i64, Sum>(&x, ScanKind::Exclusive);
+        let total = reference::reduce::<i64, Sum>(&x);
+        prop_assert_eq!(inclusive.last().copied().unwrap_or(0), total);
+        for i in 0..x.len() {
+            prop_assert_eq!(exclusive[i], if i == 0 { 0 } else { inclusive[i - 1] });
+            prop_assert_eq!(inclusive[i], x[..=i].iter().fold(0i64, |a, &v| a.wrapping_add(v)));
+        }
+        match reference::argmin(&x) {
+            Some((v, at)) => {
+                prop_assert_eq!(v, reference::reduce::<i64, Min>(&x));
+                prop_assert_eq!(x.iter().position(|&e| e == v), Some(at));
+            }
+            None => prop_assert!(x.is_empty()),
+        }
+        if let Some((v, at)) = reference::argmax(&x) {
+            prop_assert_eq!(v, reference::reduce::<i64, Max>(&x));
+            prop_assert_eq!(x.iter().position(|&e| e == v), Some(at));
+        }
+        let rows = reference::segmented_reduce::<i64, Max>(&x, row);
+        prop_assert_eq!(rows.len(), x.len() / row);
+        for (r, &m) in rows.iter().enumerate() {
+            prop_assert_eq!(m, *x[r * row..(r + 1) * row].iter().max().unwrap());
+        }
+        let f: Vec<f64> = x.iter().map(|&v| (v % 1000) as f64).collect();
+        prop_assert_eq!(reference::dot(&f, &vec![1.0; f.len()]), reference::reduce::<f64, Sum>(&f));
+    }
+
+    /// Float min / max propagate NaN as the kernels do; f16 widens exactly.
+    #[test]
+    fn float_references_propagate_nan(x in proptest::collection::vec(-1e3f32..1e3, 1..50), at in 0usize..50) {
+        use gpu_primitives::device::{Max, Min, Sum};
+        let mut y = x.clone();
+        y[at % x.len()] = f32::NAN;
+        prop_assert!(reference::reduce::<f32, Min>(&y).is_nan());
+        prop_assert!(reference::reduce::<f32, Max>(&y).is_nan());
+        prop_assert_eq!(reference::argmin(&y).map(|p| p.1), Some(at % x.len()));
+        let halves: Vec<half::f16> = x.iter().map(|&v| half::f16::from_f32(v)).collect();
+        let widened: f32 = halves.iter().map(|h| h.to_f32()).sum();
+        prop_assert_eq!(reference::reduce::<half::f16, Sum>(&halves), widened);
+    }
+}
