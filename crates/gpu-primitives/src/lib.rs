@@ -24,11 +24,13 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod device;
+#[cfg(any(feature = "cust", feature = "cudarc"))]
+pub mod interop;
 pub mod reference;
 
 pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{
-    DeviceBuffer, DeviceInfo, DeviceSlice, Error, Gpu, LaunchConfig, OnStream, Result, Stream,
+    DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result, Stream,
 };
 
 /// The device-wide kernels' PTX, one module per architecture: (compute capability x 10, PTX

@@ -1,6 +1,6 @@
 //! The one error type of the host runtime.
 
-use cust::error::CudaError;
+use crate::sys;
 
 /// `Result` with this crate's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -107,39 +107,51 @@ pub enum Error {
         /// Total device memory, bytes.
         total: usize,
     },
-    /// Any other CUDA driver error, with what was being done.
-    #[error("CUDA error while {context}: {source}")]
-    Cuda {
-        /// What the call was doing.
-        context: &'static str,
-        /// The driver's error.
-        source: CudaError,
-    },
-    /// A driver call made through the raw API failed, with what was being done.
-    #[error("CUDA error while {context}: {code:?}")]
+    /// A CUDA driver call failed, with what was being done.
+    #[error("CUDA error while {context}: {name} ({code})")]
     Driver {
         /// What the call was doing.
         context: &'static str,
-        /// The driver's status code.
-        code: cust::sys::CUresult,
+        /// The driver's status code (`CUresult`).
+        code: u32,
+        /// Its name, as `cuGetErrorName` gives it (`CUDA_ERROR_ILLEGAL_ADDRESS`).
+        name: String,
     },
 }
 
-/// Attach what was being done to a driver error: `.context("copying to the device")`.
-pub(crate) trait CudaContext<T> {
-    fn context(self, context: &'static str) -> Result<T>;
-}
-
-impl<T> CudaContext<T> for std::result::Result<T, CudaError> {
-    fn context(self, context: &'static str) -> Result<T> {
-        self.map_err(|source| Error::Cuda { context, source })
+/// A driver status as a [`Result`]: [`Error::Driver`] with `context` unless it is success.
+pub(crate) fn check(status: sys::CUresult, context: &'static str) -> Result<()> {
+    if status == sys::cudaError_enum::CUDA_SUCCESS {
+        return Ok(());
     }
+    let mut name: *const std::ffi::c_char = std::ptr::null();
+    // SAFETY: a valid out-pointer; the driver gives a static string or an error.
+    let named = unsafe { sys::cuGetErrorName(status, &mut name) };
+    let name = if named == sys::cudaError_enum::CUDA_SUCCESS && !name.is_null() {
+        // SAFETY: a NUL-terminated static string from the driver.
+        unsafe { std::ffi::CStr::from_ptr(name) }
+            .to_string_lossy()
+            .into_owned()
+    } else {
+        format!("{status:?}")
+    };
+    Err(Error::Driver {
+        context,
+        code: status as u32,
+        name,
+    })
 }
 
-/// A raw driver status as a [`Result`].
-pub(crate) fn check(status: cust::sys::CUresult, context: &'static str) -> Result<()> {
-    match status {
-        cust::sys::cudaError_enum::CUDA_SUCCESS => Ok(()),
-        code => Err(Error::Driver { context, code }),
+/// `CUDA_ERROR_OUT_OF_MEMORY` from an allocation of `bytes` as [`Error::OutOfMemory`] (with the
+/// device's free memory); any other error as it is.
+pub(crate) fn out_of_memory(error: Error, bytes: usize) -> Error {
+    match error {
+        Error::Driver { code, .. } if code == sys::cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY as u32 => {
+            let (mut free, mut total) = (0usize, 0usize);
+            // SAFETY: valid out-pointers; the context is current.
+            unsafe { sys::cuMemGetInfo_v2(&mut free, &mut total) };
+            Error::OutOfMemory { bytes, free, total }
+        }
+        other => other,
     }
 }

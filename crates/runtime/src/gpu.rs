@@ -1,13 +1,10 @@
 //! [`Gpu`]: one device, its primary context, a default stream, and the PTX modules loaded into it.
 
-use crate::error::CudaContext;
+use crate::error::check;
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::module::Module;
 use crate::stream::Stream;
-use crate::{DeviceBuffer, DeviceCopy, Error, Result};
-use cust::context::{Context, CurrentContext};
-use cust::device::{Device, DeviceAttribute};
-use cust::error::CudaError;
+use crate::{DeviceBuffer, DeviceCopy, Error, Result, sys};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -47,15 +44,39 @@ struct Inner {
     // Field order is drop order: modules and the stream before the context they live in.
     modules: Mutex<Vec<(&'static str, Arc<Module>)>>,
     stream: Stream,
-    context: Context,
+    context: PrimaryContext,
 }
 
-fn no_device(e: CudaError) -> Error {
-    Error::NoDevice(e.to_string().trim_matches('"').to_owned())
+/// The device's primary context, retained by [`Gpu::open`] and released on drop.
+struct PrimaryContext {
+    raw: sys::CUcontext,
+    device: sys::CUdevice,
 }
 
-fn attribute(device: Device, attr: DeviceAttribute) -> Result<u32> {
-    Ok(device.get_attribute(attr).context("reading a device attribute")? as u32)
+// SAFETY: a context handle may be used from any thread (each use binds it first).
+unsafe impl Send for PrimaryContext {}
+// SAFETY: as for Send.
+unsafe impl Sync for PrimaryContext {}
+
+impl Drop for PrimaryContext {
+    fn drop(&mut self) {
+        // SAFETY: retained once by `Gpu::open`, released once here, after the modules and the
+        // stream (declared before it) were dropped.
+        unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+    }
+}
+
+/// `Error::NoDevice` for a failure of the first driver calls (no driver, no device).
+fn no_device(status: sys::CUresult) -> Result<()> {
+    check(status, "initialising the driver").map_err(|e| Error::NoDevice(e.to_string()))
+}
+
+fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32> {
+    let mut value = 0i32;
+    // SAFETY: a valid out-pointer and device.
+    let status = unsafe { sys::cuDeviceGetAttribute(&mut value, attr, device) };
+    check(status, "reading a device attribute")?;
+    Ok(value as u32)
 }
 
 impl Gpu {
@@ -73,37 +94,72 @@ impl Gpu {
     /// # Ok::<(), gpu_primitives_runtime::Error>(())
     /// ```
     pub fn open(ordinal: u32, warp_size: u32) -> Result<Self> {
-        cust::init(cust::CudaFlags::empty()).map_err(no_device)?;
-        let count = Device::num_devices().map_err(no_device)?;
+        use sys::CUdevice_attribute_enum as A;
+        if !sys::driver_present() {
+            return Err(Error::NoDevice(
+                "the CUDA driver library (libcuda) was not found".into(),
+            ));
+        }
+        // SAFETY: cuInit may be called any number of times; no pointers.
+        no_device(unsafe { sys::cuInit(0) })?;
+        let mut count = 0i32;
+        // SAFETY: a valid out-pointer.
+        no_device(unsafe { sys::cuDeviceGetCount(&mut count) })?;
         if count == 0 {
             return Err(Error::NoDevice("the driver reports 0 devices".into()));
         }
-        if ordinal >= count {
-            return Err(Error::NoSuchDevice { ordinal, count });
+        if ordinal >= count as u32 {
+            return Err(Error::NoSuchDevice {
+                ordinal,
+                count: count as u32,
+            });
         }
-        let device = Device::get_device(ordinal).context("opening the device")?;
-        let name = device.name().context("reading the device name")?;
-        let arch = 10 * attribute(device, DeviceAttribute::ComputeCapabilityMajor)?
-            + attribute(device, DeviceAttribute::ComputeCapabilityMinor)?;
-        let driver = cust::CudaApiVersion::get().context("reading the driver version")?;
-        let driver_version = (1000 * driver.major() + 10 * driver.minor()) as u32;
-        let device_warp = attribute(device, DeviceAttribute::WarpSize)?;
+        let mut device: sys::CUdevice = 0;
+        // SAFETY: a valid out-pointer; the ordinal is below the count.
+        let status = unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) };
+        check(status, "opening the device")?;
+        let mut name = [0 as std::ffi::c_char; 256];
+        // SAFETY: the buffer's length is passed; the driver NUL-terminates it.
+        let status = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device) };
+        check(status, "reading the device name")?;
+        // SAFETY: NUL-terminated by the driver within the buffer.
+        let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
+            .to_string_lossy()
+            .into_owned();
+        let arch = 10 * attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?
+            + attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let mut driver_version = 0i32;
+        // SAFETY: a valid out-pointer.
+        let status = unsafe { sys::cuDriverGetVersion(&mut driver_version) };
+        check(status, "reading the driver version")?;
+        let driver_version = driver_version as u32;
+        let device_warp = attribute(device, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
         if device_warp != warp_size {
             return Err(Error::WarpSize {
                 expected: warp_size,
                 found: device_warp,
             });
         }
-        // The primary context, made current on this thread.
-        let context = Context::new(device).context("retaining the primary context")?;
-        let stream = Stream::create(context.as_raw())?;
+        let mut total_memory = 0usize;
+        // SAFETY: a valid out-pointer and device.
+        let status = unsafe { sys::cuDeviceTotalMem_v2(&mut total_memory, device) };
+        check(status, "reading the memory size")?;
+        // The primary context (the one cudarc and the CUDA runtime use), made current here.
+        let mut raw: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer and device.
+        let status = unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) };
+        check(status, "retaining the primary context")?;
+        let context = PrimaryContext { raw, device };
+        // SAFETY: the context was just retained.
+        check(unsafe { sys::cuCtxSetCurrent(raw) }, "making the context current")?;
+        let stream = Stream::create(raw)?;
         let info = DeviceInfo {
             ordinal,
             name,
             arch,
-            multiprocessors: attribute(device, DeviceAttribute::MultiprocessorCount)?,
+            multiprocessors: attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             warp_size: device_warp,
-            total_memory: device.total_memory().context("reading the memory size")?,
+            total_memory,
             driver_cuda_version: crate::ptx::format_cuda_version(driver_version),
             driver_version,
         };
@@ -132,8 +188,7 @@ impl Gpu {
     /// # Errors
     /// Driver errors.
     pub fn create_stream(&self) -> Result<Stream> {
-        self.bind()?;
-        Stream::create(self.inner.context.as_raw())
+        Stream::create(self.inner.context.raw)
     }
 
     /// Make this `Gpu`'s context current on the calling thread (every call of this crate does it
@@ -142,7 +197,15 @@ impl Gpu {
     /// # Errors
     /// Driver errors.
     pub fn bind(&self) -> Result<()> {
-        CurrentContext::set_current(&self.inner.context).context("making the context current")
+        // SAFETY: the context is retained for as long as this `Gpu`.
+        let status = unsafe { sys::cuCtxSetCurrent(self.inner.context.raw) };
+        check(status, "making the context current")
+    }
+
+    /// The primary context's driver handle (for the driver API, or to check that another
+    /// library's memory and streams live in the same context).
+    pub fn context_raw(&self) -> sys::CUcontext {
+        self.inner.context.raw
     }
 
     fn modules(&self) -> MutexGuard<'_, Vec<(&'static str, Arc<Module>)>> {
@@ -210,7 +273,7 @@ impl Gpu {
     ///
     /// # Errors
     /// As [`Stream::download`].
-    pub fn download<T: DeviceCopy + Default + Clone>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
+    pub fn download<T: DeviceCopy + Default>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
         self.stream().download(buffer)
     }
 

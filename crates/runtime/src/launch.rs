@@ -1,7 +1,7 @@
 //! Launch shapes and kernel parameters.
 
+use crate::DeviceCopy;
 use crate::{Error, Result};
-use cust::memory::DeviceCopy;
 use std::ffi::c_void;
 
 /// The shape of a one-dimensional launch.

@@ -1,4 +1,8 @@
-//! Host runtime for Rust GPU kernels, built on `cust` 0.3 (the Rust-CUDA driver-API crate).
+//! Host runtime for Rust GPU kernels on the CUDA driver API, through one of two back ends:
+//! `cust` 0.3's bindings (feature `cust`, the default; the Rust-CUDA project's crate, libcuda
+//! linked at build time) or `cudarc`'s (feature `cudarc`; the driver loaded at run time, so a
+//! project builds with no CUDA installed). Either way the device's primary context is used, the
+//! one cust, cudarc and the CUDA runtime share, so memory and streams pass between them.
 //!
 //! | CPU | GPU (this crate) |
 //! |---|---|
@@ -6,7 +10,7 @@
 //! | a library of functions | [`Module`]: one PTX module, loaded once per [`Gpu`] ([`Gpu::module`]); its functions are looked up once and cached |
 //! | a function's signature | [`Kernel<P>`]: a kernel whose one parameter is the `#[repr(C)]` struct `P`, its size checked against the PTX entry at lookup |
 //! | an ordered queue of work | [`Stream`]: the `Gpu`'s own, another made with [`Gpu::create_stream`], or the caller's (e.g. cudarc's) wrapped by [`Stream::from_raw`] |
-//! | `Vec<T>` / `&[T]` | [`DeviceBuffer<T>`](cust::memory::DeviceBuffer), made and filled by [`Stream::upload`] / [`Stream::alloc_zeroed`], read by [`Stream::download`] |
+//! | `Vec<T>` / `&[T]` | [`DeviceBuffer<T>`], made and filled by [`Stream::upload`] / [`Stream::alloc_zeroed`], read by [`Stream::download`] |
 //! | `std::time::Instant` | [`Stream::time`]: CUDA events around stream work |
 //! | `std::io::Error` | [`Error`]: one enum, clear messages |
 //!
@@ -25,13 +29,15 @@
 mod error;
 mod gpu;
 mod launch;
+mod memory;
 mod module;
 pub mod ptx;
 mod stream;
+pub mod sys;
 
-pub use cust::memory::{DeviceBuffer, DeviceCopy, DevicePointer, DeviceSlice};
 pub use error::{Error, Result};
 pub use gpu::{DeviceInfo, Gpu, OnStream};
 pub use launch::{KernelArgs, LaunchConfig};
+pub use memory::{DeviceBuffer, DeviceCopy, DevicePointer};
 pub use module::{Kernel, Module};
 pub use stream::Stream;

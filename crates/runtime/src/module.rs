@@ -6,8 +6,8 @@ use crate::launch::{KernelArgs, LaunchConfig};
 use crate::ptx::{
     cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version, select_variant,
 };
+use crate::sys as raw;
 use crate::{DeviceInfo, Error, Result, Stream};
-use cust::sys as raw;
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;

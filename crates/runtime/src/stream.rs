@@ -1,9 +1,8 @@
 //! [`Stream`]: an ordered queue of GPU work, and the copies, memsets and timing queued on it.
 
-use crate::error::{CudaContext, check};
+use crate::error::check;
+use crate::sys as raw;
 use crate::{DeviceBuffer, DeviceCopy, Error, Gpu, Result};
-use cust::error::CudaError;
-use cust::sys as raw;
 use std::ffi::c_void;
 use std::time::Duration;
 
@@ -101,9 +100,7 @@ impl Stream {
     /// [`Error::OutOfMemory`] when the device lacks the bytes.
     pub unsafe fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         self.bind()?;
-        let bytes = len.saturating_mul(size_of::<T>());
-        // SAFETY: forwarded from this function's contract.
-        unsafe { DeviceBuffer::uninitialized(len) }.map_err(|e| allocation_error(e, bytes))
+        DeviceBuffer::allocate(len, self.context)
     }
 
     /// A device buffer of `len` zeroed elements, cleared by a memset queued on this stream.
@@ -116,7 +113,14 @@ impl Stream {
         let bytes = len * size_of::<T>();
         if bytes > 0 {
             // SAFETY: `bytes` bytes of a live allocation, cleared in stream order.
-            let status = unsafe { raw::cuMemsetD8Async(buffer.as_device_ptr().as_raw(), 0, bytes, self.raw) };
+            let status = unsafe {
+                raw::cuMemsetD8Async(
+                    buffer.as_device_ptr().as_raw() as raw::CUdeviceptr,
+                    0,
+                    bytes,
+                    self.raw,
+                )
+            };
             check(status, "clearing device memory")?;
         }
         Ok(buffer)
@@ -136,7 +140,7 @@ impl Stream {
             // borrow ends.
             let status = unsafe {
                 raw::cuMemcpyHtoDAsync_v2(
-                    buffer.as_device_ptr().as_raw(),
+                    buffer.as_device_ptr().as_raw() as raw::CUdeviceptr,
                     data.as_ptr().cast::<c_void>(),
                     bytes,
                     self.raw,
@@ -153,7 +157,7 @@ impl Stream {
     ///
     /// # Errors
     /// [`Error::LengthMismatch`] when the lengths differ; errors of earlier work on the stream.
-    pub fn download_into<T: DeviceCopy>(&self, src: &crate::DeviceSlice<T>, dst: &mut [T]) -> Result<()> {
+    pub fn download_into<T: DeviceCopy>(&self, src: &DeviceBuffer<T>, dst: &mut [T]) -> Result<()> {
         if src.len() != dst.len() {
             return Err(Error::LengthMismatch {
                 what: "download: host buffer",
@@ -169,7 +173,7 @@ impl Stream {
             let status = unsafe {
                 raw::cuMemcpyDtoHAsync_v2(
                     dst.as_mut_ptr().cast::<c_void>(),
-                    src.as_device_ptr().as_raw(),
+                    src.as_device_ptr().as_raw() as raw::CUdeviceptr,
                     bytes,
                     self.raw,
                 )
@@ -183,10 +187,7 @@ impl Stream {
     ///
     /// # Errors
     /// Errors of earlier work on the stream (a failed kernel), driver errors.
-    pub fn download<T: DeviceCopy + Default + Clone>(
-        &self,
-        buffer: &crate::DeviceSlice<T>,
-    ) -> Result<Vec<T>> {
+    pub fn download<T: DeviceCopy + Default + Clone>(&self, buffer: &DeviceBuffer<T>) -> Result<Vec<T>> {
         let mut host = vec![T::default(); buffer.len()];
         self.download_into(buffer, &mut host)?;
         Ok(host)
@@ -200,8 +201,8 @@ impl Stream {
     /// [`Error::LengthMismatch`] when either is shorter than `n`.
     pub fn copy_device_to_device<T: DeviceCopy>(
         &self,
-        src: &crate::DeviceSlice<T>,
-        dst: &mut crate::DeviceSlice<T>,
+        src: &DeviceBuffer<T>,
+        dst: &mut DeviceBuffer<T>,
         n: usize,
     ) -> Result<()> {
         for (what, len) in [
@@ -289,15 +290,5 @@ impl Stream {
             raw::cuEventDestroy_v2(stop);
         }
         timed
-    }
-}
-
-/// An allocation failure as [`Error::OutOfMemory`] (with the free memory) where it is one.
-pub(crate) fn allocation_error(e: CudaError, bytes: usize) -> Error {
-    if e == CudaError::OutOfMemory {
-        let (free, total) = cust::memory::mem_get_info().unwrap_or((0, 0));
-        Error::OutOfMemory { bytes, free, total }
-    } else {
-        Err::<(), _>(e).context("allocating device memory").unwrap_err()
     }
 }

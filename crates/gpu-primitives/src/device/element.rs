@@ -1,7 +1,7 @@
 //! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
 //! elements, and views of any device memory as elements.
 
-use crate::{DeviceBuffer, DeviceSlice, Gpu, Result};
+use crate::{DeviceBuffer, Gpu, Result};
 use gpu_primitives_runtime::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Range, RangeTo};
@@ -330,9 +330,10 @@ impl<T: Element> DeviceVec<T> {
 }
 
 /// A borrowed run of device elements, read by an algorithm: a device address and a length in
-/// elements. Made from a [`DeviceVec`], a cust [`DeviceBuffer`] / [`DeviceSlice`] of `T`
-/// (`From`), a sub-range ([`DeviceView::slice`]), or a raw device pointer and length
-/// ([`DeviceView::from_raw_parts`]: cudarc's `CudaSlice::device_ptr()`, a CUDA C++ buffer).
+/// elements. Made from a [`DeviceVec`] or a runtime [`DeviceBuffer`] of `T` (`From`), a cust
+/// `DeviceBuffer` / `DeviceSlice` (feature `cust`, [`crate::interop`]), a cudarc slice or view
+/// (feature `cudarc`, [`crate::interop`]), a sub-range ([`DeviceView::slice`]), or a raw device
+/// address and length ([`DeviceView::from_raw_parts`]: memory from anywhere else).
 #[derive(Clone, Copy)]
 pub struct DeviceView<'a, T> {
     pub(crate) address: u64,
@@ -449,31 +450,17 @@ impl<'a, T: Element> From<&'a mut DeviceVec<T>> for DeviceViewMut<'a, T> {
     }
 }
 
-impl<'a, T: DeviceCopy> From<&'a DeviceSlice<T>> for DeviceView<'a, T> {
-    fn from(s: &'a DeviceSlice<T>) -> Self {
-        // SAFETY: a cust slice of `len` elements of T, borrowed for 'a.
-        unsafe { Self::from_raw_parts(s.as_device_ptr().as_raw(), s.len()) }
-    }
-}
-
 impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
     fn from(b: &'a DeviceBuffer<T>) -> Self {
-        let slice: &DeviceSlice<T> = b;
-        slice.into()
-    }
-}
-
-impl<'a, T: DeviceCopy> From<&'a mut DeviceSlice<T>> for DeviceViewMut<'a, T> {
-    fn from(s: &'a mut DeviceSlice<T>) -> Self {
-        // SAFETY: a cust slice of `len` elements of T, borrowed mutably for 'a.
-        unsafe { Self::from_raw_parts(s.as_device_ptr().as_raw(), s.len()) }
+        // SAFETY: a live buffer of `len` elements of T, borrowed for 'a.
+        unsafe { Self::from_raw_parts(b.as_device_ptr().as_raw(), b.len()) }
     }
 }
 
 impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
     fn from(b: &'a mut DeviceBuffer<T>) -> Self {
-        let slice: &mut DeviceSlice<T> = b;
-        slice.into()
+        // SAFETY: a live buffer of `len` elements of T, borrowed mutably for 'a.
+        unsafe { Self::from_raw_parts(b.as_device_ptr().as_raw(), b.len()) }
     }
 }
 

@@ -32,6 +32,7 @@ fn main() {
         puzzles::TESTS,
         scans::TESTS,
         streams::TESTS,
+        streams::BACKEND_TESTS,
         properties::TESTS,
     ]
     .iter()

@@ -22,6 +22,127 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("streams::parameter_struct_checked_against_ptx", param_mismatch),
 ];
 
+/// The back-end interop tests of this build: cust's buffers and streams (feature `cust`),
+/// cudarc's slices and streams (feature `cudarc`).
+pub const BACKEND_TESTS: &[(&str, GpuTest)] = &[
+    #[cfg(feature = "cust")]
+    (
+        "streams::every_algorithm_on_cust_buffers_and_stream",
+        cust_interop,
+    ),
+    #[cfg(feature = "cudarc")]
+    (
+        "streams::every_algorithm_on_cudarc_slices_and_stream",
+        cudarc_interop,
+    ),
+];
+
+/// Runs reduce, argmin, argmax and segmented reduce on `input` (`x` on the device) and checks
+/// them against the CPU references, then queues an exclusive scan of it into `output` and waits:
+/// the caller checks the output ([`expected_scan`]).
+fn check_all_algorithms(
+    on: gpu_primitives::OnStream<'_>,
+    x: &[u32],
+    input: DeviceView<'_, u32>,
+    output: DeviceViewMut<'_, u32>,
+) -> Result<(), Failed> {
+    use gpu_primitives::device::Min;
+    use gpu_primitives::reference;
+    let mut ws = DeviceWorkspace::new();
+    check_eq(
+        "reduce",
+        ok(device::reduce::<u32, Sum>(on, input, &mut ws))?,
+        reference::reduce::<u32, Sum>(x),
+    )?;
+    check_eq(
+        "argmin",
+        ok(device::argmin::<u32>(on, input, &mut ws))?,
+        reference::argmin(x),
+    )?;
+    check_eq(
+        "argmax",
+        ok(device::argmax::<u32>(on, input, &mut ws))?,
+        reference::argmax(x),
+    )?;
+    let row = 1000;
+    let mut row_out = ok(on.stream.alloc_zeroed::<u32>(x.len() / row))?;
+    ok(device::segmented_reduce::<u32, Min>(
+        on,
+        input.slice(0..x.len() / row * row),
+        row,
+        &mut row_out,
+    ))?;
+    check_slices(
+        "segmented reduce",
+        &ok(on.stream.download(&row_out))?,
+        &reference::segmented_reduce::<u32, Min>(x, row),
+        |_| false,
+    )?;
+    ok(device::exclusive_scan::<u32, Sum>(on, input, output, &mut ws))?;
+    ok(on.stream.synchronize())
+}
+
+/// The exclusive sum scan of `x`.
+fn expected_scan(x: &[u32]) -> Vec<u32> {
+    gpu_primitives::reference::scan::<u32, Sum>(x, gpu_primitives::device::ScanKind::Exclusive)
+}
+
+#[cfg(feature = "cust")]
+fn cust_interop(gpu: &Gpu) -> Result<(), Failed> {
+    use cust::memory::CopyDestination;
+    use gpu_primitives::interop::{cust, cust_stream};
+    let x = inputs(1 << 20, 5);
+    let fail = |e: cust::error::CudaError| Failed::from(format!("cust: {e}"));
+    let stream = cust::stream::Stream::new(cust::stream::StreamFlags::NON_BLOCKING, None).map_err(fail)?;
+    let d_x = cust::memory::DeviceBuffer::from_slice(&x).map_err(fail)?;
+    let mut d_y = cust::memory::DeviceBuffer::<u32>::zeroed(x.len()).map_err(fail)?;
+    // SAFETY: the cust stream lives in GPU 0's primary context and outlives `ours`.
+    let ours = unsafe { cust_stream(gpu, &stream) };
+    check_all_algorithms(
+        gpu.on(&ours),
+        &x,
+        DeviceView::from(&d_x),
+        DeviceViewMut::from(&mut d_y),
+    )?;
+    let mut y = vec![0u32; x.len()];
+    d_y.copy_to(&mut y[..]).map_err(fail)?;
+    check_slices(
+        "exclusive scan into a cust buffer",
+        &y,
+        &expected_scan(&x),
+        |_| false,
+    )
+}
+
+#[cfg(feature = "cudarc")]
+fn cudarc_interop(gpu: &Gpu) -> Result<(), Failed> {
+    use gpu_primitives::interop::{CudarcInput, CudarcOutput, cudarc, cudarc_stream};
+    let x = inputs(1 << 20, 6);
+    let fail = |e: cudarc::driver::DriverError| Failed::from(format!("cudarc: {e}"));
+    let ctx = cudarc::driver::CudaContext::new(0).map_err(fail)?;
+    let cuda = ctx.new_stream().map_err(fail)?;
+    let d_x = cuda.clone_htod(&x).map_err(fail)?;
+    let mut d_y = cuda.alloc_zeros::<u32>(x.len()).map_err(fail)?;
+    let stream = ok(cudarc_stream(gpu, &cuda))?;
+    {
+        let input = CudarcInput::new(&d_x, &cuda);
+        let mut output = CudarcOutput::new(&mut d_y, &cuda);
+        check_all_algorithms(
+            gpu.on(&stream),
+            &x,
+            DeviceView::from(&input),
+            DeviceViewMut::from(&mut output),
+        )?;
+    }
+    let y = cuda.clone_dtoh(&d_y).map_err(fail)?;
+    check_slices(
+        "exclusive scan into a cudarc slice",
+        &y,
+        &expected_scan(&x),
+        |_| false,
+    )
+}
+
 fn inputs(n: usize, salt: u64) -> Vec<u32> {
     let mut r = rng(salt);
     (0..n).map(|_| r.random_range(0..1000)).collect()
