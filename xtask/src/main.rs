@@ -5,6 +5,8 @@
 //! `cargo xtask ptx --check`: compile them the same way and fail if the committed files differ
 //! (CI runs this: the committed PTX is always what the current sources compile to).
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use gpu_primitives_abi::tuning;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -1,5 +1,7 @@
 //! The project's main job: run the kernels on a GPU and print what they computed.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 use clap::{Parser, Subcommand};
 use gpu_primitives_cli::cli_ops::{self, Job, OpArg};
 use gpu_primitives_lessons::puzzles;

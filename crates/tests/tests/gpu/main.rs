@@ -6,6 +6,8 @@
 //!
 //! Run: `cargo test -p gpu-primitives-tests --test gpu` (add `-- --nocapture` to see the tables some tests print).
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod collectives;
 mod device;
 mod device_layer;

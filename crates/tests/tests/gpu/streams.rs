@@ -26,15 +26,9 @@ pub const TESTS: &[(&str, GpuTest)] = &[
 /// cudarc's slices and streams (feature `cudarc`).
 pub const BACKEND_TESTS: &[(&str, GpuTest)] = &[
     #[cfg(feature = "cust")]
-    (
-        "streams::every_algorithm_on_cust_buffers_and_stream",
-        cust_interop,
-    ),
+    ("streams::algorithms_on_cust_buffers_and_stream", cust_interop),
     #[cfg(feature = "cudarc")]
-    (
-        "streams::every_algorithm_on_cudarc_slices_and_stream",
-        cudarc_interop,
-    ),
+    ("streams::algorithms_on_cudarc_slices_and_stream", cudarc_interop),
 ];
 
 /// Runs reduce, argmin, argmax and segmented reduce on `input` (`x` on the device) and checks
