@@ -60,18 +60,19 @@ pub enum Error {
     /// A kernel named by the host is in none of the loaded modules.
     #[error("kernel `{0}` is not in the loaded PTX modules")]
     MissingKernel(String),
-    /// A kernel's parameter in the PTX does not have the size of the host's parameter struct:
-    /// host and kernels were built from different definitions.
+    /// A kernel's parameters in the PTX differ in number or size from what the host passes:
+    /// host and kernels were built from different definitions, or a launch names the wrong
+    /// arguments.
     #[error(
-        "kernel `{kernel}` takes {ptx_bytes} bytes of parameters in the PTX, the host passes {host_bytes}: rebuild the PTX from the same sources"
+        "kernel `{kernel}` takes parameters of {ptx_bytes} bytes in the PTX, the host passes {host_bytes}: rebuild the PTX from the same sources, or fix the launch"
     )]
     ParamMismatch {
         /// The kernel.
         kernel: String,
-        /// Parameter bytes of its PTX entry (`None` if its entry has not one parameter).
+        /// The sizes of its PTX entry's parameters, in bytes, as `[a, b, ...]`.
         ptx_bytes: String,
-        /// `size_of` the host's parameter struct.
-        host_bytes: usize,
+        /// The sizes the host passes (its parameter struct, or each argument), as `[a, b, ...]`.
+        host_bytes: String,
     },
     /// The device's warp size differs from the kernels' compile-time `WARP_SIZE`.
     #[error("the device reports a warp size of {found}, the kernels were built for {expected}")]

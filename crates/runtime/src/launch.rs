@@ -75,13 +75,12 @@ impl LaunchConfig {
 /// A tuple of positional kernel arguments, each [`DeviceCopy`] (plain data, device pointers,
 /// lengths), for kernels written with separate parameters.
 ///
-/// Implemented for tuples of 1 to 12 elements. The number of arguments is checked against the
-/// PTX entry; their types and order are what [`Gpu::launch`](crate::Gpu::launch) cannot check.
+/// Implemented for tuples of 1 to 12 elements. The number of arguments and each one's size are
+/// checked against the PTX entry's parameters; arguments of equal size in the wrong order (or a
+/// pointer to the wrong type) are what [`Gpu::launch`](crate::Gpu::launch) cannot check.
 pub trait KernelArgs {
-    /// Number of arguments.
-    const COUNT: usize;
-    /// Their total size in bytes.
-    const BYTES: usize;
+    /// Each argument's size in bytes, in order.
+    const SIZES: &'static [usize];
     /// Calls `f` with one pointer per argument, as `cuLaunchKernel` takes them.
     fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R;
 }
@@ -89,8 +88,7 @@ pub trait KernelArgs {
 macro_rules! kernel_params {
     ($($name:ident : $idx:tt),+) => {
         impl<$($name: DeviceCopy),+> KernelArgs for ($($name,)+) {
-            const COUNT: usize = [$($idx),+].len();
-            const BYTES: usize = 0 $(+ size_of::<$name>())+;
+            const SIZES: &'static [usize] = &[$(size_of::<$name>()),+];
             fn with_pointers<R>(&self, f: impl FnOnce(&[*mut c_void]) -> R) -> R {
                 let pointers = [$(&self.$idx as *const $name as *mut c_void),+];
                 f(&pointers)

@@ -140,7 +140,7 @@ impl Module {
             return Err(Error::ParamMismatch {
                 kernel: name.to_owned(),
                 ptx_bytes: format!("{params:?}"),
-                host_bytes: size_of::<P>(),
+                host_bytes: format!("[{}]", size_of::<P>()),
             });
         }
         Ok(Kernel {
@@ -151,13 +151,14 @@ impl Module {
     }
 
     /// Queue kernel `name` with positional arguments on `stream` (kernels written with separate
-    /// parameters; the number of arguments is checked against the PTX entry).
+    /// parameters; the number of arguments and each one's size are checked against the PTX
+    /// entry).
     ///
     /// # Safety
     /// As [`Gpu::launch`](crate::Gpu::launch).
     ///
     /// # Errors
-    /// [`Error::MissingKernel`], [`Error::ParamMismatch`] for a wrong number of arguments,
+    /// [`Error::MissingKernel`], [`Error::ParamMismatch`] for a wrong number or size of arguments,
     /// [`Error::InvalidLaunch`], driver errors.
     pub unsafe fn launch_args<A: KernelArgs>(
         &self,
@@ -168,11 +169,11 @@ impl Module {
     ) -> Result<()> {
         let function = self.function(name)?;
         let expected = &self.entries[name];
-        if expected.len() != A::COUNT {
+        if expected[..] != *A::SIZES {
             return Err(Error::ParamMismatch {
                 kernel: name.to_owned(),
                 ptx_bytes: format!("{expected:?}"),
-                host_bytes: A::BYTES,
+                host_bytes: format!("{:?}", A::SIZES),
             });
         }
         args.with_pointers(|pointers| {

@@ -261,8 +261,26 @@ fn other_thread(gpu: &Gpu) -> Result<(), Failed> {
 fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
     let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
     match module.kernel::<[u64; 2]>("device_reduce_f32_sum") {
-        Err(Error::ParamMismatch { host_bytes: 16, .. }) => Ok(()),
+        Err(Error::ParamMismatch { host_bytes, .. }) if host_bytes == "[16]" => {}
+        Err(e) => return Err(format!("expected ParamMismatch, got {e}").into()),
+        Ok(_) => return Err("a 16-byte struct was accepted for the reduce kernel".into()),
+    }
+    // Positional arguments: `sum_naive` takes (input, out, n: usize); a u32 `n` is refused
+    // before anything is launched.
+    let d_x = ok(gpu.upload(&[1.0f32, 2.0]))?;
+    let d_out = ok(gpu.alloc_zeroed::<f32>(1))?;
+    let args = (d_x.as_device_ptr(), d_out.as_device_ptr(), 2u32);
+    // SAFETY: the argument check refuses this launch before it reaches the driver.
+    match unsafe { gpu.launch("sum_naive", gpu_primitives::LaunchConfig::new(1, 1), args) } {
+        Err(Error::ParamMismatch {
+            ptx_bytes,
+            host_bytes,
+            ..
+        }) => {
+            check_eq("PTX parameter sizes", ptx_bytes.as_str(), "[8, 8, 8]")?;
+            check_eq("host argument sizes", host_bytes.as_str(), "[8, 8, 4]")
+        }
         Err(e) => Err(format!("expected ParamMismatch, got {e}").into()),
-        Ok(_) => Err("a 16-byte struct was accepted for the reduce kernel".into()),
+        Ok(()) => Err("a u32 was accepted for a usize parameter".into()),
     }
 }
