@@ -141,18 +141,19 @@ impl Bench<'_> {
         Ok((reduce, scan))
     }
 
-    /// [`Bench::measure`] for the type named `name` (checked by [`BenchConfig::validate`]).
+    /// [`Bench::measure`] for the type named `name` (checked by [`BenchConfig::validate`]);
+    /// the arms are generated from the element table.
     fn measure_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
-        match name {
-            "f64" => self.measure::<f64>(sizes),
-            "i32" => self.measure::<i32>(sizes),
-            "u32" => self.measure::<u32>(sizes),
-            "i64" => self.measure::<i64>(sizes),
-            "u64" => self.measure::<u64>(sizes),
-            "f16" => self.measure::<half::f16>(sizes),
-            "bf16" => self.measure::<half::bf16>(sizes),
-            _ => self.measure::<f32>(sizes),
+        macro_rules! by_name {
+            ([$bench:ident, $name_value:ident, $sizes:ident]
+             $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+                match $name_value {
+                    $(stringify!($name) => $bench.measure::<gpu_primitives::host_type!($name)>($sizes),)*
+                    other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown type {other}"))),
+                }
+            };
         }
+        gpu_primitives_abi::element_table!(by_name, self, name, sizes)
     }
 
     /// Measure reduce, scan and copy of every n in `sizes` over one input of the largest size.

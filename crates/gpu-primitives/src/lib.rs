@@ -32,6 +32,8 @@ pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{
     DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result, Stream,
 };
+/// The `half` crate of the element types `f16` and `bf16`.
+pub use half;
 
 /// The device-wide kernels' PTX, one module per architecture: (compute capability x 10, PTX
 /// text). Generated from crates/kernels by `cargo xtask ptx`; CI checks it is current.

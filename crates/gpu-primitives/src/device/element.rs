@@ -106,13 +106,22 @@ macro_rules! to_acc {
     };
 }
 
-/// The host type of a table row's name (`f16` is `half::f16` here).
+/// The host type of a row of `gpu_primitives_abi::element_table!` by its name: `f16` is
+/// `half::f16` here, `bf16` `half::bf16`, the others their own names. For code generated from
+/// the table outside this crate (the CLI's dispatch from a type's name to the type).
+///
+/// ```
+/// let x: gpu_primitives::host_type!(f16) = half::f16::ONE;
+/// let y: gpu_primitives::host_type!(u64) = 7;
+/// # let _ = (x, y);
+/// ```
+#[macro_export]
 macro_rules! host_type {
     (f16) => {
-        half::f16
+        $crate::half::f16
     };
     (bf16) => {
-        half::bf16
+        $crate::half::bf16
     };
     ($name:ident) => {
         $name
@@ -122,8 +131,8 @@ macro_rules! host_type {
 macro_rules! elements {
     ([] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
         $(
-            impl sealed::Sealed for host_type!($name) {}
-            impl Element for host_type!($name) {
+            impl sealed::Sealed for crate::host_type!($name) {}
+            impl Element for crate::host_type!($name) {
                 type Raw = $stored;
                 type Acc = $acc;
                 const NAME: &'static str = stringify!($name);
