@@ -45,3 +45,14 @@ pub const TILE_STATUS_BYTES: usize = 16;
 
 const _: () = assert!(core::mem::size_of::<Indexed<f32>>() == 16);
 const _: () = assert!(DEVICE_SHARED_BYTES == 544);
+
+/// Offset of a tile's items in the dynamic shared memory of the compaction kernels (select,
+/// partition, unique): after what every device-wide kernel uses.
+pub const EXCHANGE_OFFSET: u32 = DEVICE_SHARED_BYTES;
+
+/// Dynamic shared memory of a compaction kernel, in bytes, for tiles of `tile_items` elements of
+/// `element_bytes` each: [`DEVICE_SHARED_BYTES`] and the tile, where its kept (and rejected)
+/// items are gathered before they are written out.
+pub const fn select_shared_bytes(tile_items: u32, element_bytes: u32) -> u32 {
+    EXCHANGE_OFFSET + (tile_items * element_bytes).next_multiple_of(16)
+}

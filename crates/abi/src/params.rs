@@ -107,3 +107,115 @@ pub struct ScanParams<In, Out> {
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
     pub look_back_delay_ns: u32,
 }
+
+/// Which prebuilt test `select_if` / `partition_if` apply to each item `x` (one `u32` code in
+/// [`Comparison::kind`]). Floats compare as IEEE 754 does: every comparison with NaN is false
+/// except [`NotEqual`](CompareKind::NotEqual); -0.0 equals +0.0. f16 / bf16 compare in f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CompareKind {
+    /// `x < lo`.
+    Less = 0,
+    /// `x <= lo`.
+    LessEqual = 1,
+    /// `x > lo`.
+    Greater = 2,
+    /// `x >= lo`.
+    GreaterEqual = 3,
+    /// `x == lo`.
+    Equal = 4,
+    /// `x != lo`.
+    NotEqual = 5,
+    /// `lo <= x && x < hi`.
+    InRange = 6,
+    /// `x == x` (not NaN; every integer).
+    NotNan = 7,
+}
+
+impl CompareKind {
+    /// Every kind, in code order.
+    pub const ALL: [CompareKind; 8] = [
+        CompareKind::Less,
+        CompareKind::LessEqual,
+        CompareKind::Greater,
+        CompareKind::GreaterEqual,
+        CompareKind::Equal,
+        CompareKind::NotEqual,
+        CompareKind::InRange,
+        CompareKind::NotNan,
+    ];
+
+    /// The kind of a code (`None` past the last).
+    pub const fn from_code(code: u32) -> Option<Self> {
+        if (code as usize) < Self::ALL.len() {
+            Some(Self::ALL[code as usize])
+        } else {
+            None
+        }
+    }
+}
+
+/// A prebuilt predicate of `select_if` / `partition_if`: `kind` ([`CompareKind`] as `u32`) with
+/// its operands, as stored in device memory (`u16` bits for f16 / bf16).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Comparison<T> {
+    /// A [`CompareKind`] code.
+    pub kind: u32,
+    /// The threshold (the range's lower bound for `InRange`).
+    pub lo: T,
+    /// The range's upper bound (exclusive; `InRange` only).
+    pub hi: T,
+}
+
+/// Stream compaction in one pass with decoupled look-back (`device_select_if_<type>`,
+/// `device_select_flagged_<type>`, `device_unique_<type>`): the items kept, in input order, at
+/// the front of `output`, and their number in `*num_selected`. With `partition` non-zero, the
+/// rejected items fill the back of `output` in reverse input order (`device_reverse_tail_<type>`
+/// then restores their order).
+///
+/// Launch: exactly one block of [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK) threads per tile of
+/// `SCAN_BLOCK * scan items` elements, [`select_shared_bytes`](crate::layout::select_shared_bytes)
+/// of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SelectParams<T> {
+    /// `n` input elements.
+    pub input: *const T,
+    /// `n` flags (`select_flagged` only; non-zero keeps the item), else null.
+    pub flags: *const u8,
+    /// `n` outputs when partitioning, at least the number selected otherwise; not `input`.
+    pub output: *mut T,
+    /// One `u64`: the number selected, written by the last tile.
+    pub num_selected: *mut u64,
+    /// Number of elements.
+    pub n: usize,
+    /// `select_if` only: the test each item must pass (at an 8-byte offset: the
+    /// back end reads a parameter that straddles 8-byte words through local memory).
+    pub predicate: Comparison<T>,
+    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// Non-zero: write the rejected items too (partition).
+    pub partition: u32,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+}
+
+/// Second pass of a stable partition (`device_reverse_tail_<type>`): reverse
+/// `data[*begin..n]` in place. Any grid; each thread swaps pairs in a grid-stride loop.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct ReverseTailParams<T> {
+    /// `n` elements.
+    pub data: *mut T,
+    /// Number of elements.
+    pub n: usize,
+    /// One `u64` at most `n`: where the reversed part starts.
+    pub begin: *const u64,
+}

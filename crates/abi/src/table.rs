@@ -144,6 +144,12 @@ macro_rules! device_kernel_list {
                 operator_table!(per_operator_names, segmented_reduce, $name),
                 &[$crate::kernel_name!(argmin, $name), $crate::kernel_name!(argmax, $name)],
                 per_kind_names!($kind, $name),
+                &[
+                    $crate::kernel_name!(select_if, $name),
+                    $crate::kernel_name!(select_flagged, $name),
+                    $crate::kernel_name!(unique, $name),
+                    $crate::kernel_name!(reverse_tail, $name),
+                ],
             )*
             scan_operator_table!(scan_only_names),
         ];
@@ -159,8 +165,9 @@ mod tests {
             .iter()
             .flat_map(|g| g.iter().copied())
             .collect();
-        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg) + 6 x 2 arg finals + 4 dot + 2 affine.
-        assert_eq!(names.len(), 8 * 11 + 12 + 4 + 2);
+        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction) + 6 x 2 arg finals
+        // + 4 dot + 2 affine.
+        assert_eq!(names.len(), 8 * 15 + 12 + 4 + 2);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         assert!(names.contains(&"device_scan_bf16_max"));

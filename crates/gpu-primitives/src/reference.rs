@@ -9,7 +9,7 @@
 //! are exact (the GPU tests use multiples of 1/4), else within [`f32_sum_error_bound`]. The
 //! `f32` ones below them accumulate in `f64` for the lessons.
 
-use crate::device::{Accumulator, DotElement, Element, Operator, ScanKind};
+use crate::device::{Accumulator, DotElement, Element, Operator, Predicate, ScanKind};
 
 /// `x[0] ⊕ x[1] ⊕ ... ⊕ x[n-1]` in `T::Acc`; the identity for an empty `x`.
 ///
@@ -51,6 +51,55 @@ pub fn segmented_reduce<T: Element, Op: Operator>(x: &[T], row_len: usize) -> Ve
         return Vec::new();
     }
     x.chunks_exact(row_len).map(reduce::<T, Op>).collect()
+}
+
+/// The items of `x` that pass `predicate`, in order (`select_if`).
+///
+/// ```
+/// use gpu_primitives::{device::Predicate, reference};
+/// assert_eq!(reference::select_if(&[1.0f32, f32::NAN, 3.0], Predicate::less(2.0)), [1.0]);
+/// ```
+pub fn select_if<T: Element>(x: &[T], predicate: Predicate<T>) -> Vec<T> {
+    x.iter().copied().filter(|&v| predicate.keep(v)).collect()
+}
+
+/// The items of `x` whose flag is non-zero, in order (`select_flagged`; flags past `x` ignored).
+pub fn select_flagged<T: Element>(x: &[T], flags: &[u8]) -> Vec<T> {
+    x.iter()
+        .zip(flags)
+        .filter(|(_, f)| **f != 0)
+        .map(|(v, _)| *v)
+        .collect()
+}
+
+/// Whether item `i` of `x` starts a run: the first item, or one that differs (`!=` in the
+/// accumulator type) from the item before it.
+pub fn is_head<T: Element>(x: &[T], i: usize) -> bool {
+    i == 0 || x[i].to_acc() != x[i - 1].to_acc()
+}
+
+/// `x` without consecutive duplicates (`unique`): -0.0 and +0.0 are duplicates, NaNs are not.
+///
+/// ```
+/// assert_eq!(gpu_primitives::reference::unique(&[1u32, 1, 2, 1]), [1, 2, 1]);
+/// ```
+pub fn unique<T: Element>(x: &[T]) -> Vec<T> {
+    (0..x.len()).filter(|&i| is_head(x, i)).map(|i| x[i]).collect()
+}
+
+/// Stable partition: the items where `keep(i, x[i])` first, then the others, each in order;
+/// and the number kept.
+///
+/// ```
+/// let (y, kept) = gpu_primitives::reference::partition(&[1i32, -2, 3, -4], |_, v| v > 0);
+/// assert_eq!((y, kept), (vec![1, 3, -2, -4], 2));
+/// ```
+pub fn partition<T: Element>(x: &[T], keep: impl Fn(usize, T) -> bool) -> (Vec<T>, usize) {
+    let (mut kept, rejected): (Vec<(usize, T)>, Vec<(usize, T)>) =
+        x.iter().copied().enumerate().partition(|&(i, v)| keep(i, v));
+    let count = kept.len();
+    kept.extend(rejected);
+    (kept.into_iter().map(|(_, v)| v).collect(), count)
 }
 
 /// The index rule of argmin / argmax: the first index on ties; the first NaN if any (NumPy's).

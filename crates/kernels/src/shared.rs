@@ -20,8 +20,8 @@ use core::marker::PhantomData;
 
 core::arch::global_asm!(".extern .shared .align 16 .b8 DYNAMIC_SHARED_MEMORY[];");
 
-/// A value that can be stored in shared memory: `f32`, `i32`, `u32` (`.b32`), `f64`, `i64`, `u64`
-/// (`.b64`).
+/// A value that can be stored in shared memory: `u16` and the halves `F16` / `Bf16` (`.b16`),
+/// `f32`, `i32`, `u32` (`.b32`), `f64`, `i64`, `u64` (`.b64`).
 pub trait SharedValue: Copy {
     /// Load from shared-window address `addr`.
     ///
@@ -65,6 +65,25 @@ shared_value!(i32, "s32", reg32);
 shared_value!(f64, "f64", reg64);
 shared_value!(u64, "u64", reg64);
 shared_value!(i64, "s64", reg64);
+shared_value!(u16, "u16", reg16);
+
+macro_rules! shared_bits_16 {
+    ($($ty:ident),*) => {$(
+        impl SharedValue for gpu_primitives_abi::table::$ty {
+            #[inline(always)]
+            unsafe fn load_shared(addr: u32) -> Self {
+                // SAFETY: forwarded; the type is its u16 bits.
+                Self(unsafe { u16::load_shared(addr) })
+            }
+            #[inline(always)]
+            unsafe fn store_shared(addr: u32, value: Self) {
+                // SAFETY: forwarded; the type is its u16 bits.
+                unsafe { u16::store_shared(addr, value.0) }
+            }
+        }
+    )*};
+}
+shared_bits_16!(F16, Bf16);
 
 /// `len` elements of `T` in shared memory, starting at a shared-window address.
 ///

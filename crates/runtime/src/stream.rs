@@ -110,20 +110,27 @@ impl Stream {
     pub fn alloc_zeroed<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
         // SAFETY: the memset below is queued before anything else can use the buffer.
         let buffer = unsafe { self.alloc::<T>(len)? };
-        let bytes = len * size_of::<T>();
-        if bytes > 0 {
-            // SAFETY: `bytes` bytes of a live allocation, cleared in stream order.
-            let status = unsafe {
-                raw::cuMemsetD8Async(
-                    buffer.as_device_ptr().as_raw() as raw::CUdeviceptr,
-                    0,
-                    bytes,
-                    self.raw,
-                )
-            };
-            check(status, "clearing device memory")?;
-        }
+        // SAFETY: the buffer's bytes, of a live allocation.
+        unsafe { self.clear(buffer.as_device_ptr().as_raw(), len * size_of::<T>())? };
         Ok(buffer)
+    }
+
+    /// Queue a memset of `bytes` bytes at device address `address` to zero on this stream.
+    ///
+    /// # Safety
+    /// `address .. address + bytes` is device memory of this context that stays allocated until
+    /// the memset has run, and nothing else uses it meanwhile.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub unsafe fn clear(&self, address: u64, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the caller's range, cleared in stream order.
+        let status = unsafe { raw::cuMemsetD8Async(address as raw::CUdeviceptr, 0, bytes, self.raw) };
+        check(status, "clearing device memory")
     }
 
     /// Copy `data` into a new device buffer: the copy is queued on this stream, which is then

@@ -133,6 +133,28 @@ fn reduce_kernels_declare_launch_bounds() {
     }
 }
 
+/// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` of the
+/// element type as stored), or `None` for another family.
+fn compaction_param_bytes(name: &str) -> Option<usize> {
+    use gpu_primitives_abi::params::{ReverseTailParams, SelectParams};
+    macro_rules! by_element {
+        ([] $($element:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+            $(
+                for family in ["select_if", "select_flagged", "unique"] {
+                    if name == format!("device_{family}_{}", stringify!($element)) {
+                        return Some(size_of::<SelectParams<$stored>>());
+                    }
+                }
+                if name == concat!("device_reverse_tail_", stringify!($element)) {
+                    return Some(size_of::<ReverseTailParams<$stored>>());
+                }
+            )*
+        };
+    }
+    gpu_primitives_abi::element_table!(by_element);
+    None
+}
+
 /// Every device-wide kernel takes its parameter struct by value: one `.param` of the struct's
 /// size (the host checks the same at load; this catches it without a GPU).
 #[test]
@@ -141,7 +163,9 @@ fn device_kernels_take_one_parameter_struct() {
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
         let params = gpu_primitives_runtime::ptx::entry_param_bytes(ptx);
         for name in device_kernels() {
-            let expected = if name.starts_with("device_scan_") {
+            let expected = if let Some(bytes) = compaction_param_bytes(name) {
+                bytes
+            } else if name.starts_with("device_scan_") {
                 size_of::<ScanParams<u8, u8>>()
             } else if name.starts_with("device_segmented_reduce_") {
                 size_of::<SegmentedReduceParams<u8, u8>>()

@@ -25,6 +25,8 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     const VECTOR: u32;
     /// The values as the device stores them.
     fn as_raw(values: &[Self]) -> &[Self::Raw];
+    /// Values as the device stored them, as this type.
+    fn from_raw(values: &[Self::Raw]) -> &[Self];
     /// The value as its accumulator (exact: halves widen to f32 without rounding).
     fn to_acc(self) -> Self::Acc;
 }
@@ -139,6 +141,9 @@ macro_rules! elements {
                 const SCAN_ITEMS: u32 = $items;
                 const VECTOR: u32 = $vec;
                 fn as_raw(values: &[Self]) -> &[Self::Raw] {
+                    bytemuck::cast_slice(values)
+                }
+                fn from_raw(values: &[Self::Raw]) -> &[Self] {
                     bytemuck::cast_slice(values)
                 }
                 fn to_acc(self) -> $acc {
@@ -330,6 +335,17 @@ impl<T: Element> DeviceVec<T> {
     /// The underlying buffer of raw values.
     pub fn raw(&self) -> &DeviceBuffer<T::Raw> {
         &self.buffer
+    }
+
+    /// `len` elements of zero bits, cleared on the `Gpu`'s stream (an output to write into).
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) and other device errors.
+    pub fn zeroed(gpu: &Gpu, len: usize) -> Result<Self> {
+        Ok(Self {
+            buffer: gpu.alloc_zeroed(len)?,
+            _element: PhantomData,
+        })
     }
 
     /// Copy back to the host (synchronises the `Gpu`'s stream).

@@ -1,4 +1,4 @@
-//! Device-wide reduce and scan: whole arrays, every block of the GPU, at memory-bandwidth speed.
+//! Device-wide reduce, scan and compaction: whole arrays, every block of the GPU, at memory-bandwidth speed.
 //!
 //! | function | algorithm | passes over the input | result |
 //! |---|---|---|---|
@@ -7,6 +7,8 @@
 //! | [`dot`] | as reduce, over products (f32, f64, f16, bf16) | 2 inputs | a value on the host |
 //! | [`segmented_reduce`] | one block per row of a batch of equal-length rows | 1 | one value per row (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
+//! | [`select_if`], [`select_flagged`], [`unique`] | single pass: block scan of the flags, look-back over the counts, kept items gathered in shared memory and written coalesced (CUB's `DeviceSelect`) | 1 (+ the flags) + the kept items written | the kept items in input order and their number (device `u64`), stream-ordered |
+//! | [`partition_if`], [`partition_flagged`] | as select, the rejected items from the back; a second launch reverses them into input order | 1 + n written + the rejected moved again | all items, kept first, both groups in input order (stable) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
 //! which are combined and returned in `f32` (the table in `gpu_primitives_abi::table`).
@@ -40,6 +42,7 @@ mod element;
 mod reduce;
 mod scan;
 mod segmented;
+mod select;
 mod workspace;
 
 pub use arg::{argmax, argmin};
@@ -49,6 +52,7 @@ pub use element::{
     OPERATOR_NAMES, Operator, ScanOperator, Sum,
 };
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
+pub use gpu_primitives_abi::params::CompareKind;
 pub use gpu_primitives_abi::tuning::{
     REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
     SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS,
@@ -56,6 +60,10 @@ pub use gpu_primitives_abi::tuning::{
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
 pub use segmented::segmented_reduce;
+pub use select::{
+    Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
+    select_flagged_slice, select_if, select_if_slice, unique, unique_slice,
+};
 pub use workspace::DeviceWorkspace;
 
 /// Inclusive (`y[i] = x[0] ⊕ ... ⊕ x[i]`) or exclusive (`y[i] = x[0] ⊕ ... ⊕ x[i-1]`, `y[0]` =

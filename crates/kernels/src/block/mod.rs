@@ -12,15 +12,21 @@
 //! | [`block_scan_warp_striped`] | all -> each, coalesced rows | every thread | 1 |
 //! | [`block_scan_warp_striped_rows`] | as above, each row produced twice (fewer registers) | every thread | 1 + the prefix's |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
+//! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
+//! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
 //! live in [`kernels::scan_lecture`](crate::kernels).
 
 pub mod broadcast;
+pub mod discontinuity;
+pub mod load;
 pub mod reduce;
 pub mod scan;
 
 pub use broadcast::{BlockBroadcastStorage, block_broadcast};
+pub use discontinuity::block_flag_heads_warp_striped;
+pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_scan_warp_striped,

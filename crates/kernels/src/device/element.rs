@@ -8,7 +8,7 @@ use core::arch::asm;
 /// An input element of a device-wide algorithm.
 pub trait Element: Packed {
     /// The type it is combined in: itself, except `f32` for [`F16`] and [`Bf16`].
-    type Acc: Shuffle + SharedValue + RelaxedAccess + Packed;
+    type Acc: Shuffle + SharedValue + RelaxedAccess + Packed + PartialOrd;
     /// The value as an accumulator (exact: f16 and bf16 widen to f32 without rounding).
     fn to_acc(self) -> Self::Acc;
 }

@@ -11,11 +11,14 @@
 //! | [`reduce::dot_partials`] | as reduce, over products | 2n | dot product |
 //! | [`reduce::segmented_reduce`] | one block per row | n | one value per row |
 //! | [`scan::scan_tile`] | single pass, decoupled look-back ([`tile_status`]) | n | output array |
+//! | [`select::select_tile`] | single pass: flags, block scan of the flags, look-back over counts, two-phase scatter | n (+ n flags) | kept items, their number |
+//! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
 pub mod element;
 pub mod indexed;
 pub mod reduce;
 pub mod scan;
+pub mod select;
 pub mod tile_status;
 
 pub use element::{Bf16, Element, F16};

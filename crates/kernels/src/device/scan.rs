@@ -20,10 +20,13 @@
 //! Input and output may be the same array (in-place scan): each element is read by the thread
 //! that later writes it, and no other block touches the tile.
 
-use super::element::{Element, MAX_WORDS, load_aligned, store_aligned};
+use super::element::{Element, store_aligned};
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
 use crate::atomic::AtomicAdd;
-use crate::block::{BlockScanStorage, block_scan_warp_striped, block_scan_warp_striped_rows};
+use crate::block::{
+    BlockScanStorage, block_load_warp_striped, block_load_warp_striped_words, block_scan_warp_striped,
+    block_scan_warp_striped_rows, row_element,
+};
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
@@ -45,6 +48,28 @@ pub struct ScanTileStorage<A> {
 /// Nanoseconds a lane sleeps between two reads of a status that is not published yet (0: none).
 const LOOK_BACK_POLL_DELAY_NS: u32 = 500;
 
+/// The tile this block scans: thread 0 takes the next ticket of the status's counter (tiles
+/// start in order, so every tile's predecessors are running or done) and shares it through
+/// `slot`. Returns the tile's index in this call, in every thread.
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside); `status.tile_counter` is a valid
+/// `u64` whose value at the call's start was `status.tile_base`.
+#[inline(always)]
+pub(crate) unsafe fn next_tile<A>(status: &TileStatus<A>, slot: SharedArray<u32>) -> usize {
+    if thread_idx() == 0 {
+        // SAFETY: the counter is a valid u64; the result is published to the block below.
+        unsafe {
+            let ticket = u64::atomic_add(status.tile_counter, 1);
+            slot.write(0, (ticket - status.tile_base) as u32);
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    (unsafe { slot.read(0) }) as usize
+}
+
 /// Warp 0's part: publish the aggregate, sleep `first_delay_ns`, look back, publish the
 /// inclusive prefix; returns the tile's exclusive prefix (valid in lane 0).
 ///
@@ -60,7 +85,7 @@ const LOOK_BACK_POLL_DELAY_NS: u32 = 500;
 /// the walk; the lanes from it to lane 31 are combined in tile order ([`warp_reduce`]); with no
 /// prefix in the window, all 32 aggregates are, and the window moves 32 tiles back.
 #[inline(always)]
-unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
+pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     status: &TileStatus<A>,
     tile: usize,
     aggregate: A,
@@ -124,77 +149,6 @@ unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
         unsafe { A::publish(status, tile, STATE_PREFIX, Op::combine(exclusive, aggregate)) };
     }
     exclusive
-}
-
-/// As [`load_tile`], the raw bits: row `r` of this lane as the four words of its 16 bytes
-/// (rows `ITEMS / VEC ..` unused); elements past `n` are zero bits.
-///
-/// # Safety
-/// As [`load_tile`].
-#[inline(always)]
-unsafe fn load_packed_rows<T: Element, const VEC: usize, const ITEMS: usize>(
-    input: *const T,
-    n: usize,
-    whole_tile: bool,
-    row_first: impl Fn(usize) -> usize,
-) -> [[u32; 4]; ITEMS] {
-    let mut rows = [[0; 4]; ITEMS];
-    unrolled_for(ITEMS / VEC, |r| {
-        let first = row_first(r);
-        if whole_tile {
-            // SAFETY: the caller's contract for whole tiles; 16 bytes are four u32.
-            rows[r] = unsafe { load_aligned::<u32, 4>(input.add(first).cast::<u32>()) };
-        } else {
-            let mut words = [0; MAX_WORDS];
-            for v in 0..VEC {
-                if first + v < n {
-                    // SAFETY: first + v < n.
-                    unsafe { *input.add(first + v) }.pack(&mut words, v);
-                }
-            }
-            rows[r] = [words[0], words[1], words[2], words[3]];
-        }
-    });
-    rows
-}
-
-/// This lane's items of the tile, warp-striped: item `r * VEC + v` is `convert` of element
-/// `row_first(r) + v`, or `past_end` from `n` on. Whole tiles (`whole_tile`) are read with one
-/// 16-byte load per row.
-///
-/// # Safety
-/// `input` holds `n` readable elements; when `whole_tile`, every `row_first(r) .. + VEC` is below
-/// `n`, `input` is 16-byte aligned and `row_first(r)` a multiple of `VEC` (16 bytes of `T`).
-#[inline(always)]
-unsafe fn load_tile<T: Element, U: Copy, const VEC: usize, const ITEMS: usize>(
-    input: *const T,
-    n: usize,
-    whole_tile: bool,
-    row_first: impl Fn(usize) -> usize,
-    past_end: U,
-    convert: impl Fn(T) -> U,
-) -> [U; ITEMS] {
-    let mut items = [past_end; ITEMS];
-    // Index loops over register arrays: iterators over arrays taken by value leave their state in
-    // local memory on this back end.
-    unrolled_for(ITEMS / VEC, |r| {
-        let first = row_first(r);
-        if whole_tile {
-            // SAFETY: the caller's contract for whole tiles.
-            let row = unsafe { load_aligned::<T, VEC>(input.add(first)) };
-            for v in 0..VEC {
-                items[r * VEC + v] = convert(row[v]);
-            }
-        } else {
-            for v in 0..VEC {
-                if first + v < n {
-                    // SAFETY: first + v < n.
-                    items[r * VEC + v] = convert(unsafe { *input.add(first + v) });
-                }
-            }
-        }
-    });
-    items
 }
 
 /// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
@@ -287,12 +241,10 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
         // identity for them.
         // SAFETY: `input` holds `n` elements; `whole_tile` says this tile is in bounds and
         // 16-byte aligned, and `row_first(r)` is a multiple of VEC.
-        let rows = unsafe { load_packed_rows::<T, VEC, ITEMS>(input, n, whole_tile, row_first) };
+        let rows = unsafe { block_load_warp_striped_words::<T, VEC, ITEMS>(input, n, whole_tile, row_first) };
         let item = |r: usize, v: usize| {
             if whole_tile || row_first(r) + v < n {
-                let mut words = [0; MAX_WORDS];
-                words[..4].copy_from_slice(&rows[r]);
-                T::unpack(&words, v).to_acc()
+                row_element::<T>(rows[r], v).to_acc()
             } else {
                 Op::identity()
             }
@@ -308,9 +260,16 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
             )
         };
     } else {
-        // SAFETY: as for `load_packed_rows` above.
+        // SAFETY: as for `block_load_warp_striped_words` above.
         let mut values = unsafe {
-            load_tile::<T, T::Acc, VEC, ITEMS>(input, n, whole_tile, row_first, Op::identity(), T::to_acc)
+            block_load_warp_striped::<T, T::Acc, VEC, ITEMS>(
+                input,
+                n,
+                whole_tile,
+                row_first,
+                Op::identity(),
+                T::to_acc,
+            )
         };
         // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
         let aggregate = unsafe {

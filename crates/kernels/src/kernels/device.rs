@@ -4,7 +4,8 @@
 //! `device_argmin_<type>`, `device_argmax_<type>`; per type accumulated in itself
 //! `device_arg{min,max}_final_<type>` (the second pass); per float type `device_dot_<type>`; per
 //! scan-only operator and its types, `device_scan_<type>_<op>` (the non-commutative
-//! `op::Affine`).
+//! `op::Affine`); per type the compaction family, `device_select_if_<type>`,
+//! `device_select_flagged_<type>`, `device_unique_<type>`, `device_reverse_tail_<type>`.
 //!
 //! Every kernel takes its family's `#[repr(C)]` parameter struct from `gpu_primitives_abi::params`
 //! by value (the host passes the same struct). Shared memory comes from the launch's dynamic
@@ -19,13 +20,17 @@ use crate::device::reduce::{
     arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
 };
 use crate::device::scan::{ScanTileStorage, scan_tile};
+use crate::device::select::{
+    ByFlagArray, ByPredicate, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
+};
 use crate::device::tile_status::TileStatus;
 use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
-use gpu_primitives_abi::layout::{PREFIX_OFFSET, TILE_OFFSET};
+use gpu_primitives_abi::layout::{EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET};
 use gpu_primitives_abi::params::{
-    ArgFinalParams, ArgReduceParams, DotParams, ReduceParams, ScanParams, SegmentedReduceParams,
+    ArgFinalParams, ArgReduceParams, DotParams, ReduceParams, ReverseTailParams, ScanParams,
+    SegmentedReduceParams, SelectParams,
 };
 use gpu_primitives_abi::{kernel_name, operator_table, scan_operator_table};
 
@@ -216,6 +221,90 @@ macro_rules! dot_entry {
     };
 }
 
+/// `device_<family>_<name>` of the compaction family: select (`device::select`) of
+/// `input[0..n]` with the flags `$flags` makes of the parameters, as [`SelectParams`] says.
+macro_rules! select_entry {
+    ($family:ident, $name:ident, $ty:ty, $vec:literal, $items:literal, $flags:expr) => {
+        const _: () = {
+            /// # Safety
+            /// As `select_tile`, with the launch [`SelectParams`] describes.
+            #[unsafe(export_name = kernel_name!($family, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SelectParams<$ty>) {
+                let status = TileStatus {
+                    slots: p.status_slots,
+                    tile_counter: p.tile_counter,
+                    tile_base: p.tile_base,
+                    epoch: p.epoch,
+                    value: PhantomData,
+                };
+                // SAFETY: four disjoint regions of the launch's dynamic shared memory, each
+                // aligned; the exchange is what the host adds past DEVICE_SHARED_BYTES.
+                let storage = unsafe {
+                    SelectStorage {
+                        scan: BlockScanStorage::new(dynamic_shared(0)),
+                        prefix: dynamic_shared(PREFIX_OFFSET),
+                        tile: dynamic_shared(TILE_OFFSET),
+                        exchange: dynamic_shared(EXCHANGE_OFFSET),
+                    }
+                };
+                let output = SelectOutput {
+                    items: p.output,
+                    num_selected: p.num_selected,
+                    partition: p.partition != 0,
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    select_tile::<$ty, _, $vec, $items>(
+                        p.input,
+                        p.n,
+                        $flags(&p),
+                        output,
+                        status,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+    };
+}
+
+/// The compaction family of one element type: `device_select_if_<name>`,
+/// `device_select_flagged_<name>`, `device_unique_<name>` and `device_reverse_tail_<name>`.
+macro_rules! select_entries {
+    ($name:ident, $ty:ty, $vec:literal, $items:literal) => {
+        select_entry!(select_if, $name, $ty, $vec, $items, |p: &SelectParams<
+            $ty,
+        >| ByPredicate(
+            p.predicate
+        ));
+        select_entry!(
+            select_flagged,
+            $name,
+            $ty,
+            $vec,
+            $items,
+            |p: &SelectParams<$ty>| ByFlagArray(p.flags)
+        );
+        select_entry!(unique, $name, $ty, $vec, $items, |_: &SelectParams<$ty>| {
+            Heads
+        });
+        const _: () = {
+            /// Second pass of a stable partition. Launch: any grid, any block.
+            ///
+            /// # Safety
+            /// As [`ReverseTailParams`] says.
+            #[unsafe(export_name = kernel_name!(reverse_tail, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: ReverseTailParams<$ty>) {
+                // SAFETY: `begin` is one readable u64 at most n (the caller's contract).
+                let begin = unsafe { *p.begin } as usize;
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { reverse_tail(p.data, begin, p.n) };
+            }
+        };
+    };
+}
+
 /// The families that depend on the kind of element type (see `gpu_primitives_abi::table`).
 macro_rules! per_kind {
     (int, $name:ident, $ty:ty, $vec:literal) => {
@@ -238,6 +327,7 @@ macro_rules! device_entries {
             arg_entry!(argmin, $name, $ty, ArgMin, $vec);
             arg_entry!(argmax, $name, $ty, ArgMax, $vec);
             per_kind!($kind, $name, $ty, $vec);
+            select_entries!($name, $ty, $vec, $items);
         )*
     };
 }
