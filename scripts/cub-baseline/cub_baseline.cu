@@ -1,17 +1,20 @@
-// Reference figures for issue 4: NVIDIA CUB's device reduce and scan, timed the way
+// Reference figures: NVIDIA CUB's device reduce, scan and compaction (select, unique, partition), timed the way
 // `gpu-primitives bench` times ours (CUDA events around the queued work, median of 21 calls after one
 // warm-up, temporary storage allocated once outside the timing), next to a device-to-device copy of
 // the same n measured in the same run. Built and run on the GPU machine by scripts/cub-baseline/run.
 //
 // Output: one CSV row per (algorithm, type, n): algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio.
 #include <cub/device/device_reduce.cuh>
+#include <cub/device/device_partition.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #define CHECK(call)                                                                          \
@@ -79,8 +82,91 @@ void measure(const char* type, size_t n) {
     CHECK(cudaFree(in));
 }
 
-// With an argument, only f32 at n = 2^argument (for profiling one size with ncu).
+// The benchmark's hash (crates/cli/src/bench.rs `hash`): uniform 32-bit values.
+uint32_t bench_hash(size_t i) {
+    uint32_t h = uint32_t(i) * 0x9E3779B1u;
+    h ^= h >> 15;
+    h *= 0x85EBCA77u;
+    return h ^ (h >> 13);
+}
+float unit(uint32_t bits) { return float(bits >> 8) / float(1 << 24); }
+float uniform(float*, uint32_t bits) { return unit(bits); }
+uint32_t uniform(uint32_t*, uint32_t bits) { return bits; }
+float median(float*) { return 0.5f; }
+uint32_t median(uint32_t*) { return 1u << 31; }
+
+template <class T>
+struct Below {
+    T threshold;
+    __host__ __device__ bool operator()(const T& x) const { return x < threshold; }
+};
+
+// The compactions of `gpu-primitives bench`, on the same inputs: select_if / partition_if keep
+// x < median of uniform values, select_flagged keeps (hash >> 7) & 1, unique reads runs of two.
+template <class T>
+void measure_compaction(const char* type, size_t n) {
+    std::vector<T> host(n), pairs(n);
+    std::vector<uint8_t> host_flags(n);
+    for (size_t i = 0; i < n; ++i) {
+        host[i] = uniform((T*)nullptr, bench_hash(i));
+        pairs[i] = uniform((T*)nullptr, bench_hash(i / 2));
+        host_flags[i] = (bench_hash(i) >> 7) & 1;
+    }
+    T *in, *runs, *out, *copy;
+    uint8_t* flags;
+    unsigned long long* count;
+    CHECK(cudaMalloc(&in, n * sizeof(T)));
+    CHECK(cudaMalloc(&runs, n * sizeof(T)));
+    CHECK(cudaMalloc(&out, n * sizeof(T)));
+    CHECK(cudaMalloc(&copy, n * sizeof(T)));
+    CHECK(cudaMalloc(&flags, n));
+    CHECK(cudaMalloc(&count, sizeof(*count)));
+    CHECK(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(runs, pairs.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(flags, host_flags.data(), n, cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
+    Below<T> half{median((T*)nullptr)};
+    size_t b1 = 0, b2 = 0, b3 = 0, b4 = 0;
+    CHECK(cub::DeviceSelect::If(nullptr, b1, in, out, count, n, half));
+    CHECK(cub::DeviceSelect::Flagged(nullptr, b2, in, flags, out, count, n));
+    CHECK(cub::DeviceSelect::Unique(nullptr, b3, runs, out, count, n));
+    CHECK(cub::DevicePartition::If(nullptr, b4, in, out, count, n, half));
+    size_t temp_bytes = std::max(std::max(b1, b2), std::max(b3, b4));
+    void* temp;
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto kept = [&] {
+        unsigned long long k = 0;
+        CHECK(cudaMemcpy(&k, count, sizeof(k), cudaMemcpyDeviceToHost));
+        return double(k);
+    };
+    auto row = [&](const char* name, double us, double bytes) {
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name, type, n, us, bytes / us / 1e3, copy_us,
+                    copy_gbps, us / copy_us);
+    };
+    double s = sizeof(T);
+    double us = median_us([&] { CHECK(cub::DeviceSelect::If(temp, temp_bytes, in, out, count, n, half)); });
+    row("select_if half", us, (n + kept()) * s);
+    us = median_us([&] { CHECK(cub::DeviceSelect::Flagged(temp, temp_bytes, in, flags, out, count, n)); });
+    row("select_flagged half", us, (n + kept()) * s + n);
+    us = median_us([&] { CHECK(cub::DeviceSelect::Unique(temp, temp_bytes, runs, out, count, n)); });
+    row("unique half", us, (n + kept()) * s);
+    us = median_us([&] { CHECK(cub::DevicePartition::If(temp, temp_bytes, in, out, count, n, half)); });
+    row("partition_if half (rejected reversed)", us, 2.0 * n * s);
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)runs, (void*)out, (void*)copy, (void*)flags, (void*)count})
+        CHECK(cudaFree(p));
+}
+
+// With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28); with a number,
+// only f32 reduce and scan at n = 2^number (for profiling one size with ncu).
 int main(int argc, char** argv) {
+    if (argc > 1 && std::string(argv[1]) == "compaction") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
+        for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
+        return 0;
+    }
     if (argc > 1) {
         measure<float>("f32", size_t(1) << std::atoi(argv[1]));
         return 0;
@@ -94,5 +180,7 @@ int main(int argc, char** argv) {
     measure<int32_t>("i32", size_t(1) << 28);
     measure<int64_t>("i64", size_t(1) << 28);
     measure<uint64_t>("u64", size_t(1) << 28);
+    for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
     return 0;
 }

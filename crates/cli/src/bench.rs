@@ -1,14 +1,19 @@
-//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, beside a
-//! device-to-device copy of the same number of elements measured in the same run.
+//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, and the
+//! compactions (select_if, select_flagged, unique, partition_if, each keeping half of a
+//! pseudo-random input), beside a device-to-device copy of the same number of elements measured
+//! in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
 //! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
 //! also waits and copies the result to the host). GB/s counts the
 //! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
-//! `n x size_of::<T::Acc>()`; the copy reads and writes `n x size_of::<T>()` each.
+//! `n x size_of::<T::Acc>()`; a select reads the input (and `n` flag bytes) and writes the kept
+//! half; a partition writes all `n` and moves the rejected half again (its reversal); the copy
+//! reads and writes `n x size_of::<T>()` each. `scripts/cub-baseline` measures CUB on the same
+//! inputs (the same hash).
 
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Sum};
-use gpu_primitives::{Gpu, Result};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Predicate, Sum};
+use gpu_primitives::{DeviceBuffer, Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::{Deserialize, Serialize};
@@ -32,6 +37,12 @@ pub struct BenchConfig {
     pub types: Vec<String>,
     /// Operators of the reduce and the scan: `sum`, `min`, `max`.
     pub ops: Vec<String>,
+    /// Measure reduce and scan.
+    pub reduce_scan: bool,
+    /// Types of the compaction rows (empty: none).
+    pub compaction_types: Vec<String>,
+    /// Sizes of the compaction rows, as log2.
+    pub compaction_log2: Vec<u32>,
 }
 
 /// The element types the benchmark knows, by name (the library's table).
@@ -45,7 +56,10 @@ impl BenchConfig {
     /// # Errors
     /// The first unknown name, with the known ones.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        for t in std::iter::once(&self.sweep_type).chain(&self.types) {
+        for t in std::iter::once(&self.sweep_type)
+            .chain(&self.types)
+            .chain(&self.compaction_types)
+        {
             if !TYPES.contains(&t.as_str()) {
                 return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
             }
@@ -71,6 +85,9 @@ impl Default for BenchConfig {
             sweep_type: "f32".into(),
             types: Vec::new(),
             ops: vec!["sum".into()],
+            reduce_scan: true,
+            compaction_types: vec!["f32".into(), "u32".into()],
+            compaction_log2: vec![20, 24, 28],
         }
     }
 }
@@ -80,7 +97,8 @@ impl Default for BenchConfig {
 pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
-    /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`.
+    /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`; or a compaction,
+    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -98,23 +116,51 @@ pub struct BenchRow {
     pub time_over_copy: f64,
 }
 
+/// The benchmark's hash of an index (also in `scripts/cub-baseline/cub_baseline.cu`): uniform
+/// 32-bit values for the compaction inputs.
+pub fn hash(i: usize) -> u32 {
+    let mut h = (i as u32).wrapping_mul(0x9E37_79B1);
+    h ^= h >> 15;
+    h = h.wrapping_mul(0x85EB_CA77);
+    h ^ (h >> 13)
+}
+
 /// A type the benchmark can fill with non-trivial values.
 trait BenchElement: Element {
+    /// Values whose sums stay exact (reduce and scan).
     fn pattern(i: usize) -> Self;
+    /// A value from 32 uniform bits (the compaction inputs).
+    fn uniform(bits: u32) -> Self;
+    /// About half the uniform values are below it.
+    fn median() -> Self;
 }
 macro_rules! bench_element {
-    ($($t:ty => $f:expr),* $(,)?) => {$(impl BenchElement for $t { fn pattern(i: usize) -> Self { $f(i) } })*};
+    ($($t:ty => $f:expr, $u:expr, $m:expr;)*) => {$(
+        impl BenchElement for $t {
+            fn pattern(i: usize) -> Self { $f(i) }
+            fn uniform(bits: u32) -> Self { $u(bits) }
+            fn median() -> Self { $m }
+        }
+    )*};
+}
+/// A uniform value of [0, 1) from the top 24 bits.
+fn unit(bits: u32) -> f32 {
+    (bits >> 8) as f32 / (1 << 24) as f32
 }
 bench_element!(
-    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25,
-    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25,
-    i32 => |i: usize| (i % 1001) as i32 - 500,
-    u32 => |i: usize| (i % 1001) as u32,
-    i64 => |i: usize| (i % 1001) as i64 - 500,
-    u64 => |i: usize| (i % 1001) as u64,
-    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
-    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25),
+    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25, unit, 0.5;
+    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25, |b| unit(b) as f64, 0.5;
+    i32 => |i: usize| (i % 1001) as i32 - 500, |b| b as i32, 0;
+    u32 => |i: usize| (i % 1001) as u32, |b| b, 1 << 31;
+    i64 => |i: usize| (i % 1001) as i64 - 500, |b| (b as i32) as i64, 0;
+    u64 => |i: usize| (i % 1001) as u64, |b| b as u64, 1 << 31;
+    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::f16::from_f32(unit(b)), half::f16::from_f32(0.5);
+    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::bf16::from_f32(unit(b)), half::bf16::from_f32(0.5);
 );
+
+/// One timed compaction call, given the workspace, the count and the output.
+type CompactionRun<'r, T> =
+    dyn FnMut(&mut DeviceWorkspace, &mut DeviceBuffer<u64>, &mut DeviceVec<T>) -> Result<()> + 'r;
 
 struct Bench<'g> {
     gpu: &'g Gpu,
@@ -141,19 +187,88 @@ impl Bench<'_> {
         Ok((reduce, scan))
     }
 
-    /// [`Bench::measure`] for the type named `name` (checked by [`BenchConfig::validate`]);
-    /// the arms are generated from the element table.
-    fn measure_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
+    /// [`Bench::measure`] (or, with `compaction`, [`Bench::measure_compaction`]) for the type
+    /// named `name` (checked by [`BenchConfig::validate`]); the arms are generated from the
+    /// element table.
+    fn measure_named(&mut self, name: &str, sizes: &[usize], compaction: bool) -> Result<()> {
         macro_rules! by_name {
-            ([$bench:ident, $name_value:ident, $sizes:ident]
+            ([$bench:ident, $name_value:ident, $sizes:ident, $compaction:ident]
              $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
                 match $name_value {
+                    $(stringify!($name) if $compaction => $bench.measure_compaction::<gpu_primitives::host_type!($name)>($sizes),)*
                     $(stringify!($name) => $bench.measure::<gpu_primitives::host_type!($name)>($sizes),)*
                     other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown type {other}"))),
                 }
             };
         }
-        gpu_primitives_abi::element_table!(by_name, self, name, sizes)
+        gpu_primitives_abi::element_table!(by_name, self, name, sizes, compaction)
+    }
+
+    /// One row.
+    fn push<T: Element>(&mut self, algorithm: String, n: usize, time: f64, bytes: f64, copy: f64) {
+        self.rows.push(BenchRow {
+            gpu: self.gpu.info().name.clone(),
+            algorithm,
+            dtype: T::NAME.to_owned(),
+            n,
+            time_us: time,
+            gb_per_s: bytes / time / 1e3,
+            copy_us: copy,
+            copy_gb_per_s: 2.0 * (n * size_of::<T>()) as f64 / copy / 1e3,
+            time_over_copy: time / copy,
+        });
+    }
+
+    /// Measure the compactions and the copy at every n in `sizes`, each keeping about half.
+    fn measure_compaction<T: BenchElement>(&mut self, sizes: &[usize]) -> Result<()> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let gpu = self.gpu;
+        let values: Vec<T> = (0..max).map(|i| T::uniform(hash(i))).collect();
+        let input = DeviceVec::from_slice(gpu, &values)?;
+        let pairs: Vec<T> = (0..max).map(|i| T::uniform(hash(i / 2))).collect();
+        let runs_of_two = DeviceVec::from_slice(gpu, &pairs)?;
+        drop((values, pairs));
+        let flag_bytes: Vec<u8> = (0..max).map(|i| ((hash(i) >> 7) & 1) as u8).collect();
+        let flags = gpu.upload(&flag_bytes)?;
+        drop(flag_bytes);
+        let mut output = DeviceVec::<T>::zeroed(gpu, max)?;
+        let mut copy_target = gpu.alloc_zeroed::<T::Raw>(max)?;
+        let mut count = gpu.alloc_zeroed::<u64>(1)?;
+        let mut workspace = DeviceWorkspace::new();
+        let half = Predicate::less(T::median());
+        for &n in sizes {
+            self.progress
+                .set_message(format!("compaction {} n = 2^{}", T::NAME, n.trailing_zeros()));
+            let copy = median_micros(gpu, self.runs, || {
+                gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
+            })?;
+            let (x, pairs) = (input.prefix(..n), runs_of_two.prefix(..n));
+            let f = gpu_primitives::device::DeviceView::from(&flags).slice(0..n);
+            let runs = self.runs;
+            let mut timed = |run: &mut CompactionRun<'_, T>| {
+                let time = median_micros(gpu, runs, || run(&mut workspace, &mut count, &mut output))?;
+                Ok::<_, gpu_primitives::Error>((time, gpu.download(&count)?[0] as usize))
+            };
+            let size = size_of::<T>() as f64;
+            let (t, kept) = timed(&mut |ws, c, out| device::select_if(gpu, x, half, out, c, ws))?;
+            let select_if = (t, (n + kept) as f64 * size);
+            let (t, kept) = timed(&mut |ws, c, out| device::select_flagged(gpu, x, f, out, c, ws))?;
+            let select_flagged = (t, (n + kept) as f64 * size + n as f64);
+            let (t, kept) = timed(&mut |ws, c, out| device::unique(gpu, pairs, out, c, ws))?;
+            let unique = (t, (n + kept) as f64 * size);
+            let (t, kept) = timed(&mut |ws, c, out| device::partition_if(gpu, x, half, out, c, ws))?;
+            let partition_if = (t, (2 * n + 2 * (n - kept)) as f64 * size);
+            for (name, (time, bytes)) in [
+                ("select_if half", select_if),
+                ("select_flagged half", select_flagged),
+                ("unique half", unique),
+                ("partition_if half", partition_if),
+            ] {
+                self.push::<T>(name.to_owned(), n, time, bytes, copy);
+            }
+            self.progress.inc(1);
+        }
+        Ok(())
     }
 
     /// Measure reduce, scan and copy of every n in `sizes` over one input of the largest size.
@@ -174,7 +289,7 @@ impl Bench<'_> {
             let copy = median_micros(self.gpu, self.runs, || {
                 self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
             })?;
-            for op in &self.ops {
+            for op in &self.ops.clone() {
                 let (reduce, scan) = match op.as_str() {
                     "min" => self.time_op::<T, Min>(view, &mut output, &mut workspace)?,
                     "max" => self.time_op::<T, Max>(view, &mut output, &mut workspace)?,
@@ -184,17 +299,7 @@ impl Bench<'_> {
                     (format!("reduce {op}"), reduce, bytes_in),
                     (format!("inclusive scan {op}"), scan, bytes_in + bytes_out),
                 ] {
-                    self.rows.push(BenchRow {
-                        gpu: self.gpu.info().name.clone(),
-                        algorithm,
-                        dtype: T::NAME.to_owned(),
-                        n,
-                        time_us: time,
-                        gb_per_s: bytes / time / 1e3,
-                        copy_us: copy,
-                        copy_gb_per_s: 2.0 * bytes_in / copy / 1e3,
-                        time_over_copy: time / copy,
-                    });
+                    self.push::<T>(algorithm, n, time, bytes, copy);
                 }
             }
             self.progress.inc(1);
@@ -236,7 +341,12 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     } else {
         config.types.iter().map(String::as_str).collect()
     };
-    let steps = sizes.len() + other_types.len() * others.len();
+    let compaction_sizes: Vec<usize> = config.compaction_log2.iter().map(|k| 1usize << k).collect();
+    let steps = if config.reduce_scan {
+        sizes.len() + other_types.len() * others.len()
+    } else {
+        0
+    } + config.compaction_types.len() * compaction_sizes.len();
     let progress = ProgressBar::new(steps as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -249,11 +359,16 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         progress,
         rows: Vec::new(),
     };
-    bench.measure_named(&config.sweep_type, &sizes)?;
-    if !others.is_empty() {
-        for t in other_types {
-            bench.measure_named(t, &others)?;
+    if config.reduce_scan {
+        bench.measure_named(&config.sweep_type, &sizes, false)?;
+        if !others.is_empty() {
+            for t in other_types {
+                bench.measure_named(t, &others, false)?;
+            }
         }
+    }
+    for t in &config.compaction_types {
+        bench.measure_named(t, &compaction_sizes, true)?;
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)
@@ -265,12 +380,12 @@ pub fn print_table(rows: &[BenchRow]) {
         println!("GPU: {}", first.gpu);
     }
     println!(
-        "{:<20} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
+        "{:<22} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
         "algorithm", "type", "n", "time (µs)", "GB/s", "copy (µs)", "copy GB/s", "time/copy"
     );
     for r in rows {
         println!(
-            "{:<20} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
+            "{:<22} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
             r.algorithm, r.dtype, r.n, r.time_us, r.gb_per_s, r.copy_us, r.copy_gb_per_s, r.time_over_copy
         );
     }

@@ -24,7 +24,8 @@ enum Command {
     Puzzles,
     /// Print the GPU, its compute capability, driver, memory and the PTX variant loaded.
     Info,
-    /// Benchmark device-wide reduce and scan beside a device-to-device copy (table on stdout).
+    /// Benchmark device-wide reduce, scan and compaction beside a device-to-device copy (table on
+    /// stdout).
     Bench(BenchArgs),
     /// Reduce a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU and print the result.
     Reduce(FileArgs),
@@ -90,6 +91,16 @@ struct BenchArgs {
     /// Operators of the reduce and the scan, comma-separated: sum, min, max.
     #[arg(long, value_delimiter = ',', default_value = "sum")]
     ops: Vec<String>,
+    /// Skip reduce and scan (only the compaction rows).
+    #[arg(long)]
+    no_reduce_scan: bool,
+    /// Types of the compaction rows (select, unique, partition), comma-separated; "none" skips
+    /// them.
+    #[arg(long, value_delimiter = ',', default_value = "f32,u32")]
+    compaction_types: Vec<String>,
+    /// Sizes of the compaction rows, as log2, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "20,24,28")]
+    compaction_log2: Vec<u32>,
     /// Also write the rows as CSV.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -154,6 +165,14 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 sweep_type: args.sweep_type.clone(),
                 types: args.types.clone(),
                 ops: args.ops.clone(),
+                reduce_scan: !args.no_reduce_scan,
+                compaction_types: args
+                    .compaction_types
+                    .iter()
+                    .filter(|t| *t != "none")
+                    .cloned()
+                    .collect(),
+                compaction_log2: args.compaction_log2.clone(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
             gpu_primitives_cli::bench::print_table(&rows);

@@ -95,11 +95,18 @@ pub fn unique<T: Element>(x: &[T]) -> Vec<T> {
 /// assert_eq!((y, kept), (vec![1, 3, -2, -4], 2));
 /// ```
 pub fn partition<T: Element>(x: &[T], keep: impl Fn(usize, T) -> bool) -> (Vec<T>, usize) {
-    let (mut kept, rejected): (Vec<(usize, T)>, Vec<(usize, T)>) =
-        x.iter().copied().enumerate().partition(|&(i, v)| keep(i, v));
+    let mut kept: Vec<T> = Vec::with_capacity(x.len());
+    let mut rejected: Vec<T> = Vec::new();
+    for (i, &v) in x.iter().enumerate() {
+        if keep(i, v) {
+            kept.push(v)
+        } else {
+            rejected.push(v)
+        }
+    }
     let count = kept.len();
     kept.extend(rejected);
-    (kept.into_iter().map(|(_, v)| v).collect(), count)
+    (kept, count)
 }
 
 /// The index rule of argmin / argmax: the first index on ties; the first NaN if any (NumPy's).

@@ -138,7 +138,7 @@ fn launch<T: Element>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let n = input.len;
-    if num_selected.len() < 1 {
+    if num_selected.is_empty() {
         return Err(Error::LengthMismatch {
             what: "select: num_selected",
             expected: 1,

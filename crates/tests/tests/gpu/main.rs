@@ -9,6 +9,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 mod collectives;
+mod compaction;
 mod device;
 mod device_layer;
 mod dot_product;
@@ -29,6 +30,7 @@ fn main() {
         device_layer::TESTS,
         collectives::TESTS,
         device::TESTS,
+        compaction::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

@@ -79,7 +79,7 @@ fn regressions_file() -> &'static str {
     })
 }
 
-fn runner() -> TestRunner {
+pub(crate) fn runner() -> TestRunner {
     let mut config = Config {
         cases: 24,
         failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions_file()))),

@@ -1,0 +1,360 @@
+//! Stream compaction (select_if, select_flagged, unique, partition_if, partition_flagged)
+//! against the CPU references: property tests over every element type (random lengths, run
+//! lengths, flag densities, predicates, misaligned views), special float values, bad input,
+//! and lengths past 2^31.
+
+use crate::device::TestElement;
+use crate::support::{GpuTest, check_eq, ok, rng};
+use gpu_primitives::device::{self, CompareKind, DeviceVec, DeviceView, DeviceWorkspace, Element, Predicate};
+use gpu_primitives::{Error, Gpu, reference};
+use half::{bf16, f16};
+use libtest_mimic::Failed;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use rand::Rng;
+use std::cell::RefCell;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("compaction::every_type_random_layouts", every_type),
+    ("compaction::special_float_values", special_floats),
+    ("compaction::bad_input_and_empty", bad_input),
+    ("compaction::past_2_pow_31_elements", past_2_pow_31),
+];
+
+/// `values` with each value repeated 1 to `longest` times (runs for unique).
+fn with_runs<T: Copy>(values: &[T], longest: usize, seed: u64) -> Vec<T> {
+    let mut r = rng(seed);
+    let n = values.len();
+    let mut out = Vec::with_capacity(n);
+    let mut i = 0;
+    while out.len() < n {
+        let run = r.random_range(1..=longest).min(n - out.len());
+        out.extend(std::iter::repeat_n(values[i % n], run));
+        i += 1;
+    }
+    out
+}
+
+/// Flags with `density` of them non-zero (values 1..=255: any non-zero byte keeps).
+fn flags(n: usize, density: f64, seed: u64) -> Vec<u8> {
+    let mut r = rng(seed);
+    (0..n)
+        .map(|_| {
+            if r.random_bool(density) {
+                r.random_range(1..=255)
+            } else {
+                0
+            }
+        })
+        .collect()
+}
+
+/// A predicate of `kind` with thresholds taken from the input (or none for an empty input).
+fn predicate<T: Element>(kind: CompareKind, x: &[T], seed: u64) -> Option<Predicate<T>> {
+    if x.is_empty() {
+        return None;
+    }
+    let mut r = rng(seed);
+    let (a, b) = (x[r.random_range(0..x.len())], x[r.random_range(0..x.len())]);
+    Some(match kind {
+        CompareKind::Less => Predicate::less(a),
+        CompareKind::LessEqual => Predicate::less_equal(a),
+        CompareKind::Greater => Predicate::greater(a),
+        CompareKind::GreaterEqual => Predicate::greater_equal(a),
+        CompareKind::Equal => Predicate::equal(a),
+        CompareKind::NotEqual => Predicate::not_equal(a),
+        CompareKind::InRange => Predicate::in_range(a, b),
+        CompareKind::NotNan => Predicate::not_nan(),
+    })
+}
+
+fn fail(e: Error) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+/// Bits of a result, so that NaNs compare equal to themselves.
+fn bits<T: Element>(x: &[T]) -> Vec<T::Raw> {
+    T::as_raw(x).to_vec()
+}
+
+/// Every compaction of `x` (viewed from element `skip` on, to leave 16-byte alignment) against
+/// the references: the items, the count in device memory, the rest of the output untouched,
+/// the input unchanged.
+fn check_all<T: Element>(
+    gpu: &Gpu,
+    x: &[T],
+    skip: usize,
+    keep: Option<Predicate<T>>,
+    flag_bytes: &[u8],
+    ws: &mut DeviceWorkspace,
+) -> Result<(), TestCaseError> {
+    let d_x = DeviceVec::from_slice(gpu, x).map_err(fail)?;
+    let d_flags = gpu.upload(flag_bytes).map_err(fail)?;
+    let view: DeviceView<'_, T> = d_x.view().slice(skip..x.len());
+    let flag_view: DeviceView<'_, u8> = DeviceView::from(&d_flags).slice(skip..x.len());
+    let input = &x[skip..];
+    let n = input.len();
+    // A sentinel pattern past what is written: select must leave it alone.
+    let sentinel: Vec<T> = x.iter().rev().copied().collect();
+    let mut count = gpu.alloc_zeroed::<u64>(1).map_err(fail)?;
+    type Case<T> = (&'static str, Vec<T>, usize, bool);
+    let mut cases: Vec<Case<T>> = Vec::new();
+    let flagged = &flag_bytes[skip..];
+    let selected_flagged = reference::select_flagged(input, flagged);
+    cases.push((
+        "select_flagged",
+        selected_flagged.clone(),
+        selected_flagged.len(),
+        false,
+    ));
+    let (parted, kept) = reference::partition(input, |i, _| flagged[i] != 0);
+    cases.push(("partition_flagged", parted, kept, true));
+    let uniq = reference::unique(input);
+    cases.push(("unique", uniq.clone(), uniq.len(), false));
+    if let Some(p) = keep {
+        let sel = reference::select_if(input, p);
+        cases.push(("select_if", sel.clone(), sel.len(), false));
+        let (parted, kept) = reference::partition(input, |_, v| p.keep(v));
+        cases.push(("partition_if", parted, kept, true));
+    }
+    for (name, expected, expected_count, partition) in cases {
+        let mut d_out = DeviceVec::from_slice(gpu, &sentinel[..n]).map_err(fail)?;
+        match name {
+            "select_flagged" => device::select_flagged(gpu, view, flag_view, &mut d_out, &mut count, ws),
+            "partition_flagged" => {
+                device::partition_flagged(gpu, view, flag_view, &mut d_out, &mut count, ws)
+            }
+            "unique" => device::unique(gpu, view, &mut d_out, &mut count, ws),
+            "select_if" => device::select_if(gpu, view, keep.unwrap(), &mut d_out, &mut count, ws),
+            _ => device::partition_if(gpu, view, keep.unwrap(), &mut d_out, &mut count, ws),
+        }
+        .map_err(fail)?;
+        let found_count = gpu.download(&count).map_err(fail)?[0] as usize;
+        let what = format!("{name} {} n={n} skip={skip}", T::NAME);
+        prop_assert_eq!(found_count, expected_count, "{}: count", what);
+        let out = d_out.to_vec(gpu).map_err(fail)?;
+        let written = if partition { n } else { expected_count };
+        if let Some(i) = (0..written).find(|&i| out[i] != bits(&expected)[i]) {
+            return Err(TestCaseError::fail(format!(
+                "{what}: index {i}: found {:?}, expected {:?}",
+                out[i],
+                bits(&expected)[i]
+            )));
+        }
+        prop_assert!(
+            out[written..] == bits(&sentinel[written..n]),
+            "{}: wrote past the kept items",
+            what
+        );
+    }
+    prop_assert!(d_x.to_vec(gpu).map_err(fail)? == bits(x), "the input changed");
+    Ok(())
+}
+
+/// Lengths around tile edges (a tile is 256 x scan items: 2048 to 16384 elements), small and
+/// large.
+fn length() -> impl Strategy<Value = usize> {
+    let edges: Vec<usize> = vec![
+        0,
+        1,
+        2,
+        31,
+        33,
+        2047,
+        2048,
+        2049,
+        4095,
+        4096,
+        4097,
+        8191,
+        8192,
+        8193,
+        16383,
+        16384,
+        16385,
+        65_537,
+        1_048_573,
+        (1 << 22) + 3,
+    ];
+    prop_oneof![
+        5 => prop::sample::select(edges),
+        4 => 0usize..200_000,
+        1 => 200_000usize..3_000_000,
+    ]
+}
+
+fn random_layouts<T: TestElement>(gpu: &Gpu) -> Result<(), Failed> {
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    let densities = [0.0, 0.02, 0.5, 0.98, 1.0];
+    crate::properties::runner()
+        .run(
+            &(
+                length(),
+                0usize..4,
+                1usize..40,
+                0usize..densities.len(),
+                0u32..8,
+                any::<u64>(),
+            ),
+            |(n, skip, longest, density, kind, seed)| {
+                let ws = &mut *workspace.borrow_mut();
+                let n = n + skip;
+                let x = with_runs(&T::make(n, seed), longest, seed ^ 1);
+                let f = flags(n, densities[density], seed ^ 2);
+                let kind = CompareKind::from_code(kind).unwrap();
+                let skip = skip.min(n);
+                check_all(gpu, &x, skip, predicate(kind, &x[skip..], seed ^ 3), &f, ws)
+            },
+        )
+        .map_err(|e| Failed::from(e.to_string()))
+}
+
+fn every_type(gpu: &Gpu) -> Result<(), Failed> {
+    random_layouts::<f32>(gpu)?;
+    random_layouts::<f64>(gpu)?;
+    random_layouts::<i32>(gpu)?;
+    random_layouts::<u32>(gpu)?;
+    random_layouts::<i64>(gpu)?;
+    random_layouts::<u64>(gpu)?;
+    random_layouts::<f16>(gpu)?;
+    random_layouts::<bf16>(gpu)
+}
+
+/// NaN, infinities, -0.0 and +0.0 in runs: unique keeps every NaN and merges -0.0 with +0.0;
+/// every predicate follows IEEE 754.
+fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
+    let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1.5, -2.0];
+    let mut r = rng(7);
+    let ws = &mut DeviceWorkspace::new();
+    for n in [1usize, 100, 8193, 300_001] {
+        let x: Vec<f32> = (0..n)
+            .map(|_| specials[r.random_range(0..specials.len())])
+            .collect();
+        let x = with_runs(&x, 5, n as u64);
+        let f = flags(n, 0.5, n as u64);
+        for kind in CompareKind::ALL {
+            for threshold in [0.0f32, -0.0, f32::NAN, f32::INFINITY] {
+                let p = match kind {
+                    CompareKind::InRange => Predicate::in_range(threshold, f32::INFINITY),
+                    CompareKind::NotNan => Predicate::not_nan(),
+                    _ => predicate(kind, &[threshold], 0).unwrap(),
+                };
+                check_all(gpu, &x, 0, Some(p), &f, ws).map_err(|e| Failed::from(e.to_string()))?;
+                let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+                let p64 = match kind {
+                    CompareKind::InRange => Predicate::in_range(threshold as f64, f64::INFINITY),
+                    CompareKind::NotNan => Predicate::not_nan(),
+                    _ => predicate(kind, &[threshold as f64], 0).unwrap(),
+                };
+                check_all(gpu, &x64, 0, Some(p64), &f, ws).map_err(|e| Failed::from(e.to_string()))?;
+            }
+        }
+        // The zeros of different signs are one run; each NaN its own.
+        let zeros = [0.0f32, -0.0, 0.0, f32::NAN, f32::NAN];
+        check_eq(
+            "unique of zeros and NaNs",
+            ok(device::unique_slice(gpu, &zeros))?.len(),
+            3,
+        )?;
+    }
+    Ok(())
+}
+
+/// Too short an output, flags or count: an error before any launch, the output untouched;
+/// n = 0 writes a count of 0.
+fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    let x = ok(DeviceVec::from_slice(gpu, &[1u32, 2, 3, 4]))?;
+    let mut short = ok(DeviceVec::from_slice(gpu, &[9u32, 9, 9]))?;
+    let mut count = ok(gpu.upload(&[77u64]))?;
+    let is_length_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
+    let p = Predicate::greater(1u32);
+    if !is_length_error(device::select_if(gpu, &x, p, &mut short, &mut count, ws)) {
+        return Err("select_if into a short output: no length error".into());
+    }
+    if !is_length_error(device::partition_if(gpu, &x, p, &mut short, &mut count, ws)) {
+        return Err("partition_if into a short output: no length error".into());
+    }
+    let few_flags = ok(gpu.upload(&[1u8, 0, 1]))?;
+    let mut out = ok(DeviceVec::from_slice(gpu, &[9u32; 4]))?;
+    if !is_length_error(device::select_flagged(
+        gpu, &x, &few_flags, &mut out, &mut count, ws,
+    )) {
+        return Err("select_flagged with 3 flags for 4 items: no length error".into());
+    }
+    let mut no_count = ok(gpu.alloc_zeroed::<u64>(0))?;
+    if !is_length_error(device::unique(gpu, &x, &mut out, &mut no_count, ws)) {
+        return Err("unique with an empty count: no length error".into());
+    }
+    check_eq("output untouched", ok(out.to_vec(gpu))?, vec![9u32; 4])?;
+    check_eq("short output untouched", ok(short.to_vec(gpu))?, vec![9u32; 3])?;
+    check_eq("count untouched", ok(gpu.download(&count))?, vec![77])?;
+    let empty = ok(DeviceVec::<u32>::from_slice(gpu, &[]))?;
+    ok(device::select_if(gpu, &empty, p, &mut out, &mut count, ws))?;
+    check_eq("n = 0: count", ok(gpu.download(&count))?, vec![0])?;
+    check_eq(
+        "n = 0 partition",
+        ok(device::partition_if_slice::<f32>(gpu, &[], Predicate::not_nan()))?,
+        (vec![], 0),
+    )?;
+    Ok(())
+}
+
+/// 2^31 + 5 u32 items: select_if, unique and partition_flagged, whose counts and outputs
+/// need more than 31 bits of index.
+fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
+    let n = (1usize << 31) + 5;
+    // Runs of two: unique keeps every other item; x % 3 == 0 keeps a third of the runs.
+    let x: Vec<u32> = (0..n).map(|i| (i / 2) as u32).collect();
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let ws = &mut DeviceWorkspace::new();
+    let mut d_out = ok(DeviceVec::<u32>::zeroed(gpu, n))?;
+    let mut count = ok(gpu.alloc_zeroed::<u64>(1))?;
+
+    ok(device::unique(gpu, &d_x, &mut d_out, &mut count, ws))?;
+    let runs = n.div_ceil(2);
+    check_eq(
+        "unique past 2^31: count",
+        ok(gpu.download(&count))?[0] as usize,
+        runs,
+    )?;
+    let out = ok(d_out.to_vec(gpu))?;
+    if let Some(i) = (0..runs).find(|&i| out[i] != i as u32) {
+        return Err(format!("unique past 2^31: index {i}: found {}, expected {i}", out[i]).into());
+    }
+
+    let p = Predicate::greater_equal((1u32 << 30) - 3);
+    ok(device::select_if(gpu, &d_x, p, &mut d_out, &mut count, ws))?;
+    let first = x.iter().position(|&v| p.keep(v)).unwrap();
+    check_eq(
+        "select_if past 2^31: count",
+        ok(gpu.download(&count))?[0] as usize,
+        n - first,
+    )?;
+    let out = ok(d_out.to_vec(gpu))?;
+    if let Some(i) = (0..n - first).find(|&i| out[i] != x[first + i]) {
+        return Err(format!("select_if past 2^31: index {i}: found {}", out[i]).into());
+    }
+    drop(out);
+
+    let f: Vec<u8> = (0..n).map(|i| (i % 3 == 0) as u8).collect();
+    let d_f = ok(gpu.upload(&f))?;
+    ok(device::partition_flagged(
+        gpu, &d_x, &d_f, &mut d_out, &mut count, ws,
+    ))?;
+    let (expected, kept) = reference::partition(&x, |i, _| f[i] != 0);
+    check_eq(
+        "partition past 2^31: count",
+        ok(gpu.download(&count))?[0] as usize,
+        kept,
+    )?;
+    let out = ok(d_out.to_vec(gpu))?;
+    if let Some(i) = (0..n).find(|&i| out[i] != expected[i]) {
+        return Err(format!(
+            "partition past 2^31: index {i}: found {}, expected {}",
+            out[i], expected[i]
+        )
+        .into());
+    }
+    Ok(())
+}
