@@ -47,6 +47,9 @@ fn main() -> ExitCode {
     for prefix in tuning::REDUCE_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::REDUCE_BLOCK, tuning::REDUCE_BLOCKS_PER_SM);
     }
+    for prefix in tuning::SELECT_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
+    }
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {

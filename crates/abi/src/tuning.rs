@@ -15,6 +15,11 @@ pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 pub const REDUCE_LOADS_IN_FLIGHT: u32 = 4;
 /// Threads per block of the scan kernels (a tile is `SCAN_BLOCK * scan items` elements).
 pub const SCAN_BLOCK: u32 = 256;
+/// 16-byte rows of input each thread of the compaction kernels (select, partition, unique)
+/// holds: a tile is `SCAN_BLOCK * vector width * SELECT_ROWS` elements (4096 f32). Fewer rows
+/// than the scan's: the flags, ranks and gathered items take registers the scan does not need,
+/// and more blocks per multiprocessor hide the look-back.
+pub const SELECT_ROWS: usize = 4;
 /// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
 /// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
@@ -33,3 +38,18 @@ pub const REDUCE_FAMILIES: &[&str] = &[
     "device_argmax_",
     "device_dot_",
 ];
+
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the compaction kernels are built for
+/// (their PTX declares it, as the reduce's): the compaction is bound by the latency of each
+/// tile's phases (load, block scan, look-back, gather, write), so its speed follows the tiles
+/// in flight per multiprocessor, and the bound keeps ptxas from taking the registers that
+/// would cost one.
+pub const SELECT_BLOCKS_PER_SM: u32 = 4;
+
+/// Entry-point name prefixes of the compaction kernels, launched with [`SCAN_BLOCK`] threads
+/// and built for at most [`SELECT_BLOCKS_PER_SM`] blocks per multiprocessor.
+pub const SELECT_FAMILIES: &[&str] = &["device_select_if_", "device_select_flagged_", "device_unique_"];
+
+/// Nanoseconds each compaction tile waits after publishing its count before it looks back, in
+/// grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
+pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 500;

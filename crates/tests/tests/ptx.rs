@@ -118,17 +118,34 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 }
 
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
-/// blocks per multiprocessor); the others declare none.
+/// blocks per multiprocessor), the compaction families theirs (SCAN_BLOCK, SELECT_BLOCKS_PER_SM);
+/// the others declare none.
 #[test]
-fn reduce_kernels_declare_launch_bounds() {
-    use gpu_primitives_abi::tuning::{REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_FAMILIES};
-    let bounds = format!(".maxntid {REDUCE_BLOCK}, 1, 1\n.minnctapersm {REDUCE_BLOCKS_PER_SM}\n{{");
+fn reduce_and_compaction_kernels_declare_launch_bounds() {
+    use gpu_primitives_abi::tuning::*;
+    let bounds = |threads: u32, blocks: u32| format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n{{");
+    let reduce = bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM);
+    let select = bounds(SCAN_BLOCK, SELECT_BLOCKS_PER_SM);
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
         for name in device_kernels() {
             let body = kernel_body(ptx, name);
-            let declared = body.contains(&bounds);
-            let expected = REDUCE_FAMILIES.iter().any(|p| name.starts_with(p));
-            assert_eq!(declared, expected, "sm_{arch} {name}: launch bounds");
+            let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
+            assert_eq!(
+                body.contains(&reduce),
+                has(REDUCE_FAMILIES),
+                "sm_{arch} {name}: reduce launch bounds"
+            );
+            assert_eq!(
+                body.contains(&select),
+                has(SELECT_FAMILIES),
+                "sm_{arch} {name}: compaction launch bounds"
+            );
+            let declared = body.contains(".maxntid");
+            assert_eq!(
+                declared,
+                has(REDUCE_FAMILIES) || has(SELECT_FAMILIES),
+                "sm_{arch} {name}: launch bounds"
+            );
         }
     }
 }

@@ -11,7 +11,7 @@ use gpu_primitives_abi::params::ScanParams;
 
 /// [`SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when
 /// set: a tuning override (read once).
-pub(crate) fn look_back_delay_ns() -> u32 {
+fn look_back_delay_ns() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     tuning_override(
         &VALUE,

@@ -3,7 +3,9 @@
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
 use super::workspace::DeviceWorkspace;
-use super::{SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, scan::look_back_delay_ns};
+use super::{
+    SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, tuning_override,
+};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
@@ -118,6 +120,18 @@ impl<T: Element> Predicate<T> {
     }
 }
 
+/// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS` (0 to 4000)
+/// when set: a tuning override (read once).
+fn look_back_delay_ns() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS",
+        SELECT_LOOK_BACK_DELAY_NS,
+        0..=4000,
+    )
+}
+
 /// Which items a compaction keeps.
 #[derive(Clone, Copy)]
 enum Keep<T: Element> {
@@ -157,7 +171,7 @@ fn launch<T: Element>(
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream.clear(num_selected.address, size_of::<u64>()) };
     }
-    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
+    let tile = SCAN_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
         return Err(Error::InvalidLaunch(format!(

@@ -40,24 +40,63 @@ pub trait SelectPredicate<T>: Copy {
     fn keep(&self, item: T) -> bool;
 }
 
-/// The library's prebuilt predicates (see [`CompareKind`]): compared in the accumulator type
-/// (f32 for f16 / bf16), IEEE 754 semantics for floats.
-impl<T: Element> SelectPredicate<T> for Comparison<T> {
+/// The library's prebuilt predicates ([`Comparison`], see [`CompareKind`]), ready to test: the
+/// kind becomes two truth tables over where the item falls against each operand (below, equal,
+/// above, unordered), so that testing an item takes no branch on the kind. Compared in the
+/// accumulator type (f32 for f16 / bf16), IEEE 754 semantics for floats.
+#[derive(Clone, Copy)]
+pub struct Compare<A> {
+    lo: A,
+    hi: A,
+    lo_accepts: u32,
+    hi_accepts: u32,
+}
+
+/// Bits of [`Compare`]'s truth tables: where `x` falls against an operand.
+const BELOW: u32 = 1;
+const EQUAL: u32 = 2;
+const ABOVE: u32 = 4;
+const UNORDERED: u32 = 8;
+const ANY: u32 = BELOW | EQUAL | ABOVE | UNORDERED;
+
+impl<A: PartialOrd + Copy> Compare<A> {
+    /// The test a [`Comparison`] of element type `T` (accumulated in `A`) describes; an unknown
+    /// kind keeps nothing.
+    #[inline(always)]
+    pub fn new<T: Element<Acc = A>>(c: Comparison<T>) -> Self {
+        let (lo_accepts, hi_accepts) = match CompareKind::from_code(c.kind) {
+            Some(CompareKind::Less) => (BELOW, ANY),
+            Some(CompareKind::LessEqual) => (BELOW | EQUAL, ANY),
+            Some(CompareKind::Greater) => (ABOVE, ANY),
+            Some(CompareKind::GreaterEqual) => (ABOVE | EQUAL, ANY),
+            Some(CompareKind::Equal) => (EQUAL, ANY),
+            Some(CompareKind::NotEqual) => (BELOW | ABOVE | UNORDERED, ANY),
+            Some(CompareKind::InRange) => (ABOVE | EQUAL, BELOW),
+            // Against any number (the host passes 0), only NaN is unordered.
+            Some(CompareKind::NotNan) => (BELOW | EQUAL | ABOVE, ANY),
+            None => (0, 0),
+        };
+        Self {
+            lo: c.lo.to_acc(),
+            hi: c.hi.to_acc(),
+            lo_accepts,
+            hi_accepts,
+        }
+    }
+
+    /// Where `x` falls against `t`: one of the four bits.
+    #[inline(always)]
+    fn order(x: A, t: A) -> u32 {
+        let (below, equal, above) = ((x < t) as u32, (x == t) as u32, (x > t) as u32);
+        below * BELOW | equal * EQUAL | above * ABOVE | (1 - (below | equal | above)) * UNORDERED
+    }
+}
+
+impl<T: Element> SelectPredicate<T> for Compare<T::Acc> {
     #[inline(always)]
     fn keep(&self, item: T) -> bool {
-        let (x, lo, hi) = (item.to_acc(), self.lo.to_acc(), self.hi.to_acc());
-        match CompareKind::from_code(self.kind) {
-            Some(CompareKind::Less) => x < lo,
-            Some(CompareKind::LessEqual) => x <= lo,
-            Some(CompareKind::Greater) => x > lo,
-            Some(CompareKind::GreaterEqual) => x >= lo,
-            Some(CompareKind::Equal) => x == lo,
-            Some(CompareKind::NotEqual) => x != lo,
-            Some(CompareKind::InRange) => lo <= x && x < hi,
-            #[allow(clippy::eq_op)] // NaN is the one value not equal to itself.
-            Some(CompareKind::NotNan) => x == x,
-            None => false,
-        }
+        let x = item.to_acc();
+        (Self::order(x, self.lo) & self.lo_accepts) != 0 && (Self::order(x, self.hi) & self.hi_accepts) != 0
     }
 }
 

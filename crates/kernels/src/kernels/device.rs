@@ -21,7 +21,7 @@ use crate::device::reduce::{
 };
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::select::{
-    ByFlagArray, ByPredicate, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
+    ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
 };
 use crate::device::tile_status::TileStatus;
 use crate::op::{Affine, Max, Min, Sum};
@@ -32,6 +32,7 @@ use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, ReduceParams, ReverseTailParams, ScanParams,
     SegmentedReduceParams, SelectParams,
 };
+use gpu_primitives_abi::tuning::SELECT_ROWS;
 use gpu_primitives_abi::{kernel_name, operator_table, scan_operator_table};
 
 /// `device_scan_<name>_<op>`: single-pass scan (see `device::scan`) of `input[0..n]` into
@@ -224,7 +225,7 @@ macro_rules! dot_entry {
 /// `device_<family>_<name>` of the compaction family: select (`device::select`) of
 /// `input[0..n]` with the flags `$flags` makes of the parameters, as [`SelectParams`] says.
 macro_rules! select_entry {
-    ($family:ident, $name:ident, $ty:ty, $vec:literal, $items:literal, $flags:expr) => {
+    ($family:ident, $name:ident, $ty:ty, $vec:literal, $items:expr, $flags:expr) => {
         const _: () = {
             /// # Safety
             /// As `select_tile`, with the launch [`SelectParams`] describes.
@@ -272,23 +273,31 @@ macro_rules! select_entry {
 /// The compaction family of one element type: `device_select_if_<name>`,
 /// `device_select_flagged_<name>`, `device_unique_<name>` and `device_reverse_tail_<name>`.
 macro_rules! select_entries {
-    ($name:ident, $ty:ty, $vec:literal, $items:literal) => {
-        select_entry!(select_if, $name, $ty, $vec, $items, |p: &SelectParams<
+    ($name:ident, $ty:ty, $vec:literal) => {
+        select_entry!(
+            select_if,
+            $name,
             $ty,
-        >| ByPredicate(
-            p.predicate
-        ));
+            $vec,
+            { $vec * SELECT_ROWS },
+            |p: &SelectParams<$ty>| { ByPredicate(Compare::new(p.predicate)) }
+        );
         select_entry!(
             select_flagged,
             $name,
             $ty,
             $vec,
-            $items,
+            { $vec * SELECT_ROWS },
             |p: &SelectParams<$ty>| ByFlagArray(p.flags)
         );
-        select_entry!(unique, $name, $ty, $vec, $items, |_: &SelectParams<$ty>| {
-            Heads
-        });
+        select_entry!(
+            unique,
+            $name,
+            $ty,
+            $vec,
+            { $vec * SELECT_ROWS },
+            |_: &SelectParams<$ty>| { Heads }
+        );
         const _: () = {
             /// Second pass of a stable partition. Launch: any grid, any block.
             ///
@@ -327,7 +336,7 @@ macro_rules! device_entries {
             arg_entry!(argmin, $name, $ty, ArgMin, $vec);
             arg_entry!(argmax, $name, $ty, ArgMax, $vec);
             per_kind!($kind, $name, $ty, $vec);
-            select_entries!($name, $ty, $vec, $items);
+            select_entries!($name, $ty, $vec);
         )*
     };
 }

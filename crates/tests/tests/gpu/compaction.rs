@@ -72,9 +72,21 @@ fn fail(e: Error) -> TestCaseError {
     TestCaseError::fail(e.to_string())
 }
 
-/// Bits of a result, so that NaNs compare equal to themselves.
-fn bits<T: Element>(x: &[T]) -> Vec<T::Raw> {
-    T::as_raw(x).to_vec()
+/// Bits of a result, so that NaNs compare equal to themselves (a raw f32 is still an f32).
+fn bits<T: Element>(x: &[T]) -> Vec<u64> {
+    raw_bits::<T>(T::as_raw(x))
+}
+
+/// Bits of values as the device stores them.
+fn raw_bits<T: Element>(x: &[T::Raw]) -> Vec<u64> {
+    x.iter()
+        .map(|v| {
+            bytemuck::bytes_of(v)
+                .iter()
+                .rev()
+                .fold(0u64, |a, &b| a << 8 | b as u64)
+        })
+        .collect()
 }
 
 /// Every compaction of `x` (viewed from element `skip` on, to leave 16-byte alignment) against
@@ -132,13 +144,13 @@ fn check_all<T: Element>(
         let found_count = gpu.download(&count).map_err(fail)?[0] as usize;
         let what = format!("{name} {} n={n} skip={skip}", T::NAME);
         prop_assert_eq!(found_count, expected_count, "{}: count", what);
-        let out = d_out.to_vec(gpu).map_err(fail)?;
+        let out = raw_bits::<T>(&d_out.to_vec(gpu).map_err(fail)?);
         let written = if partition { n } else { expected_count };
-        if let Some(i) = (0..written).find(|&i| out[i] != bits(&expected)[i]) {
+        let expected = bits(&expected);
+        if let Some(i) = (0..written).find(|&i| out[i] != expected[i]) {
             return Err(TestCaseError::fail(format!(
-                "{what}: index {i}: found {:?}, expected {:?}",
-                out[i],
-                bits(&expected)[i]
+                "{what}: index {i}: found bits {:#x}, expected {:#x}",
+                out[i], expected[i]
             )));
         }
         prop_assert!(
@@ -147,7 +159,10 @@ fn check_all<T: Element>(
             what
         );
     }
-    prop_assert!(d_x.to_vec(gpu).map_err(fail)? == bits(x), "the input changed");
+    prop_assert!(
+        raw_bits::<T>(&d_x.to_vec(gpu).map_err(fail)?) == bits(x),
+        "the input changed"
+    );
     Ok(())
 }
 

@@ -29,6 +29,10 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
         "moves 17 GiB: hours under compute-sanitizer",
     ),
     (
+        "compaction::past_2_pow_31_elements",
+        "moves about 40 GiB: hours under compute-sanitizer",
+    ),
+    (
         "device::out_of_memory_is_an_error",
         "compute-sanitizer counts the failed allocation it provokes as an error",
     ),
