@@ -124,31 +124,30 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
     let bounds = |threads: u32, blocks: u32| format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n{{");
-    let reduce = bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM);
-    let select = bounds(SCAN_BLOCK, SELECT_BLOCKS_PER_SM);
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
         for name in device_kernels() {
             let body = kernel_body(ptx, name);
             let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
-            assert_eq!(
-                body.contains(&reduce),
-                has(REDUCE_FAMILIES),
-                "sm_{arch} {name}: reduce launch bounds"
-            );
-            assert_eq!(
-                body.contains(&select),
-                has(SELECT_FAMILIES),
-                "sm_{arch} {name}: compaction launch bounds"
-            );
-            let declared = body.contains(".maxntid");
-            assert_eq!(
-                declared,
-                has(REDUCE_FAMILIES) || has(SELECT_FAMILIES),
-                "sm_{arch} {name}: launch bounds"
-            );
+            let expected = if has(REDUCE_FAMILIES) {
+                Some(bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM))
+            } else if has(SELECT_FAMILIES) {
+                Some(bounds(SCAN_BLOCK, SELECT_BLOCKS_PER_SM))
+            } else {
+                None
+            };
+            match expected {
+                Some(b) => assert!(body.contains(&b), "sm_{arch} {name}: launch bounds {b:?}"),
+                None => assert!(
+                    !body.contains(".maxntid"),
+                    "sm_{arch} {name}: launch bounds declared"
+                ),
+            }
         }
     }
 }
+
+/// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
+const COMPACTION_SPILL_BYTES: usize = 192;
 
 /// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` of the
 /// element type as stored), or `None` for another family.
@@ -299,10 +298,21 @@ fn ptxas_accepts_every_module() {
             } else if line.contains("spill stores") {
                 let nums: Vec<&str> = line.split_whitespace().collect();
                 spills = (nums[4].to_owned(), nums[8].to_owned());
-                assert_eq!(
-                    spills,
-                    ("0".into(), "0".into()),
-                    "sm_{arch} {kernel} spills: {line}"
+                // The compaction kernels are built for 4 blocks per multiprocessor (64
+                // registers), which measured faster than no bound despite a few spilled words
+                // (docs/performance.md); anything else must not spill.
+                let allowed = if gpu_primitives_abi::tuning::SELECT_FAMILIES
+                    .iter()
+                    .any(|p| kernel.starts_with(p))
+                {
+                    COMPACTION_SPILL_BYTES
+                } else {
+                    0
+                };
+                let bytes = |s: &str| s.parse::<usize>().unwrap_or(usize::MAX);
+                assert!(
+                    bytes(&spills.0) <= allowed && bytes(&spills.1) <= allowed,
+                    "sm_{arch} {kernel} spills past {allowed} bytes: {line}"
                 );
             } else if let Some(rest) = line.split("Used ").nth(1) {
                 let registers = rest.split_whitespace().next().unwrap_or("?");

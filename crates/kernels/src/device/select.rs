@@ -100,27 +100,35 @@ impl<T: Element> SelectPredicate<T> for Compare<T::Acc> {
     }
 }
 
-/// One tile as this lane loaded it: `ITEMS / VEC` rows of `VEC` elements, warp-striped.
+/// One tile as this lane loaded it: `ITEMS / VEC` rows of `VEC` elements, warp-striped. Positions
+/// inside the tile are 32-bit (a tile is at most a few thousand items), which keeps the per-item
+/// index arithmetic in 32-bit registers.
 pub struct LoadedTile<T, const VEC: usize, const ITEMS: usize> {
     /// Row `r`'s 16 bytes (rows `ITEMS / VEC ..` unused).
     pub rows: [[u32; 4]; ITEMS],
     /// The whole input.
     pub input: *const T,
-    /// Number of input elements.
-    pub n: usize,
-    /// Index of this warp's first element.
-    pub warp_first: usize,
-    /// This lane.
-    pub lane: usize,
+    /// Input index of the tile's first item.
+    pub tile_first: usize,
+    /// Items of the tile below `n` (the tile's length for every tile but the last).
+    pub tile_items: u32,
+    /// Tile position of this lane's item `(0, 0)`.
+    pub lane_first: u32,
     /// Every row of the tile is in bounds.
     pub whole: bool,
 }
 
 impl<T: Element, const VEC: usize, const ITEMS: usize> LoadedTile<T, VEC, ITEMS> {
+    /// Tile position of item `(r, 0)` of this lane.
+    #[inline(always)]
+    pub fn local(&self, r: usize) -> u32 {
+        self.lane_first + (r * WARP_SIZE as usize * VEC) as u32
+    }
+
     /// Input index of item `(r, 0)` of this lane.
     #[inline(always)]
     pub fn row_first(&self, r: usize) -> usize {
-        self.warp_first + (r * WARP_SIZE as usize + self.lane) * VEC
+        self.tile_first + self.local(r) as usize
     }
 
     /// Item `v` of row `r`.
@@ -132,7 +140,7 @@ impl<T: Element, const VEC: usize, const ITEMS: usize> LoadedTile<T, VEC, ITEMS>
     /// Whether item `(r, v)` is below `n`.
     #[inline(always)]
     pub fn valid(&self, r: usize, v: usize) -> bool {
-        self.whole || self.row_first(r) + v < self.n
+        self.whole || self.local(r) + (v as u32) < self.tile_items
     }
 }
 
@@ -226,10 +234,11 @@ impl<T: Element> TileFlags<T> for Heads {
         &self,
         tile: &LoadedTile<T, VEC, ITEMS>,
     ) -> [u32; ITEMS] {
+        // Lane 0 asks: its item (0, 0) is the warp's first.
         let before_warp = || {
-            let first = tile.warp_first;
-            // SAFETY: 0 < first <= n - 1 + 1: the element before the warp's first exists.
-            (first > 0 && first <= tile.n).then(|| unsafe { *tile.input.add(first - 1) }.to_acc())
+            let first = tile.row_first(0);
+            // SAFETY: 0 < first <= the tile's last valid index + 1: the element before exists.
+            (first > 0 && tile.lane_first <= tile.tile_items).then(|| unsafe { *tile.input.add(first - 1) }.to_acc())
         };
         // SAFETY: the whole warp calls it (this function's contract).
         unsafe {
@@ -299,18 +308,19 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
     let tile = unsafe { next_tile(&status, storage.tile) };
     let tile_len = block_dim() as usize * ITEMS;
     let tile_first = tile * tile_len;
-    let warp_first = tile_first + warp_id() as usize * WARP_SIZE as usize * ITEMS;
-    let whole = tile_first + tile_len <= n && (input as usize).is_multiple_of(16);
-    let row_first = |r: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC;
+    let tile_items = tile_len.min(n - tile_first);
+    let lane_first = (warp_id() as usize * WARP_SIZE as usize * ITEMS) as u32 + lane_id() * VEC as u32;
+    let whole = tile_items == tile_len && (input as usize).is_multiple_of(16);
+    let row_first = |r: usize| tile_first + (lane_first as usize + r * WARP_SIZE as usize * VEC);
     // SAFETY: `input` holds n elements; `whole` says the tile is in bounds and aligned, and every
     // `row_first(r)` is a multiple of VEC.
     let rows = unsafe { block_load_warp_striped_words::<T, VEC, ITEMS>(input, n, whole, row_first) };
     let loaded = LoadedTile::<T, VEC, ITEMS> {
         rows,
         input,
-        n,
-        warp_first,
-        lane: lane_id() as usize,
+        tile_first,
+        tile_items: tile_items as u32,
+        lane_first,
         whole,
     };
     // SAFETY: the whole warp calls it with the tile it loaded.
@@ -347,7 +357,7 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
                 unsafe { storage.exchange.write(ranks[v], item) };
             } else if output.partition {
                 // Rejected items before this one in the tile: its tile position minus its rank.
-                let rejected_rank = (loaded.row_first(r) + v - tile_first) as u32 - ranks[v];
+                let rejected_rank = loaded.local(r) + v as u32 - ranks[v];
                 // SAFETY: kept ranks fill the exchange from 0 up, rejected ones from the end
                 // down: together the tile's items, at most its length; each slot is one item's.
                 unsafe { storage.exchange.write(tile_len as u32 - 1 - rejected_rank, item) };
@@ -374,7 +384,6 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
         unsafe { *output.items.add(kept_before as usize + j as usize) = storage.exchange.read(j) };
         j += block_dim();
     }
-    let tile_items = tile_len.min(n - tile_first);
     if output.partition {
         let rejected = tile_items as u32 - kept_in_tile;
         let rejected_before = tile_first - kept_before as usize;
