@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Runs on the GPU machine (NumPy there): makes 1-D .npy files with NumPy, reduces and scans them
-with `gpu-primitives reduce/scan`, and compares with NumPy's own answers.
+"""Runs on the GPU machine (NumPy there): makes 1-D .npy files with NumPy, reduces, scans, selects
+and uniques them with `gpu-primitives reduce/scan/select/unique`, and compares with NumPy's own
+answers.
 
 Usage: python3 scripts/npy-check.py PATH/TO/gpu-primitives [N]   (N defaults to 100_000_000)
 Exits non-zero on a mismatch beyond the stated tolerance.
@@ -87,6 +88,28 @@ path = os.path.join(tmp, "x_f16.npy")
 np.save(path, xh)
 report("f16 grid sum (f32 accumulation, exact)", gpu_value(run("reduce", path, "--check")),
        float(np.sum(xh, dtype=np.float64)), 0.0)
+
+# select and unique: NumPy's boolean mask and its run heads, compared element for element.
+xs = rng.standard_normal(n, dtype=np.float32)
+xs[rng.integers(0, n, size=1000)] = np.nan
+path = os.path.join(tmp, "x_select.npy")
+np.save(path, xs)
+out = os.path.join(tmp, "y_select.npy")
+run("select", path, "--keep", "lt", "--value", "0.5", "--output", out, "--check")
+ys = np.load(out)
+expected = xs[xs < np.float32(0.5)]
+report("f32 select x < 0.5: length", float(len(ys)), float(len(expected)), 0.0)
+report("f32 select x < 0.5: mismatching elements", float(np.count_nonzero(ys != expected)), 0.0, 0.0)
+xu = np.sort(rng.integers(0, n // 4, size=n, dtype=np.int64))
+path = os.path.join(tmp, "x_unique.npy")
+np.save(path, xu)
+out = os.path.join(tmp, "y_unique.npy")
+run("unique", path, "--output", out, "--check")
+yu = np.load(out)
+expected = np.unique(xu)
+report("i64 unique of sorted keys: length", float(len(yu)), float(len(expected)), 0.0)
+report("i64 unique of sorted keys: mismatching elements",
+       float(np.count_nonzero(yu != expected)) if len(yu) == len(expected) else float(n), 0.0, 0.0)
 
 print(f"npy-check: {'all agree' if failures == 0 else f'{failures} MISMATCHES'}")
 sys.exit(1 if failures else 0)

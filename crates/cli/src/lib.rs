@@ -1,10 +1,11 @@
 //! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`]), the `.npy` file commands
-//! ([`npy`], [`cli_ops`]) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
+//! ([`npy`], [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
 pub mod cli_ops;
+pub mod compact_ops;
 pub mod npy;
 pub mod plot;

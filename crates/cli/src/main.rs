@@ -4,6 +4,7 @@
 
 use clap::{Parser, Subcommand};
 use gpu_primitives_cli::cli_ops::{self, Job, OpArg};
+use gpu_primitives_cli::compact_ops::{self, CompactJob, KeepArg};
 use gpu_primitives_lessons::puzzles;
 use std::process::ExitCode;
 
@@ -31,6 +32,10 @@ enum Command {
     Reduce(FileArgs),
     /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
     Scan(ScanArgs),
+    /// Keep the items of a 1-D .npy array that pass a test (select_if) on the GPU.
+    Select(SelectArgs),
+    /// Drop consecutive duplicates of a 1-D .npy array (unique) on the GPU.
+    Unique(CompactArgs),
     /// Draw the plot of a benchmark CSV (from `bench --csv`) without running anything: no GPU.
     Plot {
         /// The CSV written by `bench --csv`.
@@ -63,6 +68,33 @@ struct ScanArgs {
     /// Write the scan to this .npy file (f16 input scans to f32).
     #[arg(long)]
     output: Option<std::path::PathBuf>,
+}
+
+#[derive(clap::Args)]
+struct CompactArgs {
+    /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 i64 u64 f16).
+    input: std::path::PathBuf,
+    /// Write the kept items to this .npy file.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct SelectArgs {
+    #[command(flatten)]
+    file: CompactArgs,
+    /// The test each item must pass.
+    #[arg(long, value_enum)]
+    keep: KeepArg,
+    /// Its operand (the lower bound for `range`; unused for `not-nan`).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    value: f64,
+    /// The upper bound of `range` (exclusive).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    hi: f64,
 }
 
 #[derive(clap::Args)]
@@ -112,6 +144,16 @@ struct BenchArgs {
     plot: Option<std::path::PathBuf>,
 }
 
+fn compact_job(cli: &Cli, args: &CompactArgs, keep: Option<(KeepArg, f64, f64)>) -> CompactJob {
+    CompactJob {
+        input: args.input.clone(),
+        keep,
+        output: args.output.clone(),
+        check: args.check,
+        device: cli.device,
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(&cli) {
@@ -135,6 +177,14 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             cli_ops::run(&job(cli, &args.file, args.exclusive, args.output.clone()), true)?;
             return Ok(true);
         }
+        Some(Command::Select(args)) => {
+            return Ok(compact_ops::run(&compact_job(
+                cli,
+                &args.file,
+                Some((args.keep, args.value, args.hi)),
+            ))?);
+        }
+        Some(Command::Unique(args)) => return Ok(compact_ops::run(&compact_job(cli, args, None))?),
         Some(Command::Plot { csv, png }) => {
             gpu_primitives_cli::plot::plot(png, &gpu_primitives_cli::bench::read_csv(csv)?)?;
             println!("wrote {}", png.display());
@@ -198,7 +248,11 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             puzzles::print_report(&gpu, &outcomes);
             Ok(outcomes.iter().all(|o| o.pass))
         }
-        Command::Reduce(_) | Command::Scan(_) | Command::Plot { .. } => {
+        Command::Reduce(_)
+        | Command::Scan(_)
+        | Command::Select(_)
+        | Command::Unique(_)
+        | Command::Plot { .. } => {
             unreachable!("handled before the GPU is opened")
         }
     }
