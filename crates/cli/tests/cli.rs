@@ -79,6 +79,8 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
     for args in [
         vec!["reduce", "/nonexistent/x.npy"],
         vec!["scan", bad.to_str().unwrap()],
+        vec!["select", bad.to_str().unwrap(), "--keep", "lt", "--value", "-1.5"],
+        vec!["unique", "/nonexistent/x.npy"],
     ] {
         let out = Command::new(exe).args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
