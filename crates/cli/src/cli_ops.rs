@@ -1,7 +1,7 @@
 //! The CLI's `reduce` and `scan` commands on `.npy` files: read, run on the GPU, report, and
 //! (`--check`) compare with a CPU reference.
 
-use crate::npy::{self, NpyDtype, NpyError, NpyInput};
+use crate::npy::{self, NpyError, NpyInput};
 use gpu_primitives::Gpu;
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, ScanKind, Sum};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -224,26 +224,15 @@ where
 /// [`CliError`] with a one-line message.
 pub fn run(job: &Job, scan: bool) -> Result<(), CliError> {
     let input = npy::open(&job.input)?;
-    macro_rules! go {
-        ($t:ty) => {{
-            let host = read::<$t>(input)?;
-            let gpu = gpu_primitives::open_gpu(job.device)?;
-            if scan {
-                run_scan::<$t>(&gpu, &host, job)
-            } else {
-                run_reduce::<$t>(&gpu, &host, job)
-            }
-        }};
-    }
-    match input.dtype {
-        NpyDtype::F32 => go!(f32),
-        NpyDtype::F64 => go!(f64),
-        NpyDtype::I32 => go!(i32),
-        NpyDtype::U32 => go!(u32),
-        NpyDtype::I64 => go!(i64),
-        NpyDtype::U64 => go!(u64),
-        NpyDtype::F16 => go!(half::f16),
-    }
+    crate::with_npy_type!(input.dtype, T => {
+        let host = read::<T>(input)?;
+        let gpu = gpu_primitives::open_gpu(job.device)?;
+        if scan {
+            run_scan::<T>(&gpu, &host, job)
+        } else {
+            run_reduce::<T>(&gpu, &host, job)
+        }
+    })
 }
 
 /// Read `path` as it would be for a job, without a GPU (for tests of the error paths).
@@ -253,14 +242,5 @@ pub fn run(job: &Job, scan: bool) -> Result<(), CliError> {
 pub fn check_file(path: &Path) -> Result<usize, CliError> {
     let input = npy::open(path)?;
     let len = input.len;
-    match input.dtype {
-        NpyDtype::F32 => read::<f32>(input).map(|_| len),
-        NpyDtype::F64 => read::<f64>(input).map(|_| len),
-        NpyDtype::I32 => read::<i32>(input).map(|_| len),
-        NpyDtype::U32 => read::<u32>(input).map(|_| len),
-        NpyDtype::I64 => read::<i64>(input).map(|_| len),
-        NpyDtype::U64 => read::<u64>(input).map(|_| len),
-        NpyDtype::F16 => read::<half::f16>(input).map(|_| len),
-    }
-    .map_err(CliError::from)
+    crate::with_npy_type!(input.dtype, T => read::<T>(input).map(|_| len)).map_err(CliError::from)
 }

@@ -3,7 +3,7 @@
 //! reference.
 
 use crate::cli_ops::CliError;
-use crate::npy::{self, NpyDtype};
+use crate::npy;
 use gpu_primitives::device::{self, CompareKind, Element, Predicate};
 use gpu_primitives::{Gpu, reference};
 use std::path::PathBuf;
@@ -140,20 +140,9 @@ fn run_typed<T: CompactElement>(gpu: &Gpu, host: &[T], job: &CompactJob) -> Resu
 pub fn run(job: &CompactJob) -> Result<bool, CliError> {
     let input = npy::open(&job.input)?;
     let bar = indicatif::ProgressBar::hidden();
-    macro_rules! go {
-        ($t:ty) => {{
-            let host = input.read::<$t>(&bar)?;
-            let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed::<$t>(&gpu, &host, job)
-        }};
-    }
-    match input.dtype {
-        NpyDtype::F32 => go!(f32),
-        NpyDtype::F64 => go!(f64),
-        NpyDtype::I32 => go!(i32),
-        NpyDtype::U32 => go!(u32),
-        NpyDtype::I64 => go!(i64),
-        NpyDtype::U64 => go!(u64),
-        NpyDtype::F16 => go!(half::f16),
-    }
+    crate::with_npy_type!(input.dtype, T => {
+        let host = input.read::<T>(&bar)?;
+        let gpu = gpu_primitives::open_gpu(job.device)?;
+        run_typed::<T>(&gpu, &host, job)
+    })
 }

@@ -85,6 +85,44 @@ impl NpyDtype {
     }
 }
 
+/// `$body` with the type named `$t` bound to the Rust type of `$dtype` (an [`NpyDtype`]): the
+/// one place that maps the file's type to the element type.
+#[macro_export]
+macro_rules! with_npy_type {
+    ($dtype:expr, $t:ident => $body:expr) => {
+        match $dtype {
+            $crate::npy::NpyDtype::F32 => {
+                type $t = f32;
+                $body
+            }
+            $crate::npy::NpyDtype::F64 => {
+                type $t = f64;
+                $body
+            }
+            $crate::npy::NpyDtype::I32 => {
+                type $t = i32;
+                $body
+            }
+            $crate::npy::NpyDtype::U32 => {
+                type $t = u32;
+                $body
+            }
+            $crate::npy::NpyDtype::I64 => {
+                type $t = i64;
+                $body
+            }
+            $crate::npy::NpyDtype::U64 => {
+                type $t = u64;
+                $body
+            }
+            $crate::npy::NpyDtype::F16 => {
+                type $t = half::f16;
+                $body
+            }
+        }
+    };
+}
+
 /// An opened 1-D `.npy` file, header checked, data not yet read.
 pub struct NpyInput {
     path: PathBuf,

@@ -41,6 +41,21 @@ pub struct TileStatus<A> {
     pub value: PhantomData<A>,
 }
 
+impl<A> TileStatus<A> {
+    /// The status a launch's parameters describe (slots, counter, the counter's value at the
+    /// call's start, the call's epoch).
+    #[inline(always)]
+    pub fn new(slots: *mut u64, tile_counter: *mut u64, tile_base: u64, epoch: u32) -> Self {
+        Self {
+            slots,
+            tile_counter,
+            tile_base,
+            epoch,
+            value: PhantomData,
+        }
+    }
+}
+
 /// A value type the scan's tile status can carry beside its flag: in one 64-bit word (4-byte
 /// values) or one 16-byte pair (8-byte values).
 pub trait TileStatusValue: Copy {

@@ -11,8 +11,6 @@
 //! by value (the host passes the same struct). Shared memory comes from the launch's dynamic
 //! shared memory, [`DEVICE_SHARED_BYTES`] bytes, laid out as `gpu_primitives_abi::layout` says.
 
-use core::marker::PhantomData;
-
 use crate::block::{BlockReduceStorage, BlockScanStorage};
 use crate::device::Element;
 use crate::device::indexed::{ArgMax, ArgMin, Indexed};
@@ -44,13 +42,7 @@ macro_rules! scan_entry {
             /// As `scan_tile`, with the launch [`ScanParams`] describes.
             #[unsafe(export_name = kernel_name!(scan, $name, $op))]
             pub unsafe extern "ptx-kernel" fn kernel(p: ScanParams<$ty, <$ty as Element>::Acc>) {
-                let status = TileStatus {
-                    slots: p.status_slots,
-                    tile_counter: p.tile_counter,
-                    tile_base: p.tile_base,
-                    epoch: p.epoch,
-                    value: PhantomData,
-                };
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
                 let storage = unsafe {
                     ScanTileStorage {
@@ -231,13 +223,7 @@ macro_rules! select_entry {
             /// As `select_tile`, with the launch [`SelectParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SelectParams<$ty>) {
-                let status = TileStatus {
-                    slots: p.status_slots,
-                    tile_counter: p.tile_counter,
-                    tile_base: p.tile_base,
-                    epoch: p.epoch,
-                    value: PhantomData,
-                };
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 // SAFETY: four disjoint regions of the launch's dynamic shared memory, each
                 // aligned; the exchange is what the host adds past DEVICE_SHARED_BYTES.
                 let storage = unsafe {
