@@ -8,8 +8,8 @@
 //!    ([`TileFlags`]: a predicate, a flag array, or the head flags of unique);
 //! 3. an exclusive block scan of the flags gives each kept item its rank in the tile and the
 //!    tile's count ([`block_scan_warp_striped_rows`]); warp 0 publishes the count and looks back
-//!    over the preceding tiles' counts ([`look_back`], `u64` sums): the number kept before the
-//!    tile;
+//!    over the preceding tiles' counts (the scan's look-back, over `u64` sums): the number kept
+//!    before the tile;
 //! 4. kept items go to shared memory at their rank (rejected ones, when partitioning, from the
 //!    tile's end down); after a barrier the block writes them out, consecutive threads to
 //!    consecutive addresses: coalesced whatever the flags (CUB's two-phase scatter);
@@ -88,7 +88,7 @@ impl<A: PartialOrd + Copy> Compare<A> {
     #[inline(always)]
     fn order(x: A, t: A) -> u32 {
         let (below, equal, above) = ((x < t) as u32, (x == t) as u32, (x > t) as u32);
-        below * BELOW | equal * EQUAL | above * ABOVE | (1 - (below | equal | above)) * UNORDERED
+        (below * BELOW) | (equal * EQUAL) | (above * ABOVE) | ((1 - (below | equal | above)) * UNORDERED)
     }
 }
 
@@ -238,7 +238,8 @@ impl<T: Element> TileFlags<T> for Heads {
         let before_warp = || {
             let first = tile.row_first(0);
             // SAFETY: 0 < first <= the tile's last valid index + 1: the element before exists.
-            (first > 0 && tile.lane_first <= tile.tile_items).then(|| unsafe { *tile.input.add(first - 1) }.to_acc())
+            (first > 0 && tile.lane_first <= tile.tile_items)
+                .then(|| unsafe { *tile.input.add(first - 1) }.to_acc())
         };
         // SAFETY: the whole warp calls it (this function's contract).
         unsafe {
