@@ -48,7 +48,7 @@ fn main() -> ExitCode {
         builder = builder.launch_bounds(prefix, tuning::REDUCE_BLOCK, tuning::REDUCE_BLOCKS_PER_SM);
     }
     for prefix in tuning::SELECT_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
+        builder = builder.launch_bounds(prefix, tuning::SELECT_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
     }
     let built = match builder.build() {
         Ok(built) => built,

@@ -174,8 +174,8 @@ pub struct Comparison<T> {
 /// rejected items fill the back of `output` in reverse input order (`device_reverse_tail_<type>`
 /// then restores their order).
 ///
-/// Launch: exactly one block of [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK) threads per tile of
-/// `SCAN_BLOCK * scan items` elements, [`select_shared_bytes`](crate::layout::select_shared_bytes)
+/// Launch: exactly one block of [`SELECT_BLOCK`](crate::tuning::SELECT_BLOCK) threads per tile of
+/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements, [`select_shared_bytes`](crate::layout::select_shared_bytes)
 /// of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]

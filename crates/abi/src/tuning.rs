@@ -15,8 +15,10 @@ pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
 pub const REDUCE_LOADS_IN_FLIGHT: u32 = 4;
 /// Threads per block of the scan kernels (a tile is `SCAN_BLOCK * scan items` elements).
 pub const SCAN_BLOCK: u32 = 256;
-/// 16-byte rows of input each thread of the compaction kernels (select, partition, unique)
-/// holds: a tile is `SCAN_BLOCK * vector width * SELECT_ROWS` elements (4096 f32). Fewer rows
+/// Threads per block of the compaction kernels (select, partition, unique).
+pub const SELECT_BLOCK: u32 = 256;
+/// 16-byte rows of input each thread of the compaction kernels holds: a tile is
+/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements (4096 f32). Fewer rows
 /// than the scan's: the flags, ranks and gathered items take registers the scan does not need,
 /// and more blocks per multiprocessor hide the look-back.
 pub const SELECT_ROWS: usize = 4;
@@ -39,14 +41,14 @@ pub const REDUCE_FAMILIES: &[&str] = &[
     "device_dot_",
 ];
 
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the compaction kernels are built for
+/// Most blocks of [`SELECT_BLOCK`] threads per multiprocessor the compaction kernels are built for
 /// (their PTX declares it, as the reduce's): the compaction is bound by the latency of each
 /// tile's phases (load, block scan, look-back, gather, write), so its speed follows the tiles
 /// in flight per multiprocessor, and the bound keeps ptxas from taking the registers that
 /// would cost one.
 pub const SELECT_BLOCKS_PER_SM: u32 = 4;
 
-/// Entry-point name prefixes of the compaction kernels, launched with [`SCAN_BLOCK`] threads
+/// Entry-point name prefixes of the compaction kernels, launched with [`SELECT_BLOCK`] threads
 /// and built for at most [`SELECT_BLOCKS_PER_SM`] blocks per multiprocessor.
 pub const SELECT_FAMILIES: &[&str] = &["device_select_if_", "device_select_flagged_", "device_unique_"];
 

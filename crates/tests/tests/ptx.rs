@@ -118,7 +118,7 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 }
 
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
-/// blocks per multiprocessor), the compaction families theirs (SCAN_BLOCK, SELECT_BLOCKS_PER_SM);
+/// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM);
 /// the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
@@ -131,7 +131,7 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
             let expected = if has(REDUCE_FAMILIES) {
                 Some(bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM))
             } else if has(SELECT_FAMILIES) {
-                Some(bounds(SCAN_BLOCK, SELECT_BLOCKS_PER_SM))
+                Some(bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM))
             } else {
                 None
             };

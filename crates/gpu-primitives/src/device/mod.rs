@@ -55,8 +55,8 @@ pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 pub use gpu_primitives_abi::params::CompareKind;
 pub use gpu_primitives_abi::tuning::{
     REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
-    SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, SELECT_BLOCKS_PER_SM, SELECT_LOOK_BACK_DELAY_NS,
-    SELECT_ROWS,
+    SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, SELECT_BLOCK, SELECT_BLOCKS_PER_SM,
+    SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS,
 };
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};

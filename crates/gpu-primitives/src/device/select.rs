@@ -4,7 +4,7 @@
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
 use super::workspace::DeviceWorkspace;
 use super::{
-    SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, tuning_override,
+    SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, tuning_override,
 };
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
@@ -171,7 +171,7 @@ fn launch<T: Element>(
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream.clear(num_selected.address, size_of::<u64>()) };
     }
-    let tile = SCAN_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
+    let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
         return Err(Error::InvalidLaunch(format!(
@@ -187,7 +187,7 @@ fn launch<T: Element>(
     let kernel = module.kernel::<SelectParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
     let status = workspace.scan_status(on.stream, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
-    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
+    let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = SelectParams {
         input: input.address as *const T::Raw,
         flags: flags as *const u8,
@@ -217,7 +217,7 @@ fn launch<T: Element>(
             module.kernel::<ReverseTailParams<T::Raw>>(&format!("device_reverse_tail_{}", T::NAME))?;
         let pairs = n.div_ceil(2);
         let blocks = pairs
-            .div_ceil(SCAN_BLOCK as usize)
+            .div_ceil(SELECT_BLOCK as usize)
             .min(LaunchConfig::MAX_GRID as usize);
         let params = ReverseTailParams {
             data: output.address as *mut T::Raw,
@@ -228,7 +228,7 @@ fn launch<T: Element>(
         // stream, is at most n.
         unsafe {
             on.stream
-                .launch(&reverse, LaunchConfig::new(blocks as u32, SCAN_BLOCK), &params)?
+                .launch(&reverse, LaunchConfig::new(blocks as u32, SELECT_BLOCK), &params)?
         };
     }
     Ok(())
