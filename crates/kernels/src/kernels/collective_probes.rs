@@ -160,3 +160,54 @@ probes!(f32, Min, probe_warp_f32,
 probes!(u32, Affine, probe_warp_u32,
     probe_block_u32_items1 = 1, PROBE_SMEM_U32_1; probe_block_u32_items2 = 2, PROBE_SMEM_U32_2;
     probe_block_u32_items3 = 3, PROBE_SMEM_U32_3; probe_block_u32_items4 = 4, PROBE_SMEM_U32_4);
+
+/// The warp-striped tile pieces together: block `b` loads tile `b` of `block_dim() * ITEMS`
+/// f32 ([`block_load_warp_striped_words`](crate::block::block_load_warp_striped_words), whole
+/// tiles with 16-byte loads when `input` is 16-byte aligned), flags its heads
+/// ([`block_flag_heads_warp_striped`](crate::block::block_flag_heads_warp_striped), `!=`), and
+/// writes every item below `n` back: `values[i]` = the item loaded, `heads[i]` = 1 where it
+/// starts a run.
+#[inline(always)]
+unsafe fn tile_probe<const ITEMS: usize>(input: *const f32, values: *mut f32, heads: *mut u8, n: usize) {
+    use crate::block::{block_flag_heads_warp_striped, block_load_warp_striped_words, row_element};
+    use crate::thread::{WARP_SIZE, warp_id};
+    const VEC: usize = 4;
+    let tile_first = block_idx() as usize * block_dim() as usize * ITEMS;
+    let warp_first = tile_first + warp_id() as usize * WARP_SIZE as usize * ITEMS;
+    let row_first = |r: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC;
+    let whole = tile_first + block_dim() as usize * ITEMS <= n && (input as usize).is_multiple_of(16);
+    // SAFETY: (whole body) `input` holds n values; `whole` says the tile is in bounds and aligned
+    // and every row_first(r) is a multiple of VEC; the whole warp calls the head flags (blocks
+    // are whole warps, the test's contract); writes go below n, one thread per index.
+    unsafe {
+        let rows = block_load_warp_striped_words::<f32, VEC, ITEMS>(input, n, whole, row_first);
+        let item = |r: usize, v: usize| row_element::<f32>(rows[r], v);
+        let valid = |r: usize, v: usize| row_first(r) + v < n;
+        let before_warp = || (warp_first > 0 && warp_first <= n).then(|| *input.add(warp_first - 1));
+        let flags = block_flag_heads_warp_striped::<f32, VEC, ITEMS>(item, valid, before_warp, |a, b| a != b);
+        crate::unroll::unrolled_for(ITEMS / VEC, |r| {
+            crate::unroll::unrolled_for(VEC, |v| {
+                if valid(r, v) {
+                    *values.add(row_first(r) + v) = item(r, v);
+                    *heads.add(row_first(r) + v) = ((flags[r] >> v) & 1) as u8;
+                }
+            })
+        });
+    }
+}
+
+macro_rules! tile_probes {
+    ($($name:ident = $items:literal;)*) => {$(
+        /// Tile probe (see `tile_probe`) with this many items per thread (rows of 4).
+        ///
+        /// # Safety
+        /// `input` and `values` hold `n` f32, `heads` `n` bytes; one block per tile; the block
+        /// is whole warps.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(input: *const f32, values: *mut f32, heads: *mut u8, n: usize) {
+            // SAFETY: forwarded.
+            unsafe { tile_probe::<$items>(input, values, heads, n) }
+        }
+    )*};
+}
+tile_probes!(probe_tile_f32_items4 = 4; probe_tile_f32_items8 = 8; probe_tile_f32_items16 = 16; probe_tile_f32_items32 = 32;);

@@ -21,6 +21,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ),
     ("collectives::warp_u32_with_non_commutative_affine", warp_u32),
     ("collectives::block_u32_with_non_commutative_affine", block_u32),
+    (
+        "collectives::tile_load_and_head_flags_sizes_x_items_x_alignment",
+        tile_load_and_heads,
+    ),
 ];
 
 const BLOCK_SIZES: [u32; 7] = [1, 7, 32, 65, 128, 256, 1024];
@@ -328,4 +332,68 @@ fn warp_u32(gpu: &Gpu) -> Result<(), Failed> {
 
 fn block_u32(gpu: &Gpu) -> Result<(), Failed> {
     block_probe::<u32>(gpu)
+}
+
+/// The warp-striped tile load and head flags (`probe_tile_f32_items<K>`): block sizes 32 to
+/// 1024 (whole warps), 4 to 32 items per thread, lengths around the tile edges, inputs 16-byte
+/// aligned or not (a view 1 to 3 elements in), runs with NaN and signed zeros. Every item must
+/// come back as loaded, and its head flag be `i == 0 || x[i] != x[i - 1]`.
+fn tile_load_and_heads(gpu: &Gpu) -> Result<(), Failed> {
+    let specials = [f32::NAN, -0.0, 0.0, 1.0, 2.5, -3.0];
+    let mut r = rng(31);
+    for items in [4u32, 8, 16, 32] {
+        for block in [32u32, 64, 96, 256, 1024] {
+            let tile = (block * items) as usize;
+            for n in [
+                1,
+                tile - 1,
+                tile,
+                tile + 1,
+                3 * tile + 5,
+                r.random_range(1..5 * tile),
+            ] {
+                let skip = r.random_range(0..4usize);
+                let mut x: Vec<f32> = Vec::with_capacity(n + skip);
+                while x.len() < n + skip {
+                    let v = specials[r.random_range(0..specials.len())];
+                    let run = r.random_range(1..6).min(n + skip - x.len());
+                    x.extend(std::iter::repeat_n(v, run));
+                }
+                let d_x = ok(gpu.upload(&x))?;
+                let d_values = ok(gpu.upload(&vec![7.0f32; n]))?;
+                let d_heads = ok(gpu.upload(&vec![9u8; n]))?;
+                let input = d_x.as_device_ptr().offset(skip);
+                let grid = n.div_ceil(tile) as u32;
+                let kernel = format!("probe_tile_f32_items{items}");
+                // SAFETY: probe_tile_f32_items<K> takes (input, values, heads, n): n f32 from
+                // `input` (inside d_x), n f32 and n bytes out; one block per tile, whole warps.
+                unsafe {
+                    ok(gpu.launch(
+                        &kernel,
+                        LaunchConfig::new(grid, block),
+                        (input, d_values.as_device_ptr(), d_heads.as_device_ptr(), n),
+                    ))?
+                };
+                let view = &x[skip..];
+                let what = format!("{kernel} block {block} n {n} skip {skip}");
+                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                check_slices(
+                    &format!("{what}: values"),
+                    &bits(&ok(gpu.download(&d_values))?),
+                    &bits(view),
+                    |_| false,
+                )?;
+                let expected: Vec<u8> = (0..n)
+                    .map(|i| u8::from(i == 0 || view[i] != view[i - 1]))
+                    .collect();
+                check_slices(
+                    &format!("{what}: heads"),
+                    &ok(gpu.download(&d_heads))?,
+                    &expected,
+                    |_| false,
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
