@@ -153,6 +153,27 @@ impl<T: SharedValue> SharedArray<T> {
         unsafe { T::store_shared(self.address(i), value) }
     }
 
+    /// Element `i`, without the bounds check of [`read`](Self::read): for hot loops whose
+    /// indices are in bounds by construction.
+    ///
+    /// # Safety
+    /// As [`read`](Self::read), and `i < len`.
+    #[inline(always)]
+    pub unsafe fn read_unchecked(&self, i: u32) -> T {
+        // SAFETY: i < len (the caller's contract); aligned; ordering is the caller's.
+        unsafe { T::load_shared(self.base + i * core::mem::size_of::<T>() as u32) }
+    }
+
+    /// Store `value` as element `i`, without the bounds check of [`write`](Self::write).
+    ///
+    /// # Safety
+    /// As [`write`](Self::write), and `i < len`.
+    #[inline(always)]
+    pub unsafe fn write_unchecked(&self, i: u32, value: T) {
+        // SAFETY: i < len (the caller's contract); aligned; ordering is the caller's.
+        unsafe { T::store_shared(self.base + i * core::mem::size_of::<T>() as u32, value) }
+    }
+
     /// The sub-array `start .. start + len` (traps if it does not fit).
     #[inline(always)]
     pub fn slice(&self, start: u32, len: u32) -> Self {

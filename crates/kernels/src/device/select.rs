@@ -354,14 +354,19 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
             }
             let item = loaded.item(r, v);
             if (kept[r] >> v) & 1 != 0 {
-                // SAFETY: a kept item's rank is below the tile's count; each rank is one item's.
-                unsafe { storage.exchange.write(ranks[v], item) };
+                // SAFETY: a kept item's rank is below the tile's count, within the exchange's
+                // block_dim() * ITEMS slots; each rank is one item's.
+                unsafe { storage.exchange.write_unchecked(ranks[v], item) };
             } else if output.partition {
                 // Rejected items before this one in the tile: its tile position minus its rank.
                 let rejected_rank = loaded.local(r) + v as u32 - ranks[v];
                 // SAFETY: kept ranks fill the exchange from 0 up, rejected ones from the end
                 // down: together the tile's items, at most its length; each slot is one item's.
-                unsafe { storage.exchange.write(tile_len as u32 - 1 - rejected_rank, item) };
+                unsafe {
+                    storage
+                        .exchange
+                        .write_unchecked(tile_len as u32 - 1 - rejected_rank, item)
+                };
             }
         });
     };
@@ -380,9 +385,9 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
 
     let mut j = t;
     while j < kept_in_tile {
-        // SAFETY: slot j < the tile's count was written; the output has room for every kept
+        // SAFETY: slot j < the tile's count (within the exchange) was written; the output has room for every kept
         // item, of which this is number kept_before + j.
-        unsafe { *output.items.add(kept_before as usize + j as usize) = storage.exchange.read(j) };
+        unsafe { *output.items.add(kept_before as usize + j as usize) = storage.exchange.read_unchecked(j) };
         j += block_dim();
     }
     if output.partition {
@@ -395,7 +400,7 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
             // of the n outputs.
             unsafe {
                 *output.items.add(n - 1 - rejected_before - j as usize) =
-                    storage.exchange.read(tile_len as u32 - 1 - j)
+                    storage.exchange.read_unchecked(tile_len as u32 - 1 - j)
             };
             j += block_dim();
         }
