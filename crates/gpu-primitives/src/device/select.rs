@@ -132,11 +132,12 @@ fn look_back_delay_ns() -> u32 {
     )
 }
 
-/// Which items a compaction keeps.
+/// Which items a compaction keeps; `F` is where the flags are (a device address when
+/// launching, a host slice for the `*_slice` helpers).
 #[derive(Clone, Copy)]
-enum Keep<T: Element> {
+enum Keep<T: Element, F = u64> {
     If(Predicate<T>),
-    Flagged(u64),
+    Flagged(F),
     Unique,
 }
 
@@ -393,20 +394,24 @@ pub fn partition_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
     )
 }
 
-/// Run a compaction of a host slice on the GPU: the output (all `n` items for a partition) and
-/// the number kept (synchronises the `Gpu`'s stream).
+/// Run a compaction of a host slice (and its host flags) on the GPU: the output (all `n` items
+/// for a partition) and the number kept (synchronises the `Gpu`'s stream).
 fn on_host<T: Element>(
     gpu: &Gpu,
     input: &[T],
-    keep: Keep<T>,
-    flags: Option<&[u8]>,
+    keep: Keep<T, &[u8]>,
     partition: bool,
 ) -> Result<(Vec<T>, usize)> {
     let d_in = DeviceVec::from_slice(gpu, input)?;
-    let d_flags = flags.map(|f| gpu.upload(f)).transpose()?;
-    let keep = match (keep, &d_flags) {
-        (Keep::Flagged(_), Some(f)) => Keep::Flagged(flag_address(f.into(), input.len())?),
-        (keep, _) => keep,
+    // The uploaded flags stay alive until the launch below has been waited for.
+    let (keep, _d_flags) = match keep {
+        Keep::If(p) => (Keep::If(p), None),
+        Keep::Unique => (Keep::Unique, None),
+        Keep::Flagged(flags) => {
+            let d_flags = gpu.upload(flags)?;
+            let address = flag_address((&d_flags).into(), input.len())?;
+            (Keep::Flagged(address), Some(d_flags))
+        }
     };
     let mut d_out = DeviceVec::<T>::zeroed(gpu, input.len())?;
     let mut count = gpu.alloc_zeroed::<u64>(1)?;
@@ -439,7 +444,7 @@ fn on_host<T: Element>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn select_if_slice<T: Element>(gpu: &Gpu, input: &[T], predicate: Predicate<T>) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::If(predicate), None, false)?.0)
+    Ok(on_host(gpu, input, Keep::If(predicate), false)?.0)
 }
 
 /// [`select_flagged`] of host slices: the flagged items (synchronises).
@@ -447,7 +452,7 @@ pub fn select_if_slice<T: Element>(gpu: &Gpu, input: &[T], predicate: Predicate<
 /// # Errors
 /// [`Error::LengthMismatch`] when `flags` is shorter than `input`; device errors.
 pub fn select_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::Flagged(0), Some(flags), false)?.0)
+    Ok(on_host(gpu, input, Keep::Flagged(flags), false)?.0)
 }
 
 /// [`unique`] of a host slice (synchronises).
@@ -463,7 +468,7 @@ pub fn select_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) ->
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn unique_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::Unique, None, false)?.0)
+    Ok(on_host(gpu, input, Keep::Unique, false)?.0)
 }
 
 /// [`partition_if`] of a host slice: all items, those that pass first, and how many pass
@@ -476,7 +481,7 @@ pub fn partition_if_slice<T: Element>(
     input: &[T],
     predicate: Predicate<T>,
 ) -> Result<(Vec<T>, usize)> {
-    on_host(gpu, input, Keep::If(predicate), None, true)
+    on_host(gpu, input, Keep::If(predicate), true)
 }
 
 /// [`partition_flagged`] of host slices: all items, the flagged ones first, and how many are
@@ -485,5 +490,5 @@ pub fn partition_if_slice<T: Element>(
 /// # Errors
 /// As [`select_flagged_slice`].
 pub fn partition_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) -> Result<(Vec<T>, usize)> {
-    on_host(gpu, input, Keep::Flagged(0), Some(flags), true)
+    on_host(gpu, input, Keep::Flagged(flags), true)
 }

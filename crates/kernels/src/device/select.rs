@@ -385,8 +385,8 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
 
     let mut j = t;
     while j < kept_in_tile {
-        // SAFETY: slot j < the tile's count (within the exchange) was written; the output has room for every kept
-        // item, of which this is number kept_before + j.
+        // SAFETY: slot j < the tile's count (within the exchange) was written; the output has
+        // room for every kept item, of which this is number kept_before + j.
         unsafe { *output.items.add(kept_before as usize + j as usize) = storage.exchange.read_unchecked(j) };
         j += block_dim();
     }

@@ -312,6 +312,24 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         ok(device::partition_if_slice::<f32>(gpu, &[], Predicate::not_nan()))?,
         (vec![], 0),
     )?;
+    // The host helpers of the flagged forms.
+    let (items, flags) = ([1u32, 2, 3, 4], [1u8, 0, 1, 0]);
+    check_eq(
+        "select_flagged_slice",
+        ok(device::select_flagged_slice(gpu, &items, &flags))?,
+        vec![1, 3],
+    )?;
+    check_eq(
+        "partition_flagged_slice",
+        ok(device::partition_flagged_slice(gpu, &items, &flags))?,
+        (vec![1, 3, 2, 4], 2),
+    )?;
+    if !matches!(
+        device::select_flagged_slice(gpu, &items, &flags[..3]),
+        Err(Error::LengthMismatch { .. })
+    ) {
+        return Err("select_flagged_slice with 3 flags for 4 items: no length error".into());
+    }
     Ok(())
 }
 
