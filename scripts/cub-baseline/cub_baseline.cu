@@ -1,11 +1,14 @@
-// Reference figures: NVIDIA CUB's device reduce, scan and compaction (select, unique, partition), timed the way
+// Reference figures: NVIDIA CUB's device reduce, scan, compaction (select, unique, partition), histogram
+// (256 bins, even and range) and run-length encoding (encode, non-trivial runs), timed the way
 // `gpu-primitives bench` times ours (CUDA events around the queued work, median of 21 calls after one
 // warm-up, temporary storage allocated once outside the timing), next to a device-to-device copy of
 // the same n measured in the same run. Built and run on the GPU machine by scripts/cub-baseline/run.
 //
 // Output: one CSV row per (algorithm, type, n): algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio.
+#include <cub/device/device_histogram.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_partition.cuh>
+#include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
@@ -14,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -158,13 +162,140 @@ void measure_compaction(const char* type, size_t n) {
         CHECK(cudaFree(p));
 }
 
-// With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28); with a number,
-// only f32 reduce and scan at n = 2^number (for profiling one size with ncu).
+// The 257 levels of 256 equal bins over the values `uniform` gives: f32 k / 256 in [0, 1], u32 k << 24
+// with the last level 0xFFFFFFFF (the even case's upper level, exclusive like every upper level).
+float bin_level(float*, int k) { return k / 256.0f; }
+uint32_t bin_level(uint32_t*, int k) { return k < 256 ? uint32_t(k) << 24 : 0xFFFFFFFFu; }
+
+// Histograms of uniform values into 256 bins with unsigned int counters: histogram_even from the lower
+// and upper level (f32 0 and 1, u32 0 and 0xFFFFFFFF), histogram_range from the same 257 levels as a
+// sorted array on the device. Both read the n samples once.
+template <class T>
+void measure_histogram(const char* type, size_t n) {
+    constexpr int kLevels = 257;
+    std::vector<T> host(n), host_levels(kLevels);
+    for (size_t i = 0; i < n; ++i) host[i] = uniform((T*)nullptr, bench_hash(i));
+    for (int k = 0; k < kLevels; ++k) host_levels[k] = bin_level((T*)nullptr, k);
+    T *in, *levels, *copy;
+    unsigned int* histogram;
+    CHECK(cudaMalloc(&in, n * sizeof(T)));
+    CHECK(cudaMalloc(&copy, n * sizeof(T)));
+    CHECK(cudaMalloc(&levels, kLevels * sizeof(T)));
+    CHECK(cudaMalloc(&histogram, (kLevels - 1) * sizeof(unsigned int)));
+    CHECK(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(levels, host_levels.data(), kLevels * sizeof(T), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
+    T lower = host_levels[0], upper = host_levels[kLevels - 1];
+    int num_samples = int(n);  // CUB's OffsetT (signed); n is at most 2^28 here
+    void* temp = nullptr;      // a void* (not a bare nullptr) so only the temp-storage overloads match
+    size_t b1 = 0, b2 = 0;
+    CHECK(cub::DeviceHistogram::HistogramEven(temp, b1, in, histogram, kLevels, lower, upper, num_samples));
+    CHECK(cub::DeviceHistogram::HistogramRange(temp, b2, in, histogram, kLevels, levels, num_samples));
+    size_t temp_bytes = std::max(b1, b2);
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto row = [&](const char* name, double us, double bytes) {
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name, type, n, us, bytes / us / 1e3, copy_us,
+                    copy_gbps, us / copy_us);
+    };
+    double s = sizeof(T);
+    double us = median_us([&] {
+        CHECK(cub::DeviceHistogram::HistogramEven(temp, temp_bytes, in, histogram, kLevels, lower, upper,
+                                                  num_samples));
+    });
+    row("histogram_even 256 bins", us, n * s);
+    us = median_us([&] {
+        CHECK(cub::DeviceHistogram::HistogramRange(temp, temp_bytes, in, histogram, kLevels, levels, num_samples));
+    });
+    row("histogram_range 256 bins", us, n * s);
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)levels, (void*)copy, (void*)histogram}) CHECK(cudaFree(p));
+}
+
+// The sorted key with rank k: u32 k itself, f32 the positive float with bits 0x3F800000 + k (increasing in k).
+float sorted_key(float*, uint32_t k) {
+    uint32_t bits = 0x3F800000u + k;
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+uint32_t sorted_key(uint32_t*, uint32_t k) { return k; }
+
+// Run-length encodings of sorted keys whose runs are distributed like those of 2^28 sorted uniform 32-bit
+// values: item i >= 1 starts a new key unless hash(i) & 15 == 0 (mostly runs of one, some of two or more).
+// run_length_encode writes a key and a uint32 length per run, non_trivial_runs a uint32 offset and length
+// per run longer than one; the figures count the n keys read and those writes.
+template <class T>
+void measure_rle(const char* type, size_t n) {
+    std::vector<T> host(n);
+    uint32_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        if (i > 0 && (bench_hash(i) & 15) != 0) ++k;
+        host[i] = sorted_key((T*)nullptr, k);
+    }
+    T *in, *unique, *copy;
+    uint32_t *lengths, *offsets, *num_runs;
+    CHECK(cudaMalloc(&in, n * sizeof(T)));
+    CHECK(cudaMalloc(&unique, n * sizeof(T)));
+    CHECK(cudaMalloc(&copy, n * sizeof(T)));
+    CHECK(cudaMalloc(&lengths, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&offsets, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&num_runs, sizeof(*num_runs)));
+    CHECK(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
+    int num_items = int(n);  // n is at most 2^28 here
+    void* temp = nullptr;    // a void* (not a bare nullptr) so only the temp-storage overloads match
+    size_t b1 = 0, b2 = 0;
+    CHECK(cub::DeviceRunLengthEncode::Encode(temp, b1, in, unique, lengths, num_runs, num_items));
+    CHECK(cub::DeviceRunLengthEncode::NonTrivialRuns(temp, b2, in, offsets, lengths, num_runs, num_items));
+    size_t temp_bytes = std::max(b1, b2);
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto runs = [&] {
+        uint32_t r = 0;
+        CHECK(cudaMemcpy(&r, num_runs, sizeof(r), cudaMemcpyDeviceToHost));
+        return double(r);
+    };
+    auto row = [&](const char* name, double us, double bytes) {
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name, type, n, us, bytes / us / 1e3, copy_us,
+                    copy_gbps, us / copy_us);
+    };
+    double s = sizeof(T);
+    double us = median_us([&] {
+        CHECK(cub::DeviceRunLengthEncode::Encode(temp, temp_bytes, in, unique, lengths, num_runs, num_items));
+    });
+    row("run_length_encode", us, n * s + runs() * (s + 4));
+    us = median_us([&] {
+        CHECK(cub::DeviceRunLengthEncode::NonTrivialRuns(temp, temp_bytes, in, offsets, lengths, num_runs, num_items));
+    });
+    row("non_trivial_runs", us, n * s + runs() * 8);
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)unique, (void*)copy, (void*)lengths, (void*)offsets,
+                    (void*)num_runs})
+        CHECK(cudaFree(p));
+}
+
+// The issue-12 rows: histograms, then run-length encodings, f32 and u32 at 2^20, 2^24, 2^28.
+void measure_issue12() {
+    for (int log2 : {20, 24, 28}) measure_histogram<float>("f32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_histogram<uint32_t>("u32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_rle<float>("f32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_rle<uint32_t>("u32", size_t(1) << log2);
+}
+
+// With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28); with "issue12", only the
+// histogram and run-length-encoding rows (the same types and sizes); with a number, only f32 reduce and
+// scan at n = 2^number (for profiling one size with ncu).
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "compaction") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
         for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
         for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
+        return 0;
+    }
+    if (argc > 1 && std::string(argv[1]) == "issue12") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        measure_issue12();
         return 0;
     }
     if (argc > 1) {
@@ -182,5 +313,6 @@ int main(int argc, char** argv) {
     measure<uint64_t>("u64", size_t(1) << 28);
     for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
     for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
+    measure_issue12();
     return 0;
 }

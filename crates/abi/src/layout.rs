@@ -56,3 +56,19 @@ pub const EXCHANGE_OFFSET: u32 = DEVICE_SHARED_BYTES;
 pub const fn select_shared_bytes(tile_items: u32, element_bytes: u32) -> u32 {
     EXCHANGE_OFFSET + (tile_items * element_bytes).next_multiple_of(16)
 }
+
+/// Dynamic shared memory of a privatized histogram block, in bytes: `bins` `u32` counters, then
+/// (range histograms, `level_bytes` > 0) the `bins + 1` levels, 8-byte aligned.
+pub const fn histogram_shared_bytes(bins: u32, level_bytes: u32) -> u64 {
+    let counters = (bins as u64 * 4).next_multiple_of(8);
+    if level_bytes == 0 {
+        counters
+    } else {
+        counters + (bins as u64 + 1) * level_bytes as u64
+    }
+}
+
+/// Offset of a range histogram's levels in its dynamic shared memory.
+pub const fn histogram_levels_offset(bins: u32) -> u32 {
+    (bins * 4).next_multiple_of(8)
+}

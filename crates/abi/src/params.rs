@@ -219,3 +219,43 @@ pub struct ReverseTailParams<T> {
     /// One `u64` at most `n`: where the reversed part starts.
     pub begin: *const u64,
 }
+
+/// Device histogram (`device_histogram_even_<sample>_<counter>`,
+/// `device_histogram_range_<sample>_<counter>`): adds to `histogram[b]` the number of samples
+/// that fall in bin `b` (the host clears the counters first). A sample `x` (compared as its
+/// level type `L`: `i64` for integers, `f32` for f32 / f16 / bf16, `f64` for f64) is counted
+/// when `levels[0] <= x < levels[bins]`; NaN never is.
+///
+/// - **Even** bins over `[lower, upper)`: integers go to `(x - lower) * bins / (upper - lower)`
+///   exactly; floats to `min((x - lower) * scale, bins - 1)` rounded down, computed in `L`
+///   with the host's `scale` (`bins / (upper - lower)` rounded to `L`).
+/// - **Range**: `levels` holds `bins + 1` sorted levels; bin `b` is `[levels[b], levels[b + 1])`.
+///
+/// Launch: any grid (blocks stride over 16-byte vectors of samples), blocks of
+/// [`HISTOGRAM_BLOCK`](crate::tuning::HISTOGRAM_BLOCK) threads; with `privatized`,
+/// [`histogram_shared_bytes`](crate::layout::histogram_shared_bytes) of dynamic shared memory
+/// (each block counts in shared memory, then adds its counts to `histogram`), else none (every
+/// sample is an atomic add to `histogram`).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct HistogramParams<T, L, C> {
+    /// `n` samples.
+    pub samples: *const T,
+    /// `bins` counters.
+    pub histogram: *mut C,
+    /// Range only: `bins + 1` sorted levels (else null).
+    pub levels: *const L,
+    /// Number of samples.
+    pub n: usize,
+    /// Even only: the lowest level (included).
+    pub lower: L,
+    /// Even only: the highest level (excluded).
+    pub upper: L,
+    /// Even only: `bins / (upper - lower)` in `L` (floats), or in f64 (integers: the estimate
+    /// the exact quotient starts from), widened to f64.
+    pub scale: f64,
+    /// Number of bins, at least 1.
+    pub bins: u32,
+    /// Non-zero: count in shared memory per block (the levels of a range histogram there too).
+    pub privatized: u32,
+}

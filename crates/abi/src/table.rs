@@ -81,6 +81,43 @@ macro_rules! scan_operator_table {
     };
 }
 
+/// Calls `$callback! { [args] name => device type, stored as, level, vector width; ... }` with
+/// every sample type of the histograms (`device::histogram`): the element table's 4-byte and
+/// narrower types and `f64`, plus `u8` and `u16`, which only the histograms read.
+///
+/// - *level*: the type bin levels are given in and samples compared in: `i64` for every integer
+///   (so that `u8` samples can have the level 256 and `u32` samples 2^32), `f32` for `f32`,
+///   `f16` and `bf16`, `f64` for `f64`;
+/// - *vector width*: samples per 16-byte load.
+#[macro_export]
+macro_rules! histogram_sample_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            u8 => u8, u8, i64, 16;
+            u16 => u16, u16, i64, 8;
+            i32 => i32, i32, i64, 4;
+            u32 => u32, u32, i64, 4;
+            f16 => $crate::table::F16, u16, f32, 8;
+            bf16 => $crate::table::Bf16, u16, f32, 8;
+            f32 => f32, f32, f32, 4;
+            f64 => f64, f64, f64, 2;
+        }
+    };
+}
+
+/// Calls `$callback! { [args] name => type; ... }` with the counter types of the histograms.
+#[macro_export]
+macro_rules! histogram_counter_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            u32 => u32;
+            u64 => u64;
+        }
+    };
+}
+
 /// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
 /// literal (for `export_name` on the device and the kernel list here).
 #[macro_export]
@@ -157,6 +194,25 @@ macro_rules! device_kernel_list {
 }
 element_table!(device_kernel_list);
 
+macro_rules! histogram_names_per_counter {
+    ([$sample:ident] $($counter:ident => $ty:ty;)*) => {
+        &[$(
+            concat!("device_histogram_even_", stringify!($sample), "_", stringify!($counter)),
+            concat!("device_histogram_range_", stringify!($sample), "_", stringify!($counter)),
+        )*]
+    };
+}
+
+macro_rules! histogram_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
+        /// The histogram entry points, `device_histogram_{even,range}_<sample>_<counter>`, per
+        /// sample type (generated from the sample and counter tables; the PTX check looks for
+        /// each).
+        pub const HISTOGRAM_KERNELS: &[&[&str]] = &[$(histogram_counter_table!(histogram_names_per_counter, $name)),*];
+    };
+}
+histogram_sample_table!(histogram_kernel_list);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -172,5 +228,17 @@ mod tests {
         assert_eq!(unique.len(), names.len());
         assert!(names.contains(&"device_scan_bf16_max"));
         assert!(names.contains(&"device_argmax_final_u64"));
+    }
+
+    #[test]
+    fn histogram_names_cover_samples_and_counters() {
+        let names: std::vec::Vec<&str> = super::HISTOGRAM_KERNELS
+            .iter()
+            .flat_map(|g| g.iter().copied())
+            .collect();
+        // 8 sample types x 2 counters x (even, range).
+        assert_eq!(names.len(), 8 * 2 * 2);
+        assert!(names.contains(&"device_histogram_even_u8_u32"));
+        assert!(names.contains(&"device_histogram_range_f64_u64"));
     }
 }

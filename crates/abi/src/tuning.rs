@@ -55,3 +55,14 @@ pub const SELECT_FAMILIES: &[&str] = &["device_select_if_", "device_select_flagg
 /// Nanoseconds each compaction tile waits after publishing its count before it looks back, in
 /// grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 500;
+
+/// Threads per block of the histogram kernels.
+pub const HISTOGRAM_BLOCK: u32 = 256;
+/// Most blocks per multiprocessor the histogram's grid has (each adds its counts to the output
+/// once, so fewer blocks mean fewer global atomics).
+pub const HISTOGRAM_BLOCKS_PER_SM: u32 = 8;
+/// 16-byte loads each histogram thread issues before it counts them.
+pub const HISTOGRAM_LOADS_IN_FLIGHT: u32 = 4;
+/// Most dynamic shared memory a privatized histogram block takes, in bytes (its `u32`
+/// counters, and a range histogram's levels): past it, samples are counted by global atomics.
+pub const HISTOGRAM_MAX_SHARED_BYTES: u32 = 48 * 1024;

@@ -1,6 +1,7 @@
-//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, and the
+//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, the
 //! compactions (select_if, select_flagged, unique, partition_if, each keeping half of a
-//! pseudo-random input), beside a device-to-device copy of the same number of elements measured
+//! pseudo-random input) and the histograms (256 even bins, and 256 bins between levels, of
+//! uniform samples), beside a device-to-device copy of the same number of elements measured
 //! in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
@@ -8,11 +9,14 @@
 //! also waits and copies the result to the host). GB/s counts the
 //! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
 //! `n x size_of::<T::Acc>()`; a select reads the input (and `n` flag bytes) and writes the kept
-//! half; a partition writes all `n` and moves the rejected half again (its reversal); the copy
+//! half; a partition writes all `n` and moves the rejected half again (its reversal); a
+//! histogram reads the samples (its 256 counters are not counted); the copy
 //! reads and writes `n x size_of::<T>()` each. `scripts/cub-baseline` measures CUB on the same
 //! inputs (the same hash).
 
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Predicate, Sum};
+use gpu_primitives::device::{
+    self, DeviceVec, DeviceWorkspace, Element, HistogramSample, Max, Min, Predicate, Sum,
+};
 use gpu_primitives::{DeviceBuffer, Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -41,12 +45,16 @@ pub struct BenchConfig {
     pub reduce_scan: bool,
     /// Types of the compaction rows (empty: none).
     pub compaction_types: Vec<String>,
-    /// Sizes of the compaction rows, as log2.
+    /// Sizes of the compaction and histogram rows, as log2.
     pub compaction_log2: Vec<u32>,
+    /// Sample types of the histogram rows (empty: none).
+    pub histogram_types: Vec<String>,
 }
 
 /// The element types the benchmark knows, by name (the library's table).
 pub const TYPES: &[&str] = gpu_primitives::device::ELEMENT_NAMES;
+/// The histogram sample types the benchmark knows, by name (the library's table).
+pub const HISTOGRAM_TYPES: &[&str] = gpu_primitives::device::HISTOGRAM_SAMPLE_NAMES;
 /// The operators the benchmark knows, by name (the library's table).
 pub const OPS: &[&str] = gpu_primitives::device::OPERATOR_NAMES;
 
@@ -63,6 +71,16 @@ impl BenchConfig {
             if !TYPES.contains(&t.as_str()) {
                 return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
             }
+        }
+        if let Some(t) = self
+            .histogram_types
+            .iter()
+            .find(|t| !HISTOGRAM_TYPES.contains(&t.as_str()))
+        {
+            return Err(format!(
+                "unknown histogram sample type {t:?}; known: {}",
+                HISTOGRAM_TYPES.join(", ")
+            ));
         }
         if self.ops.is_empty() {
             return Err(format!("no operator; known: {}", OPS.join(", ")));
@@ -88,6 +106,7 @@ impl Default for BenchConfig {
             reduce_scan: true,
             compaction_types: vec!["f32".into(), "u32".into()],
             compaction_log2: vec![20, 24, 28],
+            histogram_types: vec!["f32".into(), "u32".into()],
         }
     }
 }
@@ -98,7 +117,8 @@ pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
     /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`; or a compaction,
-    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`.
+    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`; or
+    /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -158,6 +178,62 @@ bench_element!(
     half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::bf16::from_f32(unit(b)), half::bf16::from_f32(0.5);
 );
 
+/// A histogram sample type the benchmark can fill: uniform samples over the levels of 256
+/// bins (CUB's baseline reads the same).
+trait BenchSample: HistogramSample {
+    /// A sample from 32 uniform bits: `[0, 1)` for floats, the type's range for integers.
+    fn uniform(bits: u32) -> Self;
+    /// Level `k` of `bins` even levels over `[0, 1)` (floats) or the type's domain (integers).
+    fn bench_level(k: u32, bins: u32) -> Self::Level;
+}
+macro_rules! bench_samples {
+    ([] $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {$(
+        impl BenchSample for gpu_primitives::host_type!($name) {
+            fn uniform(bits: u32) -> Self {
+                bench_sample_value!($name, bits)
+            }
+            fn bench_level(k: u32, bins: u32) -> $level {
+                bench_level!($level, <Self as HistogramSample>::LEVEL_DOMAIN, k, bins)
+            }
+        }
+    )*};
+}
+/// A sample of type `$name` from 32 uniform bits.
+macro_rules! bench_sample_value {
+    (f16, $b:expr) => {
+        half::f16::from_f32(unit($b))
+    };
+    (bf16, $b:expr) => {
+        half::bf16::from_f32(unit($b))
+    };
+    (f32, $b:expr) => {
+        unit($b)
+    };
+    (f64, $b:expr) => {
+        unit($b) as f64
+    };
+    (u8, $b:expr) => {
+        ($b >> 24) as u8
+    };
+    (u16, $b:expr) => {
+        ($b >> 16) as u16
+    };
+    ($name:ident, $b:expr) => {
+        $b as $name
+    };
+}
+/// Level `k` of `bins`: over the integer domain, or over `[0, 1)`.
+macro_rules! bench_level {
+    (i64, $domain:expr, $k:expr, $bins:expr) => {{
+        let (lo, hi) = $domain.expect("integer samples have a level domain");
+        lo + ((hi - lo) as i128 * $k as i128 / $bins as i128) as i64
+    }};
+    ($level:ty, $domain:expr, $k:expr, $bins:expr) => {
+        $k as $level / $bins as $level
+    };
+}
+gpu_primitives_abi::histogram_sample_table!(bench_samples);
+
 /// One timed compaction call, given the workspace, the count and the output.
 type CompactionRun<'r, T> =
     dyn FnMut(&mut DeviceWorkspace, &mut DeviceBuffer<u64>, &mut DeviceVec<T>) -> Result<()> + 'r;
@@ -206,17 +282,85 @@ impl Bench<'_> {
 
     /// One row.
     fn push<T: Element>(&mut self, algorithm: String, n: usize, time: f64, bytes: f64, copy: f64) {
+        self.push_named(T::NAME, size_of::<T>(), algorithm, n, time, bytes, copy);
+    }
+
+    /// One row of type `dtype`, `size` bytes per element.
+    #[allow(clippy::too_many_arguments)]
+    fn push_named(
+        &mut self,
+        dtype: &str,
+        size: usize,
+        algorithm: String,
+        n: usize,
+        time: f64,
+        bytes: f64,
+        copy: f64,
+    ) {
         self.rows.push(BenchRow {
             gpu: self.gpu.info().name.clone(),
             algorithm,
-            dtype: T::NAME.to_owned(),
+            dtype: dtype.to_owned(),
             n,
             time_us: time,
             gb_per_s: bytes / time / 1e3,
             copy_us: copy,
-            copy_gb_per_s: 2.0 * (n * size_of::<T>()) as f64 / copy / 1e3,
+            copy_gb_per_s: 2.0 * (n * size) as f64 / copy / 1e3,
             time_over_copy: time / copy,
         });
+    }
+
+    /// [`Bench::measure_histogram`] for the sample type named `name` (checked by
+    /// [`BenchConfig::validate`]); the arms are generated from the sample table.
+    fn measure_histogram_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
+        macro_rules! by_name {
+            ([$bench:ident, $name_value:ident, $sizes:ident]
+             $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
+                match $name_value {
+                    $(stringify!($name) => $bench.measure_histogram::<gpu_primitives::host_type!($name)>($sizes),)*
+                    other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sample type {other}"))),
+                }
+            };
+        }
+        gpu_primitives_abi::histogram_sample_table!(by_name, self, name, sizes)
+    }
+
+    /// Measure 256-bin even and range histograms of uniform samples, and the copy, at every n
+    /// in `sizes` (u32 counters, as CUB's baseline).
+    fn measure_histogram<S: BenchSample>(&mut self, sizes: &[usize]) -> Result<()> {
+        const BINS: u32 = 256;
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let gpu = self.gpu;
+        let values: Vec<S> = (0..max).map(|i| S::uniform(hash(i))).collect();
+        let input = gpu.upload(S::as_raw(&values))?;
+        drop(values);
+        let mut copy_target = gpu.alloc_zeroed::<S::Raw>(max)?;
+        let mut counts = gpu.alloc_zeroed::<u32>(BINS as usize)?;
+        let levels: Vec<S::Level> = (0..=BINS).map(|k| S::bench_level(k, BINS)).collect();
+        let mut workspace = DeviceWorkspace::new();
+        for &n in sizes {
+            self.progress
+                .set_message(format!("histogram {} n = 2^{}", S::NAME, n.trailing_zeros()));
+            let copy = median_micros(gpu, self.runs, || {
+                gpu.copy_device_to_device(&input, &mut copy_target, n)
+            })?;
+            let x = S::view(&input).slice(0..n);
+            let even = median_micros(gpu, self.runs, || {
+                device::histogram_even::<S, u32>(gpu, x, BINS, levels[0], levels[BINS as usize], &mut counts)
+            })?;
+            let range = median_micros(gpu, self.runs, || {
+                device::histogram_range::<S, u32>(gpu, x, &levels, &mut counts, &mut workspace)
+            })?;
+            let size = size_of::<S::Raw>();
+            for (name, time) in [
+                ("histogram_even 256 bins", even),
+                ("histogram_range 256 bins", range),
+            ] {
+                self.push_named(S::NAME, size, name.to_owned(), n, time, (n * size) as f64, copy);
+            }
+            self.progress.inc(1);
+        }
+        Ok(())
     }
 
     /// Measure the compactions and the copy at every n in `sizes`, each keeping about half.
@@ -346,7 +490,7 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         sizes.len() + other_types.len() * others.len()
     } else {
         0
-    } + config.compaction_types.len() * compaction_sizes.len();
+    } + (config.compaction_types.len() + config.histogram_types.len()) * compaction_sizes.len();
     let progress = ProgressBar::new(steps as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -369,6 +513,9 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     }
     for t in &config.compaction_types {
         bench.measure_named(t, &compaction_sizes, true)?;
+    }
+    for t in &config.histogram_types {
+        bench.measure_histogram_named(t, &compaction_sizes)?;
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)

@@ -7,5 +7,6 @@
 pub mod bench;
 pub mod cli_ops;
 pub mod compact_ops;
+pub mod histogram_ops;
 pub mod npy;
 pub mod plot;

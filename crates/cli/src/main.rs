@@ -36,6 +36,9 @@ enum Command {
     Select(SelectArgs),
     /// Drop consecutive duplicates of a 1-D .npy array (unique) on the GPU.
     Unique(CompactArgs),
+    /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
+    /// over [lower, upper), or between --levels.
+    Histogram(HistogramArgs),
     /// Draw the plot of a benchmark CSV (from `bench --csv`) without running anything: no GPU.
     Plot {
         /// The CSV written by `bench --csv`.
@@ -78,6 +81,30 @@ struct CompactArgs {
     #[arg(long)]
     output: Option<std::path::PathBuf>,
     /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct HistogramArgs {
+    /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 f16).
+    input: std::path::PathBuf,
+    /// Number of even bins.
+    #[arg(long, default_value_t = 256)]
+    bins: u32,
+    /// Lowest level of the even bins (included).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    lower: f64,
+    /// Highest level of the even bins (excluded).
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    upper: f64,
+    /// Sorted bin levels, comma-separated (bins + 1 of them): bins between levels instead.
+    #[arg(long, value_delimiter = ',', allow_negative_numbers = true)]
+    levels: Option<Vec<f64>>,
+    /// Write the counts (u64) to this .npy file.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also compute the CPU reference and compare (exit status 1 if they differ).
     #[arg(long)]
     check: bool,
 }
@@ -130,9 +157,13 @@ struct BenchArgs {
     /// them.
     #[arg(long, value_delimiter = ',', default_value = "f32,u32")]
     compaction_types: Vec<String>,
-    /// Sizes of the compaction rows, as log2, comma-separated.
+    /// Sizes of the compaction and histogram rows, as log2, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "20,24,28")]
     compaction_log2: Vec<u32>,
+    /// Sample types of the histogram rows (256 bins, even and by range), comma-separated:
+    /// u8, u16, i32, u32, f16, bf16, f32, f64; "none" skips them.
+    #[arg(long, value_delimiter = ',', default_value = "f32,u32")]
+    histogram_types: Vec<String>,
     /// Also write the rows as CSV.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -185,6 +216,18 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             ))?);
         }
         Some(Command::Unique(args)) => return Ok(compact_ops::run(&compact_job(cli, args, None))?),
+        Some(Command::Histogram(args)) => {
+            return Ok(gpu_primitives_cli::histogram_ops::run(
+                &gpu_primitives_cli::histogram_ops::HistogramJob {
+                    input: args.input.clone(),
+                    even: (args.bins, args.lower, args.upper),
+                    levels: args.levels.clone(),
+                    output: args.output.clone(),
+                    check: args.check,
+                    device: cli.device,
+                },
+            )?);
+        }
         Some(Command::Plot { csv, png }) => {
             gpu_primitives_cli::plot::plot(png, &gpu_primitives_cli::bench::read_csv(csv)?)?;
             println!("wrote {}", png.display());
@@ -223,6 +266,12 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     .cloned()
                     .collect(),
                 compaction_log2: args.compaction_log2.clone(),
+                histogram_types: args
+                    .histogram_types
+                    .iter()
+                    .filter(|t| *t != "none")
+                    .cloned()
+                    .collect(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
             gpu_primitives_cli::bench::print_table(&rows);
@@ -252,6 +301,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         | Command::Scan(_)
         | Command::Select(_)
         | Command::Unique(_)
+        | Command::Histogram(_)
         | Command::Plot { .. } => {
             unreachable!("handled before the GPU is opened")
         }

@@ -9,7 +9,9 @@
 //! are exact (the GPU tests use multiples of 1/4), else within [`f32_sum_error_bound`]. The
 //! `f32` ones below them accumulate in `f64` for the lessons.
 
-use crate::device::{Accumulator, DotElement, Element, Operator, Predicate, ScanKind};
+use crate::device::{
+    Accumulator, DotElement, Element, HistogramLevel, HistogramSample, Operator, Predicate, ScanKind,
+};
 
 /// `x[0] ⊕ x[1] ⊕ ... ⊕ x[n-1]` in `T::Acc`; the identity for an empty `x`.
 ///
@@ -107,6 +109,47 @@ pub fn partition<T: Element>(x: &[T], keep: impl Fn(usize, T) -> bool) -> (Vec<T
     let count = kept.len();
     kept.extend(rejected);
     (kept, count)
+}
+
+/// Counts of `x` in `bins` even bins over `[lower, upper)` (`histogram_even`): each sample as
+/// its level, counted when `lower <= x < upper` (NaN never), in bin
+/// [`HistogramLevel::even_bin`].
+///
+/// ```
+/// let counts = gpu_primitives::reference::histogram_even(&[0u8, 1, 2, 200, 255], 4, 0, 256);
+/// assert_eq!(counts, [3, 0, 0, 2]);
+/// ```
+pub fn histogram_even<S: HistogramSample>(x: &[S], bins: u32, lower: S::Level, upper: S::Level) -> Vec<u64> {
+    let mut counts = vec![0u64; bins as usize];
+    for v in x {
+        let level = v.level();
+        if level >= lower && level < upper {
+            counts[S::Level::even_bin(level, lower, upper, bins) as usize] += 1;
+        }
+    }
+    counts
+}
+
+/// Counts of `x` in the bins between sorted `levels` (`histogram_range`): bin `b` is
+/// `[levels[b], levels[b + 1])`; samples outside `[levels[0], levels[last])` and NaN are not
+/// counted.
+///
+/// ```
+/// let counts = gpu_primitives::reference::histogram_range(&[0.5f32, 1.0, 2.5, f32::NAN, 9.0], &[0.0, 1.0, 2.0, 3.0]);
+/// assert_eq!(counts, [1, 1, 1]);
+/// ```
+pub fn histogram_range<S: HistogramSample>(x: &[S], levels: &[S::Level]) -> Vec<u64> {
+    let bins = levels.len().saturating_sub(1);
+    let mut counts = vec![0u64; bins];
+    for v in x {
+        let level = v.level();
+        // The last bin whose lower level is at most the sample.
+        if bins > 0 && level >= levels[0] && level < levels[bins] {
+            let b = levels[..bins].partition_point(|l| *l <= level) - 1;
+            counts[b] += 1;
+        }
+    }
+    counts
 }
 
 /// The index rule of argmin / argmax: the first index on ties; the first NaN if any (NumPy's).

@@ -189,6 +189,23 @@ impl<T: SharedValue> SharedArray<T> {
     }
 }
 
+impl SharedArray<u32> {
+    /// `element i += value`, atomically among the block's threads (`red.shared.add.u32`), without
+    /// a bounds check: for counters that many threads bump at once (a privatized histogram).
+    ///
+    /// # Safety
+    /// `i < len`; the element was initialised, and a barrier separates that from this add; reads
+    /// of the result come after a barrier.
+    #[inline(always)]
+    pub unsafe fn atomic_add_unchecked(&self, i: u32, value: u32) {
+        let addr = self.base + 4 * i;
+        // SAFETY: i < len (the caller's contract): a 4-byte-aligned address of this array.
+        unsafe {
+            asm!("red.shared.add.u32 [{a}], {v};", a = in(reg32) addr, v = in(reg32) value, options(nostack))
+        };
+    }
+}
+
 /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {

@@ -64,10 +64,12 @@ const PROBE_KERNELS: &[&str] = &[
     "probe_block_f32_items4",
 ];
 
-/// The device-wide kernels, from the table in gpu-primitives-abi.
+/// The device-wide kernels, from the tables in gpu-primitives-abi.
 fn device_kernels() -> Vec<&'static str> {
-    gpu_primitives_abi::table::DEVICE_KERNELS
+    use gpu_primitives_abi::table::{DEVICE_KERNELS, HISTOGRAM_KERNELS};
+    DEVICE_KERNELS
         .iter()
+        .chain(HISTOGRAM_KERNELS)
         .flat_map(|group| group.iter().copied())
         .collect()
 }
@@ -172,6 +174,30 @@ fn compaction_param_bytes(name: &str) -> Option<usize> {
         };
     }
     gpu_primitives_abi::element_table!(by_element);
+    histogram_param_bytes(name)
+}
+
+/// The parameter bytes of a histogram kernel (`HistogramParams` of the sample type as stored,
+/// its level type and the counter), or `None` for another family.
+fn histogram_param_bytes(name: &str) -> Option<usize> {
+    use gpu_primitives_abi::params::HistogramParams;
+    macro_rules! per_counter {
+        ([$sample:ident, $stored:ty, $level:ty] $($counter:ident => $c:ty;)*) => {
+            $(
+                for family in ["even", "range"] {
+                    if name == format!("device_histogram_{family}_{}_{}", stringify!($sample), stringify!($counter)) {
+                        return Some(size_of::<HistogramParams<$stored, $level, $c>>());
+                    }
+                }
+            )*
+        };
+    }
+    macro_rules! by_sample {
+        ([] $($sample:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
+            $(gpu_primitives_abi::histogram_counter_table!(per_counter, $sample, $stored, $level);)*
+        };
+    }
+    gpu_primitives_abi::histogram_sample_table!(by_sample);
     None
 }
 

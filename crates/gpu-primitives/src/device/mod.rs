@@ -8,6 +8,7 @@
 //! | [`segmented_reduce`] | one block per row of a batch of equal-length rows | 1 | one value per row (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //! | [`select_if`], [`select_flagged`], [`unique`] | single pass: block scan of the flags, look-back over the counts, kept items gathered in shared memory and written coalesced (CUB's `DeviceSelect`) | 1 (+ the flags) + the kept items written | the kept items in input order and their number (device `u64`), stream-ordered |
+//! | [`histogram_even`], [`histogram_range`] | per-block `u32` counters in shared memory (16-byte loads), then one global atomic per non-zero counter; global atomics per sample past 12,288 bins | 1 | `bins` counters (`u32` / `u64`), stream-ordered |
 //! | [`partition_if`], [`partition_flagged`] | as select, the rejected items from the back; a second launch reverses them into input order | 1 + n written + the rejected moved again | all items, kept first, both groups in input order (stable) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
@@ -39,6 +40,7 @@
 mod arg;
 mod dot;
 mod element;
+mod histogram;
 mod reduce;
 mod scan;
 mod segmented;
@@ -54,9 +56,14 @@ pub use element::{
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 pub use gpu_primitives_abi::params::CompareKind;
 pub use gpu_primitives_abi::tuning::{
+    HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
     REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
     SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, SELECT_BLOCK, SELECT_BLOCKS_PER_SM,
     SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS,
+};
+pub use histogram::{
+    HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, histogram_even,
+    histogram_even_slice, histogram_range, histogram_range_slice,
 };
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};

@@ -7,7 +7,8 @@ use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 /// demand (never shrunk). Drop it before the `Gpu` it was used with.
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
-/// and the scan's per-tile status (16 bytes per tile) and tile counter. The scan's status needs
+/// the scan's per-tile status (16 bytes per tile) and tile counter, and a range histogram's
+/// levels. The scan's status needs
 /// no clearing between calls: each call has its own epoch number (see kernels
 /// `device::tile_status`).
 ///
@@ -23,6 +24,7 @@ pub struct DeviceWorkspace {
     result: Option<DeviceBuffer<u64>>,
     status_slots: Option<DeviceBuffer<u64>>,
     counter: Option<DeviceBuffer<u64>>,
+    levels: Option<DeviceBuffer<u64>>,
     tile_base: u64,
     epoch: u32,
 }
@@ -65,6 +67,7 @@ impl DeviceWorkspace {
             + len(&self.result)
             + len(&self.status_slots)
             + len(&self.counter)
+            + len(&self.levels)
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
     }
 
@@ -109,6 +112,16 @@ impl DeviceWorkspace {
         let words = stream.download(result)?;
         let bytes: &[u8] = bytemuck::cast_slice(&words);
         Ok(bytemuck::pod_read_unaligned(&bytes[..size_of::<V>()]))
+    }
+
+    /// Device address of a copy of `bytes` (a range histogram's levels), 8-byte aligned: copied
+    /// on `stream`, which is then synchronised, so the copy of the previous call (which that
+    /// call's kernel read) is released only after its work is done.
+    pub(crate) fn levels(&mut self, stream: &Stream, bytes: &[u8]) -> Result<u64> {
+        let mut words = vec![0u64; bytes.len().div_ceil(8)];
+        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
+        self.levels = Some(stream.upload(&words)?);
+        Ok(address(&self.levels))
     }
 
     /// Status slots for `tiles` tiles and the tile counter.

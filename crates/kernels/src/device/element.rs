@@ -99,6 +99,27 @@ macro_rules! packed_16 {
         }
     )*};
 }
+/// The narrow integers (histogram samples), `BYTES` to an element.
+macro_rules! packed_narrow {
+    ($($t:ty),*) => {$(
+        impl Packed for $t {
+            #[inline(always)]
+            fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self {
+                const PER_WORD: usize = 4 / core::mem::size_of::<$t>();
+                const BITS: usize = 8 * core::mem::size_of::<$t>();
+                (words[i / PER_WORD] >> (BITS * (i % PER_WORD))) as $t
+            }
+            #[inline(always)]
+            fn pack(self, words: &mut [u32; MAX_WORDS], i: usize) {
+                const PER_WORD: usize = 4 / core::mem::size_of::<$t>();
+                const BITS: usize = 8 * core::mem::size_of::<$t>();
+                let shift = BITS * (i % PER_WORD);
+                words[i / PER_WORD] = (words[i / PER_WORD] & !((<$t>::MAX as u32) << shift)) | (self as u32) << shift;
+            }
+        }
+    )*};
+}
+packed_narrow!(u8, u16);
 packed_32!(f32, i32, u32);
 packed_64!(f64, i64, u64);
 packed_16!(F16, Bf16);

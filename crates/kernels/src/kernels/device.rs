@@ -5,7 +5,9 @@
 //! `device_arg{min,max}_final_<type>` (the second pass); per float type `device_dot_<type>`; per
 //! scan-only operator and its types, `device_scan_<type>_<op>` (the non-commutative
 //! `op::Affine`); per type the compaction family, `device_select_if_<type>`,
-//! `device_select_flagged_<type>`, `device_unique_<type>`, `device_reverse_tail_<type>`.
+//! `device_select_flagged_<type>`, `device_unique_<type>`, `device_reverse_tail_<type>`; per
+//! histogram sample type (`histogram_sample_table!`) and counter,
+//! `device_histogram_{even,range}_<sample>_<counter>`.
 //!
 //! Every kernel takes its family's `#[repr(C)]` parameter struct from `gpu_primitives_abi::params`
 //! by value (the host passes the same struct). Shared memory comes from the launch's dynamic
@@ -13,6 +15,9 @@
 
 use crate::block::{BlockReduceStorage, BlockScanStorage};
 use crate::device::Element;
+use crate::device::histogram::{
+    EvenBins, GlobalLevels, RangeBins, SharedLevels, histogram_global, histogram_privatized,
+};
 use crate::device::indexed::{ArgMax, ArgMin, Indexed};
 use crate::device::reduce::{
     arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
@@ -25,13 +30,13 @@ use crate::device::tile_status::TileStatus;
 use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
-use gpu_primitives_abi::layout::{EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET};
+use gpu_primitives_abi::layout::{EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, histogram_levels_offset};
 use gpu_primitives_abi::params::{
-    ArgFinalParams, ArgReduceParams, DotParams, ReduceParams, ReverseTailParams, ScanParams,
+    ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, ScanParams,
     SegmentedReduceParams, SelectParams,
 };
 use gpu_primitives_abi::tuning::SELECT_ROWS;
-use gpu_primitives_abi::{kernel_name, operator_table, scan_operator_table};
+use gpu_primitives_abi::{histogram_counter_table, kernel_name, operator_table, scan_operator_table};
 
 /// `device_scan_<name>_<op>`: single-pass scan (see `device::scan`) of `input[0..n]` into
 /// `output`, as [`ScanParams`] says.
@@ -364,3 +369,77 @@ macro_rules! scan_only_entries {
     };
 }
 scan_operator_table!(scan_only_entries);
+
+/// `device_histogram_even_<sample>_<counter>` and `device_histogram_range_<sample>_<counter>`
+/// (`device::histogram`), as [`HistogramParams`] says.
+macro_rules! histogram_entries {
+    ([$name:ident, $ty:ty, $level:ty, $vec:literal] $($counter:ident => $C:ty;)*) => {$(
+        const _: () = {
+            /// # Safety
+            /// As [`HistogramParams`] says.
+            #[unsafe(export_name = concat!("device_histogram_even_", stringify!($name), "_", stringify!($counter)))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: HistogramParams<$ty, $level, $C>) {
+                let binning = EvenBins::<$level>::new(p.lower, p.upper, p.scale, p.bins);
+                if p.privatized != 0 {
+                    // SAFETY: the launch's dynamic shared memory holds `bins` counters.
+                    let counters = unsafe { dynamic_shared::<u32>(0) }.slice(0, p.bins);
+                    // SAFETY: forwarded from the kernel's contract.
+                    unsafe {
+                        histogram_privatized::<$ty, _, $C, $vec>(
+                            p.samples, p.n, p.histogram, counters, p.bins, || {}, || binning,
+                        )
+                    };
+                } else {
+                    // SAFETY: forwarded from the kernel's contract.
+                    unsafe { histogram_global::<$ty, _, $C, $vec>(p.samples, p.n, p.histogram, binning) };
+                }
+            }
+        };
+        const _: () = {
+            /// # Safety
+            /// As [`HistogramParams`] says.
+            #[unsafe(export_name = concat!("device_histogram_range_", stringify!($name), "_", stringify!($counter)))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: HistogramParams<$ty, $level, $C>) {
+                use crate::thread::{block_dim, thread_idx};
+                if p.privatized != 0 {
+                    // SAFETY: the launch's dynamic shared memory holds `bins` counters, then the
+                    // bins + 1 levels at their offset (aligned for the level type).
+                    let (counters, levels) = unsafe {
+                        (
+                            dynamic_shared::<u32>(0).slice(0, p.bins),
+                            dynamic_shared::<$level>(histogram_levels_offset(p.bins)).slice(0, p.bins + 1),
+                        )
+                    };
+                    let stage = || {
+                        let mut i = thread_idx();
+                        while i <= p.bins {
+                            // SAFETY: i <= bins: within both arrays of bins + 1 levels.
+                            unsafe { levels.write_unchecked(i, *p.levels.add(i as usize)) };
+                            i += block_dim();
+                        }
+                    };
+                    // SAFETY: the levels were copied before the barrier `binning` comes after.
+                    let binning = || unsafe { RangeBins::new(SharedLevels(levels), p.bins) };
+                    // SAFETY: forwarded from the kernel's contract.
+                    unsafe {
+                        histogram_privatized::<$ty, _, $C, $vec>(
+                            p.samples, p.n, p.histogram, counters, p.bins, stage, binning,
+                        )
+                    };
+                } else {
+                    // SAFETY: `levels` holds bins + 1 sorted levels (the kernel's contract).
+                    let binning = unsafe { RangeBins::new(GlobalLevels(p.levels), p.bins) };
+                    // SAFETY: forwarded from the kernel's contract.
+                    unsafe { histogram_global::<$ty, _, $C, $vec>(p.samples, p.n, p.histogram, binning) };
+                }
+            }
+        };
+    )*};
+}
+
+macro_rules! histogram_samples {
+    ([] $($name:ident => $ty:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
+        $(histogram_counter_table!(histogram_entries, $name, $ty, $level, $vec);)*
+    };
+}
+gpu_primitives_abi::histogram_sample_table!(histogram_samples);

@@ -13,6 +13,7 @@ mod compaction;
 mod device;
 mod device_layer;
 mod dot_product;
+mod histogram;
 mod properties;
 mod puzzles;
 mod reduction;
@@ -31,6 +32,7 @@ fn main() {
         collectives::TESTS,
         device::TESTS,
         compaction::TESTS,
+        histogram::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

@@ -1,0 +1,111 @@
+//! The CLI's `histogram` command on `.npy` files: read, count on the GPU (even bins over
+//! `[lower, upper)`, or bins between given levels), report, optionally write the counts, and
+//! (`--check`) compare them with the CPU reference.
+
+use crate::cli_ops::CliError;
+use crate::npy::{self, NpyDtype};
+use gpu_primitives::device::{self, HistogramSample};
+use gpu_primitives::{Error, Gpu, reference};
+use std::path::PathBuf;
+
+/// What `histogram` should do.
+#[derive(Clone, Debug)]
+pub struct HistogramJob {
+    /// The input `.npy` (1-D; f32, f64, i32, u32 or f16).
+    pub input: PathBuf,
+    /// Even bins: their number and `[lower, upper)`; ignored when `levels` is given.
+    pub even: (u32, f64, f64),
+    /// Bin levels, sorted (`bins + 1` of them): `histogram_range`.
+    pub levels: Option<Vec<f64>>,
+    /// Where to write the counts (u64).
+    pub output: Option<PathBuf>,
+    /// Compare with the CPU reference.
+    pub check: bool,
+    /// GPU ordinal.
+    pub device: u32,
+}
+
+/// A sample type the command reads, with levels given on the command line as f64.
+trait CliSample: HistogramSample + npyz::Deserialize {
+    /// `v` as a level (integers: rounded down).
+    fn level_from_f64(v: f64) -> Self::Level;
+}
+macro_rules! cli_sample {
+    ($($t:ty => $level:expr),* $(,)?) => {$(impl CliSample for $t { fn level_from_f64(v: f64) -> Self::Level { $level(v) } })*};
+}
+cli_sample!(
+    f32 => |v| v as f32,
+    f64 => |v| v,
+    i32 => |v: f64| v.floor() as i64,
+    u32 => |v: f64| v.floor() as i64,
+    half::f16 => |v| v as f32,
+);
+
+fn run_typed<S: CliSample>(gpu: &Gpu, host: &[S], job: &HistogramJob) -> Result<bool, CliError> {
+    let levels: Option<Vec<S::Level>> = job
+        .levels
+        .as_ref()
+        .map(|l| l.iter().map(|&v| S::level_from_f64(v)).collect());
+    let (bins, lower, upper) = job.even;
+    let (lower, upper) = (S::level_from_f64(lower), S::level_from_f64(upper));
+    let (counts, elapsed) = gpu.time(|| match &levels {
+        Some(levels) => device::histogram_range_slice(gpu, host, levels),
+        None => device::histogram_even_slice(gpu, host, bins, lower, upper),
+    })?;
+    let what = if levels.is_some() {
+        "histogram_range"
+    } else {
+        "histogram_even"
+    };
+    let total: u64 = counts.iter().sum();
+    println!(
+        "{what} of {} {} samples on {}: {} bins, {total} samples counted ({:.1} µs, copies both ways included)",
+        host.len(),
+        S::NAME,
+        gpu.info().name,
+        counts.len(),
+        elapsed.as_secs_f64() * 1e6
+    );
+    if let Some(path) = &job.output {
+        npy::write(path, &counts)?;
+        println!("wrote {} ({} counts, u64)", path.display(), counts.len());
+    }
+    if !job.check {
+        return Ok(true);
+    }
+    let expected = match &levels {
+        Some(levels) => reference::histogram_range(host, levels),
+        None => reference::histogram_even(host, bins, lower, upper),
+    };
+    let same = counts == expected;
+    println!("CPU reference: {}", if same { "identical" } else { "DIFFERENT" });
+    Ok(same)
+}
+
+/// Run `histogram` on the file of `job` (read before the GPU is opened). Returns whether
+/// `--check` found the GPU's counts equal to the CPU's (true without `--check`).
+///
+/// # Errors
+/// [`CliError`] with a one-line message: the file, a sample type the histograms do not take
+/// (i64, u64), bad bins.
+pub fn run(job: &HistogramJob) -> Result<bool, CliError> {
+    let input = npy::open(&job.input)?;
+    let bar = indicatif::ProgressBar::hidden();
+    macro_rules! typed {
+        ($t:ty) => {{
+            let host = input.read::<$t>(&bar)?;
+            let gpu = gpu_primitives::open_gpu(job.device)?;
+            run_typed::<$t>(&gpu, &host, job)
+        }};
+    }
+    match input.dtype {
+        NpyDtype::F32 => typed!(f32),
+        NpyDtype::F64 => typed!(f64),
+        NpyDtype::I32 => typed!(i32),
+        NpyDtype::U32 => typed!(u32),
+        NpyDtype::F16 => typed!(half::f16),
+        other => Err(CliError::Gpu(Error::InvalidLaunch(format!(
+            "histogram: {other:?} samples are not supported (f32, f64, i32, u32, f16)"
+        )))),
+    }
+}

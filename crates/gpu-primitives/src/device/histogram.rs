@@ -1,0 +1,443 @@
+//! Device histograms: [`histogram_even`] (bins evenly spaced over `[lower, upper)`) and
+//! [`histogram_range`] (bins between sorted levels), as CUB's `DeviceHistogram::HistogramEven` /
+//! `HistogramRange`.
+
+use super::element::{DeviceView, DeviceViewMut};
+use super::workspace::DeviceWorkspace;
+use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::histogram_shared_bytes;
+use gpu_primitives_abi::params::HistogramParams;
+use gpu_primitives_abi::tuning::{
+    HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
+};
+use gpu_primitives_runtime::DeviceCopy;
+
+mod sealed {
+    pub trait Level {}
+    pub trait Sample {}
+    pub trait Counter {}
+}
+
+/// The type bin levels are given in and samples compared in: `i64` for integer samples, `f32`
+/// for `f32`, `f16` and `bf16` samples, `f64` for `f64`; with the even bins' arithmetic, as the
+/// kernels compute it.
+pub trait HistogramLevel:
+    Copy + PartialOrd + std::fmt::Debug + DeviceCopy + bytemuck::Pod + Send + Sync + 'static + sealed::Level
+{
+    /// What the kernel multiplies `x - lower` by for even bins, widened to f64: `bins / (upper -
+    /// lower)` rounded to the level type for floats, an f64 estimate for integers (whose bins
+    /// are then exact).
+    fn scale(lower: Self, upper: Self, bins: u32) -> f64;
+    /// The even bin of `x` in `[lower, upper)`: for integers exactly
+    /// `floor((x - lower) * bins / (upper - lower))`; for floats
+    /// `min(floor((x - lower) * scale), bins - 1)` in the level type.
+    fn even_bin(x: Self, lower: Self, upper: Self, bins: u32) -> u32;
+    /// Whether it is a usable level: not NaN or infinite.
+    fn is_finite(self) -> bool;
+    /// `upper - lower` is a usable width (finite for floats).
+    fn width_is_finite(lower: Self, upper: Self) -> bool;
+}
+
+macro_rules! float_level {
+    ($t:ty) => {
+        impl sealed::Level for $t {}
+        impl HistogramLevel for $t {
+            fn scale(lower: $t, upper: $t, bins: u32) -> f64 {
+                (bins as $t / (upper - lower)) as f64
+            }
+            fn even_bin(x: $t, lower: $t, upper: $t, bins: u32) -> u32 {
+                let scale = Self::scale(lower, upper, bins) as $t;
+                (((x - lower) * scale) as u32).min(bins - 1)
+            }
+            fn is_finite(self) -> bool {
+                <$t>::is_finite(self)
+            }
+            fn width_is_finite(lower: $t, upper: $t) -> bool {
+                (upper - lower).is_finite()
+            }
+        }
+    };
+}
+float_level!(f32);
+float_level!(f64);
+
+impl sealed::Level for i64 {}
+impl HistogramLevel for i64 {
+    fn scale(lower: i64, upper: i64, bins: u32) -> f64 {
+        bins as f64 / (upper - lower) as f64
+    }
+    fn even_bin(x: i64, lower: i64, upper: i64, bins: u32) -> u32 {
+        ((x - lower) as u128 * bins as u128 / (upper - lower) as u128) as u32
+    }
+    fn is_finite(self) -> bool {
+        true
+    }
+    fn width_is_finite(_lower: i64, _upper: i64) -> bool {
+        true
+    }
+}
+
+/// A sample type of the histograms (one row of `gpu_primitives_abi::histogram_sample_table!`):
+/// `u8`, `u16`, `i32`, `u32`, `half::f16`, `half::bf16`, `f32`, `f64`; no other (sealed).
+pub trait HistogramSample: Copy + Send + Sync + 'static + sealed::Sample {
+    /// How it is stored on the device (`u16` bits for f16 / bf16).
+    type Raw: DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
+    /// What levels are given in and samples compared in.
+    type Level: HistogramLevel;
+    /// Kernel-name part: "u8", "f16", ...
+    const NAME: &'static str;
+    /// Integers: the lowest and highest level an even histogram may have (the type's range, the
+    /// top one past its largest value: `[0, 256]` for `u8`); floats: `None`.
+    const LEVEL_DOMAIN: Option<(Self::Level, Self::Level)>;
+    /// The sample as a level (exact).
+    fn level(self) -> Self::Level;
+    /// The values as the device stores them.
+    fn as_raw(values: &[Self]) -> &[Self::Raw];
+    /// A buffer of stored samples (a `DeviceBuffer<u16>` of f16 bits, ...) as samples.
+    fn view(buffer: &DeviceBuffer<Self::Raw>) -> DeviceView<'_, Self> {
+        // SAFETY: a live buffer of `len` samples as stored, borrowed for the view's lifetime.
+        unsafe { DeviceView::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
+    }
+}
+
+/// A histogram counter type: `u32` or `u64`. A `u32` counter wraps past 2^32 - 1 samples in one
+/// bin.
+pub trait HistogramCounter:
+    DeviceCopy + bytemuck::Pod + Default + Send + Sync + 'static + sealed::Counter
+{
+    /// Kernel-name part.
+    const NAME: &'static str;
+}
+macro_rules! counters {
+    ([] $($name:ident => $ty:ty;)*) => {$(
+        impl sealed::Counter for $ty {}
+        impl HistogramCounter for $ty {
+            const NAME: &'static str = stringify!($name);
+        }
+    )*};
+}
+gpu_primitives_abi::histogram_counter_table!(counters);
+
+/// A sample's level, per table row (halves widen with `half`).
+macro_rules! sample_level {
+    (f16, $v:expr) => {
+        $v.to_f32()
+    };
+    (bf16, $v:expr) => {
+        $v.to_f32()
+    };
+    (f32, $v:expr) => {
+        $v
+    };
+    (f64, $v:expr) => {
+        $v
+    };
+    ($name:ident, $v:expr) => {
+        $v as i64
+    };
+}
+
+/// The level domain of a table row.
+macro_rules! level_domain {
+    (f16) => {
+        None
+    };
+    (bf16) => {
+        None
+    };
+    (f32) => {
+        None
+    };
+    (f64) => {
+        None
+    };
+    ($name:ident) => {
+        Some(($name::MIN as i64, $name::MAX as i64 + 1))
+    };
+}
+
+macro_rules! samples {
+    ([] $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
+        $(
+            impl sealed::Sample for crate::host_type!($name) {}
+            impl HistogramSample for crate::host_type!($name) {
+                type Raw = $stored;
+                type Level = $level;
+                const NAME: &'static str = stringify!($name);
+                const LEVEL_DOMAIN: Option<($level, $level)> = level_domain!($name);
+                fn level(self) -> $level {
+                    sample_level!($name, self)
+                }
+                fn as_raw(values: &[Self]) -> &[$stored] {
+                    bytemuck::cast_slice(values)
+                }
+            }
+        )*
+        /// The name of every histogram sample type, in table order (for the CLI and the
+        /// benchmark).
+        pub const HISTOGRAM_SAMPLE_NAMES: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+gpu_primitives_abi::histogram_sample_table!(samples);
+
+/// The bins a histogram call counts into, checked.
+enum Bins<'l, L> {
+    Even { lower: L, upper: L, bins: u32 },
+    Range(&'l [L]),
+}
+
+impl<L: HistogramLevel> Bins<'_, L> {
+    fn count(&self) -> usize {
+        match self {
+            Bins::Even { bins, .. } => *bins as usize,
+            Bins::Range(levels) => levels.len().saturating_sub(1),
+        }
+    }
+}
+
+/// Check `bins` against the sample type; the error says which rule failed.
+fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
+    let invalid = |what: String| Err(Error::InvalidLaunch(what));
+    match *bins {
+        Bins::Even { lower, upper, bins } => {
+            if bins == 0 {
+                return invalid("histogram_even: no bins".into());
+            }
+            if !(lower.is_finite() && upper.is_finite() && lower < upper) {
+                return invalid(format!(
+                    "histogram_even: levels [{lower:?}, {upper:?}) are not finite and increasing"
+                ));
+            }
+            if !S::Level::width_is_finite(lower, upper) {
+                return invalid(format!(
+                    "histogram_even: the width of [{lower:?}, {upper:?}) overflows"
+                ));
+            }
+            if let Some((min, max)) = S::LEVEL_DOMAIN
+                && (lower < min || upper > max)
+            {
+                return invalid(format!(
+                    "histogram_even: levels [{lower:?}, {upper:?}) outside the {} domain [{min:?}, {max:?}]",
+                    S::NAME
+                ));
+            }
+        }
+        Bins::Range(levels) => {
+            if levels.len() < 2 {
+                return invalid(format!(
+                    "histogram_range: {} levels make no bin (bins + 1 levels are needed)",
+                    levels.len()
+                ));
+            }
+            if levels.len() > u32::MAX as usize {
+                return invalid(format!("histogram_range: {} levels, past 2^32 - 1", levels.len()));
+            }
+            if let Some(i) = levels.iter().position(|l| !l.is_finite()) {
+                return invalid(format!(
+                    "histogram_range: level {i} ({:?}) is not finite",
+                    levels[i]
+                ));
+            }
+            if let Some(i) = levels.windows(2).position(|w| w[1] < w[0]) {
+                return invalid(format!(
+                    "histogram_range: levels not sorted: level {} ({:?}) is below level {i} ({:?})",
+                    i + 1,
+                    levels[i + 1],
+                    levels[i]
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Check, clear the counters, and queue the histogram of `samples`.
+fn launch<S: HistogramSample, C: HistogramCounter>(
+    on: OnStream<'_>,
+    samples: DeviceView<'_, S>,
+    bins: Bins<'_, S::Level>,
+    histogram: DeviceViewMut<'_, C>,
+    workspace: Option<&mut DeviceWorkspace>,
+) -> Result<()> {
+    let family = if matches!(bins, Bins::Even { .. }) {
+        "histogram_even"
+    } else {
+        "histogram_range"
+    };
+    check_bins::<S>(&bins)?;
+    let count = bins.count();
+    if histogram.len() < count {
+        return Err(Error::LengthMismatch {
+            what: "histogram: output shorter than the bins",
+            expected: count,
+            found: histogram.len(),
+        });
+    }
+    // SAFETY: the first `count` counters of the caller's output, cleared in stream order.
+    unsafe { on.stream.clear(histogram.address, count * size_of::<C>())? };
+    let n = samples.len;
+    if n == 0 {
+        return Ok(());
+    }
+    let level_bytes = size_of::<S::Level>() as u32;
+    let (lower, upper, scale, levels, shared) = match bins {
+        Bins::Even { lower, upper, bins } => (
+            lower,
+            upper,
+            S::Level::scale(lower, upper, bins),
+            0,
+            histogram_shared_bytes(bins, 0),
+        ),
+        Bins::Range(levels) => {
+            let workspace = workspace.expect("range histograms pass a workspace");
+            let address = workspace.levels(on.stream, bytemuck::cast_slice(levels))?;
+            (
+                levels[0],
+                levels[levels.len() - 1],
+                0.0,
+                address,
+                histogram_shared_bytes(count as u32, level_bytes),
+            )
+        }
+    };
+    let privatized = shared <= HISTOGRAM_MAX_SHARED_BYTES as u64;
+    let per_block =
+        HISTOGRAM_BLOCK as usize * (16 / size_of::<S::Raw>()) * HISTOGRAM_LOADS_IN_FLIGHT as usize;
+    let grid = n
+        .div_ceil(per_block)
+        .min((HISTOGRAM_BLOCKS_PER_SM * on.gpu.info().multiprocessors) as usize)
+        .max(1);
+    let kernel = crate::module(on.gpu)?.kernel::<HistogramParams<S::Raw, S::Level, C>>(&format!(
+        "device_{family}_{}_{}",
+        S::NAME,
+        C::NAME
+    ))?;
+    let mut config = LaunchConfig::new(grid as u32, HISTOGRAM_BLOCK);
+    if privatized {
+        config = config.with_shared_mem(shared as u32);
+    }
+    let params = HistogramParams {
+        samples: samples.address as *const S::Raw,
+        histogram: histogram.address as *mut C,
+        levels: levels as *const S::Level,
+        n,
+        lower,
+        upper,
+        scale,
+        bins: count as u32,
+        privatized: privatized as u32,
+    };
+    // SAFETY: `samples` holds n samples, `histogram` `count` counters (checked above); the
+    // levels (range) are `count + 1` sorted finite values the workspace holds until its next
+    // call; with `privatized`, the launch has the shared memory `HistogramParams` asks for.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// Count the samples of `samples` in `bins` even bins over `[lower, upper)` into
+/// `histogram[0..bins]` (overwritten; entries past `bins` left alone). Stream-ordered: returns
+/// once queued (CUB's `DeviceHistogram::HistogramEven`).
+///
+/// A sample `x` (as its level: `i64` for integers, `f32` for f32 / f16 / bf16, `f64`) is counted
+/// when `lower <= x < upper`: samples out of range, NaN and infinities outside it are not.
+/// Integers go to bin `(x - lower) * bins / (upper - lower)` rounded down, exactly; floats to
+/// `min(floor((x - lower) * scale), bins - 1)`, `scale = bins / (upper - lower)`, in the level
+/// type ([`HistogramLevel::even_bin`] computes the same on the host). Counts are exact and
+/// deterministic (integer atomics). Each block counts in shared memory while `bins` `u32`
+/// counters fit in [`HISTOGRAM_MAX_SHARED_BYTES`] (12,288 bins); past that, every sample is one
+/// global atomic (correct for any number of bins, slower).
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for no bins, levels not finite and increasing, or integer levels
+/// outside the sample type's domain (`[T::MIN, T::MAX + 1]`); [`Error::LengthMismatch`] for a
+/// histogram shorter than `bins`; all before anything is queued. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device;
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = gpu.upload(&[0u8, 1, 2, 200, 255])?;
+/// let mut counts = gpu.alloc_zeroed::<u32>(4)?;
+/// device::histogram_even::<u8, u32>(&gpu, &x, 4, 0, 256, &mut counts)?; // 4 bins of 64 values
+/// assert_eq!(gpu.download(&counts)?, [3, 0, 0, 2]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
+    on: impl Into<OnStream<'g>>,
+    samples: impl Into<DeviceView<'s, S>>,
+    bins: u32,
+    lower: S::Level,
+    upper: S::Level,
+    histogram: impl Into<DeviceViewMut<'o, C>>,
+) -> Result<()> {
+    launch(
+        on.into(),
+        samples.into(),
+        Bins::Even { lower, upper, bins },
+        histogram.into(),
+        None,
+    )
+}
+
+/// Count the samples of `samples` in the `levels.len() - 1` bins between sorted levels, bin `b`
+/// being `[levels[b], levels[b + 1])`, into `histogram[0..bins]` (overwritten) (CUB's
+/// `DeviceHistogram::HistogramRange`). Samples below the first level, from the last up, and
+/// NaN are not counted. Each sample's bin is found by binary search over the levels (in shared
+/// memory while the counters and levels fit in [`HISTOGRAM_MAX_SHARED_BYTES`]).
+///
+/// The levels are copied to the device through `workspace`, which waits for the stream's
+/// earlier work (the call then returns once the histogram is queued).
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for fewer than two levels, a level that is NaN or infinite, or
+/// levels that decrease; [`Error::LengthMismatch`] for a histogram shorter than the bins; all
+/// before anything is queued. Device errors.
+pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
+    on: impl Into<OnStream<'g>>,
+    samples: impl Into<DeviceView<'s, S>>,
+    levels: &[S::Level],
+    histogram: impl Into<DeviceViewMut<'o, C>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    launch(
+        on.into(),
+        samples.into(),
+        Bins::Range(levels),
+        histogram.into(),
+        Some(workspace),
+    )
+}
+
+/// [`histogram_even`] of a host slice, with `u64` counters (synchronises).
+///
+/// # Errors
+/// As [`histogram_even`].
+pub fn histogram_even_slice<S: HistogramSample>(
+    gpu: &Gpu,
+    samples: &[S],
+    bins: u32,
+    lower: S::Level,
+    upper: S::Level,
+) -> Result<Vec<u64>> {
+    check_bins::<S>(&Bins::Even { lower, upper, bins })?;
+    let input = gpu.upload(S::as_raw(samples))?;
+    let mut counts = gpu.alloc_zeroed::<u64>(bins as usize)?;
+    histogram_even(gpu, S::view(&input), bins, lower, upper, &mut counts)?;
+    gpu.download(&counts)
+}
+
+/// [`histogram_range`] of a host slice, with `u64` counters (synchronises).
+///
+/// # Errors
+/// As [`histogram_range`].
+pub fn histogram_range_slice<S: HistogramSample>(
+    gpu: &Gpu,
+    samples: &[S],
+    levels: &[S::Level],
+) -> Result<Vec<u64>> {
+    check_bins::<S>(&Bins::Range(levels))?;
+    let input = gpu.upload(S::as_raw(samples))?;
+    let mut counts = gpu.alloc_zeroed::<u64>(levels.len() - 1)?;
+    let mut workspace = DeviceWorkspace::new();
+    histogram_range(gpu, S::view(&input), levels, &mut counts, &mut workspace)?;
+    gpu.download(&counts)
+}
