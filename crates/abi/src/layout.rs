@@ -72,3 +72,36 @@ pub const fn histogram_shared_bytes(bins: u32, level_bytes: u32) -> u64 {
 pub const fn histogram_levels_offset(bins: u32) -> u32 {
     (bins * 4).next_multiple_of(8)
 }
+
+/// Where the run-length kernels keep a tile in their dynamic shared memory (byte offsets from
+/// its start), for tiles of `tile_items` items of `element_bytes`: after [`DEVICE_SHARED_BYTES`],
+/// the items of the runs (encode), each run's start and end in the tile (`u16`), and two `u32`
+/// (where the run continued from the previous tile ends; whether the tile's last run ends in it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunLayout {
+    /// `tile_items` elements: the runs' items.
+    pub values: u32,
+    /// `tile_items` `u16`: each run's first item, tile-local.
+    pub starts: u32,
+    /// `tile_items` `u16`: one past each run's last item, tile-local.
+    pub ends: u32,
+    /// Two `u32`.
+    pub edges: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`RunLayout`] of a tile (`tile_items` at most 65,535: tile positions are `u16`).
+pub const fn run_layout(tile_items: u32, element_bytes: u32) -> RunLayout {
+    let values = EXCHANGE_OFFSET;
+    let starts = values + (tile_items * element_bytes).next_multiple_of(16);
+    let ends = starts + (tile_items * 2).next_multiple_of(16);
+    let edges = ends + (tile_items * 2).next_multiple_of(16);
+    RunLayout {
+        values,
+        starts,
+        ends,
+        edges,
+        total: edges + 16,
+    }
+}

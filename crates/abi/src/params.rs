@@ -259,3 +259,44 @@ pub struct HistogramParams<T, L, C> {
     /// Non-zero: count in shared memory per block (the levels of a range histogram there too).
     pub privatized: u32,
 }
+
+/// Run-length encoding in one pass with decoupled look-back (`device_run_length_encode_<type>`,
+/// `device_non_trivial_runs_<type>`). A run is a maximal stretch of equal items (compared with
+/// `==` in the accumulator type: -0.0 equals +0.0, NaN equals nothing).
+///
+/// - Encode: `unique[r]` = run `r`'s item, `lengths[r]` = its length, for every run.
+/// - Non-trivial runs: `offsets[r]` = where run `r` of those longer than one item starts,
+///   `lengths[r]` its length.
+///
+/// `*num_runs` = the number of runs written (by the last tile). Offsets and lengths are `u32`:
+/// `n` is below 2^32.
+///
+/// Launch: exactly one block of [`SELECT_BLOCK`](crate::tuning::SELECT_BLOCK) threads per tile of
+/// `SELECT_BLOCK * run_items(vector width)` elements ([`run_items`](crate::tuning::run_items)),
+/// [`run_layout`](crate::layout::run_layout)`.total` bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct RunParams<T> {
+    /// `n` input elements.
+    pub input: *const T,
+    /// Encode only: room for every run's item (else null).
+    pub unique: *mut T,
+    /// Non-trivial runs only: room for every run's offset (else null).
+    pub offsets: *mut u32,
+    /// Room for every run's length.
+    pub lengths: *mut u32,
+    /// One `u64`: the number of runs, written by the last tile.
+    pub num_runs: *mut u64,
+    /// Number of elements, below 2^32.
+    pub n: usize,
+    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+}

@@ -187,6 +187,10 @@ macro_rules! device_kernel_list {
                     $crate::kernel_name!(unique, $name),
                     $crate::kernel_name!(reverse_tail, $name),
                 ],
+                &[
+                    $crate::kernel_name!(run_length_encode, $name),
+                    $crate::kernel_name!(non_trivial_runs, $name),
+                ],
             )*
             scan_operator_table!(scan_only_names),
         ];
@@ -221,9 +225,9 @@ mod tests {
             .iter()
             .flat_map(|g| g.iter().copied())
             .collect();
-        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction) + 6 x 2 arg finals
-        // + 4 dot + 2 affine.
-        assert_eq!(names.len(), 8 * 15 + 12 + 4 + 2);
+        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction + 2 run-length)
+        // + 6 x 2 arg finals + 4 dot + 2 affine.
+        assert_eq!(names.len(), 8 * 17 + 12 + 4 + 2);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         assert!(names.contains(&"device_scan_bf16_max"));

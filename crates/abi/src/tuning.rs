@@ -48,9 +48,16 @@ pub const REDUCE_FAMILIES: &[&str] = &[
 /// would cost one.
 pub const SELECT_BLOCKS_PER_SM: u32 = 4;
 
-/// Entry-point name prefixes of the compaction kernels, launched with [`SELECT_BLOCK`] threads
-/// and built for at most [`SELECT_BLOCKS_PER_SM`] blocks per multiprocessor.
-pub const SELECT_FAMILIES: &[&str] = &["device_select_if_", "device_select_flagged_", "device_unique_"];
+/// Entry-point name prefixes of the compaction kernels (select, unique, run-length), launched
+/// with [`SELECT_BLOCK`] threads and built for at most [`SELECT_BLOCKS_PER_SM`] blocks per
+/// multiprocessor.
+pub const SELECT_FAMILIES: &[&str] = &[
+    "device_select_if_",
+    "device_select_flagged_",
+    "device_unique_",
+    "device_run_length_encode_",
+    "device_non_trivial_runs_",
+];
 
 /// Nanoseconds each compaction tile waits after publishing its count before it looks back, in
 /// grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
@@ -66,3 +73,11 @@ pub const HISTOGRAM_LOADS_IN_FLIGHT: u32 = 4;
 /// Most dynamic shared memory a privatized histogram block takes, in bytes (its `u32`
 /// counters, and a range histogram's levels): past it, samples are counted by global atomics.
 pub const HISTOGRAM_MAX_SHARED_BYTES: u32 = 48 * 1024;
+
+/// Items per thread of the run-length kernels for elements of `vector` per 16-byte load: four
+/// 16-byte rows, at most 16 items (a tile is `SELECT_BLOCK` times that: 4096 4-byte items), so
+/// that the tile's items, run starts and ends fit the shared memory ([`run_layout`](crate::layout::run_layout)).
+pub const fn run_items(vector: usize) -> usize {
+    let items = vector * 4;
+    if items < 16 { items } else { 16 }
+}

@@ -1,6 +1,7 @@
 //! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, the
 //! compactions (select_if, select_flagged, unique, partition_if, each keeping half of a
-//! pseudo-random input) and the histograms (256 even bins, and 256 bins between levels, of
+//! pseudo-random input), the run-length encodings (of sorted keys with the runs of sorted
+//! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
 //! uniform samples), beside a device-to-device copy of the same number of elements measured
 //! in the same run.
 //!
@@ -10,6 +11,8 @@
 //! bytes the algorithm must move: reduce reads `n x size_of::<T>()`; scan reads that and writes
 //! `n x size_of::<T::Acc>()`; a select reads the input (and `n` flag bytes) and writes the kept
 //! half; a partition writes all `n` and moves the rejected half again (its reversal); a
+//! run-length encoding reads the sorted keys and writes each run's key (or offset) and length;
+//! a
 //! histogram reads the samples (its 256 counters are not counted); the copy
 //! reads and writes `n x size_of::<T>()` each. `scripts/cub-baseline` measures CUB on the same
 //! inputs (the same hash).
@@ -117,7 +120,8 @@ pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
     /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`; or a compaction,
-    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`; or
+    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`,
+    /// `"run_length_encode"`, `"non_trivial_runs"`; or
     /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`.
     pub algorithm: String,
     /// Element type.
@@ -153,13 +157,17 @@ trait BenchElement: Element {
     fn uniform(bits: u32) -> Self;
     /// About half the uniform values are below it.
     fn median() -> Self;
+    /// Key number `k` of an increasing sequence (distinct for 4- and 8-byte types; the run
+    /// inputs).
+    fn key(k: u32) -> Self;
 }
 macro_rules! bench_element {
-    ($($t:ty => $f:expr, $u:expr, $m:expr;)*) => {$(
+    ($($t:ty => $f:expr, $u:expr, $m:expr, $k:expr;)*) => {$(
         impl BenchElement for $t {
             fn pattern(i: usize) -> Self { $f(i) }
             fn uniform(bits: u32) -> Self { $u(bits) }
             fn median() -> Self { $m }
+            fn key(k: u32) -> Self { $k(k) }
         }
     )*};
 }
@@ -168,14 +176,14 @@ fn unit(bits: u32) -> f32 {
     (bits >> 8) as f32 / (1 << 24) as f32
 }
 bench_element!(
-    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25, unit, 0.5;
-    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25, |b| unit(b) as f64, 0.5;
-    i32 => |i: usize| (i % 1001) as i32 - 500, |b| b as i32, 0;
-    u32 => |i: usize| (i % 1001) as u32, |b| b, 1 << 31;
-    i64 => |i: usize| (i % 1001) as i64 - 500, |b| (b as i32) as i64, 0;
-    u64 => |i: usize| (i % 1001) as u64, |b| b as u64, 1 << 31;
-    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::f16::from_f32(unit(b)), half::f16::from_f32(0.5);
-    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::bf16::from_f32(unit(b)), half::bf16::from_f32(0.5);
+    f32 => |i: usize| ((i % 17) as f32 - 8.0) * 0.25, unit, 0.5, |k| f32::from_bits(0x3F80_0000 + k);
+    f64 => |i: usize| ((i % 17) as f64 - 8.0) * 0.25, |b| unit(b) as f64, 0.5, |k| f64::from_bits(0x3FF0_0000_0000_0000 + k as u64);
+    i32 => |i: usize| (i % 1001) as i32 - 500, |b| b as i32, 0, |k| k as i32;
+    u32 => |i: usize| (i % 1001) as u32, |b| b, 1 << 31, |k| k;
+    i64 => |i: usize| (i % 1001) as i64 - 500, |b| (b as i32) as i64, 0, |k| k as i64;
+    u64 => |i: usize| (i % 1001) as u64, |b| b as u64, 1 << 31, |k| k as u64;
+    half::f16 => |i: usize| half::f16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::f16::from_f32(unit(b)), half::f16::from_f32(0.5), |k| half::f16::from_f32(k as f32);
+    half::bf16 => |i: usize| half::bf16::from_f32(((i % 17) as f32 - 8.0) * 0.25), |b| half::bf16::from_f32(unit(b)), half::bf16::from_f32(0.5), |k| half::bf16::from_f32(k as f32);
 );
 
 /// A histogram sample type the benchmark can fill: uniform samples over the levels of 256
@@ -372,6 +380,19 @@ impl Bench<'_> {
         let pairs: Vec<T> = (0..max).map(|i| T::uniform(hash(i / 2))).collect();
         let runs_of_two = DeviceVec::from_slice(gpu, &pairs)?;
         drop((values, pairs));
+        // Sorted keys with the runs of 2^28 sorted uniform 32-bit values: a repeat where
+        // hash & 15 is 0 (one in 16).
+        let mut k = 0u32;
+        let keys: Vec<T> = (0..max)
+            .map(|i| {
+                k += (i > 0 && hash(i) & 15 != 0) as u32;
+                T::key(k)
+            })
+            .collect();
+        let sorted_keys = DeviceVec::from_slice(gpu, &keys)?;
+        drop(keys);
+        let mut lengths = gpu.alloc_zeroed::<u32>(max)?;
+        let mut offsets = gpu.alloc_zeroed::<u32>(max / 2)?;
         let flag_bytes: Vec<u8> = (0..max).map(|i| ((hash(i) >> 7) & 1) as u8).collect();
         let flags = gpu.upload(&flag_bytes)?;
         drop(flag_bytes);
@@ -402,11 +423,21 @@ impl Bench<'_> {
             let unique = (t, (n + kept) as f64 * size);
             let (t, kept) = timed(&mut |ws, c, out| device::partition_if(gpu, x, half, out, c, ws))?;
             let partition_if = (t, (2 * n + 2 * (n - kept)) as f64 * size);
+            let sorted = sorted_keys.prefix(..n);
+            let (t, runs) =
+                timed(&mut |ws, c, out| device::run_length_encode(gpu, sorted, out, &mut lengths, c, ws))?;
+            let encode = (t, n as f64 * size + runs as f64 * (size + 4.0));
+            let (t, runs) = timed(&mut |ws, c, _| {
+                device::non_trivial_runs(gpu, sorted, &mut offsets, &mut lengths, c, ws)
+            })?;
+            let non_trivial = (t, n as f64 * size + runs as f64 * 8.0);
             for (name, (time, bytes)) in [
                 ("select_if half", select_if),
                 ("select_flagged half", select_flagged),
                 ("unique half", unique),
                 ("partition_if half", partition_if),
+                ("run_length_encode", encode),
+                ("non_trivial_runs", non_trivial),
             ] {
                 self.push::<T>(name.to_owned(), n, time, bytes, copy);
             }

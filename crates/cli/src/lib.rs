@@ -1,5 +1,7 @@
 //! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`]), the `.npy` file commands
-//! ([`npy`], [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
+//! ([`npy`], [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique,
+//! [`histogram_ops`] for histogram, [`run_ops`] for rle) and the benchmark plot ([`plot`]). The
+//! command itself is `main.rs`.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -10,3 +12,4 @@ pub mod compact_ops;
 pub mod histogram_ops;
 pub mod npy;
 pub mod plot;
+pub mod run_ops;

@@ -5,6 +5,7 @@
 use clap::{Parser, Subcommand};
 use gpu_primitives_cli::cli_ops::{self, Job, OpArg};
 use gpu_primitives_cli::compact_ops::{self, CompactJob, KeepArg};
+use gpu_primitives_cli::run_ops::{self, RunJob};
 use gpu_primitives_lessons::puzzles;
 use std::process::ExitCode;
 
@@ -36,6 +37,9 @@ enum Command {
     Select(SelectArgs),
     /// Drop consecutive duplicates of a 1-D .npy array (unique) on the GPU.
     Unique(CompactArgs),
+    /// Run-length encode a 1-D .npy array on the GPU: each run's item and length, or with
+    /// --non-trivial the offset and length of each run longer than one item.
+    Rle(RleArgs),
     /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
@@ -78,6 +82,23 @@ struct CompactArgs {
     /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 i64 u64 f16).
     input: std::path::PathBuf,
     /// Write the kept items to this .npy file.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct RleArgs {
+    /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 i64 u64 f16).
+    input: std::path::PathBuf,
+    /// Only the runs longer than one item, as their offsets (u32) and lengths, instead of every
+    /// run's item and length.
+    #[arg(long)]
+    non_trivial: bool,
+    /// Write the items (with --non-trivial: the offsets, u32) to this .npy file and the lengths
+    /// (u32) beside it, `.lengths.npy` in place of `.npy`.
     #[arg(long)]
     output: Option<std::path::PathBuf>,
     /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
@@ -216,6 +237,15 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             ))?);
         }
         Some(Command::Unique(args)) => return Ok(compact_ops::run(&compact_job(cli, args, None))?),
+        Some(Command::Rle(args)) => {
+            return Ok(run_ops::run(&RunJob {
+                input: args.input.clone(),
+                non_trivial: args.non_trivial,
+                output: args.output.clone(),
+                check: args.check,
+                device: cli.device,
+            })?);
+        }
         Some(Command::Histogram(args)) => {
             return Ok(gpu_primitives_cli::histogram_ops::run(
                 &gpu_primitives_cli::histogram_ops::HistogramJob {
@@ -301,6 +331,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         | Command::Scan(_)
         | Command::Select(_)
         | Command::Unique(_)
+        | Command::Rle(_)
         | Command::Histogram(_)
         | Command::Plot { .. } => {
             unreachable!("handled before the GPU is opened")

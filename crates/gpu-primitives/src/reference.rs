@@ -89,6 +89,45 @@ pub fn unique<T: Element>(x: &[T]) -> Vec<T> {
     (0..x.len()).filter(|&i| is_head(x, i)).map(|i| x[i]).collect()
 }
 
+/// Each run of `x` (a maximal stretch of items equal with `==` in the accumulator type) as its
+/// item and length (`run_length_encode`).
+///
+/// ```
+/// let (items, lengths) = gpu_primitives::reference::run_length_encode(&[7u32, 7, 2, 9, 9, 9]);
+/// assert_eq!((items, lengths), (vec![7, 2, 9], vec![2, 1, 3]));
+/// ```
+pub fn run_length_encode<T: Element>(x: &[T]) -> (Vec<T>, Vec<u32>) {
+    let starts: Vec<usize> = (0..x.len()).filter(|&i| is_head(x, i)).collect();
+    let lengths = run_lengths(&starts, x.len());
+    (starts.iter().map(|&i| x[i]).collect(), lengths)
+}
+
+/// The runs of `x` longer than one item, as (offsets, lengths) (`non_trivial_runs`).
+///
+/// ```
+/// let (offsets, lengths) = gpu_primitives::reference::non_trivial_runs(&[7u32, 7, 2, 9, 9, 9]);
+/// assert_eq!((offsets, lengths), (vec![0, 3], vec![2, 3]));
+/// ```
+pub fn non_trivial_runs<T: Element>(x: &[T]) -> (Vec<u32>, Vec<u32>) {
+    let starts: Vec<usize> = (0..x.len()).filter(|&i| is_head(x, i)).collect();
+    let lengths = run_lengths(&starts, x.len());
+    starts
+        .iter()
+        .zip(lengths)
+        .filter(|(_, len)| *len > 1)
+        .map(|(&start, len)| (start as u32, len))
+        .unzip()
+}
+
+/// The lengths of the runs starting at `starts` (sorted) in `n` items.
+fn run_lengths(starts: &[usize], n: usize) -> Vec<u32> {
+    starts
+        .iter()
+        .enumerate()
+        .map(|(k, &s)| (starts.get(k + 1).copied().unwrap_or(n) - s) as u32)
+        .collect()
+}
+
 /// Stable partition: the items where `keep(i, x[i])` first, then the others, each in order;
 /// and the number kept.
 ///

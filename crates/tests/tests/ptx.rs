@@ -155,10 +155,10 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;
 
-/// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` of the
-/// element type as stored), or `None` for another family.
+/// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` /
+/// `RunParams` of the element type as stored), or `None` for another family.
 fn compaction_param_bytes(name: &str) -> Option<usize> {
-    use gpu_primitives_abi::params::{ReverseTailParams, SelectParams};
+    use gpu_primitives_abi::params::{ReverseTailParams, RunParams, SelectParams};
     macro_rules! by_element {
         ([] $($element:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
             $(
@@ -169,6 +169,11 @@ fn compaction_param_bytes(name: &str) -> Option<usize> {
                 }
                 if name == concat!("device_reverse_tail_", stringify!($element)) {
                     return Some(size_of::<ReverseTailParams<$stored>>());
+                }
+                for family in ["run_length_encode", "non_trivial_runs"] {
+                    if name == format!("device_{family}_{}", stringify!($element)) {
+                        return Some(size_of::<RunParams<$stored>>());
+                    }
                 }
             )*
         };

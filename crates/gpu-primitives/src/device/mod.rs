@@ -8,6 +8,7 @@
 //! | [`segmented_reduce`] | one block per row of a batch of equal-length rows | 1 | one value per row (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //! | [`select_if`], [`select_flagged`], [`unique`] | single pass: block scan of the flags, look-back over the counts, kept items gathered in shared memory and written coalesced (CUB's `DeviceSelect`) | 1 (+ the flags) + the kept items written | the kept items in input order and their number (device `u64`), stream-ordered |
+//! | [`run_length_encode`], [`non_trivial_runs`] | single pass: head and tail flags, block scan of the runs' starts, look-back over (runs, last start) pairs | 1 + the runs written | each run's item (or offset) and `u32` length, their number (device `u64`), stream-ordered |
 //! | [`histogram_even`], [`histogram_range`] | per-block `u32` counters in shared memory (16-byte loads), then one global atomic per non-zero counter; global atomics per sample past 12,288 bins | 1 | `bins` counters (`u32` / `u64`), stream-ordered |
 //! | [`partition_if`], [`partition_flagged`] | as select, the rejected items from the back; a second launch reverses them into input order | 1 + n written + the rejected moved again | all items, kept first, both groups in input order (stable) |
 //!
@@ -42,6 +43,7 @@ mod dot;
 mod element;
 mod histogram;
 mod reduce;
+mod run_length;
 mod scan;
 mod segmented;
 mod select;
@@ -66,6 +68,7 @@ pub use histogram::{
     histogram_even_slice, histogram_range, histogram_range_slice,
 };
 pub use reduce::{reduce, reduce_into, reduce_slice};
+pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
 pub use segmented::segmented_reduce;
 pub use select::{

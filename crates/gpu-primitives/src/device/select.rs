@@ -122,7 +122,7 @@ impl<T: Element> Predicate<T> {
 
 /// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS` (0 to 4000)
 /// when set: a tuning override (read once).
-fn look_back_delay_ns() -> u32 {
+pub(super) fn look_back_delay_ns() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     tuning_override(
         &VALUE,

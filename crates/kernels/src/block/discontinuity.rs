@@ -74,3 +74,53 @@ pub unsafe fn block_flag_heads_warp_striped<T: Shuffle, const VEC: usize, const 
     });
     heads
 }
+
+/// Tail flags of this lane's items from the tile's head flags (CUB's
+/// `BlockDiscontinuity::FlagTails`): bit `v` of entry `r` is set where item `(r, v)` is the last
+/// of its run, i.e. where the item after it starts a run. Entries `ITEMS / VEC ..` are 0; bits
+/// of invalid items may be set (mask them with the tile's valid items).
+///
+/// - `heads`: this lane's head flags ([`block_flag_heads_warp_striped`]);
+/// - `after_warp()`: whether the element after the warp's last item starts a run, `true` when
+///   there is none (called by lane 31 only: it must not hold a warp collective; for the last
+///   warp of a tile it reads the next tile's first element, from global memory).
+///
+/// The successor of a lane's last item in a row is the first item of the lane after it (a
+/// shuffle down); lane 31's is lane 0's first item of the next row (a shuffle from lane 0).
+///
+/// - **Who calls:** every lane of the warp together (shuffles inside).
+/// - **Result valid in:** the calling lane.
+/// - **Example:** `VEC` 2, `ITEMS` 2, warp items `5 5 | 6 6 | 6 7 | ...`: heads `0b01`,
+///   `0b01`, `0b10`; tails lane 0 `0b10`, lane 1 `0b00`, lane 2 `0b01` (and `0b10` where the item
+///   after 7 differs from it).
+///
+/// # Safety
+/// The whole warp calls it, with converged lanes.
+#[inline(always)]
+pub unsafe fn block_flag_tails_warp_striped<const VEC: usize, const ITEMS: usize>(
+    heads: &[u32; ITEMS],
+    after_warp: impl Fn() -> bool,
+) -> [u32; ITEMS] {
+    let lane = lane_id();
+    let rows = ITEMS / VEC;
+    let mut tails = [0u32; ITEMS];
+    unrolled_for(rows, |r| {
+        // SAFETY: the whole warp calls it (the caller's contract); lane 31 gets its own value.
+        let from_right = unsafe { heads[r].shuffle_down(1, WARP_SIZE, u32::MAX) };
+        let next_row = if r + 1 < rows {
+            // SAFETY: as above; `r` is the same in every lane.
+            unsafe { heads[r + 1].shuffle_idx(0, WARP_SIZE, u32::MAX) }
+        } else {
+            0
+        };
+        let after_last = if lane < WARP_SIZE - 1 {
+            from_right & 1
+        } else if r + 1 < rows {
+            next_row & 1
+        } else {
+            after_warp() as u32
+        };
+        tails[r] = (heads[r] >> 1) | (after_last << (VEC - 1));
+    });
+    tails
+}

@@ -13,6 +13,7 @@
 //! | [`block_scan_warp_striped_rows`] | as above, each row produced twice (fewer registers) | every thread | 1 + the prefix's |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
 //! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
+//! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
 //! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
@@ -25,7 +26,7 @@ pub mod reduce;
 pub mod scan;
 
 pub use broadcast::{BlockBroadcastStorage, block_broadcast};
-pub use discontinuity::block_flag_heads_warp_striped;
+pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_striped};
 pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{

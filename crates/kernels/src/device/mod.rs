@@ -12,6 +12,7 @@
 //! | [`reduce::segmented_reduce`] | one block per row | n | one value per row |
 //! | [`scan::scan_tile`] | single pass, decoupled look-back ([`tile_status`]) | n | output array |
 //! | [`select::select_tile`] | single pass: flags, block scan of the flags, look-back over counts, two-phase scatter | n (+ n flags) | kept items, their number |
+//! | [`run_length::run_tile`] | single pass: head and tail flags, block scan of the selected heads, look-back over (runs, last start) | n | each run's item or offset, and length; their number |
 //! | [`histogram::histogram_privatized`], [`histogram::histogram_global`] | per-block counters in shared memory, then one atomic per counter; or a global atomic per sample | n | counts per bin |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
@@ -19,6 +20,7 @@ pub mod element;
 pub mod histogram;
 pub mod indexed;
 pub mod reduce;
+pub mod run_length;
 pub mod scan;
 pub mod select;
 pub mod tile_status;

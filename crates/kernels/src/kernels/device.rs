@@ -22,6 +22,7 @@ use crate::device::indexed::{ArgMax, ArgMin, Indexed};
 use crate::device::reduce::{
     arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
 };
+use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
@@ -30,12 +31,14 @@ use crate::device::tile_status::TileStatus;
 use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
-use gpu_primitives_abi::layout::{EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, histogram_levels_offset};
-use gpu_primitives_abi::params::{
-    ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, ScanParams,
-    SegmentedReduceParams, SelectParams,
+use gpu_primitives_abi::layout::{
+    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, histogram_levels_offset, run_layout,
 };
-use gpu_primitives_abi::tuning::SELECT_ROWS;
+use gpu_primitives_abi::params::{
+    ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
+    ScanParams, SegmentedReduceParams, SelectParams,
+};
+use gpu_primitives_abi::tuning::{SELECT_BLOCK, SELECT_ROWS, run_items};
 use gpu_primitives_abi::{histogram_counter_table, kernel_name, operator_table, scan_operator_table};
 
 /// `device_scan_<name>_<op>`: single-pass scan (see `device::scan`) of `input[0..n]` into
@@ -305,6 +308,65 @@ macro_rules! select_entries {
     };
 }
 
+/// `device_run_length_encode_<name>` and `device_non_trivial_runs_<name>`: run-length encoding
+/// (`device::run_length`) of `input[0..n]`, as [`RunParams`] says.
+macro_rules! run_entries {
+    ($name:ident, $ty:ty, $vec:literal) => {
+        run_entry!(run_length_encode, false, $name, $ty, $vec);
+        run_entry!(non_trivial_runs, true, $name, $ty, $vec);
+    };
+}
+
+macro_rules! run_entry {
+    ($family:ident, $non_trivial:literal, $name:ident, $ty:ty, $vec:literal) => {
+        const _: () = {
+            const ITEMS: usize = run_items($vec);
+            /// # Safety
+            /// As `run_tile`, with the launch [`RunParams`] describes.
+            #[unsafe(export_name = kernel_name!($family, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: RunParams<$ty>) {
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let tile_items = crate::thread::block_dim() * ITEMS as u32;
+                let layout = run_layout(tile_items, size_of::<$ty>() as u32);
+                // SAFETY: disjoint regions of the launch's dynamic shared memory (`layout.total`
+                // bytes for blocks of SELECT_BLOCK threads), each aligned.
+                let storage = unsafe {
+                    RunStorage {
+                        scan: BlockScanStorage::new(dynamic_shared(0)),
+                        prefix: dynamic_shared(PREFIX_OFFSET),
+                        tile: dynamic_shared(TILE_OFFSET),
+                        values: dynamic_shared::<$ty>(layout.values).slice(0, tile_items),
+                        starts: dynamic_shared::<u16>(layout.starts).slice(0, tile_items),
+                        ends: dynamic_shared::<u16>(layout.ends).slice(0, tile_items),
+                        edges: dynamic_shared::<u32>(layout.edges).slice(0, 2),
+                    }
+                };
+                let output = RunOutput {
+                    unique: p.unique,
+                    offsets: p.offsets,
+                    lengths: p.lengths,
+                    num_runs: p.num_runs,
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    run_tile::<$ty, $non_trivial, $vec, ITEMS>(
+                        p.input,
+                        p.n,
+                        output,
+                        status,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+    };
+}
+const _: () = assert!(
+    SELECT_BLOCK as usize * run_items(16) < 1 << 16,
+    "tile positions are u16"
+);
+
 /// The families that depend on the kind of element type (see `gpu_primitives_abi::table`).
 macro_rules! per_kind {
     (int, $name:ident, $ty:ty, $vec:literal) => {
@@ -328,6 +390,7 @@ macro_rules! device_entries {
             arg_entry!(argmax, $name, $ty, ArgMax, $vec);
             per_kind!($kind, $name, $ty, $vec);
             select_entries!($name, $ty, $vec);
+            run_entries!($name, $ty, $vec);
         )*
     };
 }

@@ -22,7 +22,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
 ];
 
 /// `values` with each value repeated 1 to `longest` times (runs for unique).
-fn with_runs<T: Copy>(values: &[T], longest: usize, seed: u64) -> Vec<T> {
+pub fn with_runs<T: Copy>(values: &[T], longest: usize, seed: u64) -> Vec<T> {
     let mut r = rng(seed);
     let n = values.len();
     let mut out = Vec::with_capacity(n);
@@ -73,12 +73,12 @@ fn fail(e: Error) -> TestCaseError {
 }
 
 /// Bits of a result, so that NaNs compare equal to themselves (a raw f32 is still an f32).
-fn bits<T: Element>(x: &[T]) -> Vec<u64> {
+pub fn bits<T: Element>(x: &[T]) -> Vec<u64> {
     raw_bits::<T>(T::as_raw(x))
 }
 
 /// Bits of values as the device stores them.
-fn raw_bits<T: Element>(x: &[T::Raw]) -> Vec<u64> {
+pub fn raw_bits<T: Element>(x: &[T::Raw]) -> Vec<u64> {
     x.iter()
         .map(|v| {
             bytemuck::bytes_of(v)

@@ -193,7 +193,11 @@ fn check_both<S: TestSample, C: HistogramCounter + TryFrom<u64> + Into<u64> + Pa
     let after: Vec<S::Raw> = gpu.download(&d_x).map_err(fail)?;
     // Compared as bytes: a raw f32 is still an f32, and NaN != NaN.
     let bytes = |v: &[S::Raw]| bytemuck::cast_slice::<S::Raw, u8>(v).to_vec();
-    prop_assert!(bytes(&after) == bytes(S::as_raw(x)), "{}: the samples changed", what("histogram"));
+    prop_assert!(
+        bytes(&after) == bytes(S::as_raw(x)),
+        "{}: the samples changed",
+        what("histogram")
+    );
     Ok(())
 }
 

@@ -17,6 +17,7 @@ mod histogram;
 mod properties;
 mod puzzles;
 mod reduction;
+mod run_length;
 mod scans;
 mod streams;
 mod support;
@@ -33,6 +34,7 @@ fn main() {
         device::TESTS,
         compaction::TESTS,
         histogram::TESTS,
+        run_length::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

@@ -33,6 +33,10 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
         "moves about 40 GiB: hours under compute-sanitizer",
     ),
     (
+        "run_length::past_2_pow_31_elements",
+        "moves about 30 GiB: hours under compute-sanitizer",
+    ),
+    (
         "histogram::past_2_pow_31_samples",
         "reads 2 GiB twice: long under compute-sanitizer",
     ),

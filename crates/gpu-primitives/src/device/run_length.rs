@@ -1,0 +1,215 @@
+//! Run-length encoding: [`run_length_encode`] (every run's item and length) and
+//! [`non_trivial_runs`] (offset and length of every run longer than one item), one pass with
+//! decoupled look-back (kernels `device::run_length`), as CUB's `DeviceRunLengthEncode`.
+
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
+use super::select::look_back_delay_ns;
+use super::workspace::DeviceWorkspace;
+use super::{SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_BLOCK};
+use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::run_layout;
+use gpu_primitives_abi::params::RunParams;
+use gpu_primitives_abi::tuning::run_items;
+
+/// Where a run-length call writes: each run's item (encode) or offset (non-trivial runs), its
+/// length, and the number of runs.
+struct RunTargets<'o, T> {
+    unique: Option<DeviceViewMut<'o, T>>,
+    offsets: Option<DeviceViewMut<'o, u32>>,
+    lengths: DeviceViewMut<'o, u32>,
+    num_runs: DeviceViewMut<'o, u64>,
+}
+
+/// Check the lengths, then queue the kernel.
+fn launch<T: Element>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    out: RunTargets<'_, T>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let n = input.len;
+    let (family, most_runs) = if out.unique.is_some() {
+        ("run_length_encode", n)
+    } else {
+        ("non_trivial_runs", n / 2)
+    };
+    if n > u32::MAX as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{family}: {n} items; offsets and lengths are u32, so fewer than 2^32"
+        )));
+    }
+    if out.num_runs.is_empty() {
+        return Err(Error::LengthMismatch {
+            what: "run-length: num_runs",
+            expected: 1,
+            found: 0,
+        });
+    }
+    // Every item may start a run (every pair, for runs longer than one).
+    let shortest = [
+        out.unique
+            .as_ref()
+            .map(|u| ("run_length_encode: unique output too short", u.len())),
+        out.offsets
+            .as_ref()
+            .map(|o| ("non_trivial_runs: offsets output too short", o.len())),
+        Some(("run-length: lengths output too short", out.lengths.len())),
+    ];
+    if let Some((what, found)) = shortest.into_iter().flatten().find(|(_, len)| *len < most_runs) {
+        return Err(Error::LengthMismatch {
+            what,
+            expected: most_runs,
+            found,
+        });
+    }
+    if n == 0 {
+        // SAFETY: one u64 of the caller's count, cleared in stream order.
+        return unsafe { on.stream.clear(out.num_runs.address, size_of::<u64>()) };
+    }
+    let tile = SELECT_BLOCK as usize * run_items(T::VECTOR as usize);
+    let tiles = n.div_ceil(tile);
+    let kernel =
+        crate::module(on.gpu)?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
+    let status = workspace.scan_status(on.stream, tiles)?;
+    let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
+    let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
+    let params = RunParams {
+        input: input.address as *const T::Raw,
+        unique: out.unique.map_or(0, |u| u.address) as *mut T::Raw,
+        offsets: out.offsets.map_or(0, |o| o.address) as *mut u32,
+        lengths: out.lengths.address as *mut u32,
+        num_runs: out.num_runs.address as *mut u64,
+        n,
+        status_slots: status.slots as *mut u64,
+        tile_counter: status.counter as *mut u64,
+        tile_base: status.tile_base,
+        epoch: status.epoch,
+        look_back_delay_ns: if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
+            look_back_delay_ns()
+        } else {
+            0
+        },
+    };
+    // SAFETY: `input` holds n < 2^32 elements; the outputs have room for every run (checked
+    // above) and `num_runs` one u64, all distinct memory by the views' borrows; the workspace
+    // gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch
+    // newer than every slot's; one block per tile, with the shared memory `RunParams` asks for.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// Run-length encode `input`: for each run (a maximal stretch of equal items), its item in
+/// `unique[r]` and its length in `lengths[r]`, in input order; the number of runs in
+/// `num_runs[0]` (a `u64` in device memory). Stream-ordered: returns once queued. Single pass,
+/// decoupled look-back (CUB's `DeviceRunLengthEncode::Encode`).
+///
+/// Items compare with `==` in the accumulator type: -0.0 and +0.0 are one run, every NaN is a
+/// run of its own (as [`unique`](super::unique)). `unique` and `lengths` must hold
+/// `input.len()` entries (every item may start a run); past the number of runs they are left
+/// alone.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for 2^32 items or more (lengths are `u32`);
+/// [`Error::LengthMismatch`] for an output shorter than the input or an empty `num_runs`; all
+/// before anything is queued. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[7u32, 7, 7, 2, 9, 9])?;
+/// let mut unique = DeviceVec::<u32>::zeroed(&gpu, 6)?;
+/// let mut lengths = gpu.alloc_zeroed::<u32>(6)?;
+/// let mut runs = gpu.alloc_zeroed::<u64>(1)?;
+/// device::run_length_encode(&gpu, &x, &mut unique, &mut lengths, &mut runs, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&runs)?, [3]);
+/// assert_eq!(&unique.to_vec(&gpu)?[..3], [7, 2, 9]);
+/// assert_eq!(&gpu.download(&lengths)?[..3], [3, 1, 2]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn run_length_encode<'a, 'o, 'g, T: Element>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    unique: impl Into<DeviceViewMut<'o, T>>,
+    lengths: impl Into<DeviceViewMut<'o, u32>>,
+    num_runs: impl Into<DeviceViewMut<'o, u64>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let out = RunTargets {
+        unique: Some(unique.into()),
+        offsets: None,
+        lengths: lengths.into(),
+        num_runs: num_runs.into(),
+    };
+    launch(on.into(), input.into(), out, workspace)
+}
+
+/// The runs of `input` longer than one item: where each starts (`offsets[r]`) and its length
+/// (`lengths[r]`), in input order; their number in `num_runs[0]`. As [`run_length_encode`]
+/// (CUB's `DeviceRunLengthEncode::NonTrivialRuns`); `offsets` and `lengths` must hold
+/// `input.len() / 2` entries.
+///
+/// # Errors
+/// As [`run_length_encode`].
+pub fn non_trivial_runs<'a, 'o, 'g, T: Element>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    offsets: impl Into<DeviceViewMut<'o, u32>>,
+    lengths: impl Into<DeviceViewMut<'o, u32>>,
+    num_runs: impl Into<DeviceViewMut<'o, u64>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let out = RunTargets {
+        unique: None,
+        offsets: Some(offsets.into()),
+        lengths: lengths.into(),
+        num_runs: num_runs.into(),
+    };
+    launch(on.into(), input.into(), out, workspace)
+}
+
+/// [`run_length_encode`] of a host slice: each run's item and length (synchronises).
+///
+/// # Errors
+/// As [`run_length_encode`].
+///
+/// # Example
+/// ```no_run
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let (items, lengths) = gpu_primitives::device::run_length_encode_slice(&gpu, &[1.5f32, 1.5, -2.0])?;
+/// assert_eq!((items, lengths), (vec![1.5, -2.0], vec![2, 1]));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn run_length_encode_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<(Vec<T>, Vec<u32>)> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    let mut unique = DeviceVec::<T>::zeroed(gpu, input.len())?;
+    let mut lengths = gpu.alloc_zeroed::<u32>(input.len())?;
+    let mut runs = gpu.alloc_zeroed::<u64>(1)?;
+    let ws = &mut DeviceWorkspace::new();
+    run_length_encode(gpu, &d_in, &mut unique, &mut lengths, &mut runs, ws)?;
+    let runs = gpu.download(&runs)?[0] as usize;
+    let items = T::from_raw(&unique.to_vec(gpu)?[..runs]).to_vec();
+    let mut lengths = gpu.download(&lengths)?;
+    lengths.truncate(runs);
+    Ok((items, lengths))
+}
+
+/// [`non_trivial_runs`] of a host slice: the offset and length of each run longer than one
+/// item (synchronises).
+///
+/// # Errors
+/// As [`non_trivial_runs`].
+pub fn non_trivial_runs_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<(Vec<u32>, Vec<u32>)> {
+    let d_in = DeviceVec::from_slice(gpu, input)?;
+    let room = (input.len() / 2).max(1);
+    let mut offsets = gpu.alloc_zeroed::<u32>(room)?;
+    let mut lengths = gpu.alloc_zeroed::<u32>(room)?;
+    let mut runs = gpu.alloc_zeroed::<u64>(1)?;
+    let ws = &mut DeviceWorkspace::new();
+    non_trivial_runs(gpu, &d_in, &mut offsets, &mut lengths, &mut runs, ws)?;
+    let runs = gpu.download(&runs)?[0] as usize;
+    let mut offsets = gpu.download(&offsets)?;
+    let mut lengths = gpu.download(&lengths)?;
+    offsets.truncate(runs);
+    lengths.truncate(runs);
+    Ok((offsets, lengths))
+}
