@@ -244,3 +244,10 @@ pub fn check_file(path: &Path) -> Result<usize, CliError> {
     let len = input.len;
     crate::with_npy_type!(input.dtype, T => read::<T>(input).map(|_| len)).map_err(CliError::from)
 }
+
+/// Whether two arrays hold the same bits (NaN equals a NaN of the same bits, -0.0 differs from
+/// +0.0): how `--check` compares results that the GPU must reproduce exactly.
+pub fn same_bits<T: gpu_primitives::device::Element>(a: &[T], b: &[T]) -> bool {
+    let bytes = |v: &[T]| -> Vec<u8> { bytemuck::cast_slice::<T::Raw, u8>(T::as_raw(v)).to_vec() };
+    bytes(a) == bytes(b)
+}

@@ -120,7 +120,7 @@ fn run_typed<T: CompactElement>(gpu: &Gpu, host: &[T], job: &CompactJob) -> Resu
     }
     Ok(match expected {
         Some(expected) => {
-            let same = T::as_raw(&kept) == T::as_raw(&expected);
+            let same = crate::cli_ops::same_bits::<T>(&kept, &expected);
             println!(
                 "CPU reference: kept {}; {}",
                 expected.len(),

@@ -114,7 +114,7 @@ fn run_typed<T: RunElement>(gpu: &Gpu, host: &[T], job: &RunJob) -> Result<bool,
             return Ok(true);
         }
         let (expected_items, expected_lengths) = reference::run_length_encode(host);
-        let same = T::as_raw(&items) == T::as_raw(&expected_items) && lengths == expected_lengths;
+        let same = crate::cli_ops::same_bits::<T>(&items, &expected_items) && lengths == expected_lengths;
         Ok(print_check(expected_lengths.len(), same))
     }
 }

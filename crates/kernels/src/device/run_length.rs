@@ -131,45 +131,57 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
     };
     // SAFETY: the whole warp calls it with the tile it loaded.
     let heads = unsafe { Heads.row_flags(&loaded) };
-    // Lane 31 asks whether the element after its last item starts a run (or there is none).
-    let after_warp = || {
-        let last = loaded.row_first(ITEMS / VEC - 1) + VEC - 1;
-        // SAFETY: last + 1 < n: the element exists; `last` is this lane's own item.
-        last + 1 >= n
-            || unsafe { *input.add(last + 1) }.to_acc() != loaded.item(ITEMS / VEC - 1, VEC - 1).to_acc()
-    };
-    // SAFETY: the whole warp calls it.
-    let mut tails = unsafe { block_flag_tails_warp_striped::<VEC, ITEMS>(&heads, after_warp) };
+    // Selected items (heads, or heads of runs longer than one) and the tails that end a
+    // selected run. Encoding needs no tail flags: a run ends where the next starts, and only
+    // whether the tile's last run ends in it (thread 0 reads that from global memory below).
     let mut selected = [0u32; ITEMS];
     let mut ends = [0u32; ITEMS];
-    unrolled_for(ITEMS / VEC, |r| {
-        let mut valid = (1u32 << VEC) - 1;
-        if !whole {
-            valid = 0;
-            unrolled_for(VEC, |v| {
-                if loaded.valid(r, v) {
-                    valid |= 1 << v;
-                }
-                // The input's last item ends its run (its successor, past n, flags no head).
-                if loaded.row_first(r) + v + 1 == n {
-                    tails[r] |= 1 << v;
-                }
-            });
-        }
-        if NON_TRIVIAL {
+    if NON_TRIVIAL {
+        // Lane 31 asks whether the element after its last item starts a run (or there is none).
+        let after_warp = || {
+            let last = loaded.row_first(ITEMS / VEC - 1) + VEC - 1;
+            // SAFETY: last + 1 < n: the element exists; `last` is this lane's own item.
+            last + 1 >= n
+                || unsafe { *input.add(last + 1) }.to_acc() != loaded.item(ITEMS / VEC - 1, VEC - 1).to_acc()
+        };
+        // SAFETY: the whole warp calls it.
+        let mut tails = unsafe { block_flag_tails_warp_striped::<VEC, ITEMS>(&heads, after_warp) };
+        unrolled_for(ITEMS / VEC, |r| {
+            let mut valid = (1u32 << VEC) - 1;
+            if !whole {
+                valid = 0;
+                unrolled_for(VEC, |v| {
+                    if loaded.valid(r, v) {
+                        valid |= 1 << v;
+                    }
+                    // The input's last item ends its run (its successor, past n, flags no head).
+                    if loaded.row_first(r) + v + 1 == n {
+                        tails[r] |= 1 << v;
+                    }
+                });
+            }
             selected[r] = heads[r] & !tails[r] & valid;
             ends[r] = !heads[r] & tails[r] & valid;
-        } else {
-            selected[r] = heads[r];
-            ends[r] = tails[r] & valid;
-        }
-    });
+        });
+    } else {
+        selected = heads;
+    }
 
     if t == 0 {
+        let closes = if NON_TRIVIAL {
+            0
+        } else {
+            // Whether the tile's last run ends in it: the input ends there, or the next item
+            // starts a run.
+            let last = tile_first + tile_items - 1;
+            // SAFETY: last < n and, when compared, last + 1 < n.
+            (last + 1 == n || unsafe { (*input.add(last + 1)).to_acc() != (*input.add(last)).to_acc() })
+                as u32
+        };
         // SAFETY: read after the block scan's barrier (below) and the one after the gather.
         unsafe {
             storage.edges.write(0, 0);
-            storage.edges.write(1, 0);
+            storage.edges.write(1, closes);
         }
     }
     // The tile's count of selected runs, known from the block scan before the gather.
@@ -188,7 +200,7 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
                     }
                 }
             }
-            if (ends[r] >> v) & 1 != 0 {
+            if NON_TRIVIAL && (ends[r] >> v) & 1 != 0 {
                 // Selected runs started up to this item: it ends the latest of them.
                 let run = ranks[v] + chosen;
                 // SAFETY: 0 < run <= the tile's count (slots as above); one tail per run. The
@@ -243,42 +255,73 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
     // SAFETY: written before the barrier.
     let before = unsafe { storage.prefix.read(0) };
     let runs_before = (before >> 32) as usize;
+    // Where the last run before the tile started (meaningful when runs_before > 0).
+    let start_before = (before as u32 as usize).wrapping_sub(1);
     // SAFETY: written before the barriers above.
     let (continued_end, last_closed) = unsafe { (storage.edges.read(0), storage.edges.read(1)) };
-    // Runs whose end is in the tile: all but the last, which ends here when `last_closed`.
-    let closed = (in_tile + last_closed).saturating_sub(1);
-    let mut j = t;
-    while j < in_tile {
-        // SAFETY: slot j < the tile's count was written (its end too when j < closed); the
-        // outputs have room for every run, of which this is number runs_before + j.
-        unsafe {
-            let start = storage.starts.read_unchecked(j);
-            if NON_TRIVIAL {
+    if NON_TRIVIAL {
+        // Runs whose end is in the tile: all but the last, which ends here when `last_closed`.
+        let closed = (in_tile + last_closed).saturating_sub(1);
+        let mut j = t;
+        while j < in_tile {
+            // SAFETY: slot j < the tile's count was written (its end too when j < closed); the
+            // outputs have room for every run, of which this is number runs_before + j.
+            unsafe {
+                let start = storage.starts.read_unchecked(j);
                 *output.offsets.add(runs_before + j as usize) = (tile_first + start as usize) as u32;
-            } else {
-                *output.unique.add(runs_before + j as usize) = storage.values.read_unchecked(j);
+                if j < closed {
+                    *output.lengths.add(runs_before + j as usize) =
+                        (storage.ends.read_unchecked(j) - start) as u32;
+                }
             }
-            if j < closed {
-                *output.lengths.add(runs_before + j as usize) =
-                    (storage.ends.read_unchecked(j) - start) as u32;
-            }
+            j += block_dim();
         }
-        j += block_dim();
-    }
-    if t == 0 {
-        if continued_end != 0 {
-            // The run continued from an earlier tile (its start is the prefix's, + 1 in the
-            // low word) ends at tile position continued_end.
-            let start_plus_one = before as u32 as usize;
-            // SAFETY: a run from an earlier tile is number runs_before - 1 (runs_before > 0).
+        if t == 0 && continued_end != 0 {
+            // SAFETY: a run from an earlier tile is number runs_before - 1 (runs_before > 0);
+            // it ends at tile position continued_end.
             unsafe {
                 *output.lengths.add(runs_before - 1) =
-                    (tile_first + continued_end as usize + 1 - start_plus_one) as u32
+                    (tile_first + continued_end as usize - start_before) as u32
             };
         }
-        if tile_first + tile_len >= n {
-            // SAFETY: the last tile knows the total; `num_runs` is one writable u64.
-            unsafe { *output.num_runs = (runs_before + in_tile as usize) as u64 };
+    } else {
+        // Each run's start ends the run before it: thread j writes run runs_before + j's item
+        // and the length of the run before it (coalesced, one place to the left).
+        let mut j = t;
+        while j < in_tile {
+            // SAFETY: slots j and j - 1 < the tile's count were written; the outputs have room
+            // for every run, of which this is number runs_before + j.
+            unsafe {
+                let start = tile_first + storage.starts.read_unchecked(j) as usize;
+                *output.unique.add(runs_before + j as usize) = storage.values.read_unchecked(j);
+                if runs_before + j as usize > 0 {
+                    let previous = if j == 0 {
+                        start_before
+                    } else {
+                        tile_first + storage.starts.read_unchecked(j - 1) as usize
+                    };
+                    *output.lengths.add(runs_before + j as usize - 1) = (start - previous) as u32;
+                }
+            }
+            j += block_dim();
         }
+        if t == 0 && last_closed != 0 {
+            let last_start = if in_tile > 0 {
+                // SAFETY: slot in_tile - 1 was written.
+                tile_first + unsafe { storage.starts.read_unchecked(in_tile - 1) } as usize
+            } else {
+                start_before
+            };
+            // SAFETY: the tile's last run is number runs_before + in_tile - 1 (at least the
+            // input's first run exists before or in the tile).
+            unsafe {
+                *output.lengths.add(runs_before + in_tile as usize - 1) =
+                    (tile_first + tile_items - last_start) as u32
+            };
+        }
+    }
+    if t == 0 && tile_first + tile_len >= n {
+        // SAFETY: the last tile knows the total; `num_runs` is one writable u64.
+        unsafe { *output.num_runs = (runs_before + in_tile as usize) as u64 };
     }
 }
