@@ -164,12 +164,16 @@ probes!(u32, Affine, probe_warp_u32,
 /// The warp-striped tile pieces together: block `b` loads tile `b` of `block_dim() * ITEMS`
 /// f32 ([`block_load_warp_striped_words`](crate::block::block_load_warp_striped_words), whole
 /// tiles with 16-byte loads when `input` is 16-byte aligned), flags its heads
-/// ([`block_flag_heads_warp_striped`](crate::block::block_flag_heads_warp_striped), `!=`), and
-/// writes every item below `n` back: `values[i]` = the item loaded, `heads[i]` = 1 where it
-/// starts a run.
+/// ([`block_flag_heads_warp_striped`](crate::block::block_flag_heads_warp_striped), `!=`) and
+/// its tails ([`block_flag_tails_warp_striped`](crate::block::block_flag_tails_warp_striped)),
+/// and writes every item below `n` back: `values[i]` = the item loaded, `heads[i]` = bit 0 where
+/// it starts a run, bit 1 where it ends one.
 #[inline(always)]
 unsafe fn tile_probe<const ITEMS: usize>(input: *const f32, values: *mut f32, heads: *mut u8, n: usize) {
-    use crate::block::{block_flag_heads_warp_striped, block_load_warp_striped_words, row_element};
+    use crate::block::{
+        block_flag_heads_warp_striped, block_flag_tails_warp_striped, block_load_warp_striped_words,
+        row_element,
+    };
     use crate::thread::{WARP_SIZE, warp_id};
     const VEC: usize = 4;
     let tile_first = block_idx() as usize * block_dim() as usize * ITEMS;
@@ -185,11 +189,20 @@ unsafe fn tile_probe<const ITEMS: usize>(input: *const f32, values: *mut f32, he
         let valid = |r: usize, v: usize| row_first(r) + v < n;
         let before_warp = || (warp_first > 0 && warp_first <= n).then(|| *input.add(warp_first - 1));
         let flags = block_flag_heads_warp_striped::<f32, VEC, ITEMS>(item, valid, before_warp, |a, b| a != b);
+        // Lane 31: whether the element after its last item starts a run (or there is none).
+        let after_warp = || {
+            let last = row_first(ITEMS / VEC - 1) + VEC - 1;
+            last + 1 >= n || *input.add(last + 1) != item(ITEMS / VEC - 1, VEC - 1)
+        };
+        let tails = block_flag_tails_warp_striped::<VEC, ITEMS>(&flags, after_warp);
         crate::unroll::unrolled_for(ITEMS / VEC, |r| {
             crate::unroll::unrolled_for(VEC, |v| {
-                if valid(r, v) {
-                    *values.add(row_first(r) + v) = item(r, v);
-                    *heads.add(row_first(r) + v) = ((flags[r] >> v) & 1) as u8;
+                let i = row_first(r) + v;
+                if i < n {
+                    // The input's last item ends its run: its successor, past n, has no head flag.
+                    let tail = (tails[r] >> v) & 1 != 0 || i + 1 == n;
+                    *values.add(i) = item(r, v);
+                    *heads.add(i) = ((flags[r] >> v) & 1) as u8 | (tail as u8) << 1;
                 }
             })
         });

@@ -22,7 +22,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("collectives::warp_u32_with_non_commutative_affine", warp_u32),
     ("collectives::block_u32_with_non_commutative_affine", block_u32),
     (
-        "collectives::tile_load_and_head_flags_sizes_x_items_x_alignment",
+        "collectives::tile_load_head_and_tail_flags_sizes_x_items_x_alignment",
         tile_load_and_heads,
     ),
 ];
@@ -383,11 +383,15 @@ fn tile_load_and_heads(gpu: &Gpu) -> Result<(), Failed> {
                     &bits(view),
                     |_| false,
                 )?;
+                // Bit 0: starts a run; bit 1: ends one (`!=`: every NaN is a run of its own).
                 let expected: Vec<u8> = (0..n)
-                    .map(|i| u8::from(i == 0 || view[i] != view[i - 1]))
+                    .map(|i| {
+                        u8::from(i == 0 || view[i] != view[i - 1])
+                            | u8::from(i + 1 == n || view[i] != view[i + 1]) << 1
+                    })
                     .collect();
                 check_slices(
-                    &format!("{what}: heads"),
+                    &format!("{what}: head and tail flags"),
                     &ok(gpu.download(&d_heads))?,
                     &expected,
                     |_| false,
