@@ -65,9 +65,12 @@ pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 500;
 
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_BLOCK: u32 = 256;
-/// Most blocks per multiprocessor the histogram's grid has (each adds its counts to the output
-/// once, so fewer blocks mean fewer global atomics).
-pub const HISTOGRAM_BLOCKS_PER_SM: u32 = 8;
+/// Blocks per multiprocessor of the histogram's grid (fewer for small inputs): one wave of
+/// the blocks that fit at once (4 of the 4-byte even kernels' 46-56 registers x 256 threads),
+/// so that no partial second wave trails; each block adds its counts to the output once.
+/// (H100, 256 even bins, time / copy at 2^28, f32 / u32: 8 blocks 0.521 / 0.492, 5 blocks
+/// 0.500 / 0.582, 4 blocks 0.498 / 0.494; docs/performance.md.)
+pub const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
 /// 16-byte loads each histogram thread issues before it counts them.
 pub const HISTOGRAM_LOADS_IN_FLIGHT: u32 = 4;
 /// Most dynamic shared memory a privatized histogram block takes, in bytes (its `u32`

@@ -251,6 +251,18 @@ fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
     Ok(())
 }
 
+/// [`HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_HISTOGRAM_BLOCKS_PER_SM` (1 to 32) when set: a
+/// tuning override (read once).
+fn blocks_per_sm() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    super::tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_HISTOGRAM_BLOCKS_PER_SM",
+        HISTOGRAM_BLOCKS_PER_SM,
+        1..=32,
+    )
+}
+
 /// Check, clear the counters, and queue the histogram of `samples`.
 fn launch<S: HistogramSample, C: HistogramCounter>(
     on: OnStream<'_>,
@@ -305,7 +317,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         HISTOGRAM_BLOCK as usize * (16 / size_of::<S::Raw>()) * HISTOGRAM_LOADS_IN_FLIGHT as usize;
     let grid = n
         .div_ceil(per_block)
-        .min((HISTOGRAM_BLOCKS_PER_SM * on.gpu.info().multiprocessors) as usize)
+        .min((blocks_per_sm() * on.gpu.info().multiprocessors) as usize)
         .max(1);
     let kernel = crate::module(on.gpu)?.kernel::<HistogramParams<S::Raw, S::Level, C>>(&format!(
         "device_{family}_{}_{}",
