@@ -25,14 +25,11 @@ use super::element::Element;
 use super::scan::{look_back, next_tile};
 use super::select::{Heads, LoadedTile, TileFlags};
 use super::tile_status::TileStatus;
-use crate::block::{
-    BlockScanStorage, block_flag_tails_warp_striped, block_load_warp_striped_words,
-    block_scan_warp_striped_rows,
-};
+use crate::block::{BlockScanStorage, block_flag_tails_warp_striped, block_scan_warp_striped_rows};
 use crate::op::{ReduceOp, Sum};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx, warp_id};
+use crate::thread::{WARP_SIZE, block_dim, thread_idx};
 use crate::unroll::unrolled_for;
 
 /// The look-back's operator over `(runs << 32) | (last start + 1)` (0: no start): counts add,
@@ -113,22 +110,9 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
     // SAFETY: the whole block calls it; the counter is the status's.
     let tile = unsafe { next_tile(&status, storage.tile) };
     let tile_len = block_dim() as usize * ITEMS;
-    let tile_first = tile * tile_len;
-    let tile_items = tile_len.min(n - tile_first);
-    let lane_first = (warp_id() as usize * WARP_SIZE as usize * ITEMS) as u32 + lane_id() * VEC as u32;
-    let whole = tile_items == tile_len && (input as usize).is_multiple_of(16);
-    let row_first = |r: usize| tile_first + (lane_first as usize + r * WARP_SIZE as usize * VEC);
-    // SAFETY: `input` holds n elements; `whole` says the tile is in bounds and aligned, and every
-    // `row_first(r)` is a multiple of VEC.
-    let rows = unsafe { block_load_warp_striped_words::<T, VEC, ITEMS>(input, n, whole, row_first) };
-    let loaded = LoadedTile::<T, VEC, ITEMS> {
-        rows,
-        input,
-        tile_first,
-        tile_items: tile_items as u32,
-        lane_first,
-        whole,
-    };
+    // SAFETY: the caller's contract: `input` holds n elements, the grid has one block per tile.
+    let loaded = unsafe { LoadedTile::<T, VEC, ITEMS>::load(input, n, tile) };
+    let (tile_first, tile_items, whole) = (loaded.tile_first, loaded.tile_items as usize, loaded.whole);
     // SAFETY: the whole warp calls it with the tile it loaded.
     let heads = unsafe { Heads.row_flags(&loaded) };
     // Selected items (heads, or heads of runs longer than one) and the tails that end a

@@ -119,6 +119,34 @@ pub struct LoadedTile<T, const VEC: usize, const ITEMS: usize> {
 }
 
 impl<T: Element, const VEC: usize, const ITEMS: usize> LoadedTile<T, VEC, ITEMS> {
+    /// Load tile `tile` (of `block_dim() * ITEMS` items) of `input[0..n]` warp-striped
+    /// ([`block_load_warp_striped_words`]): each lane holds `ITEMS / VEC` rows of `VEC` items,
+    /// one 16-byte load per row when the tile is whole and `input` 16-byte aligned.
+    ///
+    /// # Safety
+    /// `input` holds `n` readable elements; the tile starts below `n`; `block_dim()` is a
+    /// multiple of 32.
+    #[inline(always)]
+    pub unsafe fn load(input: *const T, n: usize, tile: usize) -> Self {
+        let tile_len = block_dim() as usize * ITEMS;
+        let tile_first = tile * tile_len;
+        let tile_items = tile_len.min(n - tile_first);
+        let lane_first = (warp_id() as usize * WARP_SIZE as usize * ITEMS) as u32 + lane_id() * VEC as u32;
+        let whole = tile_items == tile_len && (input as usize).is_multiple_of(16);
+        let row_first = |r: usize| tile_first + (lane_first as usize + r * WARP_SIZE as usize * VEC);
+        // SAFETY: `input` holds n elements; `whole` says the tile is in bounds and aligned, and
+        // every `row_first(r)` is a multiple of VEC.
+        let rows = unsafe { block_load_warp_striped_words::<T, VEC, ITEMS>(input, n, whole, row_first) };
+        Self {
+            rows,
+            input,
+            tile_first,
+            tile_items: tile_items as u32,
+            lane_first,
+            whole,
+        }
+    }
+
     /// Tile position of item `(r, 0)` of this lane.
     #[inline(always)]
     pub fn local(&self, r: usize) -> u32 {
@@ -308,22 +336,9 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
     // SAFETY: the whole block calls it; the counter is the status's.
     let tile = unsafe { next_tile(&status, storage.tile) };
     let tile_len = block_dim() as usize * ITEMS;
-    let tile_first = tile * tile_len;
-    let tile_items = tile_len.min(n - tile_first);
-    let lane_first = (warp_id() as usize * WARP_SIZE as usize * ITEMS) as u32 + lane_id() * VEC as u32;
-    let whole = tile_items == tile_len && (input as usize).is_multiple_of(16);
-    let row_first = |r: usize| tile_first + (lane_first as usize + r * WARP_SIZE as usize * VEC);
-    // SAFETY: `input` holds n elements; `whole` says the tile is in bounds and aligned, and every
-    // `row_first(r)` is a multiple of VEC.
-    let rows = unsafe { block_load_warp_striped_words::<T, VEC, ITEMS>(input, n, whole, row_first) };
-    let loaded = LoadedTile::<T, VEC, ITEMS> {
-        rows,
-        input,
-        tile_first,
-        tile_items: tile_items as u32,
-        lane_first,
-        whole,
-    };
+    // SAFETY: the caller's contract: `input` holds n elements, the grid has one block per tile.
+    let loaded = unsafe { LoadedTile::<T, VEC, ITEMS>::load(input, n, tile) };
+    let (tile_first, tile_items) = (loaded.tile_first, loaded.tile_items as usize);
     // SAFETY: the whole warp calls it with the tile it loaded.
     let kept = unsafe { flags.row_flags(&loaded) };
 
