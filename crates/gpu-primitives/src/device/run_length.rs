@@ -2,10 +2,10 @@
 //! [`non_trivial_runs`] (offset and length of every run longer than one item), one pass with
 //! decoupled look-back (kernels `device::run_length`), as CUB's `DeviceRunLengthEncode`.
 
+use super::SELECT_BLOCK;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
 use super::select::look_back_delay_ns;
 use super::workspace::DeviceWorkspace;
-use super::{SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_BLOCK};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
@@ -84,11 +84,7 @@ fn launch<T: Element>(
         tile_counter: status.counter as *mut u64,
         tile_base: status.tile_base,
         epoch: status.epoch,
-        look_back_delay_ns: if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
-            look_back_delay_ns()
-        } else {
-            0
-        },
+        look_back_delay_ns: look_back_delay_ns(tiles),
     };
     // SAFETY: `input` holds n < 2^32 elements; the outputs have room for every run (checked
     // above) and `num_runs` one u64, all distinct memory by the views' borrows; the workspace

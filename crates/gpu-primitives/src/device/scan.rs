@@ -9,9 +9,13 @@ use super::{
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::ScanParams;
 
-/// [`SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when
-/// set: a tuning override (read once).
-fn look_back_delay_ns() -> u32 {
+/// The look-back delay of a scan grid of `tiles` tiles: [`SCAN_LOOK_BACK_DELAY_NS`], or
+/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override, read
+/// once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below.
+fn look_back_delay_ns(tiles: usize) -> u32 {
+    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
+        return 0;
+    }
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     tuning_override(
         &VALUE,
@@ -56,11 +60,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
-            look_back_delay_ns()
-        } else {
-            0
-        },
+        look_back_delay_ns: look_back_delay_ns(tiles),
     };
     // SAFETY: `input` and `output` address n elements (the callers check); the workspace gives
     // 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer

@@ -120,9 +120,14 @@ impl<T: Element> Predicate<T> {
     }
 }
 
+/// The look-back delay of a compaction (or run-length) grid of `tiles` tiles:
 /// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS` (0 to 4000)
-/// when set: a tuning override (read once).
-pub(super) fn look_back_delay_ns() -> u32 {
+/// when set (a tuning override, read once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0
+/// below.
+pub(super) fn look_back_delay_ns(tiles: usize) -> u32 {
+    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
+        return 0;
+    }
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     tuning_override(
         &VALUE,
@@ -201,11 +206,7 @@ fn launch<T: Element>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         partition: partition as u32,
-        look_back_delay_ns: if tiles >= SCAN_LOOK_BACK_DELAY_MIN_TILES {
-            look_back_delay_ns()
-        } else {
-            0
-        },
+        look_back_delay_ns: look_back_delay_ns(tiles),
     };
     // SAFETY: `input` holds n elements, the flags (when flagged) n bytes, `output` room for n
     // (checked above) and `num_selected` one u64, all distinct memory by the views' borrows;
