@@ -1,5 +1,6 @@
 // Reference figures: NVIDIA CUB's device reduce, scan, compaction (select, unique, partition), histogram
-// (256 bins, even and range) and run-length encoding (encode, non-trivial runs), timed the way
+// (256 bins, even and range), run-length encoding (encode, non-trivial runs) and segmented sums (by
+// offsets, by key), timed the way
 // `gpu-primitives bench` times ours (CUDA events around the queued work, median of 21 calls after one
 // warm-up, temporary storage allocated once outside the timing), next to a device-to-device copy of
 // the same n measured in the same run. Built and run on the GPU machine by scripts/cub-baseline/run.
@@ -10,6 +11,7 @@
 #include <cub/device/device_partition.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
@@ -275,22 +277,98 @@ void measure_rle(const char* type, size_t n) {
         CHECK(cudaFree(p));
 }
 
-// The issue-12 rows: histograms, then run-length encodings, f32 and u32 at 2^20, 2^24, 2^28.
+// The value of index i in the segment rows (gpu-primitives bench's `pattern`): exact sums.
+float pattern(float*, size_t i) { return (float(i % 17) - 8.0f) * 0.25f; }
+uint32_t pattern(uint32_t*, size_t i) { return uint32_t(i % 1001); }
+
+// Segmented sums: DeviceSegmentedReduce::Sum over u64 CSR offsets (segments of 1000 items; one huge
+// segment after n / 256 segments of one item), and DeviceScan::InclusiveSumByKey over u32 keys whose runs
+// are those of the run-length rows. The figures count the n values read (with the offsets or keys) and
+// the values written.
+template <class T>
+void measure_segments(const char* type, size_t n) {
+    std::vector<T> host(n);
+    std::vector<uint32_t> keys(n);
+    uint32_t k = 0;
+    for (size_t i = 0; i < n; ++i) {
+        host[i] = pattern((T*)nullptr, i);
+        if (i > 0 && (bench_hash(i) & 15) != 0) ++k;
+        keys[i] = k;
+    }
+    T *in, *out, *copy;
+    uint32_t* d_keys;
+    CHECK(cudaMalloc(&in, n * sizeof(T)));
+    CHECK(cudaMalloc(&out, n * sizeof(T)));
+    CHECK(cudaMalloc(&copy, n * sizeof(T)));
+    CHECK(cudaMalloc(&d_keys, n * sizeof(uint32_t)));
+    CHECK(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
+    auto row = [&](const std::string& name, double us, double bytes) {
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name.c_str(), type, n, us, bytes / us / 1e3,
+                    copy_us, copy_gbps, us / copy_us);
+    };
+    double s = sizeof(T);
+    std::vector<std::pair<std::string, std::vector<uint64_t>>> layouts(2);
+    layouts[0].first = "1000-item segments";
+    for (size_t o = 0; o < n; o += 1000) layouts[0].second.push_back(o);
+    layouts[0].second.push_back(n);
+    layouts[1].first = "uneven segments";
+    for (size_t o = 0; o <= n / 256; ++o) layouts[1].second.push_back(o);
+    layouts[1].second.push_back(n);
+    for (auto& [layout, offsets] : layouts) {
+        uint64_t* d_offsets;
+        CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(uint64_t)));
+        CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(uint64_t), cudaMemcpyHostToDevice));
+        int64_t segments = int64_t(offsets.size()) - 1;
+        void* temp = nullptr;
+        size_t temp_bytes = 0;
+        CHECK(cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, in, out, segments, d_offsets, d_offsets + 1));
+        CHECK(cudaMalloc(&temp, temp_bytes));
+        double us = median_us([&] {
+            CHECK(cub::DeviceSegmentedReduce::Sum(temp, temp_bytes, in, out, segments, d_offsets, d_offsets + 1));
+        });
+        row("segmented_reduce sum, " + layout, us, n * s + 8.0 * offsets.size() + segments * s);
+        CHECK(cudaFree(temp));
+        CHECK(cudaFree(d_offsets));
+    }
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    int num_items = int(n);  // n is at most 2^28 here
+    CHECK(cub::DeviceScan::InclusiveSumByKey(temp, temp_bytes, d_keys, in, out, num_items));
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    double us = median_us([&] { CHECK(cub::DeviceScan::InclusiveSumByKey(temp, temp_bytes, d_keys, in, out, num_items)); });
+    row("inclusive_scan_by_key sum", us, n * (4 + 2 * s));
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)out, (void*)copy, (void*)d_keys}) CHECK(cudaFree(p));
+}
+
+// The issue-12 rows: histograms, run-length encodings, segmented sums, f32 and u32 at 2^20, 2^24, 2^28.
 void measure_issue12() {
     for (int log2 : {20, 24, 28}) measure_histogram<float>("f32", size_t(1) << log2);
     for (int log2 : {20, 24, 28}) measure_histogram<uint32_t>("u32", size_t(1) << log2);
     for (int log2 : {20, 24, 28}) measure_rle<float>("f32", size_t(1) << log2);
     for (int log2 : {20, 24, 28}) measure_rle<uint32_t>("u32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_segments<float>("f32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_segments<uint32_t>("u32", size_t(1) << log2);
 }
 
 // With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28); with "issue12", only the
-// histogram and run-length-encoding rows (the same types and sizes); with a number, only f32 reduce and
+// histogram, run-length-encoding and segment rows (the same types and sizes); with "segments", only the
+// segment rows; with a number, only f32 reduce and
 // scan at n = 2^number (for profiling one size with ncu).
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "compaction") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
         for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
         for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
+        return 0;
+    }
+    if (argc > 1 && std::string(argv[1]) == "segments") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        for (int log2 : {20, 24, 28}) measure_segments<float>("f32", size_t(1) << log2);
+        for (int log2 : {20, 24, 28}) measure_segments<uint32_t>("u32", size_t(1) << log2);
         return 0;
     }
     if (argc > 1 && std::string(argv[1]) == "issue12") {

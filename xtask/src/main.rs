@@ -50,6 +50,9 @@ fn main() -> ExitCode {
     for prefix in tuning::SELECT_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SELECT_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
     }
+    for prefix in tuning::SEGMENTED_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
+    }
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {

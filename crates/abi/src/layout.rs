@@ -105,3 +105,11 @@ pub const fn run_layout(tile_items: u32, element_bytes: u32) -> RunLayout {
         total: edges + 16,
     }
 }
+
+/// Dynamic shared memory of the segmented kernels by offsets, in bytes, for tiles of
+/// `tile_items` items: [`DEVICE_SHARED_BYTES`], then one `u32` per tile position and one for the
+/// next tile's first (the segment each starts), and two `u32` (the tile's range of segments),
+/// from [`EXCHANGE_OFFSET`].
+pub const fn segmented_shared_bytes(tile_items: u32) -> u32 {
+    EXCHANGE_OFFSET + ((tile_items + 3) * 4).next_multiple_of(16)
+}

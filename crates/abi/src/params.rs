@@ -108,6 +108,46 @@ pub struct ScanParams<In, Out> {
     pub look_back_delay_ns: u32,
 }
 
+/// Segmented scans and reduce in one pass with decoupled look-back: the scans by key
+/// (`device_scan_by_<key>_key_<type>_<op>`, heads where `keys` changes), the scans by offsets
+/// (`device_segmented_scan_<type>_<op>`) and the reduce by offsets
+/// (`device_segmented_reduce_by_offsets_<type>_<op>`), segment `s` being
+/// `offsets[s] .. offsets[s + 1]`.
+///
+/// Launch: exactly `max(1, ceil(n / tile))` blocks of [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK)
+/// threads, a tile being `SCAN_BLOCK * segmented_items(vector width, accumulator bytes)` items
+/// ([`segmented_items`](crate::tuning::segmented_items)); dynamic shared memory
+/// [`segmented_shared_bytes`](crate::layout::segmented_shared_bytes) (by offsets) or
+/// [`DEVICE_SHARED_BYTES`](crate::layout::DEVICE_SHARED_BYTES) (by key).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SegmentedScanParams<In, Out, Key> {
+    /// `n` input values.
+    pub input: *const In,
+    /// Scans: `n` outputs; reduce: one per segment.
+    pub output: *mut Out,
+    /// Number of input values.
+    pub n: usize,
+    /// By key: `n` keys (else null).
+    pub keys: *const Key,
+    /// By offsets: `segments + 1` non-decreasing offsets, the last at most `n` (else null).
+    pub offsets: *const u64,
+    /// By offsets: the number of segments, below `u32::MAX`.
+    pub segments: usize,
+    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// Scans: non-zero for an exclusive scan.
+    pub exclusive: u32,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+}
+
 /// Which prebuilt test `select_if` / `partition_if` apply to each item `x` (one `u32` code in
 /// [`Comparison::kind`]). Floats compare as IEEE 754 does: every comparison with NaN is false
 /// except [`NotEqual`](CompareKind::NotEqual); -0.0 equals +0.0. f16 / bf16 compare in f32.

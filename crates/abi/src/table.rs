@@ -118,6 +118,20 @@ macro_rules! histogram_counter_table {
     };
 }
 
+/// Calls `$callback! { [args] name => type, vector width; ... }` with the key types of the scans
+/// by key (`device::scan_by_key`): keys compare by their bits, so `u32` serves `i32` keys too
+/// and `u64` serves `i64`.
+#[macro_export]
+macro_rules! scan_key_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            u32 => u32, 4;
+            u64 => u64, 2;
+        }
+    };
+}
+
 /// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
 /// literal (for `export_name` on the device and the kernel list here).
 #[macro_export]
@@ -137,9 +151,33 @@ macro_rules! kernel_name {
     };
 }
 
+/// The PTX name of a scan by key: `device_scan_by_<key>_key_<element>_<operator>`.
+#[macro_export]
+macro_rules! scan_by_key_name {
+    ($key:ident, $element:ident, $op:ident) => {
+        concat!(
+            "device_scan_by_",
+            stringify!($key),
+            "_key_",
+            stringify!($element),
+            "_",
+            stringify!($op)
+        )
+    };
+}
+
 macro_rules! per_operator_names {
     ([$family:ident, $element:ident] $($op:ident => $ty:ident;)*) => {
         &[$($crate::kernel_name!($family, $element, $op)),*]
+    };
+}
+
+macro_rules! segmented_names {
+    ([$element:ident] $($op:ident => $ty:ident;)*) => {
+        &[$(
+            $crate::kernel_name!(segmented_scan, $element, $op),
+            $crate::kernel_name!(segmented_reduce_by_offsets, $element, $op),
+        )*]
     };
 }
 
@@ -191,6 +229,7 @@ macro_rules! device_kernel_list {
                     $crate::kernel_name!(run_length_encode, $name),
                     $crate::kernel_name!(non_trivial_runs, $name),
                 ],
+                operator_table!(segmented_names, $name),
             )*
             scan_operator_table!(scan_only_names),
         ];
@@ -217,6 +256,28 @@ macro_rules! histogram_kernel_list {
 }
 histogram_sample_table!(histogram_kernel_list);
 
+macro_rules! by_key_ops {
+    ([$key:ident, $element:ident] $($op:ident => $ty:ident;)*) => {
+        &[$($crate::scan_by_key_name!($key, $element, $op)),*]
+    };
+}
+
+macro_rules! by_key_elements {
+    ([$key:ident] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        &[$(operator_table!(by_key_ops, $key, $name)),*]
+    };
+}
+
+macro_rules! by_key_list {
+    ([] $($key:ident => $ty:ty, $vec:literal;)*) => {
+        /// The scans by key, `device_scan_by_<key>_key_<element>_<op>`, per key type and element
+        /// type (generated from the key, element and operator tables; the PTX check looks for
+        /// each).
+        pub const SCAN_BY_KEY_KERNELS: &[&[&[&str]]] = &[$(element_table!(by_key_elements, $key)),*];
+    };
+}
+scan_key_table!(by_key_list);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -225,13 +286,27 @@ mod tests {
             .iter()
             .flat_map(|g| g.iter().copied())
             .collect();
-        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction + 2 run-length)
+        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction + 2 run-length
+        // + 3 x (scan by offsets, reduce by offsets))
         // + 6 x 2 arg finals + 4 dot + 2 affine.
-        assert_eq!(names.len(), 8 * 17 + 12 + 4 + 2);
+        assert_eq!(names.len(), 8 * 23 + 12 + 4 + 2);
         let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
         assert_eq!(unique.len(), names.len());
         assert!(names.contains(&"device_scan_bf16_max"));
         assert!(names.contains(&"device_argmax_final_u64"));
+        assert!(names.contains(&"device_segmented_reduce_by_offsets_bf16_min"));
+    }
+
+    #[test]
+    fn scan_by_key_names_cover_keys_elements_and_operators() {
+        let names: std::vec::Vec<&str> = super::SCAN_BY_KEY_KERNELS
+            .iter()
+            .flat_map(|k| k.iter().flat_map(|e| e.iter().copied()))
+            .collect();
+        // 2 key types x 8 element types x 3 operators.
+        assert_eq!(names.len(), 2 * 8 * 3);
+        assert!(names.contains(&"device_scan_by_u64_key_bf16_min"));
+        assert!(names.contains(&"device_scan_by_u32_key_f64_sum"));
     }
 
     #[test]

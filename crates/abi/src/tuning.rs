@@ -84,3 +84,32 @@ pub const fn run_items(vector: usize) -> usize {
     let items = vector * 4;
     if items < 16 { items } else { 16 }
 }
+
+/// Items per thread of the segmented scans and reduce ([`SegmentedScanParams`](crate::params::SegmentedScanParams)) for rows of
+/// `vector` elements accumulated in `acc_bytes`-byte values: four rows, at most 64 bytes of
+/// values (a tile of 4096 4-byte items with [`SCAN_BLOCK`], 2048 8-byte ones). Each item is
+/// carried with its segment through the block scan, twice the registers of a plain scan's
+/// item, hence half the scan's items.
+pub const fn segmented_items(vector: usize, acc_bytes: usize) -> usize {
+    let items = vector * 4;
+    let most = 64 / acc_bytes;
+    if items < most { items } else { most }
+}
+
+/// Nanoseconds each segmented tile waits after publishing its aggregate before it looks back,
+/// in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
+pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;
+
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented kernels are built for
+/// (their PTX declares it): like the compaction, they are bound by the latency of each tile's
+/// phases, so their speed follows the tiles in flight per multiprocessor.
+pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
+
+/// Entry-point name prefixes of the segmented kernels (scans by key and by offsets, reduce by
+/// offsets), launched with [`SCAN_BLOCK`] threads and built for at most
+/// [`SEGMENTED_BLOCKS_PER_SM`] blocks per multiprocessor.
+pub const SEGMENTED_FAMILIES: &[&str] = &[
+    "device_scan_by_",
+    "device_segmented_scan_",
+    "device_segmented_reduce_by_offsets_",
+];

@@ -2,8 +2,9 @@
 //! compactions (select_if, select_flagged, unique, partition_if, each keeping half of a
 //! pseudo-random input), the run-length encodings (of sorted keys with the runs of sorted
 //! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
-//! uniform samples), beside a device-to-device copy of the same number of elements measured
-//! in the same run.
+//! uniform samples), the segmented reduce and scans (by offsets: segments of 1000 items, and one
+//! huge segment after n / 256 of one item; by `u32` key), beside a device-to-device copy of the
+//! same number of elements measured in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
 //! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
@@ -13,7 +14,9 @@
 //! half; a partition writes all `n` and moves the rejected half again (its reversal); a
 //! run-length encoding reads the sorted keys and writes each run's key (or offset) and length;
 //! a
-//! histogram reads the samples (its 256 counters are not counted); the copy
+//! histogram reads the samples (its 256 counters are not counted); a segmented reduce reads the
+//! input and the offsets and writes one value per segment, a segmented scan reads the input
+//! (and the offsets, or the keys) and writes n values; the copy
 //! reads and writes `n x size_of::<T>()` each. `scripts/cub-baseline` measures CUB on the same
 //! inputs (the same hash).
 
@@ -122,7 +125,9 @@ pub struct BenchRow {
     /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`; or a compaction,
     /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`,
     /// `"run_length_encode"`, `"non_trivial_runs"`; or
-    /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`.
+    /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or the segmented rows,
+    /// `"segmented_reduce sum, <layout>"`, `"segmented_scan sum, <layout>"` (layouts
+    /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -443,6 +448,85 @@ impl Bench<'_> {
             }
             self.progress.inc(1);
         }
+        drop((input, runs_of_two, sorted_keys, flags, output, copy_target));
+        self.measure_segments::<T>(sizes)
+    }
+
+    /// Measure the segmented reduce and scans (sum) and the copy at every n in `sizes`: by
+    /// offsets over segments of 1000 items and over one huge segment after n / 256 segments of
+    /// one item; by key over `u32` keys whose runs are those of sorted uniform 32-bit values (a
+    /// repeat where the hash & 15 is 0, as the run-length rows).
+    fn measure_segments<T: BenchElement>(&mut self, sizes: &[usize]) -> Result<()> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let gpu = self.gpu;
+        let values: Vec<T> = (0..max).map(T::pattern).collect();
+        let input = DeviceVec::from_slice(gpu, &values)?;
+        drop(values);
+        let mut k = 0u32;
+        let keys: Vec<u32> = (0..max)
+            .map(|i| {
+                k += (i > 0 && hash(i) & 15 != 0) as u32;
+                k
+            })
+            .collect();
+        let keys = gpu.upload(&keys)?;
+        let mut output = gpu.alloc_zeroed::<T::Acc>(max)?;
+        let mut copy_target = gpu.alloc_zeroed::<T::Raw>(max)?;
+        let mut workspace = DeviceWorkspace::new();
+        let size = size_of::<T>() as f64;
+        let acc = size_of::<T::Acc>() as f64;
+        for &n in sizes {
+            self.progress
+                .set_message(format!("segments {} n = 2^{}", T::NAME, n.trailing_zeros()));
+            let copy = median_micros(gpu, self.runs, || {
+                gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
+            })?;
+            let x = input.prefix(..n);
+            let tiny = n / 256;
+            let layouts: [(&str, Vec<u64>); 2] = [
+                (
+                    "1000-item segments",
+                    (0..n.div_ceil(1000) as u64)
+                        .map(|s| s * 1000)
+                        .chain([n as u64])
+                        .collect(),
+                ),
+                ("uneven segments", (0..=tiny as u64).chain([n as u64]).collect()),
+            ];
+            for (layout, offsets) in layouts {
+                let d_offsets = gpu.upload(&offsets)?;
+                let segments = device::SegmentOffsets::new(gpu, &d_offsets)?;
+                let offset_bytes = 8.0 * offsets.len() as f64;
+                let reduce = median_micros(gpu, self.runs, || {
+                    device::segmented_reduce::<T, Sum>(gpu, x, &segments, &mut output, &mut workspace)
+                })?;
+                let scan = median_micros(gpu, self.runs, || {
+                    device::segmented_inclusive_scan::<T, Sum>(gpu, x, &segments, &mut output, &mut workspace)
+                })?;
+                let reduced = n as f64 * size + offset_bytes + segments.segments() as f64 * acc;
+                self.push::<T>(
+                    format!("segmented_reduce sum, {layout}"),
+                    n,
+                    reduce,
+                    reduced,
+                    copy,
+                );
+                let scanned = n as f64 * (size + acc) + offset_bytes;
+                self.push::<T>(format!("segmented_scan sum, {layout}"), n, scan, scanned, copy);
+            }
+            let k = gpu_primitives::device::DeviceView::from(&keys).slice(0..n);
+            let by_key = median_micros(gpu, self.runs, || {
+                device::inclusive_scan_by_key::<u32, T, Sum>(gpu, k, x, &mut output, &mut workspace)
+            })?;
+            self.push::<T>(
+                "inclusive_scan_by_key sum".into(),
+                n,
+                by_key,
+                n as f64 * (4.0 + size + acc),
+                copy,
+            );
+            self.progress.inc(1);
+        }
         Ok(())
     }
 
@@ -521,7 +605,8 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         sizes.len() + other_types.len() * others.len()
     } else {
         0
-    } + (config.compaction_types.len() + config.histogram_types.len()) * compaction_sizes.len();
+    } + (2 * config.compaction_types.len() + config.histogram_types.len())
+        * compaction_sizes.len();
     let progress = ProgressBar::new(steps as u64);
     progress.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} {msg}")
@@ -558,12 +643,12 @@ pub fn print_table(rows: &[BenchRow]) {
         println!("GPU: {}", first.gpu);
     }
     println!(
-        "{:<22} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
+        "{:<42} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
         "algorithm", "type", "n", "time (µs)", "GB/s", "copy (µs)", "copy GB/s", "time/copy"
     );
     for r in rows {
         println!(
-            "{:<22} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
+            "{:<42} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
             r.algorithm, r.dtype, r.n, r.time_us, r.gb_per_s, r.copy_us, r.copy_gb_per_s, r.time_over_copy
         );
     }

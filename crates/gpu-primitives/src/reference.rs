@@ -55,6 +55,70 @@ pub fn segmented_reduce<T: Element, Op: Operator>(x: &[T], row_len: usize) -> Ve
     x.chunks_exact(row_len).map(reduce::<T, Op>).collect()
 }
 
+/// [`reduce`] of each segment `offsets[s] .. offsets[s + 1]` of `x` (CSR offsets, checked as
+/// `SegmentOffsets` checks them; panics past `x`): the identity for an empty segment.
+///
+/// ```
+/// use gpu_primitives::{device::Sum, reference};
+/// assert_eq!(reference::segmented_reduce_by_offsets::<u32, Sum>(&[1, 2, 3], &[0, 2, 2, 3]), [3, 0, 3]);
+/// ```
+pub fn segmented_reduce_by_offsets<T: Element, Op: Operator>(x: &[T], offsets: &[u64]) -> Vec<T::Acc> {
+    offsets
+        .windows(2)
+        .map(|w| reduce::<T, Op>(&x[w[0] as usize..w[1] as usize]))
+        .collect()
+}
+
+/// [`scan`] of each segment `offsets[s] .. offsets[s + 1]` of `x`, written to the same items of
+/// `output` (items outside every segment are left alone, as on the GPU).
+///
+/// ```
+/// use gpu_primitives::{device::{ScanKind, Sum}, reference};
+/// let mut y = [9; 4];
+/// reference::segmented_scan_into::<u32, Sum>(&[1, 2, 3, 4], &[1, 2, 4], ScanKind::Inclusive, &mut y);
+/// assert_eq!(y, [9, 2, 3, 7]);
+/// ```
+pub fn segmented_scan_into<T: Element, Op: Operator>(
+    x: &[T],
+    offsets: &[u64],
+    kind: ScanKind,
+    output: &mut [T::Acc],
+) {
+    for w in offsets.windows(2) {
+        let range = w[0] as usize..w[1] as usize;
+        output[range.clone()].copy_from_slice(&scan::<T, Op>(&x[range], kind));
+    }
+}
+
+/// [`scan`] of each run of equal keys (`keys[i] == keys[i - 1]` continues a run): the scans by
+/// key. `keys` and `x` have the same length.
+///
+/// ```
+/// use gpu_primitives::{device::{ScanKind, Sum}, reference};
+/// let y = reference::scan_by_key::<u32, i32, Sum>(&[1, 1, 2, 1], &[1, 2, 3, 4], ScanKind::Inclusive);
+/// assert_eq!(y, [1, 3, 3, 4]);
+/// ```
+pub fn scan_by_key<K: PartialEq, T: Element, Op: Operator>(
+    keys: &[K],
+    x: &[T],
+    kind: ScanKind,
+) -> Vec<T::Acc> {
+    assert_eq!(
+        keys.len(),
+        x.len(),
+        "scan_by_key: keys and values differ in length"
+    );
+    let mut out = Vec::with_capacity(x.len());
+    let mut start = 0;
+    for i in 1..=x.len() {
+        if i == x.len() || keys[i] != keys[i - 1] {
+            out.extend(scan::<T, Op>(&x[start..i], kind));
+            start = i;
+        }
+    }
+    out
+}
+
 /// The items of `x` that pass `predicate`, in order (`select_if`).
 ///
 /// ```

@@ -172,15 +172,29 @@ impl Stream {
                 found: dst.len(),
             });
         }
+        // SAFETY: the buffer holds `dst.len()` elements of T.
+        unsafe { self.copy_to_host(src.as_device_ptr().as_raw(), dst) }
+    }
+
+    /// Copy `dst.len()` elements of `T` at device address `address` (after the work queued
+    /// before on this stream) into `dst`, then wait for it: a download of memory this runtime
+    /// did not allocate.
+    ///
+    /// # Safety
+    /// `address` holds `dst.len()` initialised elements of `T` in this stream's context.
+    ///
+    /// # Errors
+    /// Errors of earlier work on the stream, driver errors.
+    pub unsafe fn copy_to_host<T: DeviceCopy>(&self, address: u64, dst: &mut [T]) -> Result<()> {
         self.bind()?;
         let bytes = size_of_val(dst);
         if bytes > 0 {
-            // SAFETY: both ranges are `bytes` long; the stream is synchronised before `dst`'s
-            // borrow ends.
+            // SAFETY: both ranges are `bytes` long (the caller's contract for the device one);
+            // the stream is synchronised before `dst`'s borrow ends.
             let status = unsafe {
                 raw::cuMemcpyDtoHAsync_v2(
                     dst.as_mut_ptr().cast::<c_void>(),
-                    src.as_device_ptr().as_raw() as raw::CUdeviceptr,
+                    address as raw::CUdeviceptr,
                     bytes,
                     self.raw,
                 )

@@ -66,10 +66,11 @@ const PROBE_KERNELS: &[&str] = &[
 
 /// The device-wide kernels, from the tables in gpu-primitives-abi.
 fn device_kernels() -> Vec<&'static str> {
-    use gpu_primitives_abi::table::{DEVICE_KERNELS, HISTOGRAM_KERNELS};
+    use gpu_primitives_abi::table::{DEVICE_KERNELS, HISTOGRAM_KERNELS, SCAN_BY_KEY_KERNELS};
     DEVICE_KERNELS
         .iter()
         .chain(HISTOGRAM_KERNELS)
+        .chain(SCAN_BY_KEY_KERNELS.iter().flat_map(|key| key.iter()))
         .flat_map(|group| group.iter().copied())
         .collect()
 }
@@ -124,8 +125,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 }
 
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
-/// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM);
-/// the others declare none.
+/// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
+/// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM); the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -138,6 +139,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM))
             } else if has(SELECT_FAMILIES) {
                 Some(bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM))
+            } else if has(SEGMENTED_FAMILIES) {
+                Some(bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM))
             } else {
                 None
             };
@@ -214,8 +217,15 @@ fn device_kernels_take_one_parameter_struct() {
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
         let params = gpu_primitives_runtime::ptx::entry_param_bytes(ptx);
         for name in device_kernels() {
+            let segmented = [
+                "device_scan_by_",
+                "device_segmented_scan_",
+                "device_segmented_reduce_by_offsets_",
+            ];
             let expected = if let Some(bytes) = compaction_param_bytes(name) {
                 bytes
+            } else if segmented.iter().any(|p| name.starts_with(p)) {
+                size_of::<SegmentedScanParams<u8, u8, u8>>()
             } else if name.starts_with("device_scan_") {
                 size_of::<ScanParams<u8, u8>>()
             } else if name.starts_with("device_segmented_reduce_") {
@@ -333,11 +343,12 @@ fn ptxas_accepts_every_module() {
             } else if line.contains("spill stores") {
                 let nums: Vec<&str> = line.split_whitespace().collect();
                 spills = (nums[4].to_owned(), nums[8].to_owned());
-                // The compaction kernels are built for 4 blocks per multiprocessor (64
-                // registers), which measured faster than no bound despite a few spilled words
-                // (docs/performance.md); anything else must not spill.
+                // The compaction and segmented kernels are built for 4 blocks per
+                // multiprocessor (64 registers), which measured faster than no bound despite a
+                // few spilled words (docs/performance.md); anything else must not spill.
                 let allowed = if gpu_primitives_abi::tuning::SELECT_FAMILIES
                     .iter()
+                    .chain(gpu_primitives_abi::tuning::SEGMENTED_FAMILIES)
                     .any(|p| kernel.starts_with(p))
                 {
                     COMPACTION_SPILL_BYTES

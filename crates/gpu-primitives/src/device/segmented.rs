@@ -1,54 +1,134 @@
-//! Segmented reduce over a batch of equal-length rows.
+//! Segmented reduce: one value per segment, the segments equal-length rows or given by CSR
+//! offsets.
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator};
-use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
+use super::segmented_scan::{Heads, SegmentOffsets, check_fit, launch};
+use super::workspace::DeviceWorkspace;
+use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::SegmentedReduceParams;
 
-/// `output[r]` = `Op` over row `r` of `input`, seen as `input.len() / row_len` rows of `row_len`
-/// elements (row-major; the shape of softmax and LayerNorm statistics). One block per row,
-/// blocks striding over rows past 8 per multiprocessor. Stream-ordered (no synchronisation).
-/// `output` may be longer than the number of rows; the rest is left alone.
+/// The segments of a [`segmented_reduce`]: equal-length rows (`From<usize>`, the row length)
+/// or CSR offsets (`From<&SegmentOffsets>`).
+#[derive(Clone, Copy)]
+pub enum Segments<'s> {
+    /// Consecutive rows of this many elements (row-major: the shape of softmax and LayerNorm
+    /// statistics).
+    Rows(usize),
+    /// Segment `s` is `offsets[s] .. offsets[s + 1]`.
+    Offsets(SegmentOffsets<'s>),
+}
+
+impl From<usize> for Segments<'_> {
+    fn from(row_len: usize) -> Self {
+        Segments::Rows(row_len)
+    }
+}
+
+impl<'s> From<&SegmentOffsets<'s>> for Segments<'s> {
+    fn from(offsets: &SegmentOffsets<'s>) -> Self {
+        Segments::Offsets(*offsets)
+    }
+}
+
+/// `output[s]` = `Op` over segment `s` of `input`. Stream-ordered (no synchronisation).
+/// `output` may be longer than the number of segments; the rest is left alone.
+///
+/// - **Rows** (`segments` a row length): `input.len() / row_len` rows; one block per row, blocks
+///   striding over rows past 8 per multiprocessor. Deterministic.
+/// - **Offsets** ([`SegmentOffsets`]): any lengths, empty segments giving the identity (`0`,
+///   `+inf` / the largest integer for [`Min`](super::Min), `-inf` / the smallest for
+///   [`Max`](super::Max)). One pass over the items, balanced whatever the lengths (the
+///   segmented scan of [`segmented_inclusive_scan`](super::segmented_inclusive_scan), each
+///   segment's total written at its last item); a `workspace` is needed for its tile status.
+///   Float sums can differ in the last bits from run to run (where the look-back stops).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is not a
-/// whole number of rows; [`Error::LengthMismatch`] for an output shorter than the number of rows;
-/// all before any launch. Device errors.
+/// Rows: [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is
+/// not a whole number of rows. Offsets: [`Error::InvalidLaunch`] when the last offset is past the
+/// input. Both: [`Error::LengthMismatch`] for an output shorter than the number of segments. All
+/// before any launch. Device errors.
 ///
 /// # Example
 /// ```no_run
-/// use gpu_primitives::device::{self, DeviceVec, Sum};
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max, SegmentOffsets, Sum};
 /// let gpu = gpu_primitives::open_gpu(0)?;
+/// let mut workspace = DeviceWorkspace::new();
 /// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 10.0, 20.0, 30.0])?; // 2 rows of 3
 /// let mut sums = gpu.alloc_zeroed::<f32>(2)?;
-/// device::segmented_reduce::<f32, Sum>(&gpu, &x, 3, &mut sums)?;
+/// device::segmented_reduce::<f32, Sum>(&gpu, &x, 3, &mut sums, &mut workspace)?;
 /// assert_eq!(gpu.download(&sums)?, [6.0, 60.0]);
+///
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 1, 1, 6])?; // [0, 1), [1, 1), [1, 6)
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// let mut maxima = gpu.alloc_zeroed::<f32>(3)?;
+/// device::segmented_reduce::<f32, Max>(&gpu, &x, &segments, &mut maxima, &mut workspace)?;
+/// assert_eq!(gpu.download(&maxima)?, [1.0, f32::NEG_INFINITY, 30.0]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn segmented_reduce<'a, 'o, 'g, T: Element, Op: Operator>(
+pub fn segmented_reduce<'a, 'o, 'g, 's, T: Element, Op: Operator>(
     on: impl Into<OnStream<'g>>,
     input: impl Into<DeviceView<'a, T>>,
-    row_len: usize,
+    segments: impl Into<Segments<'s>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let (on, input, output) = (on.into(), input.into(), output.into());
+    match segments.into() {
+        Segments::Rows(row_len) => reduce_rows::<T, Op>(on, input, row_len, output),
+        Segments::Offsets(offsets) => {
+            check_fit("segmented_reduce", &offsets, input.len)?;
+            let segments = offsets.segments();
+            check_output(output.len(), segments)?;
+            if segments == 0 {
+                return Ok(());
+            }
+            let heads = Heads::Offsets {
+                address: offsets.offsets().address(),
+                segments,
+            };
+            launch::<T, Op>(
+                on,
+                "segmented_reduce_by_offsets",
+                input,
+                heads,
+                output.address,
+                ScanKind::Inclusive,
+                workspace,
+            )
+        }
+    }
+}
+
+fn check_output(found: usize, segments: usize) -> Result<()> {
+    if found < segments {
+        return Err(Error::LengthMismatch {
+            what: "segmented_reduce: output",
+            expected: segments,
+            found,
+        });
+    }
+    Ok(())
+}
+
+/// One block per row of `row_len` elements.
+fn reduce_rows<T: Element, Op: Operator>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    row_len: usize,
+    output: DeviceViewMut<'_, T::Acc>,
+) -> Result<()> {
     if input.len == 0 {
         return Ok(());
     }
-    if row_len == 0 || input.len % row_len != 0 {
+    if row_len == 0 || !input.len.is_multiple_of(row_len) {
         return Err(Error::InvalidLaunch(format!(
             "segmented_reduce: {} elements are not a whole number of rows of {row_len}",
             input.len
         )));
     }
     let rows = input.len / row_len;
-    if output.len() < rows {
-        return Err(Error::LengthMismatch {
-            what: "segmented_reduce: output",
-            expected: rows,
-            found: output.len(),
-        });
-    }
+    check_output(output.len(), rows)?;
     let kernel = crate::module(on.gpu)?.kernel::<SegmentedReduceParams<T::Raw, T::Acc>>(&format!(
         "device_segmented_reduce_{}_{}",
         T::NAME,

@@ -14,6 +14,7 @@
 //! | [`select::select_tile`] | single pass: flags, block scan of the flags, look-back over counts, two-phase scatter | n (+ n flags) | kept items, their number |
 //! | [`run_length::run_tile`] | single pass: head and tail flags, block scan of the selected heads, look-back over (runs, last start) | n | each run's item or offset, and length; their number |
 //! | [`histogram::histogram_privatized`], [`histogram::histogram_global`] | per-block counters in shared memory, then one atomic per counter; or a global atomic per sample | n | counts per bin |
+//! | [`segmented_scan::segmented_tile`] | single pass over the items (any segment lengths): heads from key changes or CSR offsets, block scan of (value, segment) pairs, look-back over them | n (+ n keys or the offsets) | each item's scan within its segment, or each segment's total |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
 pub mod element;
@@ -22,6 +23,7 @@ pub mod indexed;
 pub mod reduce;
 pub mod run_length;
 pub mod scan;
+pub mod segmented_scan;
 pub mod select;
 pub mod tile_status;
 

@@ -74,15 +74,22 @@ pub trait TileStatusValue: Copy {
     unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)>;
 }
 
+/// The flag word of `state` in `epoch`.
 #[inline(always)]
-fn flag(epoch: u32, state: u32) -> u32 {
+pub(crate) fn encode_flag(epoch: u32, state: u32) -> u32 {
     epoch << 2 | state
+}
+
+/// The state a flag word holds, or `None` when it is from another epoch.
+#[inline(always)]
+pub(crate) fn decode_flag(epoch: u32, flag: u32) -> Option<u32> {
+    (flag >> 2 == epoch).then_some(flag & 3)
 }
 
 /// `(state, value bits)` of a flag and its value, or `None` when the flag is from another epoch.
 #[inline(always)]
 fn decode<B>(epoch: u32, flag: u32, bits: B) -> Option<(u32, B)> {
-    (flag >> 2 == epoch).then_some((flag & 3, bits))
+    decode_flag(epoch, flag).map(|state| (state, bits))
 }
 
 macro_rules! packed_in_word {
@@ -90,7 +97,7 @@ macro_rules! packed_in_word {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let word = (flag(status.epoch, state) as u64) << 32 | $to_bits(value) as u64;
+                let word = (encode_flag(status.epoch, state) as u64) << 32 | $to_bits(value) as u64;
                 // SAFETY: the caller guarantees tile is in range; 8 bytes per tile fit the slots.
                 unsafe { u64::store_relaxed(status.slots.add(tile), word) };
             }
@@ -113,7 +120,7 @@ macro_rules! packed_in_pair {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let pair = [flag(status.epoch, state) as u64, $to_bits(value)];
+                let pair = [encode_flag(status.epoch, state) as u64, $to_bits(value)];
                 // SAFETY: the caller guarantees tile is in range; the slots are 16-byte aligned,
                 // 16 bytes per tile.
                 unsafe { store_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile), pair) };

@@ -24,6 +24,9 @@ use crate::device::reduce::{
 };
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
+use crate::device::segmented_scan::{
+    KeyHeads, OffsetHeads, SegmentedOutput, SegmentedStorage, segmented_tile,
+};
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
 };
@@ -36,10 +39,12 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
-    ScanParams, SegmentedReduceParams, SelectParams,
+    ScanParams, SegmentedReduceParams, SegmentedScanParams, SelectParams,
 };
-use gpu_primitives_abi::tuning::{SELECT_BLOCK, SELECT_ROWS, run_items};
-use gpu_primitives_abi::{histogram_counter_table, kernel_name, operator_table, scan_operator_table};
+use gpu_primitives_abi::tuning::{SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items};
+use gpu_primitives_abi::{
+    histogram_counter_table, kernel_name, operator_table, scan_key_table, scan_operator_table,
+};
 
 /// `device_scan_<name>_<op>`: single-pass scan (see `device::scan`) of `input[0..n]` into
 /// `output`, as [`ScanParams`] says.
@@ -121,12 +126,144 @@ macro_rules! reduce_entries {
     };
 }
 
+/// `device_segmented_scan_<name>_<op>` and `device_segmented_reduce_by_offsets_<name>_<op>`:
+/// the segmented scan (`device::segmented_scan`) of `input[0..n]` by CSR offsets, or its total per
+/// segment, as [`SegmentedScanParams`] says.
+macro_rules! segmented_entries {
+    ($name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal) => {
+        segmented_entry!(segmented_scan, $name, $ty, $op, $Op, $vec, false);
+        segmented_entry!(
+            segmented_reduce_by_offsets,
+            $name,
+            $ty,
+            $op,
+            $Op,
+            $vec,
+            true
+        );
+    };
+}
+
+macro_rules! segmented_entry {
+    ($family:ident, $name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal, $reduce:literal) => {
+        const _: () = {
+            const ITEMS: usize = segmented_items($vec, size_of::<<$ty as Element>::Acc>());
+            /// # Safety
+            /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
+            #[unsafe(export_name = kernel_name!($family, $name, $op))]
+            pub unsafe extern "ptx-kernel" fn kernel(
+                p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
+            ) {
+                use crate::op::ReduceOp;
+                type Acc = <$ty as Element>::Acc;
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let tile_items = crate::thread::block_dim() * ITEMS as u32;
+                // SAFETY: disjoint regions of the launch's dynamic shared memory
+                // (`segmented_shared_bytes` for blocks of SCAN_BLOCK threads), each aligned.
+                let storage = unsafe { segmented_storage::<Acc>(tile_items + 3) };
+                // SAFETY: offsets[0] and offsets[segments] are readable (the params' contract).
+                let (from, to) = unsafe { (*p.offsets as usize, *p.offsets.add(p.segments) as usize) };
+                let heads = OffsetHeads {
+                    offsets: p.offsets,
+                    segments: p.segments,
+                    empty_output: if $reduce {
+                        p.output
+                    } else {
+                        core::ptr::null_mut()
+                    },
+                    fill: <$Op as ReduceOp<Acc>>::identity(),
+                };
+                let output = if $reduce {
+                    SegmentedOutput::Reduce {
+                        output: p.output,
+                        to,
+                    }
+                } else {
+                    SegmentedOutput::Scan {
+                        output: p.output,
+                        exclusive: p.exclusive != 0,
+                        from,
+                        to,
+                    }
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    segmented_tile::<$ty, $Op, _, $vec, ITEMS>(
+                        p.input,
+                        p.n,
+                        heads,
+                        output,
+                        status,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+    };
+}
+
+/// `device_scan_by_<key>_key_<name>_<op>` for every key type: the segmented scan of
+/// `input[0..n]` with a head wherever the key changes, as [`SegmentedScanParams`] says.
+macro_rules! by_key_entries {
+    ([$name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal] $($key:ident => $kty:ty, $kvec:literal;)*) => {
+        $(
+            const _: () = {
+                /// Rows of the wider of the key's and the value's 16-byte vectors.
+                const VEC: usize = if $kvec > $vec { $kvec } else { $vec };
+                const ITEMS: usize = segmented_items(VEC, size_of::<<$ty as Element>::Acc>());
+                /// # Safety
+                /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
+                #[unsafe(export_name = gpu_primitives_abi::scan_by_key_name!($key, $name, $op))]
+                pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedScanParams<$ty, <$ty as Element>::Acc, $kty>) {
+                    let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                    // SAFETY: the regions of DEVICE_SHARED_BYTES; no head slots by key.
+                    let storage = unsafe { segmented_storage::<<$ty as Element>::Acc>(0) };
+                    let output = SegmentedOutput::Scan { output: p.output, exclusive: p.exclusive != 0, from: 0, to: p.n };
+                    // SAFETY: forwarded from the kernel's contract.
+                    unsafe {
+                        segmented_tile::<$ty, $Op, _, VEC, ITEMS>(
+                            p.input,
+                            p.n,
+                            KeyHeads(p.keys),
+                            output,
+                            status,
+                            p.look_back_delay_ns,
+                            storage,
+                        )
+                    };
+                }
+            };
+        )*
+    };
+}
+
+/// The shared memory of a segmented kernel: the regions of every device-wide kernel, then
+/// `heads` u32 from `EXCHANGE_OFFSET`.
+///
+/// # Safety
+/// The launch's dynamic shared memory holds `EXCHANGE_OFFSET + 4 * heads` bytes.
+#[inline(always)]
+unsafe fn segmented_storage<A: crate::shared::SharedValue>(heads: u32) -> SegmentedStorage<A> {
+    // SAFETY: disjoint, aligned regions of the caller's dynamic shared memory.
+    unsafe {
+        SegmentedStorage {
+            scan: BlockScanStorage::new(dynamic_shared(0)),
+            prefix: dynamic_shared(PREFIX_OFFSET),
+            tile: dynamic_shared(TILE_OFFSET),
+            heads: dynamic_shared::<u32>(EXCHANGE_OFFSET).slice(0, heads),
+        }
+    }
+}
+
 /// Every operator of the table for one element type.
 macro_rules! per_operator {
     ([$name:ident, $ty:ty, $vec:literal, $items:literal] $($op:ident => $Op:ident;)*) => {
         $(
             reduce_entries!($name, $ty, $op, $Op, $vec);
             scan_entry!($name, $ty, $op, $Op, $vec, $items);
+            segmented_entries!($name, $ty, $op, $Op, $vec);
+            scan_key_table!(by_key_entries, $name, $ty, $op, $Op, $vec);
         )*
     };
 }

@@ -401,7 +401,13 @@ fn segmented_type_op<T: TestElement, Op: Operator>(gpu: &Gpu) -> Result<(), Fail
         let x = T::make(rows * row_len, (rows * 31 + row_len) as u64);
         let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
         let mut d_out = ok(gpu.alloc_zeroed::<T::Acc>(rows))?;
-        ok(device::segmented_reduce::<T, Op>(gpu, &d_x, row_len, &mut d_out))?;
+        ok(device::segmented_reduce::<T, Op>(
+            gpu,
+            &d_x,
+            row_len,
+            &mut d_out,
+            &mut DeviceWorkspace::new(),
+        ))?;
         let expected: Vec<T::Acc> = x.chunks(row_len).map(reference::reduce::<T, Op>).collect();
         check_slices(
             &format!("segmented {} {} {rows}x{row_len}", T::NAME, Op::NAME),
@@ -430,11 +436,11 @@ fn segmented(gpu: &Gpu) -> Result<(), Failed> {
     segmented_type::<bf16>(gpu)?;
     let d_x = ok(DeviceVec::from_slice(gpu, &[1.0f32; 10]))?;
     let mut short = ok(gpu.alloc_zeroed::<f32>(1))?;
-    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 3, &mut short) {
+    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 3, &mut short, &mut DeviceWorkspace::new()) {
         Err(Error::InvalidLaunch(msg)) if msg.contains("whole number of rows") => {}
         other => return Err(format!("10 elements in rows of 3 gave {other:?}").into()),
     }
-    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 5, &mut short) {
+    match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 5, &mut short, &mut DeviceWorkspace::new()) {
         Err(Error::LengthMismatch {
             expected: 2,
             found: 1,

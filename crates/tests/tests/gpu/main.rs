@@ -19,6 +19,7 @@ mod puzzles;
 mod reduction;
 mod run_length;
 mod scans;
+mod segments;
 mod streams;
 mod support;
 
@@ -35,6 +36,7 @@ fn main() {
         compaction::TESTS,
         histogram::TESTS,
         run_length::TESTS,
+        segments::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

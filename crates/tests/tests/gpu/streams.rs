@@ -65,6 +65,7 @@ fn check_all_algorithms(
         input.slice(0..x.len() / row * row),
         row,
         &mut row_out,
+        &mut ws,
     ))?;
     check_slices(
         "segmented reduce",

@@ -37,6 +37,14 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
         "moves about 30 GiB: hours under compute-sanitizer",
     ),
     (
+        "segments::past_2_pow_31_elements",
+        "moves about 50 GiB: hours under compute-sanitizer",
+    ),
+    (
+        "segments::one_huge_segment_beside_a_million_tiny",
+        "9.4 million items through every check: long under compute-sanitizer (the property tests cover the same paths)",
+    ),
+    (
         "histogram::past_2_pow_31_samples",
         "reads 2 GiB twice: long under compute-sanitizer",
     ),

@@ -1,0 +1,466 @@
+//! Segmented scans in one pass with decoupled look-back (kernels `device::segmented_scan`): by
+//! CSR offsets ([`segmented_inclusive_scan`], [`segmented_exclusive_scan`], and the segmented
+//! reduce by offsets of [`segmented_reduce`](super::segmented_reduce)) and by key
+//! ([`inclusive_scan_by_key`], [`exclusive_scan_by_key`], as CUB's `DeviceScan::*ScanByKey`).
+//!
+//! The tiles split the items, not the segments: the time depends on the number of items, not on
+//! how they are split into segments (one segment of 2^28 items beside a million of one item
+//! costs what a plain scan of the same items costs).
+
+use super::element::{DeviceView, DeviceViewMut, Element, Operator};
+use super::workspace::DeviceWorkspace;
+use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, ScanKind, tuning_override};
+use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::segmented_shared_bytes;
+use gpu_primitives_abi::params::SegmentedScanParams;
+use gpu_primitives_abi::tuning::{SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items};
+
+/// CSR segment offsets in device memory, checked: `segments + 1` non-decreasing `u64` offsets,
+/// segment `s` being items `offsets[s] .. offsets[s + 1]` of the input (empty when they are
+/// equal). Items before `offsets[0]` and from `offsets[segments]` on belong to no segment.
+///
+/// Made once and passed to any number of calls: [`SegmentOffsets::new`] reads the offsets back
+/// to check them (it synchronises the stream); [`SegmentOffsets::new_unchecked`] trusts the
+/// caller. Each call then checks only that the offsets fit its input.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, SegmentOffsets};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 2, 2, 5])?; // segments [0, 2), [2, 2), [2, 5)
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// assert_eq!((segments.segments(), segments.end()), (3, 5));
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct SegmentOffsets<'a> {
+    offsets: DeviceView<'a, u64>,
+    end: u64,
+}
+
+impl<'a> SegmentOffsets<'a> {
+    /// Check `offsets` (copied to the host, after the work queued before on the stream, which
+    /// is synchronised): at least one offset, non-decreasing, fewer than `u32::MAX` segments.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] naming the first offset that breaks a rule; device errors.
+    pub fn new<'g>(on: impl Into<OnStream<'g>>, offsets: impl Into<DeviceView<'a, u64>>) -> Result<Self> {
+        let (on, offsets) = (on.into(), offsets.into());
+        let mut host = vec![0u64; offsets.len];
+        // SAFETY: a view holds `len` initialised u64 in the GPU's context.
+        unsafe { on.stream.copy_to_host(offsets.address, &mut host)? };
+        check_offsets(&host)?;
+        Ok(Self {
+            offsets,
+            end: host[host.len() - 1],
+        })
+    }
+
+    /// Offsets the caller vouches for, without reading them.
+    ///
+    /// # Safety
+    /// `offsets` holds at least one offset, is non-decreasing, has fewer than `u32::MAX`
+    /// segments, and its last offset is `end`: the kernels search and index with them unchecked.
+    pub unsafe fn new_unchecked(offsets: impl Into<DeviceView<'a, u64>>, end: u64) -> Self {
+        Self {
+            offsets: offsets.into(),
+            end,
+        }
+    }
+
+    /// Number of segments (one less than the offsets).
+    pub fn segments(&self) -> usize {
+        self.offsets.len - 1
+    }
+
+    /// The last offset: one past the last segment's last item. Inputs must be at least this
+    /// long.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// The offsets.
+    pub fn offsets(&self) -> DeviceView<'a, u64> {
+        self.offsets
+    }
+}
+
+/// The rules of [`SegmentOffsets::new`] on a host copy of the offsets.
+pub(crate) fn check_offsets(offsets: &[u64]) -> Result<()> {
+    if offsets.is_empty() {
+        return Err(Error::InvalidLaunch(
+            "segment offsets: none; n segments need n + 1 offsets".into(),
+        ));
+    }
+    if offsets.len() > u32::MAX as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "segment offsets: {} segments; at most 2^32 - 2",
+            offsets.len() - 1
+        )));
+    }
+    if let Some(s) = offsets.windows(2).position(|w| w[1] < w[0]) {
+        return Err(Error::InvalidLaunch(format!(
+            "segment offsets: not non-decreasing: offsets[{s}] = {} > offsets[{}] = {}",
+            offsets[s],
+            s + 1,
+            offsets[s + 1]
+        )));
+    }
+    Ok(())
+}
+
+/// A key type of the scans by key: keys compare by their bits, so `i32` keys use the `u32`
+/// kernels and `i64` keys the `u64` ones (the key table, `gpu_primitives_abi::scan_key_table!`).
+pub trait ScanKey: gpu_primitives_runtime::DeviceCopy + bytemuck::Pod + Send + Sync + 'static {
+    /// The kernel-name part of the kernels that compare keys of this width.
+    const KERNEL_KEY: &'static str;
+    /// Keys per 16-byte load.
+    const VECTOR: u32;
+}
+
+macro_rules! scan_keys {
+    ([] $($key:ident => $ty:ty, $vec:literal;)*) => {
+        $(impl ScanKey for $ty {
+            const KERNEL_KEY: &'static str = stringify!($key);
+            const VECTOR: u32 = $vec;
+        })*
+    };
+}
+gpu_primitives_abi::scan_key_table!(scan_keys);
+
+impl ScanKey for i32 {
+    const KERNEL_KEY: &'static str = <u32 as ScanKey>::KERNEL_KEY;
+    const VECTOR: u32 = <u32 as ScanKey>::VECTOR;
+}
+
+impl ScanKey for i64 {
+    const KERNEL_KEY: &'static str = <u64 as ScanKey>::KERNEL_KEY;
+    const VECTOR: u32 = <u64 as ScanKey>::VECTOR;
+}
+
+/// The look-back delay of a segmented grid of `tiles` tiles: [`SEGMENTED_LOOK_BACK_DELAY_NS`],
+/// or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override,
+/// read once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below.
+fn look_back_delay_ns(tiles: usize) -> u32 {
+    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
+        return 0;
+    }
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
+        SEGMENTED_LOOK_BACK_DELAY_NS,
+        0..=4000,
+    )
+}
+
+/// Where the heads come from, as the kernel's parameters say.
+pub(crate) enum Heads {
+    /// Key changes: the kernel for keys of `kernel_key` bits at `address`, with the wider of
+    /// the key's and the value's vector widths.
+    Keys {
+        kernel_key: &'static str,
+        address: u64,
+        vector: u32,
+    },
+    /// CSR offsets: `segments + 1` at `address`.
+    Offsets { address: u64, segments: usize },
+}
+
+/// Queue one segmented kernel over `input` into the device address `output`: `family` is
+/// `segmented_scan` or `segmented_reduce_by_offsets` (by offsets) or ignored (by key).
+pub(crate) fn launch<T: Element, Op: Operator>(
+    on: OnStream<'_>,
+    family: &str,
+    input: DeviceView<'_, T>,
+    heads: Heads,
+    output: u64,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let n = input.len;
+    let vector = match heads {
+        Heads::Keys { vector, .. } => vector,
+        Heads::Offsets { .. } => T::VECTOR,
+    };
+    let tile = SCAN_BLOCK as usize * segmented_items(vector as usize, size_of::<T::Acc>());
+    let tiles = n.div_ceil(tile).max(1);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{family}: {n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    let (name, keys, offsets, segments, shared) = match heads {
+        Heads::Keys {
+            kernel_key, address, ..
+        } => (
+            format!("device_scan_by_{kernel_key}_key_{}_{}", T::NAME, Op::NAME),
+            address,
+            0,
+            0,
+            DEVICE_SHARED_BYTES,
+        ),
+        Heads::Offsets { address, segments } => (
+            format!("device_{family}_{}_{}", T::NAME, Op::NAME),
+            0,
+            address,
+            segments,
+            segmented_shared_bytes(tile as u32),
+        ),
+    };
+    // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
+    let kernel = crate::module(on.gpu)?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
+    let status = workspace.scan_status(on.stream, tiles)?;
+    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
+    let params = SegmentedScanParams {
+        input: input.address as *const T::Raw,
+        output: output as *mut T::Acc,
+        n,
+        keys: keys as *const u64,
+        offsets: offsets as *const u64,
+        segments,
+        status_slots: status.slots as *mut u64,
+        tile_counter: status.counter as *mut u64,
+        tile_base: status.tile_base,
+        epoch: status.epoch,
+        exclusive: (kind == ScanKind::Exclusive) as u32,
+        look_back_delay_ns: look_back_delay_ns(tiles),
+    };
+    // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
+    // values (scans) or one per segment (reduce), and that the offsets are checked ones that
+    // fit n; the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the
+    // tile base and an epoch newer than every slot's; the grid has exactly max(1, ceil(n /
+    // tile)) blocks of SCAN_BLOCK threads and the shared memory the family needs.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// The checks every call by offsets makes: the offsets fit the input.
+pub(crate) fn check_fit(what: &'static str, segments: &SegmentOffsets<'_>, n: usize) -> Result<()> {
+    if segments.end() > n as u64 {
+        return Err(Error::InvalidLaunch(format!(
+            "{what}: the last offset {} is past the input's {n} items",
+            segments.end()
+        )));
+    }
+    Ok(())
+}
+
+fn scan_by_offsets<T: Element, Op: Operator>(
+    on: OnStream<'_>,
+    input: DeviceView<'_, T>,
+    segments: &SegmentOffsets<'_>,
+    output: DeviceViewMut<'_, T::Acc>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    check_fit("segmented scan", segments, input.len)?;
+    if output.len < input.len {
+        return Err(Error::LengthMismatch {
+            what: "segmented scan: output too short",
+            expected: input.len,
+            found: output.len,
+        });
+    }
+    if input.len == 0 {
+        return Ok(());
+    }
+    let heads = Heads::Offsets {
+        address: segments.offsets.address,
+        segments: segments.segments(),
+    };
+    launch::<T, Op>(
+        on,
+        "segmented_scan",
+        input,
+        heads,
+        output.address,
+        kind,
+        workspace,
+    )
+}
+
+/// The inclusive scan of each segment: `output[i] = input[b] ⊕ ... ⊕ input[i]` for `i` in
+/// segment `offsets[s] .. offsets[s + 1]` starting at `b`; items outside every segment are left
+/// alone, as is the rest of a longer output. Stream-ordered. f16 / bf16 scan into f32. Float
+/// results can differ in the last bits from run to run (as [`inclusive_scan`](super::inclusive_scan)).
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] when the last offset is past the input; [`Error::LengthMismatch`]
+/// when `output` is shorter than `input`; both before any launch. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SegmentOffsets, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1u32, 2, 3, 4, 5])?;
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 2, 5])?;
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// let mut y = gpu.alloc_zeroed::<u32>(5)?;
+/// device::segmented_inclusive_scan::<u32, Sum>(&gpu, &x, &segments, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [1, 3, 3, 7, 12]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn segmented_inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    segments: &SegmentOffsets<'_>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    scan_by_offsets::<T, Op>(
+        on.into(),
+        input.into(),
+        segments,
+        output.into(),
+        ScanKind::Inclusive,
+        workspace,
+    )
+}
+
+/// The exclusive scan of each segment: `output[i] = input[b] ⊕ ... ⊕ input[i - 1]`, the
+/// identity at each segment's first item. As [`segmented_inclusive_scan`].
+///
+/// # Errors
+/// As [`segmented_inclusive_scan`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SegmentOffsets, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1u32, 2, 3, 4, 5])?;
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 2, 5])?;
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// let mut y = gpu.alloc_zeroed::<u32>(5)?;
+/// device::segmented_exclusive_scan::<u32, Sum>(&gpu, &x, &segments, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [0, 1, 0, 3, 7]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn segmented_exclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    segments: &SegmentOffsets<'_>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    scan_by_offsets::<T, Op>(
+        on.into(),
+        input.into(),
+        segments,
+        output.into(),
+        ScanKind::Exclusive,
+        workspace,
+    )
+}
+
+fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
+    on: OnStream<'_>,
+    keys: DeviceView<'_, K>,
+    input: DeviceView<'_, T>,
+    output: DeviceViewMut<'_, T::Acc>,
+    kind: ScanKind,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if keys.len != input.len {
+        return Err(Error::LengthMismatch {
+            what: "scan by key: keys and values differ in length",
+            expected: input.len,
+            found: keys.len,
+        });
+    }
+    if output.len < input.len {
+        return Err(Error::LengthMismatch {
+            what: "scan by key: output too short",
+            expected: input.len,
+            found: output.len,
+        });
+    }
+    if input.len == 0 {
+        return Ok(());
+    }
+    let heads = Heads::Keys {
+        kernel_key: K::KERNEL_KEY,
+        address: keys.address,
+        // The kernel's rows: the wider of the key's and the value's vectors.
+        vector: K::VECTOR.max(T::VECTOR),
+    };
+    launch::<T, Op>(
+        on,
+        "scan_by_key",
+        input,
+        heads,
+        output.address,
+        kind,
+        workspace,
+    )
+}
+
+/// The inclusive scan of each run of equal keys: `output[i] = values[b] ⊕ ... ⊕ values[i]`,
+/// `b` the first item of the run of `keys[i]` that holds `i` (a new segment wherever the key
+/// changes; keys compare by bits). Stream-ordered; the rest of a longer output is left alone.
+/// f16 / bf16 values scan into f32. Float results can differ in the last bits from run to run.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when keys and values differ in length or the output is shorter,
+/// before any launch. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let keys = DeviceVec::from_slice(&gpu, &[7u32, 7, 3, 3, 3, 7])?;
+/// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+/// let mut y = gpu.alloc_zeroed::<f32>(6)?;
+/// device::inclusive_scan_by_key::<u32, f32, Sum>(&gpu, &keys, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [1.0, 3.0, 3.0, 7.0, 12.0, 6.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn inclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceView<'k, K>>,
+    values: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    scan_by_key::<K, T, Op>(
+        on.into(),
+        keys.into(),
+        values.into(),
+        output.into(),
+        ScanKind::Inclusive,
+        workspace,
+    )
+}
+
+/// The exclusive scan of each run of equal keys: the identity at each run's first item. As
+/// [`inclusive_scan_by_key`].
+///
+/// # Errors
+/// As [`inclusive_scan_by_key`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let keys = DeviceVec::from_slice(&gpu, &[1i64, 1, 1, 2])?;
+/// let x = DeviceVec::from_slice(&gpu, &[5i32, 9, 2, 4])?;
+/// let mut y = gpu.alloc_zeroed::<i32>(4)?;
+/// device::exclusive_scan_by_key::<i64, i32, Max>(&gpu, &keys, &x, &mut y, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [i32::MIN, 5, 9, i32::MIN]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn exclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceView<'k, K>>,
+    values: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    scan_by_key::<K, T, Op>(
+        on.into(),
+        keys.into(),
+        values.into(),
+        output.into(),
+        ScanKind::Exclusive,
+        workspace,
+    )
+}

@@ -1,0 +1,584 @@
+//! Segmented scans and reductions in one pass with decoupled look-back: a scan that starts over
+//! at every segment's first item (its *head*), where the heads come from key changes
+//! (`inclusive_scan_by_key` / `exclusive_scan_by_key`, CUB's `DeviceScan::*ScanByKey`) or from
+//! CSR offsets (`segmented_inclusive_scan` / `segmented_exclusive_scan`, and the segmented
+//! reduce, whose result per segment is the inclusive scan at the segment's last item).
+//!
+//! The tiles split the *items*, not the segments, so the work is the same whatever the segment
+//! lengths: one segment of 2^28 items beside a million of one item costs what a plain scan
+//! costs. Each block handles one tile of `block_dim() * ITEMS` items:
+//! 1. it takes the next tile index (as [`super::scan`]) and starts loading its values;
+//! 2. it finds which of its items are heads ([`SegmentHeads`]): from the keys, an item whose key
+//!    differs from the one before it ([`block_flag_heads_warp_striped`]); from offsets, the
+//!    first item of each non-empty segment that starts in the tile (warp 0 finds the tile's
+//!    segments by a 32-way search of the offsets, [`warp_lower_bound`]; the block marks their
+//!    first items in shared memory);
+//! 3. it scans the tile's `(value, segment)` pairs ([`Keyed`]) with the segmented operator
+//!    ([`SegmentedOp`]: a pair whose stretch holds a head discards what came before it) by the
+//!    warp-striped block scan, and warp 0 looks back over the preceding tiles' aggregates of the
+//!    same pairs (the 16-byte tile status: flag and segment in one word, the value in the other);
+//! 4. it writes each item's scan (scans) or, at each segment's last item, the segment's total
+//!    (reduce); empty segments get the identity.
+//!
+//! Source: the segmented operator is Blelloch's ("Prefix Sums and Their Applications", 1990,
+//! section 1.5); the single pass is Merrill & Garland's decoupled look-back (NVIDIA
+//! NVR-2016-002), as in CUB's `AgentScanByKey`.
+
+use core::marker::PhantomData;
+
+use super::element::{Element, store_aligned};
+use super::scan::{look_back, next_tile};
+use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
+use crate::atomic::{load_relaxed_pair, store_relaxed_pair};
+use crate::block::{
+    BlockScanStorage, block_flag_heads_warp_striped, block_load_warp_striped, block_scan_warp_striped,
+};
+use crate::op::ReduceOp;
+use crate::shared::{SharedArray, SharedValue};
+use crate::sync::block_barrier;
+use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx, warp_id};
+use crate::unroll::unrolled_for;
+use crate::warp::{Shuffle, warp_ballot};
+
+/// [`Keyed::segment`] of a stretch of items that holds no head.
+pub const NO_HEAD: u32 = u32::MAX;
+
+/// A value and the segment of the last head in the stretch of items it combines ([`NO_HEAD`]
+/// when there is none): what the segmented scan carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Keyed<A> {
+    /// The combination of the stretch's items from its last head on (all of them with none).
+    pub value: A,
+    /// The segment the last head starts (any value but [`NO_HEAD`] when only "there is a head"
+    /// matters, as for scans by key).
+    pub segment: u32,
+}
+
+/// The segmented operator over [`Keyed`] pairs: `combine(a, b)` is `b` when `b`'s stretch holds
+/// a head, else `a`'s segment with `Op::combine(a.value, b.value)`. Associative whenever `Op`
+/// is (Blelloch 1990); not commutative. Identity: `(Op::identity(), NO_HEAD)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SegmentedOp<Op>(PhantomData<Op>);
+
+impl<A, Op: ReduceOp<A>> ReduceOp<Keyed<A>> for SegmentedOp<Op> {
+    #[inline(always)]
+    fn identity() -> Keyed<A> {
+        Keyed {
+            value: Op::identity(),
+            segment: NO_HEAD,
+        }
+    }
+    #[inline(always)]
+    fn combine(a: Keyed<A>, b: Keyed<A>) -> Keyed<A> {
+        if b.segment != NO_HEAD {
+            b
+        } else {
+            Keyed {
+                value: Op::combine(a.value, b.value),
+                segment: a.segment,
+            }
+        }
+    }
+}
+
+impl<A: Shuffle> Shuffle for Keyed<A> {
+    #[inline(always)]
+    unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
+        // SAFETY: forwarded from the caller; both fields take the same path.
+        unsafe {
+            Keyed {
+                value: self.value.shuffle_raw(mode_b, width, member_mask),
+                segment: self.segment.shuffle_raw(mode_b, width, member_mask),
+            }
+        }
+    }
+}
+
+impl<A: SharedValue> SharedValue for Keyed<A> {
+    #[inline(always)]
+    unsafe fn load_shared(addr: u32) -> Self {
+        // SAFETY: the caller's address holds a `Keyed<A>` (`#[repr(C)]`: the value at 0, the
+        // segment at size_of::<A>(), both aligned as the pair is).
+        unsafe {
+            Keyed {
+                value: A::load_shared(addr),
+                segment: u32::load_shared(addr + size_of::<A>() as u32),
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(addr: u32, value: Self) {
+        // SAFETY: as in load_shared.
+        unsafe {
+            A::store_shared(addr, value.value);
+            u32::store_shared(addr + size_of::<A>() as u32, value.segment);
+        }
+    }
+}
+
+/// The bits of a value the tile status carries in its second word.
+pub trait StatusBits: Copy {
+    /// The value's bits, zero-extended to 64.
+    fn to_status_bits(self) -> u64;
+    /// The value of [`to_status_bits`](Self::to_status_bits)'s result.
+    fn from_status_bits(bits: u64) -> Self;
+}
+
+macro_rules! status_bits {
+    ($($t:ty => $bits:ty),*) => {$(
+        impl StatusBits for $t {
+            #[inline(always)]
+            fn to_status_bits(self) -> u64 {
+                <$bits>::from_ne_bytes(self.to_ne_bytes()) as u64
+            }
+            #[inline(always)]
+            fn from_status_bits(bits: u64) -> Self {
+                <$t>::from_ne_bytes((bits as $bits).to_ne_bytes())
+            }
+        }
+    )*};
+}
+status_bits!(f32 => u32, u32 => u32, i32 => u32, f64 => u64, u64 => u64, i64 => u64);
+
+/// A [`Keyed`] pair in the 16-byte tile status: the flag in the low half of the first word and
+/// the segment in its high half, the value's bits in the second word; one 16-byte store and
+/// load, as the 8-byte scans' status ([`super::tile_status`]).
+impl<A: StatusBits> TileStatusValue for Keyed<A> {
+    #[inline(always)]
+    unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
+        let pair = [
+            encode_flag(status.epoch, state) as u64 | (value.segment as u64) << 32,
+            value.value.to_status_bits(),
+        ];
+        // SAFETY: the caller guarantees tile is in range; the slots are 16-byte aligned, 16
+        // bytes per tile.
+        unsafe { store_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile), pair) };
+    }
+    #[inline(always)]
+    unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
+        // SAFETY: as in publish.
+        let [flag, bits] = unsafe { load_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile)) };
+        decode_flag(status.epoch, flag as u32).map(|state| {
+            (
+                state,
+                Keyed {
+                    value: A::from_status_bits(bits),
+                    segment: (flag >> 32) as u32,
+                },
+            )
+        })
+    }
+}
+
+/// The first `s` in `0..count` with `offsets[s] >= target` (`count` when there is none), found
+/// by the 32 lanes together: each round, lane `l` tests the `l`-th of 32 evenly spaced
+/// candidates and a ballot narrows the range 32-fold (4 rounds for a million offsets, each one
+/// dependent load per lane).
+///
+/// - **Who calls:** every lane of one warp, with the same arguments.
+/// - **Result valid in:** every lane.
+///
+/// # Safety
+/// The whole warp calls it, converged; `offsets[0..count]` is readable and non-decreasing.
+#[inline(always)]
+pub unsafe fn warp_lower_bound(offsets: *const u64, count: usize, target: u64) -> usize {
+    let (mut lo, mut hi) = (0usize, count);
+    let lane = lane_id() as usize;
+    while lo < hi {
+        let probe = lo + (hi - lo) * lane / WARP_SIZE as usize;
+        // SAFETY: lo <= probe < hi <= count.
+        let below = unsafe { *offsets.add(probe) } < target;
+        // SAFETY: the whole warp runs the same rounds (lo, hi are the same in every lane).
+        let ballot = unsafe { warp_ballot(below, u32::MAX) };
+        // The candidates below the target are lanes 0 .. c (monotone offsets).
+        let c = ballot.count_ones() as usize;
+        if c == 0 {
+            hi = lo;
+        } else {
+            let last_below = lo + (hi - lo) * (c - 1) / WARP_SIZE as usize;
+            if c < WARP_SIZE as usize {
+                hi = lo + (hi - lo) * c / WARP_SIZE as usize;
+            }
+            lo = last_below + 1;
+        }
+    }
+    lo
+}
+
+/// Shared memory of [`segmented_tile`].
+#[derive(Clone, Copy)]
+pub struct SegmentedStorage<A> {
+    /// For the block scan of the pairs.
+    pub scan: BlockScanStorage<Keyed<A>>,
+    /// One u32: the tile index, from thread 0 to the block.
+    pub tile: SharedArray<u32>,
+    /// One pair: the tile's exclusive prefix, from thread 0 to the block.
+    pub prefix: SharedArray<Keyed<A>>,
+    /// Heads from offsets: `block_dim() * ITEMS + 1` u32, the segment each tile position (and
+    /// the next tile's first) starts, or [`NO_HEAD`]; then two u32, the tile's range of
+    /// segments. Unused by scans by key.
+    pub heads: SharedArray<u32>,
+}
+
+/// Where a tile is: what [`SegmentHeads`] needs to find its heads.
+#[derive(Clone, Copy)]
+pub struct TileSpan {
+    /// Input index of the tile's first item.
+    pub first: usize,
+    /// Items in a full tile (`block_dim() * ITEMS`).
+    pub len: usize,
+    /// The tile is the grid's last.
+    pub last: bool,
+    /// Tile position of this lane's item `(0, 0)`.
+    pub lane_first: usize,
+    /// Number of input items.
+    pub n: usize,
+}
+
+impl TileSpan {
+    /// Tile position of item `(r, 0)` of this lane (rows of `VEC`, warp-striped).
+    #[inline(always)]
+    pub fn local<const VEC: usize>(&self, r: usize) -> usize {
+        self.lane_first + r * WARP_SIZE as usize * VEC
+    }
+}
+
+/// Where the segments' heads come from.
+pub trait SegmentHeads: Copy {
+    /// The segment each of this lane's items starts, or [`NO_HEAD`] (entry `r * VEC + v` for
+    /// item `v` of row `r`); items past `n` are never heads.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it (it may use barriers and `storage.heads`), with the
+    /// tile it handles; the implementation's arrays are valid.
+    unsafe fn heads<const VEC: usize, const ITEMS: usize>(
+        &self,
+        span: TileSpan,
+        storage: SharedArray<u32>,
+    ) -> [u32; ITEMS];
+}
+
+/// Heads where the key changes: item `i` starts a segment when `i == 0` or
+/// `keys[i] != keys[i - 1]` (compared by `!=`; the library's key types are integers).
+#[derive(Clone, Copy)]
+pub struct KeyHeads<K>(pub *const K);
+
+impl<K: Element<Acc = K> + Shuffle + PartialEq + Default> SegmentHeads for KeyHeads<K> {
+    #[inline(always)]
+    unsafe fn heads<const VEC: usize, const ITEMS: usize>(
+        &self,
+        span: TileSpan,
+        _storage: SharedArray<u32>,
+    ) -> [u32; ITEMS] {
+        let keys = self.0;
+        let tile_items = span.len.min(span.n.saturating_sub(span.first));
+        let valid = |r: usize, v: usize| span.local::<VEC>(r) + v < tile_items;
+        let whole = tile_items == span.len && (keys as usize).is_multiple_of(16);
+        // SAFETY: `keys` holds n items; `whole` says every row is in bounds and aligned, each
+        // row's first a multiple of VEC.
+        let items = unsafe {
+            block_load_warp_striped::<K, K, VEC, ITEMS>(
+                keys,
+                span.n,
+                whole,
+                |r| span.first + span.local::<VEC>(r),
+                K::default(),
+                |k| k,
+            )
+        };
+        let before_warp = || {
+            let first = span.first + span.lane_first;
+            // SAFETY: 0 < first <= the tile's last valid index + 1: the key before exists.
+            (first > 0 && span.lane_first <= tile_items).then(|| unsafe { *keys.add(first - 1) })
+        };
+        // SAFETY: the whole warp calls it (every thread of the block does).
+        let flags = unsafe {
+            block_flag_heads_warp_striped::<K, VEC, ITEMS>(
+                |r, v| items[r * VEC + v],
+                valid,
+                before_warp,
+                |a, b| a != b,
+            )
+        };
+        let mut heads = [NO_HEAD; ITEMS];
+        unrolled_for(ITEMS / VEC, |r| {
+            unrolled_for(VEC, |v| {
+                if (flags[r] >> v) & 1 != 0 {
+                    heads[r * VEC + v] = 0;
+                }
+            });
+        });
+        heads
+    }
+}
+
+/// Heads from CSR offsets: segment `s` is `offsets[s] .. offsets[s + 1]`, `s < segments`; its
+/// first item is a head when it is not empty. With `empty_identity`, the tile where an empty
+/// segment sits writes the identity `fill` for it to `output[s]` (the segmented reduce).
+#[derive(Clone, Copy)]
+pub struct OffsetHeads<A> {
+    /// `segments + 1` non-decreasing offsets, the last at most `n`.
+    pub offsets: *const u64,
+    /// Number of segments (below [`NO_HEAD`]).
+    pub segments: usize,
+    /// Where empty segments' identity goes (null: nowhere, for the scans).
+    pub empty_output: *mut A,
+    /// What empty segments get.
+    pub fill: A,
+}
+
+impl<A: Copy> SegmentHeads for OffsetHeads<A> {
+    #[inline(always)]
+    unsafe fn heads<const VEC: usize, const ITEMS: usize>(
+        &self,
+        span: TileSpan,
+        storage: SharedArray<u32>,
+    ) -> [u32; ITEMS] {
+        let t = thread_idx() as usize;
+        let block = block_dim() as usize;
+        let tile_end = span.first + span.len;
+        // Positions 0 ..= len: the tile's and the next tile's first (for the reduce's tails).
+        let bounds_slot = span.len as u32 + 1;
+        if t < WARP_SIZE as usize {
+            // The segments that start in the tile (or at the next tile's first position): the
+            // last tile takes every segment from its first on (empty ones at n included).
+            // SAFETY: the whole of warp 0 takes this branch; offsets[0..segments] is readable
+            // and non-decreasing (the caller's contract).
+            let (lo, hi) = unsafe {
+                let lo = warp_lower_bound(self.offsets, self.segments, span.first as u64);
+                let hi = if span.last {
+                    self.segments
+                } else {
+                    warp_lower_bound(self.offsets, self.segments, tile_end as u64 + 1)
+                };
+                (lo, hi)
+            };
+            if t == 0 {
+                // SAFETY: two u32 past the head slots, read after the barrier below.
+                unsafe {
+                    storage.write(bounds_slot, lo as u32);
+                    storage.write(bounds_slot + 1, hi as u32);
+                }
+            }
+        }
+        let mut p = t;
+        while p <= span.len {
+            // SAFETY: p <= len: one of the head slots.
+            unsafe { storage.write_unchecked(p as u32, NO_HEAD) };
+            p += block;
+        }
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        // SAFETY: written before the barrier.
+        let (lo, hi) = unsafe {
+            (
+                storage.read(bounds_slot) as usize,
+                storage.read(bounds_slot + 1) as usize,
+            )
+        };
+        let mut s = lo + t;
+        while s < hi {
+            // SAFETY: s < segments: offsets[s] and offsets[s + 1] are readable.
+            let (begin, end) = unsafe { (*self.offsets.add(s) as usize, *self.offsets.add(s + 1) as usize) };
+            if begin < end {
+                // SAFETY: first <= begin <= first + len (the searches' range); one thread per
+                // segment, and non-empty segments start at different positions.
+                unsafe { storage.write_unchecked((begin - span.first) as u32, s as u32) };
+            } else if !self.empty_output.is_null() && (begin < tile_end || span.last) {
+                // SAFETY: s < segments: the output holds one value per segment; the tile where
+                // the empty segment sits (the last for those at n) is the only writer.
+                unsafe { *self.empty_output.add(s) = self.fill };
+            }
+            s += block;
+        }
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        let mut heads = [NO_HEAD; ITEMS];
+        unrolled_for(ITEMS / VEC, |r| {
+            unrolled_for(VEC, |v| {
+                let local = span.local::<VEC>(r) + v;
+                if span.first + local < span.n {
+                    // SAFETY: local < len, written before the barrier.
+                    heads[r * VEC + v] = unsafe { storage.read_unchecked(local as u32) };
+                }
+            });
+        });
+        heads
+    }
+}
+
+/// What [`segmented_tile`] writes.
+#[derive(Clone, Copy)]
+pub enum SegmentedOutput<A> {
+    /// Each item's segmented scan, to `output[i]` for `i` in `from .. to` (items outside every
+    /// segment are left alone); exclusive: the identity at each head.
+    Scan {
+        /// `n` values.
+        output: *mut A,
+        /// Exclusive rather than inclusive.
+        exclusive: bool,
+        /// First item written (`offsets[0]`; 0 by key).
+        from: usize,
+        /// One past the last item written (`offsets[segments]`; n by key).
+        to: usize,
+    },
+    /// Each non-empty segment's total, to `output[segment]`, written at its last item: where
+    /// the next item is a head (the heads array, position `len` for the next tile's first) or
+    /// is `to`.
+    Reduce {
+        /// One value per segment.
+        output: *mut A,
+        /// `offsets[segments]`: one past the last segment's last item.
+        to: usize,
+    },
+}
+
+/// Segmented scan or reduce of one tile of `input[0..n]` (see the [module docs](self)): heads
+/// from `heads`, results as `output` says; warp 0 sleeps `look_back_delay_ns` before its
+/// look-back.
+///
+/// The grid must have exactly `max(1, ceil(n / (block_dim() * ITEMS)))` blocks, each a whole
+/// number of warps. Floating-point results can differ in the last bits from run to run, as the
+/// scan's ([`super::scan::scan_tile`]).
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
+/// readable elements; the output holds `n` (scans) or one value per segment (reduce), and does
+/// not overlap the input; `status` points at 16 bytes per tile, 16-byte aligned, every slot from
+/// an older epoch; `storage` is this block's, `heads` at least `block_dim() * ITEMS + 3` long;
+/// what `heads` reads is valid (its own contract).
+#[inline(always)]
+pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    heads: H,
+    output: SegmentedOutput<T::Acc>,
+    status: TileStatus<Keyed<T::Acc>>,
+    look_back_delay_ns: u32,
+    storage: SegmentedStorage<T::Acc>,
+) where
+    T: Element,
+    T::Acc: SharedValue + Shuffle + StatusBits,
+    Op: ReduceOp<T::Acc>,
+    H: SegmentHeads,
+{
+    let t = thread_idx();
+    // SAFETY: the whole block calls it; the counter is the status's.
+    let tile = unsafe { next_tile(&status, storage.tile) };
+    let tile_len = block_dim() as usize * ITEMS;
+    let span = TileSpan {
+        first: tile * tile_len,
+        len: tile_len,
+        last: (tile + 1) * tile_len >= n,
+        lane_first: warp_id() as usize * WARP_SIZE as usize * ITEMS + lane_id() as usize * VEC,
+        n,
+    };
+    let tile_items = tile_len.min(n.saturating_sub(span.first));
+    let whole = tile_items == tile_len;
+    let row_first = |r: usize| span.first + span.local::<VEC>(r);
+    // The values first: their loads are in flight while the heads are found.
+    // SAFETY: `input` holds n elements; whole tiles of an aligned input are in bounds and
+    // aligned, each row's first a multiple of VEC.
+    let values = unsafe {
+        block_load_warp_striped::<T, T::Acc, VEC, ITEMS>(
+            input,
+            n,
+            whole && (input as usize).is_multiple_of(16),
+            row_first,
+            Op::identity(),
+            T::to_acc,
+        )
+    };
+    // SAFETY: the whole block calls it with its tile and storage.
+    let segments = unsafe { heads.heads::<VEC, ITEMS>(span, storage.heads) };
+    let mut items = [SegmentedOp::<Op>::identity(); ITEMS];
+    unrolled_for(ITEMS, |k| {
+        items[k] = Keyed {
+            value: values[k],
+            segment: segments[k],
+        }
+    });
+    let exclusive = matches!(output, SegmentedOutput::Scan { exclusive: true, .. });
+    // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+    let aggregate = unsafe {
+        block_scan_warp_striped::<Keyed<T::Acc>, SegmentedOp<Op>, VEC, ITEMS>(
+            &mut items,
+            exclusive,
+            storage.scan,
+        )
+    };
+    if t < WARP_SIZE {
+        // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of warp
+        // 0 takes this branch (blocks are whole warps).
+        let prefix = unsafe {
+            look_back::<Keyed<T::Acc>, SegmentedOp<Op>>(&status, tile, aggregate, look_back_delay_ns)
+        };
+        if t == 0 {
+            // SAFETY: read by the block after the barrier below.
+            unsafe { storage.prefix.write(0, prefix) };
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    let prefix = unsafe { storage.prefix.read(0) };
+    match output {
+        SegmentedOutput::Scan {
+            output,
+            exclusive,
+            from,
+            to,
+        } => {
+            let aligned = whole
+                && (output as usize).is_multiple_of(16)
+                && from <= span.first
+                && span.first + tile_len <= to;
+            unrolled_for(ITEMS / VEC, |r| {
+                let mut row = [Op::identity(); VEC];
+                unrolled_for(VEC, |v| {
+                    let k = r * VEC + v;
+                    if !(exclusive && segments[k] != NO_HEAD) {
+                        row[v] = SegmentedOp::<Op>::combine(prefix, items[k]).value;
+                    }
+                });
+                let first = row_first(r);
+                if aligned {
+                    // SAFETY: the tile is whole and inside `from .. to <= n`; the output is
+                    // 16-byte aligned and `first` a multiple of VEC (VEC values fill whole
+                    // 16-byte vectors).
+                    unsafe { store_aligned::<T::Acc, VEC>(output.add(first), row) };
+                } else {
+                    unrolled_for(VEC, |v| {
+                        if first + v >= from && first + v < to.min(n) {
+                            // SAFETY: first + v < n.
+                            unsafe { *output.add(first + v) = row[v] };
+                        }
+                    });
+                }
+            });
+        }
+        SegmentedOutput::Reduce { output, to } => {
+            unrolled_for(ITEMS / VEC, |r| {
+                unrolled_for(VEC, |v| {
+                    let k = r * VEC + v;
+                    let local = span.local::<VEC>(r) + v;
+                    let i = span.first + local;
+                    // The segment's last item: the next item starts a segment, or ends them all.
+                    // SAFETY: local + 1 <= len: a head slot written by `heads` (offsets).
+                    let tail = i < n
+                        && (i + 1 == to
+                            || unsafe { storage.heads.read_unchecked(local as u32 + 1) } != NO_HEAD);
+                    if tail {
+                        let total = SegmentedOp::<Op>::combine(prefix, items[k]);
+                        if total.segment != NO_HEAD {
+                            // SAFETY: a segment's number is below the segment count: the output
+                            // holds one value per segment; its last item is this one only.
+                            unsafe { *output.add(total.segment as usize) = total.value };
+                        }
+                    }
+                });
+            });
+        }
+    }
+}
