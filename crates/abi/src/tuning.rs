@@ -96,6 +96,15 @@ pub const fn segmented_items(vector: usize, acc_bytes: usize) -> usize {
     if items < most { items } else { most }
 }
 
+/// Items per thread of the segmented reduce by offsets for values accumulated in `acc_bytes`
+/// bytes: 64 bytes of values, consecutive in each thread (a tile of 4096 4-byte items with
+/// [`SCAN_BLOCK`]). Each thread reads its items with 16-byte loads 64 bytes apart across the
+/// warp; at 128 bytes (32 items) the lines no longer stay in L1 between a thread's loads and the
+/// reduce took 2.3x the copy instead of 1.75x (H100, 2^28 f32; docs/performance.md).
+pub const fn segmented_reduce_items(acc_bytes: usize) -> usize {
+    64 / acc_bytes
+}
+
 /// Nanoseconds each segmented tile waits after publishing its aggregate before it looks back,
 /// in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;

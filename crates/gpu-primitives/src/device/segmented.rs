@@ -2,9 +2,9 @@
 //! offsets.
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator};
-use super::segmented_scan::{Heads, SegmentOffsets, check_fit, launch};
+use super::segmented_scan::{Family, Heads, SegmentOffsets, check_fit, launch};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK, ScanKind};
+use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::SegmentedReduceParams;
 
@@ -87,15 +87,7 @@ pub fn segmented_reduce<'a, 'o, 'g, 's, T: Element, Op: Operator>(
                 address: offsets.offsets().address(),
                 segments,
             };
-            launch::<T, Op>(
-                on,
-                "segmented_reduce_by_offsets",
-                input,
-                heads,
-                output.address,
-                ScanKind::Inclusive,
-                workspace,
-            )
+            launch::<T, Op>(on, Family::Reduce, input, heads, output.address, workspace)
         }
     }
 }

@@ -13,7 +13,7 @@ use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, Sca
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::SegmentedScanParams;
-use gpu_primitives_abi::tuning::{SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items};
+use gpu_primitives_abi::tuning::{SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items, segmented_reduce_items};
 
 /// CSR segment offsets in device memory, checked: `segments + 1` non-decreasing `u64` offsets,
 /// segment `s` being items `offsets[s] .. offsets[s + 1]` of the input (empty when they are
@@ -167,23 +167,40 @@ pub(crate) enum Heads {
     Offsets { address: u64, segments: usize },
 }
 
-/// Queue one segmented kernel over `input` into the device address `output`: `family` is
-/// `segmented_scan` or `segmented_reduce_by_offsets` (by offsets) or ignored (by key).
+/// What a segmented kernel computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Family {
+    /// The inclusive or exclusive scan of each segment.
+    Scan(ScanKind),
+    /// Each segment's total (by offsets only).
+    Reduce,
+}
+
+/// Queue one segmented kernel over `input` into the device address `output`.
 pub(crate) fn launch<T: Element, Op: Operator>(
     on: OnStream<'_>,
-    family: &str,
+    family: Family,
     input: DeviceView<'_, T>,
     heads: Heads,
     output: u64,
-    kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let n = input.len;
-    let vector = match heads {
-        Heads::Keys { vector, .. } => vector,
-        Heads::Offsets { .. } => T::VECTOR,
+    let acc = size_of::<T::Acc>();
+    let items = match (family, &heads) {
+        (Family::Reduce, _) => segmented_reduce_items(acc),
+        (Family::Scan(_), Heads::Keys { vector, .. }) => segmented_items(*vector as usize, acc),
+        (Family::Scan(_), Heads::Offsets { .. }) => segmented_items(T::VECTOR as usize, acc),
     };
-    let tile = SCAN_BLOCK as usize * segmented_items(vector as usize, size_of::<T::Acc>());
+    let tile = SCAN_BLOCK as usize * items;
+    let kind = match family {
+        Family::Scan(kind) => kind,
+        Family::Reduce => ScanKind::Inclusive,
+    };
+    let family = match family {
+        Family::Scan(_) => "segmented_scan",
+        Family::Reduce => "segmented_reduce_by_offsets",
+    };
     let tiles = n.div_ceil(tile).max(1);
     if tiles > LaunchConfig::MAX_GRID as usize {
         return Err(Error::InvalidLaunch(format!(
@@ -268,15 +285,7 @@ fn scan_by_offsets<T: Element, Op: Operator>(
         address: segments.offsets.address,
         segments: segments.segments(),
     };
-    launch::<T, Op>(
-        on,
-        "segmented_scan",
-        input,
-        heads,
-        output.address,
-        kind,
-        workspace,
-    )
+    launch::<T, Op>(on, Family::Scan(kind), input, heads, output.address, workspace)
 }
 
 /// The inclusive scan of each segment: `output[i] = input[b] ⊕ ... ⊕ input[i]` for `i` in
@@ -383,15 +392,7 @@ fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
         // The kernel's rows: the wider of the key's and the value's vectors.
         vector: K::VECTOR.max(T::VECTOR),
     };
-    launch::<T, Op>(
-        on,
-        "scan_by_key",
-        input,
-        heads,
-        output.address,
-        kind,
-        workspace,
-    )
+    launch::<T, Op>(on, Family::Scan(kind), input, heads, output.address, workspace)
 }
 
 /// The inclusive scan of each run of equal keys: `output[i] = values[b] ⊕ ... ⊕ values[i]`,

@@ -26,12 +26,13 @@
 
 use core::marker::PhantomData;
 
-use super::element::{Element, store_aligned};
+use super::element::{Element, load_aligned, store_aligned};
 use super::scan::{look_back, next_tile};
 use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
 use crate::atomic::{load_relaxed_pair, store_relaxed_pair};
 use crate::block::{
-    BlockScanStorage, block_flag_heads_warp_striped, block_load_warp_striped, block_scan_warp_striped,
+    BlockScanStorage, block_exclusive_scan, block_flag_heads_warp_striped, block_load_warp_striped,
+    block_scan_warp_striped, row_element,
 };
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
@@ -328,17 +329,21 @@ pub struct OffsetHeads<A> {
     pub fill: A,
 }
 
-impl<A: Copy> SegmentHeads for OffsetHeads<A> {
+impl<A: Copy> OffsetHeads<A> {
+    /// Mark the tile's heads in `storage`: slot `p` (`0 ..= len`, the last being the next
+    /// tile's first item) gets the segment that starts at tile position `p`, or [`NO_HEAD`];
+    /// empty segments get their identity (with `empty_output`). Ends with a barrier, after
+    /// which every thread may read the slots.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it, with the tile it handles; `storage` holds
+    /// `span.len + 3` u32; `offsets[0 ..= segments]` is readable and non-decreasing, its last
+    /// at most n; `empty_output`, when not null, holds one value per segment.
     #[inline(always)]
-    unsafe fn heads<const VEC: usize, const ITEMS: usize>(
-        &self,
-        span: TileSpan,
-        storage: SharedArray<u32>,
-    ) -> [u32; ITEMS] {
+    pub unsafe fn mark(&self, span: TileSpan, storage: SharedArray<u32>) {
         let t = thread_idx() as usize;
         let block = block_dim() as usize;
         let tile_end = span.first + span.len;
-        // Positions 0 ..= len: the tile's and the next tile's first (for the reduce's tails).
         let bounds_slot = span.len as u32 + 1;
         if t < WARP_SIZE as usize {
             // The segments that start in the tile (or at the next tile's first position): the
@@ -394,12 +399,24 @@ impl<A: Copy> SegmentHeads for OffsetHeads<A> {
         }
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
+    }
+}
+
+impl<A: Copy> SegmentHeads for OffsetHeads<A> {
+    #[inline(always)]
+    unsafe fn heads<const VEC: usize, const ITEMS: usize>(
+        &self,
+        span: TileSpan,
+        storage: SharedArray<u32>,
+    ) -> [u32; ITEMS] {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.mark(span, storage) };
         let mut heads = [NO_HEAD; ITEMS];
         unrolled_for(ITEMS / VEC, |r| {
             unrolled_for(VEC, |v| {
                 let local = span.local::<VEC>(r) + v;
                 if span.first + local < span.n {
-                    // SAFETY: local < len, written before the barrier.
+                    // SAFETY: local < len, written by `mark`, which ends with a barrier.
                     heads[r * VEC + v] = unsafe { storage.read_unchecked(local as u32) };
                 }
             });
@@ -408,35 +425,24 @@ impl<A: Copy> SegmentHeads for OffsetHeads<A> {
     }
 }
 
-/// What [`segmented_tile`] writes.
+/// Where [`segmented_tile`] writes: each item's segmented scan, to `output[i]` for `i` in
+/// `from .. to` (items outside every segment are left alone); exclusive: the identity at each
+/// head.
 #[derive(Clone, Copy)]
-pub enum SegmentedOutput<A> {
-    /// Each item's segmented scan, to `output[i]` for `i` in `from .. to` (items outside every
-    /// segment are left alone); exclusive: the identity at each head.
-    Scan {
-        /// `n` values.
-        output: *mut A,
-        /// Exclusive rather than inclusive.
-        exclusive: bool,
-        /// First item written (`offsets[0]`; 0 by key).
-        from: usize,
-        /// One past the last item written (`offsets[segments]`; n by key).
-        to: usize,
-    },
-    /// Each non-empty segment's total, to `output[segment]`, written at its last item: where
-    /// the next item is a head (the heads array, position `len` for the next tile's first) or
-    /// is `to`.
-    Reduce {
-        /// One value per segment.
-        output: *mut A,
-        /// `offsets[segments]`: one past the last segment's last item.
-        to: usize,
-    },
+pub struct ScanOutput<A> {
+    /// `n` values.
+    pub output: *mut A,
+    /// Exclusive rather than inclusive.
+    pub exclusive: bool,
+    /// First item written (`offsets[0]`; 0 by key).
+    pub from: usize,
+    /// One past the last item written (`offsets[segments]`; n by key).
+    pub to: usize,
 }
 
-/// Segmented scan or reduce of one tile of `input[0..n]` (see the [module docs](self)): heads
-/// from `heads`, results as `output` says; warp 0 sleeps `look_back_delay_ns` before its
-/// look-back.
+/// Segmented scan of one tile of `input[0..n]` (see the [module docs](self)), held
+/// warp-striped: heads from `heads`, results as `output` says; warp 0 sleeps
+/// `look_back_delay_ns` before its look-back.
 ///
 /// The grid must have exactly `max(1, ceil(n / (block_dim() * ITEMS)))` blocks, each a whole
 /// number of warps. Floating-point results can differ in the last bits from run to run, as the
@@ -444,8 +450,7 @@ pub enum SegmentedOutput<A> {
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
-/// readable elements; the output holds `n` (scans) or one value per segment (reduce), and does
-/// not overlap the input; `status` points at 16 bytes per tile, 16-byte aligned, every slot from
+/// readable elements; the output holds `n` values and does not overlap the input; `status` points at 16 bytes per tile, 16-byte aligned, every slot from
 /// an older epoch; `storage` is this block's, `heads` at least `block_dim() * ITEMS + 3` long;
 /// what `heads` reads is valid (its own contract).
 #[inline(always)]
@@ -453,7 +458,7 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     input: *const T,
     n: usize,
     heads: H,
-    output: SegmentedOutput<T::Acc>,
+    output: ScanOutput<T::Acc>,
     status: TileStatus<Keyed<T::Acc>>,
     look_back_delay_ns: u32,
     storage: SegmentedStorage<T::Acc>,
@@ -499,7 +504,12 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
             segment: segments[k],
         }
     });
-    let exclusive = matches!(output, SegmentedOutput::Scan { exclusive: true, .. });
+    let ScanOutput {
+        output,
+        exclusive,
+        from,
+        to,
+    } = output;
     // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
     let aggregate = unsafe {
         block_scan_warp_striped::<Keyed<T::Acc>, SegmentedOp<Op>, VEC, ITEMS>(
@@ -523,62 +533,182 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     unsafe { block_barrier() };
     // SAFETY: written before the barrier.
     let prefix = unsafe { storage.prefix.read(0) };
-    match output {
-        SegmentedOutput::Scan {
-            output,
-            exclusive,
-            from,
-            to,
-        } => {
-            let aligned = whole
-                && (output as usize).is_multiple_of(16)
-                && from <= span.first
-                && span.first + tile_len <= to;
-            unrolled_for(ITEMS / VEC, |r| {
-                let mut row = [Op::identity(); VEC];
-                unrolled_for(VEC, |v| {
-                    let k = r * VEC + v;
-                    if !(exclusive && segments[k] != NO_HEAD) {
-                        row[v] = SegmentedOp::<Op>::combine(prefix, items[k]).value;
-                    }
-                });
-                let first = row_first(r);
-                if aligned {
-                    // SAFETY: the tile is whole and inside `from .. to <= n`; the output is
-                    // 16-byte aligned and `first` a multiple of VEC (VEC values fill whole
-                    // 16-byte vectors).
-                    unsafe { store_aligned::<T::Acc, VEC>(output.add(first), row) };
-                } else {
-                    unrolled_for(VEC, |v| {
-                        if first + v >= from && first + v < to.min(n) {
-                            // SAFETY: first + v < n.
-                            unsafe { *output.add(first + v) = row[v] };
-                        }
-                    });
+    let aligned =
+        whole && (output as usize).is_multiple_of(16) && from <= span.first && span.first + tile_len <= to;
+    unrolled_for(ITEMS / VEC, |r| {
+        let mut row = [Op::identity(); VEC];
+        unrolled_for(VEC, |v| {
+            let k = r * VEC + v;
+            if !(exclusive && segments[k] != NO_HEAD) {
+                row[v] = SegmentedOp::<Op>::combine(prefix, items[k]).value;
+            }
+        });
+        let first = row_first(r);
+        if aligned {
+            // SAFETY: the tile is whole and inside `from .. to <= n`; the output is
+            // 16-byte aligned and `first` a multiple of VEC (VEC values fill whole
+            // 16-byte vectors).
+            unsafe { store_aligned::<T::Acc, VEC>(output.add(first), row) };
+        } else {
+            unrolled_for(VEC, |v| {
+                if first + v >= from && first + v < to.min(n) {
+                    // SAFETY: first + v < n.
+                    unsafe { *output.add(first + v) = row[v] };
                 }
             });
         }
-        SegmentedOutput::Reduce { output, to } => {
-            unrolled_for(ITEMS / VEC, |r| {
-                unrolled_for(VEC, |v| {
-                    let k = r * VEC + v;
-                    let local = span.local::<VEC>(r) + v;
-                    let i = span.first + local;
-                    // The segment's last item: the next item starts a segment, or ends them all.
-                    // SAFETY: local + 1 <= len: a head slot written by `heads` (offsets).
-                    let tail = i < n
-                        && (i + 1 == to
-                            || unsafe { storage.heads.read_unchecked(local as u32 + 1) } != NO_HEAD);
-                    if tail {
-                        let total = SegmentedOp::<Op>::combine(prefix, items[k]);
-                        if total.segment != NO_HEAD {
-                            // SAFETY: a segment's number is below the segment count: the output
-                            // holds one value per segment; its last item is this one only.
-                            unsafe { *output.add(total.segment as usize) = total.value };
-                        }
-                    }
-                });
-            });
+    });
+}
+
+/// Shared memory of [`segmented_reduce_tile`].
+#[derive(Clone, Copy)]
+pub struct ReduceTileStorage<A> {
+    /// For the block scan of the threads' pairs.
+    pub scan: BlockScanStorage<Keyed<A>>,
+    /// One u32: the tile index, from thread 0 to the block.
+    pub tile: SharedArray<u32>,
+    /// One pair: the tile's exclusive prefix, from thread 0 to the block.
+    pub prefix: SharedArray<Keyed<A>>,
+    /// `block_dim() * ITEMS + 3` u32: the heads ([`OffsetHeads::mark`]).
+    pub heads: SharedArray<u32>,
+}
+
+/// Segmented reduce of one tile of `input[0..n]` by the CSR offsets of `heads`: each non-empty
+/// segment's total goes to `output[segment]` from the tile that holds its last item, each empty
+/// segment's identity from the tile where it sits. Warp 0 sleeps `look_back_delay_ns` before
+/// its look-back.
+///
+/// The tile is held *blocked*: thread `t` loads the `ITEMS` consecutive items from
+/// `t * ITEMS` on (16-byte loads for whole tiles, `ITEMS` a whole number of them) and reduces them in order, segment by
+/// segment, writing the totals of the segments that start and end among them. What crosses a
+/// thread's edge is one [`Keyed`] pair per thread (the combination of its items, and the
+/// segment of its last head): an exclusive block scan of the pairs and the look-back over the
+/// tiles' pairs give each thread what comes before it, which completes the segment that
+/// reaches into its items from the left, where that segment ends among them. One pair per
+/// thread goes through the block scan, where the scans carry one per item.
+///
+/// The grid must have exactly `max(1, ceil(n / (block_dim() * ITEMS)))` blocks, each a whole
+/// number of warps. Float results can differ in the last bits from run to run (where the
+/// look-back stops).
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
+/// readable elements; `output` holds one value per segment and does not overlap the input;
+/// `heads` is valid as [`OffsetHeads::mark`] requires, its `empty_output` = `output`;
+/// `status` points at 16 bytes per tile, 16-byte aligned, every slot from an older epoch;
+/// `storage` is this block's.
+#[inline(always)]
+pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
+    input: *const T,
+    n: usize,
+    heads: OffsetHeads<T::Acc>,
+    output: *mut T::Acc,
+    status: TileStatus<Keyed<T::Acc>>,
+    look_back_delay_ns: u32,
+    storage: ReduceTileStorage<T::Acc>,
+) where
+    T: Element,
+    T::Acc: SharedValue + Shuffle + StatusBits,
+    Op: ReduceOp<T::Acc>,
+{
+    let t = thread_idx() as usize;
+    // SAFETY: the whole block calls it; the counter is the status's.
+    let tile = unsafe { next_tile(&status, storage.tile) };
+    let tile_len = block_dim() as usize * ITEMS;
+    let span = TileSpan {
+        first: tile * tile_len,
+        len: tile_len,
+        last: (tile + 1) * tile_len >= n,
+        lane_first: t * ITEMS,
+        n,
+    };
+    let first = span.first + t * ITEMS;
+    let whole = (tile + 1) * tile_len <= n && (input as usize).is_multiple_of(16);
+    // The values first: their loads are in flight while the heads are marked.
+    let mut values = [Op::identity(); ITEMS];
+    if whole {
+        // 16-byte vectors of `per_vector` items each.
+        let per_vector = 16 / size_of::<T>();
+        let mut words = [0u32; 4];
+        unrolled_for(ITEMS, |j| {
+            if j % per_vector == 0 {
+                // SAFETY: the tile is in bounds; `first` is a multiple of ITEMS, whose items
+                // fill whole 16-byte vectors, and the input is 16-byte aligned.
+                words = unsafe { load_aligned::<u32, 4>(input.add(first + j).cast::<u32>()) };
+            }
+            values[j] = row_element::<T>(words, j % per_vector).to_acc();
+        });
+    } else {
+        unrolled_for(ITEMS, |j| {
+            if first + j < n {
+                // SAFETY: first + j < n.
+                values[j] = unsafe { *input.add(first + j) }.to_acc();
+            }
+        });
+    }
+    // SAFETY: the whole block calls it with its tile and storage (the caller's contract).
+    unsafe { heads.mark(span, storage.heads) };
+    // SAFETY: offsets[segments] is readable: one past the last segment's last item.
+    let to = unsafe { *heads.offsets.add(heads.segments) } as usize;
+    // In order: `running` is the pair of the items so far; `lead` the combination of the items
+    // before the first head, and whether the segment they continue ends here.
+    let mut running = SegmentedOp::<Op>::identity();
+    let mut lead_ends = false;
+    let mut lead = Op::identity();
+    let mut next_head = NO_HEAD;
+    unrolled_for(ITEMS, |j| {
+        let local = (t * ITEMS + j) as u32;
+        // SAFETY: local + 1 <= len: head slots written by `mark` (which ends with a barrier).
+        let (head, after) = unsafe {
+            let head = if j == 0 {
+                storage.heads.read_unchecked(local)
+            } else {
+                next_head
+            };
+            (head, storage.heads.read_unchecked(local + 1))
+        };
+        next_head = after;
+        let item = Keyed {
+            value: values[j],
+            segment: head,
+        };
+        running = SegmentedOp::<Op>::combine(running, item);
+        let i = first + j;
+        let tail = i < n && (i + 1 == to || after != NO_HEAD);
+        if tail {
+            if running.segment != NO_HEAD {
+                // SAFETY: a segment's number is below the segment count; its last item is
+                // this one only.
+                unsafe { *output.add(running.segment as usize) = running.value };
+            } else {
+                lead_ends = true;
+                lead = running.value;
+            }
+        }
+    });
+    let mut pair = [running];
+    // SAFETY: the whole block calls it with its own storage.
+    let aggregate =
+        unsafe { block_exclusive_scan::<Keyed<T::Acc>, SegmentedOp<Op>, 1>(&mut pair, storage.scan) };
+    if t < WARP_SIZE as usize {
+        // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of warp
+        // 0 takes this branch (blocks are whole warps).
+        let prefix = unsafe {
+            look_back::<Keyed<T::Acc>, SegmentedOp<Op>>(&status, tile, aggregate, look_back_delay_ns)
+        };
+        if t == 0 {
+            // SAFETY: read by the block after the barrier below.
+            unsafe { storage.prefix.write(0, prefix) };
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    if lead_ends {
+        // SAFETY: written before the barrier.
+        let before = SegmentedOp::<Op>::combine(unsafe { storage.prefix.read(0) }, pair[0]);
+        if before.segment != NO_HEAD {
+            // SAFETY: as above: the continued segment ends at this thread's item.
+            unsafe { *output.add(before.segment as usize) = Op::combine(before.value, lead) };
         }
     }
 }

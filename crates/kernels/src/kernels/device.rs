@@ -25,7 +25,8 @@ use crate::device::reduce::{
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
-    KeyHeads, OffsetHeads, SegmentedOutput, SegmentedStorage, segmented_tile,
+    KeyHeads, OffsetHeads, ReduceTileStorage, ScanOutput, SegmentedStorage, segmented_reduce_tile,
+    segmented_tile,
 };
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
@@ -41,7 +42,9 @@ use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
     ScanParams, SegmentedReduceParams, SegmentedScanParams, SelectParams,
 };
-use gpu_primitives_abi::tuning::{SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items};
+use gpu_primitives_abi::tuning::{
+    SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
+};
 use gpu_primitives_abi::{
     histogram_counter_table, kernel_name, operator_table, scan_key_table, scan_operator_table,
 };
@@ -131,26 +134,11 @@ macro_rules! reduce_entries {
 /// segment, as [`SegmentedScanParams`] says.
 macro_rules! segmented_entries {
     ($name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal) => {
-        segmented_entry!(segmented_scan, $name, $ty, $op, $Op, $vec, false);
-        segmented_entry!(
-            segmented_reduce_by_offsets,
-            $name,
-            $ty,
-            $op,
-            $Op,
-            $vec,
-            true
-        );
-    };
-}
-
-macro_rules! segmented_entry {
-    ($family:ident, $name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal, $reduce:literal) => {
         const _: () = {
             const ITEMS: usize = segmented_items($vec, size_of::<<$ty as Element>::Acc>());
             /// # Safety
             /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
-            #[unsafe(export_name = kernel_name!($family, $name, $op))]
+            #[unsafe(export_name = kernel_name!(segmented_scan, $name, $op))]
             pub unsafe extern "ptx-kernel" fn kernel(
                 p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
             ) {
@@ -166,25 +154,14 @@ macro_rules! segmented_entry {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
-                    empty_output: if $reduce {
-                        p.output
-                    } else {
-                        core::ptr::null_mut()
-                    },
+                    empty_output: core::ptr::null_mut(),
                     fill: <$Op as ReduceOp<Acc>>::identity(),
                 };
-                let output = if $reduce {
-                    SegmentedOutput::Reduce {
-                        output: p.output,
-                        to,
-                    }
-                } else {
-                    SegmentedOutput::Scan {
-                        output: p.output,
-                        exclusive: p.exclusive != 0,
-                        from,
-                        to,
-                    }
+                let output = ScanOutput {
+                    output: p.output,
+                    exclusive: p.exclusive != 0,
+                    from,
+                    to,
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
@@ -193,6 +170,46 @@ macro_rules! segmented_entry {
                         p.n,
                         heads,
                         output,
+                        status,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+        const _: () = {
+            const ITEMS: usize = segmented_reduce_items(size_of::<<$ty as Element>::Acc>());
+            /// # Safety
+            /// As `segmented_reduce_tile`, with the launch [`SegmentedScanParams`] describes.
+            #[unsafe(export_name = kernel_name!(segmented_reduce_by_offsets, $name, $op))]
+            pub unsafe extern "ptx-kernel" fn kernel(
+                p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
+            ) {
+                use crate::op::ReduceOp;
+                type Acc = <$ty as Element>::Acc;
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let tile_items = crate::thread::block_dim() * ITEMS as u32;
+                // SAFETY: as the scan's: the same regions of the same shared memory.
+                let storage = unsafe { segmented_storage::<Acc>(tile_items + 3) };
+                let heads = OffsetHeads {
+                    offsets: p.offsets,
+                    segments: p.segments,
+                    empty_output: p.output,
+                    fill: <$Op as ReduceOp<Acc>>::identity(),
+                };
+                let storage = ReduceTileStorage {
+                    scan: storage.scan,
+                    tile: storage.tile,
+                    prefix: storage.prefix,
+                    heads: storage.heads,
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    segmented_reduce_tile::<$ty, $Op, ITEMS>(
+                        p.input,
+                        p.n,
+                        heads,
+                        p.output,
                         status,
                         p.look_back_delay_ns,
                         storage,
@@ -219,7 +236,7 @@ macro_rules! by_key_entries {
                     let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                     // SAFETY: the regions of DEVICE_SHARED_BYTES; no head slots by key.
                     let storage = unsafe { segmented_storage::<<$ty as Element>::Acc>(0) };
-                    let output = SegmentedOutput::Scan { output: p.output, exclusive: p.exclusive != 0, from: 0, to: p.n };
+                    let output = ScanOutput { output: p.output, exclusive: p.exclusive != 0, from: 0, to: p.n };
                     // SAFETY: forwarded from the kernel's contract.
                     unsafe {
                         segmented_tile::<$ty, $Op, _, VEC, ITEMS>(
