@@ -174,8 +174,9 @@ struct BenchArgs {
     /// Skip reduce and scan (only the compaction rows).
     #[arg(long)]
     no_reduce_scan: bool,
-    /// Types of the compaction rows (select, unique, partition), comma-separated; "none" skips
-    /// them.
+    /// Types of the compaction rows (select, unique, partition, run-length encoding) and of the
+    /// segment rows (segmented reduce and scan by offsets, scan by key), comma-separated; "none"
+    /// skips them.
     #[arg(long, value_delimiter = ',', default_value = "f32,u32")]
     compaction_types: Vec<String>,
     /// Sizes of the compaction and histogram rows, as log2, comma-separated.

@@ -207,18 +207,18 @@ pub unsafe fn warp_lower_bound(offsets: *const u64, count: usize, target: u64) -
     lo
 }
 
-/// Shared memory of [`segmented_tile`].
+/// Shared memory of [`segmented_tile`] and [`segmented_reduce_tile`].
 #[derive(Clone, Copy)]
 pub struct SegmentedStorage<A> {
-    /// For the block scan of the pairs.
+    /// For the block scan of the pairs (one per item, or one per thread for the reduce).
     pub scan: BlockScanStorage<Keyed<A>>,
     /// One u32: the tile index, from thread 0 to the block.
     pub tile: SharedArray<u32>,
     /// One pair: the tile's exclusive prefix, from thread 0 to the block.
     pub prefix: SharedArray<Keyed<A>>,
-    /// Heads from offsets: `block_dim() * ITEMS + 1` u32, the segment each tile position (and
-    /// the next tile's first) starts, or [`NO_HEAD`]; then two u32, the tile's range of
-    /// segments. Unused by scans by key.
+    /// Heads from offsets ([`OffsetHeads::mark`]): `block_dim() * ITEMS + 1` u32, the segment
+    /// each tile position (and the next tile's first) starts, or [`NO_HEAD`]; then two u32, the
+    /// tile's range of segments. Unused by scans by key.
     pub heads: SharedArray<u32>,
 }
 
@@ -560,19 +560,6 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     });
 }
 
-/// Shared memory of [`segmented_reduce_tile`].
-#[derive(Clone, Copy)]
-pub struct ReduceTileStorage<A> {
-    /// For the block scan of the threads' pairs.
-    pub scan: BlockScanStorage<Keyed<A>>,
-    /// One u32: the tile index, from thread 0 to the block.
-    pub tile: SharedArray<u32>,
-    /// One pair: the tile's exclusive prefix, from thread 0 to the block.
-    pub prefix: SharedArray<Keyed<A>>,
-    /// `block_dim() * ITEMS + 3` u32: the heads ([`OffsetHeads::mark`]).
-    pub heads: SharedArray<u32>,
-}
-
 /// Segmented reduce of one tile of `input[0..n]` by the CSR offsets of `heads`: each non-empty
 /// segment's total goes to `output[segment]` from the tile that holds its last item, each empty
 /// segment's identity from the tile where it sits. Warp 0 sleeps `look_back_delay_ns` before
@@ -605,7 +592,7 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
     output: *mut T::Acc,
     status: TileStatus<Keyed<T::Acc>>,
     look_back_delay_ns: u32,
-    storage: ReduceTileStorage<T::Acc>,
+    storage: SegmentedStorage<T::Acc>,
 ) where
     T: Element,
     T::Acc: SharedValue + Shuffle + StatusBits,

@@ -25,8 +25,7 @@ use crate::device::reduce::{
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
-    KeyHeads, OffsetHeads, ReduceTileStorage, ScanOutput, SegmentedStorage, segmented_reduce_tile,
-    segmented_tile,
+    KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, segmented_reduce_tile, segmented_tile,
 };
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
@@ -196,12 +195,6 @@ macro_rules! segmented_entries {
                     segments: p.segments,
                     empty_output: p.output,
                     fill: <$Op as ReduceOp<Acc>>::identity(),
-                };
-                let storage = ReduceTileStorage {
-                    scan: storage.scan,
-                    tile: storage.tile,
-                    prefix: storage.prefix,
-                    heads: storage.heads,
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
