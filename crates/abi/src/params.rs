@@ -148,6 +148,38 @@ pub struct SegmentedScanParams<In, Out, Key> {
     pub look_back_delay_ns: u32,
 }
 
+/// Segmented argmin / argmax by CSR offsets (`device_segmented_arg{min,max}_<type>`): per segment
+/// `s`, the first smallest (largest) item's value to `values[s]` and its index within the
+/// segment to `indices[s]` (a NaN wins; an empty segment gets the operator's identity and
+/// `u32::MAX`). Launch as [`SegmentedScanParams`] by offsets, the tile of the reduce
+/// ([`segmented_reduce_items`](crate::tuning::segmented_reduce_items)).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SegmentedArgParams<In, Acc> {
+    /// `n` input values, `n < 2^32`.
+    pub input: *const In,
+    /// One value per segment.
+    pub values: *mut Acc,
+    /// One index per segment.
+    pub indices: *mut u32,
+    /// Number of input values.
+    pub n: usize,
+    /// `segments + 1` non-decreasing offsets, the last at most `n`.
+    pub offsets: *const u64,
+    /// The number of segments, below `u32::MAX`.
+    pub segments: usize,
+    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+}
+
 /// Which prebuilt test `select_if` / `partition_if` apply to each item `x` (one `u32` code in
 /// [`Comparison::kind`]). Floats compare as IEEE 754 does: every comparison with NaN is false
 /// except [`NotEqual`](CompareKind::NotEqual); -0.0 equals +0.0. f16 / bf16 compare in f32.

@@ -132,6 +132,23 @@ macro_rules! scan_key_table {
     };
 }
 
+/// Calls `$callback! { [args] name => device type, vector width; ... }` with the element types
+/// of the segmented argmin / argmax (`device::segmented_argmin`): those accumulated in 4 bytes,
+/// whose (value, index) pair fits the tile status beside its segment.
+#[macro_export]
+macro_rules! segment_arg_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            f32 => f32, 4;
+            i32 => i32, 4;
+            u32 => u32, 4;
+            f16 => $crate::table::F16, 8;
+            bf16 => $crate::table::Bf16, 8;
+        }
+    };
+}
+
 /// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
 /// literal (for `export_name` on the device and the kernel list here).
 #[macro_export]
@@ -278,6 +295,18 @@ macro_rules! by_key_list {
 }
 scan_key_table!(by_key_list);
 
+macro_rules! segment_arg_list {
+    ([] $($name:ident => $device:ty, $vec:literal;)*) => {
+        /// The segmented argmin / argmax entry points, `device_segmented_arg{min,max}_<element>`
+        /// (generated from `segment_arg_table!`; the PTX check looks for each).
+        pub const SEGMENT_ARG_KERNELS: &[&[&str]] = &[$(&[
+            $crate::kernel_name!(segmented_argmin, $name),
+            $crate::kernel_name!(segmented_argmax, $name),
+        ]),*];
+    };
+}
+segment_arg_table!(segment_arg_list);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -307,6 +336,29 @@ mod tests {
         assert_eq!(names.len(), 2 * 8 * 3);
         assert!(names.contains(&"device_scan_by_u64_key_bf16_min"));
         assert!(names.contains(&"device_scan_by_u32_key_f64_sum"));
+    }
+
+    #[test]
+    fn segment_arg_names_cover_the_four_byte_accumulators() {
+        let names: std::vec::Vec<&str> = super::SEGMENT_ARG_KERNELS
+            .iter()
+            .flat_map(|g| g.iter().copied())
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "device_segmented_argmin_f32",
+                "device_segmented_argmax_f32",
+                "device_segmented_argmin_i32",
+                "device_segmented_argmax_i32",
+                "device_segmented_argmin_u32",
+                "device_segmented_argmax_u32",
+                "device_segmented_argmin_f16",
+                "device_segmented_argmax_f16",
+                "device_segmented_argmin_bf16",
+                "device_segmented_argmax_bf16",
+            ]
+        );
     }
 
     #[test]

@@ -121,4 +121,6 @@ pub const SEGMENTED_FAMILIES: &[&str] = &[
     "device_scan_by_",
     "device_segmented_scan_",
     "device_segmented_reduce_by_offsets_",
+    "device_segmented_argmin_",
+    "device_segmented_argmax_",
 ];

@@ -66,10 +66,13 @@ const PROBE_KERNELS: &[&str] = &[
 
 /// The device-wide kernels, from the tables in gpu-primitives-abi.
 fn device_kernels() -> Vec<&'static str> {
-    use gpu_primitives_abi::table::{DEVICE_KERNELS, HISTOGRAM_KERNELS, SCAN_BY_KEY_KERNELS};
+    use gpu_primitives_abi::table::{
+        DEVICE_KERNELS, HISTOGRAM_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS,
+    };
     DEVICE_KERNELS
         .iter()
         .chain(HISTOGRAM_KERNELS)
+        .chain(SEGMENT_ARG_KERNELS)
         .chain(SCAN_BY_KEY_KERNELS.iter().flat_map(|key| key.iter()))
         .flat_map(|group| group.iter().copied())
         .collect()
@@ -224,6 +227,8 @@ fn device_kernels_take_one_parameter_struct() {
             ];
             let expected = if let Some(bytes) = compaction_param_bytes(name) {
                 bytes
+            } else if name.starts_with("device_segmented_arg") {
+                size_of::<SegmentedArgParams<u8, u8>>()
             } else if segmented.iter().any(|p| name.starts_with(p)) {
                 size_of::<SegmentedScanParams<u8, u8, u8>>()
             } else if name.starts_with("device_scan_") {

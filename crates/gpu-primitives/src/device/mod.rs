@@ -6,6 +6,7 @@
 //! | [`argmin`], [`argmax`] | as reduce, over (value, index) pairs; first index on ties, NaN wins | 1 | `(value, index)` on the host |
 //! | [`dot`] | as reduce, over products (f32, f64, f16, bf16) | 2 inputs | a value on the host |
 //! | [`segmented_reduce`] | equal-length rows: one block per row; CSR offsets ([`SegmentOffsets`]): the segmented scan below, each segment's total written at its last item | 1 | one value per segment (stream-ordered) |
+//! | [`segmented_argmin`], [`segmented_argmax`] | as the segmented reduce by offsets, over (value, `u32` index) pairs (4-byte accumulators: f32, i32, u32, f16, bf16; fewer than 2^32 items) | 1 | per segment the first smallest / largest value and its index within the segment (stream-ordered) |
 //! | [`segmented_inclusive_scan`], [`segmented_exclusive_scan`], [`inclusive_scan_by_key`], [`exclusive_scan_by_key`] | single pass over the items (balanced whatever the segment lengths): heads from CSR offsets or key changes, block scan of (value, segment) pairs, look-back over them | 1 read (+ the keys or offsets) + 1 write | a device array (stream-ordered) |
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //! | [`select_if`], [`select_flagged`], [`unique`] | single pass: block scan of the flags, look-back over the counts, kept items gathered in shared memory and written coalesced (CUB's `DeviceSelect`) | 1 (+ the flags) + the kept items written | the kept items in input order and their number (device `u64`), stream-ordered |
@@ -47,6 +48,7 @@ mod reduce;
 mod run_length;
 mod scan;
 mod segmented;
+mod segmented_arg;
 mod segmented_scan;
 mod select;
 mod workspace;
@@ -73,6 +75,7 @@ pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};
 pub use segmented::{Segments, segmented_reduce};
+pub use segmented_arg::{SegmentArgElement, segmented_argmax, segmented_argmin};
 pub use segmented_scan::{
     ScanKey, SegmentOffsets, exclusive_scan_by_key, inclusive_scan_by_key, segmented_exclusive_scan,
     segmented_inclusive_scan,

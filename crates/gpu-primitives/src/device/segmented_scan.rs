@@ -141,7 +141,7 @@ impl ScanKey for i64 {
 /// The look-back delay of a segmented grid of `tiles` tiles: [`SEGMENTED_LOOK_BACK_DELAY_NS`],
 /// or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override,
 /// read once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below.
-fn look_back_delay_ns(tiles: usize) -> u32 {
+pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
     if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
         return 0;
     }
@@ -201,12 +201,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         Family::Scan(_) => "segmented_scan",
         Family::Reduce => "segmented_reduce_by_offsets",
     };
-    let tiles = n.div_ceil(tile).max(1);
-    if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{family}: {n} elements need {tiles} tiles, past the grid limit"
-        )));
-    }
+    let tiles = tiles_for(family, n, tile)?;
     let (name, keys, offsets, segments, shared) = match heads {
         Heads::Keys {
             kernel_key, address, ..
@@ -249,6 +244,18 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     // tile base and an epoch newer than every slot's; the grid has exactly max(1, ceil(n /
     // tile)) blocks of SCAN_BLOCK threads and the shared memory the family needs.
     unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// The tiles of a segmented grid over `n` items (at least one, so that a reduce of empty input
+/// still gives every segment its identity), or an error past the grid limit.
+pub(crate) fn tiles_for(family: &str, n: usize, tile: usize) -> Result<usize> {
+    let tiles = n.div_ceil(tile).max(1);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{family}: {n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    Ok(tiles)
 }
 
 /// The checks every call by offsets makes: the offsets fit the input.

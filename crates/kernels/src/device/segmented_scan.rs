@@ -27,6 +27,7 @@
 use core::marker::PhantomData;
 
 use super::element::{Element, load_aligned, store_aligned};
+use super::indexed::{ArgMax, ArgMin, Indexed, Ordered};
 use super::scan::{look_back, next_tile};
 use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
 use crate::atomic::{load_relaxed_pair, store_relaxed_pair};
@@ -315,32 +316,27 @@ impl<K: Element<Acc = K> + Shuffle + PartialEq + Default> SegmentHeads for KeyHe
 }
 
 /// Heads from CSR offsets: segment `s` is `offsets[s] .. offsets[s + 1]`, `s < segments`; its
-/// first item is a head when it is not empty. With `empty_identity`, the tile where an empty
-/// segment sits writes the identity `fill` for it to `output[s]` (the segmented reduce).
+/// first item is a head when it is not empty.
 #[derive(Clone, Copy)]
-pub struct OffsetHeads<A> {
+pub struct OffsetHeads {
     /// `segments + 1` non-decreasing offsets, the last at most `n`.
     pub offsets: *const u64,
     /// Number of segments (below [`NO_HEAD`]).
     pub segments: usize,
-    /// Where empty segments' identity goes (null: nowhere, for the scans).
-    pub empty_output: *mut A,
-    /// What empty segments get.
-    pub fill: A,
 }
 
-impl<A: Copy> OffsetHeads<A> {
+impl OffsetHeads {
     /// Mark the tile's heads in `storage`: slot `p` (`0 ..= len`, the last being the next
     /// tile's first item) gets the segment that starts at tile position `p`, or [`NO_HEAD`];
-    /// empty segments get their identity (with `empty_output`). Ends with a barrier, after
-    /// which every thread may read the slots.
+    /// `empty(s)` is called once for each empty segment, by the tile where it sits (the last
+    /// tile for those at n). Ends with a barrier, after which every thread may read the slots.
     ///
     /// # Safety
     /// Every thread of the block calls it, with the tile it handles; `storage` holds
     /// `span.len + 3` u32; `offsets[0 ..= segments]` is readable and non-decreasing, its last
-    /// at most n; `empty_output`, when not null, holds one value per segment.
+    /// at most n.
     #[inline(always)]
-    pub unsafe fn mark(&self, span: TileSpan, storage: SharedArray<u32>) {
+    pub unsafe fn mark(&self, span: TileSpan, storage: SharedArray<u32>, empty: impl Fn(usize)) {
         let t = thread_idx() as usize;
         let block = block_dim() as usize;
         let tile_end = span.first + span.len;
@@ -390,10 +386,8 @@ impl<A: Copy> OffsetHeads<A> {
                 // SAFETY: first <= begin <= first + len (the searches' range); one thread per
                 // segment, and non-empty segments start at different positions.
                 unsafe { storage.write_unchecked((begin - span.first) as u32, s as u32) };
-            } else if !self.empty_output.is_null() && (begin < tile_end || span.last) {
-                // SAFETY: s < segments: the output holds one value per segment; the tile where
-                // the empty segment sits (the last for those at n) is the only writer.
-                unsafe { *self.empty_output.add(s) = self.fill };
+            } else if begin < tile_end || span.last {
+                empty(s);
             }
             s += block;
         }
@@ -402,7 +396,7 @@ impl<A: Copy> OffsetHeads<A> {
     }
 }
 
-impl<A: Copy> SegmentHeads for OffsetHeads<A> {
+impl SegmentHeads for OffsetHeads {
     #[inline(always)]
     unsafe fn heads<const VEC: usize, const ITEMS: usize>(
         &self,
@@ -410,7 +404,7 @@ impl<A: Copy> SegmentHeads for OffsetHeads<A> {
         storage: SharedArray<u32>,
     ) -> [u32; ITEMS] {
         // SAFETY: forwarded from the caller.
-        unsafe { self.mark(span, storage) };
+        unsafe { self.mark(span, storage, |_| {}) };
         let mut heads = [NO_HEAD; ITEMS];
         unrolled_for(ITEMS / VEC, |r| {
             unrolled_for(VEC, |v| {
@@ -560,8 +554,196 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     });
 }
 
+/// An item and its input index as the segmented reduce carries it.
+pub trait SegmentReduction<T: Element>: Copy {
+    /// What is carried per item, combined per segment.
+    type Carry: SharedValue + Shuffle + StatusBits;
+    /// How it is combined.
+    type Op: ReduceOp<Self::Carry>;
+    /// Item `x`, at input index `i`.
+    fn carry(x: T, i: usize) -> Self::Carry;
+    /// Write segment `s`'s result: `total` over its items, or the identity for an empty one.
+    ///
+    /// # Safety
+    /// `s` is below the number of segments; one call per segment.
+    unsafe fn write(&self, s: usize, total: Self::Carry);
+}
+
+/// Each segment's total with `Op`, to `output[s]`.
+#[derive(Clone, Copy)]
+pub struct Totals<A, Op> {
+    /// One value per segment.
+    pub output: *mut A,
+    /// The operator.
+    pub op: PhantomData<Op>,
+}
+
+impl<T: Element, Op: ReduceOp<T::Acc>> SegmentReduction<T> for Totals<T::Acc, Op>
+where
+    T::Acc: SharedValue + Shuffle + StatusBits,
+{
+    type Carry = T::Acc;
+    type Op = Op;
+    #[inline(always)]
+    fn carry(x: T, _: usize) -> T::Acc {
+        x.to_acc()
+    }
+    #[inline(always)]
+    unsafe fn write(&self, s: usize, total: T::Acc) {
+        // SAFETY: s < segments: the output holds one value per segment (the caller's contract).
+        unsafe { *self.output.add(s) = total };
+    }
+}
+
+/// A 4-byte value and a `u32` input index: what the segmented argmin / argmax carry, 8 bytes,
+/// so that it fits the tile status beside its segment.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct ArgPair<A> {
+    /// The value.
+    pub value: A,
+    /// Its input index (`u32::MAX` for the identity).
+    pub index: u32,
+}
+
+impl<A> ArgPair<A> {
+    #[inline(always)]
+    fn widen(self) -> Indexed<A> {
+        let index = if self.index == u32::MAX {
+            u64::MAX
+        } else {
+            self.index as u64
+        };
+        Indexed {
+            value: self.value,
+            index,
+        }
+    }
+    #[inline(always)]
+    fn narrow(pair: Indexed<A>) -> Self {
+        ArgPair {
+            value: pair.value,
+            index: pair.index as u32,
+        }
+    }
+}
+
+/// Argmin / argmax over [`ArgPair`]s: the rules of [`ArgMin`] / [`ArgMax`] over [`Indexed`]
+/// pairs (first index on ties, a NaN wins), through them.
+macro_rules! arg_pair_op {
+    ($($op:ident),*) => {$(
+        impl<A: Ordered> ReduceOp<ArgPair<A>> for $op {
+            #[inline(always)]
+            fn identity() -> ArgPair<A> {
+                ArgPair::narrow(<$op as ReduceOp<Indexed<A>>>::identity())
+            }
+            #[inline(always)]
+            fn combine(a: ArgPair<A>, b: ArgPair<A>) -> ArgPair<A> {
+                ArgPair::narrow(<$op as ReduceOp<Indexed<A>>>::combine(a.widen(), b.widen()))
+            }
+        }
+    )*};
+}
+arg_pair_op!(ArgMin, ArgMax);
+
+impl<A: Shuffle> Shuffle for ArgPair<A> {
+    #[inline(always)]
+    unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
+        // SAFETY: forwarded from the caller; both fields take the same path.
+        unsafe {
+            ArgPair {
+                value: self.value.shuffle_raw(mode_b, width, member_mask),
+                index: self.index.shuffle_raw(mode_b, width, member_mask),
+            }
+        }
+    }
+}
+
+impl<A: SharedValue> SharedValue for ArgPair<A> {
+    #[inline(always)]
+    unsafe fn load_shared(addr: u32) -> Self {
+        // SAFETY: the caller's address holds an `ArgPair<A>` (`#[repr(C)]`: the value at 0, the
+        // index at size_of::<A>()).
+        unsafe {
+            ArgPair {
+                value: A::load_shared(addr),
+                index: u32::load_shared(addr + size_of::<A>() as u32),
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(addr: u32, value: Self) {
+        // SAFETY: as in load_shared.
+        unsafe {
+            A::store_shared(addr, value.value);
+            u32::store_shared(addr + size_of::<A>() as u32, value.index);
+        }
+    }
+}
+
+/// The value's 32 bits low, the index high.
+impl<A: StatusBits> StatusBits for ArgPair<A> {
+    #[inline(always)]
+    fn to_status_bits(self) -> u64 {
+        const { assert!(size_of::<A>() == 4, "an ArgPair's value has 4 bytes") };
+        self.value.to_status_bits() | (self.index as u64) << 32
+    }
+    #[inline(always)]
+    fn from_status_bits(bits: u64) -> Self {
+        ArgPair {
+            value: A::from_status_bits(bits & 0xffff_ffff),
+            index: (bits >> 32) as u32,
+        }
+    }
+}
+
+/// Each segment's first smallest (argmin) or largest (argmax) item: its value to `values[s]`,
+/// its index within the segment to `indices[s]` (`u32::MAX` for an empty segment, whose value
+/// is the operator's identity).
+#[derive(Clone, Copy)]
+pub struct ArgTotals<A, Op> {
+    /// One value per segment.
+    pub values: *mut A,
+    /// One index per segment.
+    pub indices: *mut u32,
+    /// The segments' offsets (the index is made relative to its segment's first item).
+    pub offsets: *const u64,
+    /// The operator.
+    pub op: PhantomData<Op>,
+}
+
+impl<T: Element, Op: ReduceOp<ArgPair<T::Acc>>> SegmentReduction<T> for ArgTotals<T::Acc, Op>
+where
+    T::Acc: SharedValue + Shuffle + StatusBits,
+{
+    type Carry = ArgPair<T::Acc>;
+    type Op = Op;
+    #[inline(always)]
+    fn carry(x: T, i: usize) -> ArgPair<T::Acc> {
+        ArgPair {
+            value: x.to_acc(),
+            index: i as u32,
+        }
+    }
+    #[inline(always)]
+    unsafe fn write(&self, s: usize, total: ArgPair<T::Acc>) {
+        let index = if total.index == u32::MAX {
+            u32::MAX
+        } else {
+            // SAFETY: s < segments: offsets[s] is readable; the winner is in segment s, so at
+            // or past its first item.
+            total.index - unsafe { *self.offsets.add(s) } as u32
+        };
+        // SAFETY: s < segments: the outputs hold one value and one index per segment.
+        unsafe {
+            *self.values.add(s) = total.value;
+            *self.indices.add(s) = index;
+        }
+    }
+}
+
 /// Segmented reduce of one tile of `input[0..n]` by the CSR offsets of `heads`: each non-empty
-/// segment's total goes to `output[segment]` from the tile that holds its last item, each empty
+/// segment's total goes to `reduction.write` from the tile that holds its last item, each empty
 /// segment's identity from the tile where it sits. Warp 0 sleeps `look_back_delay_ns` before
 /// its look-back.
 ///
@@ -580,23 +762,23 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
-/// readable elements; `output` holds one value per segment and does not overlap the input;
-/// `heads` is valid as [`OffsetHeads::mark`] requires, its `empty_output` = `output`;
+/// readable elements (fewer than 2^32 for an [`ArgTotals`]); what `reduction` writes holds one
+/// result per segment and does not overlap the input; `heads` is valid as
+/// [`OffsetHeads::mark`] requires;
 /// `status` points at 16 bytes per tile, 16-byte aligned, every slot from an older epoch;
 /// `storage` is this block's.
 #[inline(always)]
-pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
+pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
     input: *const T,
     n: usize,
-    heads: OffsetHeads<T::Acc>,
-    output: *mut T::Acc,
-    status: TileStatus<Keyed<T::Acc>>,
+    heads: OffsetHeads,
+    reduction: R,
+    status: TileStatus<Keyed<R::Carry>>,
     look_back_delay_ns: u32,
-    storage: SegmentedStorage<T::Acc>,
+    storage: SegmentedStorage<R::Carry>,
 ) where
     T: Element,
-    T::Acc: SharedValue + Shuffle + StatusBits,
-    Op: ReduceOp<T::Acc>,
+    R: SegmentReduction<T>,
 {
     let t = thread_idx() as usize;
     // SAFETY: the whole block calls it; the counter is the status's.
@@ -612,7 +794,7 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
     let first = span.first + t * ITEMS;
     let whole = (tile + 1) * tile_len <= n && (input as usize).is_multiple_of(16);
     // The values first: their loads are in flight while the heads are marked.
-    let mut values = [Op::identity(); ITEMS];
+    let mut values = [<R::Op as ReduceOp<R::Carry>>::identity(); ITEMS];
     if whole {
         // 16-byte vectors of `per_vector` items each.
         let per_vector = 16 / size_of::<T>();
@@ -623,25 +805,30 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
                 // fill whole 16-byte vectors, and the input is 16-byte aligned.
                 words = unsafe { load_aligned::<u32, 4>(input.add(first + j).cast::<u32>()) };
             }
-            values[j] = row_element::<T>(words, j % per_vector).to_acc();
+            values[j] = R::carry(row_element::<T>(words, j % per_vector), first + j);
         });
     } else {
         unrolled_for(ITEMS, |j| {
             if first + j < n {
                 // SAFETY: first + j < n.
-                values[j] = unsafe { *input.add(first + j) }.to_acc();
+                values[j] = R::carry(unsafe { *input.add(first + j) }, first + j);
             }
         });
     }
-    // SAFETY: the whole block calls it with its tile and storage (the caller's contract).
-    unsafe { heads.mark(span, storage.heads) };
+    // SAFETY: the whole block calls it with its tile and storage (the caller's contract); an
+    // empty segment is written once, by the tile where it sits.
+    unsafe {
+        heads.mark(span, storage.heads, |s| {
+            reduction.write(s, <R::Op as ReduceOp<R::Carry>>::identity())
+        })
+    };
     // SAFETY: offsets[segments] is readable: one past the last segment's last item.
     let to = unsafe { *heads.offsets.add(heads.segments) } as usize;
     // In order: `running` is the pair of the items so far; `lead` the combination of the items
     // before the first head, and whether the segment they continue ends here.
-    let mut running = SegmentedOp::<Op>::identity();
+    let mut running = SegmentedOp::<R::Op>::identity();
     let mut lead_ends = false;
-    let mut lead = Op::identity();
+    let mut lead = <R::Op as ReduceOp<R::Carry>>::identity();
     let mut next_head = NO_HEAD;
     unrolled_for(ITEMS, |j| {
         let local = (t * ITEMS + j) as u32;
@@ -659,14 +846,14 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
             value: values[j],
             segment: head,
         };
-        running = SegmentedOp::<Op>::combine(running, item);
+        running = SegmentedOp::<R::Op>::combine(running, item);
         let i = first + j;
         let tail = i < n && (i + 1 == to || after != NO_HEAD);
         if tail {
             if running.segment != NO_HEAD {
                 // SAFETY: a segment's number is below the segment count; its last item is
                 // this one only.
-                unsafe { *output.add(running.segment as usize) = running.value };
+                unsafe { reduction.write(running.segment as usize, running.value) };
             } else {
                 lead_ends = true;
                 lead = running.value;
@@ -676,12 +863,12 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
     let mut pair = [running];
     // SAFETY: the whole block calls it with its own storage.
     let aggregate =
-        unsafe { block_exclusive_scan::<Keyed<T::Acc>, SegmentedOp<Op>, 1>(&mut pair, storage.scan) };
+        unsafe { block_exclusive_scan::<Keyed<R::Carry>, SegmentedOp<R::Op>, 1>(&mut pair, storage.scan) };
     if t < WARP_SIZE as usize {
         // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of warp
         // 0 takes this branch (blocks are whole warps).
         let prefix = unsafe {
-            look_back::<Keyed<T::Acc>, SegmentedOp<Op>>(&status, tile, aggregate, look_back_delay_ns)
+            look_back::<Keyed<R::Carry>, SegmentedOp<R::Op>>(&status, tile, aggregate, look_back_delay_ns)
         };
         if t == 0 {
             // SAFETY: read by the block after the barrier below.
@@ -692,10 +879,10 @@ pub unsafe fn segmented_reduce_tile<T, Op, const ITEMS: usize>(
     unsafe { block_barrier() };
     if lead_ends {
         // SAFETY: written before the barrier.
-        let before = SegmentedOp::<Op>::combine(unsafe { storage.prefix.read(0) }, pair[0]);
+        let before = SegmentedOp::<R::Op>::combine(unsafe { storage.prefix.read(0) }, pair[0]);
         if before.segment != NO_HEAD {
             // SAFETY: as above: the continued segment ends at this thread's item.
-            unsafe { *output.add(before.segment as usize) = Op::combine(before.value, lead) };
+            unsafe { reduction.write(before.segment as usize, R::Op::combine(before.value, lead)) };
         }
     }
 }

@@ -25,7 +25,8 @@ use crate::device::reduce::{
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
-    KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, segmented_reduce_tile, segmented_tile,
+    ArgPair, ArgTotals, KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, Totals, segmented_reduce_tile,
+    segmented_tile,
 };
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
@@ -39,7 +40,7 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
-    ScanParams, SegmentedReduceParams, SegmentedScanParams, SelectParams,
+    ScanParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams, SelectParams,
 };
 use gpu_primitives_abi::tuning::{
     SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
@@ -141,7 +142,6 @@ macro_rules! segmented_entries {
             pub unsafe extern "ptx-kernel" fn kernel(
                 p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
             ) {
-                use crate::op::ReduceOp;
                 type Acc = <$ty as Element>::Acc;
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
@@ -153,8 +153,6 @@ macro_rules! segmented_entries {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
-                    empty_output: core::ptr::null_mut(),
-                    fill: <$Op as ReduceOp<Acc>>::identity(),
                 };
                 let output = ScanOutput {
                     output: p.output,
@@ -184,7 +182,6 @@ macro_rules! segmented_entries {
             pub unsafe extern "ptx-kernel" fn kernel(
                 p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
             ) {
-                use crate::op::ReduceOp;
                 type Acc = <$ty as Element>::Acc;
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
@@ -193,16 +190,18 @@ macro_rules! segmented_entries {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
-                    empty_output: p.output,
-                    fill: <$Op as ReduceOp<Acc>>::identity(),
+                };
+                let totals = Totals::<Acc, $Op> {
+                    output: p.output,
+                    op: core::marker::PhantomData,
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    segmented_reduce_tile::<$ty, $Op, ITEMS>(
+                    segmented_reduce_tile::<$ty, _, ITEMS>(
                         p.input,
                         p.n,
                         heads,
-                        p.output,
+                        totals,
                         status,
                         p.look_back_delay_ns,
                         storage,
@@ -212,6 +211,59 @@ macro_rules! segmented_entries {
         };
     };
 }
+
+/// `device_segmented_argmin_<name>` and `device_segmented_argmax_<name>` for every row of
+/// `segment_arg_table!`: per segment, the first smallest (largest) item's value and index
+/// within the segment, as [`SegmentedArgParams`] says.
+macro_rules! segment_arg_entries {
+    ([] $($name:ident => $ty:ty, $vec:literal;)*) => {
+        $(
+            segment_arg_entry!(segmented_argmin, $name, $ty, ArgMin);
+            segment_arg_entry!(segmented_argmax, $name, $ty, ArgMax);
+        )*
+    };
+}
+
+macro_rules! segment_arg_entry {
+    ($family:ident, $name:ident, $ty:ty, $Op:ty) => {
+        const _: () = {
+            const ITEMS: usize = segmented_reduce_items(size_of::<<$ty as Element>::Acc>());
+            /// # Safety
+            /// As `segmented_reduce_tile`, with the launch [`SegmentedArgParams`] describes.
+            #[unsafe(export_name = kernel_name!($family, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedArgParams<$ty, <$ty as Element>::Acc>) {
+                type Acc = <$ty as Element>::Acc;
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let tile_items = crate::thread::block_dim() * ITEMS as u32;
+                // SAFETY: as the segmented reduce's: the same regions of the same shared memory.
+                let storage = unsafe { segmented_storage::<ArgPair<Acc>>(tile_items + 3) };
+                let heads = OffsetHeads {
+                    offsets: p.offsets,
+                    segments: p.segments,
+                };
+                let totals = ArgTotals::<Acc, $Op> {
+                    values: p.values,
+                    indices: p.indices,
+                    offsets: p.offsets,
+                    op: core::marker::PhantomData,
+                };
+                // SAFETY: forwarded from the kernel's contract (n < 2^32).
+                unsafe {
+                    segmented_reduce_tile::<$ty, _, ITEMS>(
+                        p.input,
+                        p.n,
+                        heads,
+                        totals,
+                        status,
+                        p.look_back_delay_ns,
+                        storage,
+                    )
+                };
+            }
+        };
+    };
+}
+gpu_primitives_abi::segment_arg_table!(segment_arg_entries);
 
 /// `device_scan_by_<key>_key_<name>_<op>` for every key type: the segmented scan of
 /// `input[0..n]` with a head wherever the key changes, as [`SegmentedScanParams`] says.

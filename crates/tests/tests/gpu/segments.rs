@@ -9,7 +9,7 @@ use crate::device::TestElement;
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::device::{
     self, Accumulator, DeviceVec, DeviceView, DeviceWorkspace, Element, Max, Min, Operator, ScanKind,
-    SegmentOffsets, Sum,
+    SegmentArgElement, SegmentOffsets, Sum,
 };
 use gpu_primitives::{Error, Gpu, reference};
 use half::{bf16, f16};
@@ -25,6 +25,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         by_offsets_every_type,
     ),
     ("segments::by_key_every_type_and_operator", by_key_every_type),
+    ("segments::argmin_argmax_by_offsets_every_type", arg_every_type),
     ("segments::one_huge_segment_beside_a_million_tiny", uneven),
     ("segments::bad_input_and_empty", bad_input),
     ("segments::past_2_pow_31_elements", past_2_pow_31),
@@ -207,6 +208,92 @@ fn by_offsets_every_type(gpu: &Gpu) -> Result<(), Failed> {
     by_offsets_random::<bf16>(gpu)
 }
 
+/// Segmented argmin and argmax of `x[skip..]` by `offsets` against the references (value and
+/// index within the segment; the identity and `u32::MAX` for an empty segment).
+fn check_arg<T: TestElement + SegmentArgElement>(
+    gpu: &Gpu,
+    x: &[T],
+    skip: usize,
+    offsets: &[u64],
+    ws: &mut DeviceWorkspace,
+) -> Result<(), TestCaseError> {
+    let d_x = DeviceVec::from_slice(gpu, x).map_err(fail)?;
+    let view: DeviceView<'_, T> = d_x.view().slice(skip..x.len());
+    let input = &x[skip..];
+    let d_offsets = DeviceVec::from_slice(gpu, offsets).map_err(fail)?;
+    let segments = SegmentOffsets::new(gpu, &d_offsets).map_err(fail)?;
+    let count = offsets.len() - 1;
+    for max in [false, true] {
+        let mut values = DeviceVec::<T::Acc>::zeroed(gpu, count).map_err(fail)?;
+        let mut indices = gpu.upload(&vec![7u32; count]).map_err(fail)?;
+        let (what, empty) = if max {
+            device::segmented_argmax(gpu, view, &segments, &mut values, &mut indices, ws).map_err(fail)?;
+            ("segmented_argmax", <T::Acc as Accumulator>::LOWEST)
+        } else {
+            device::segmented_argmin(gpu, view, &segments, &mut values, &mut indices, ws).map_err(fail)?;
+            ("segmented_argmin", <T::Acc as Accumulator>::HIGHEST)
+        };
+        let (expected_values, expected_indices): (Vec<T::Acc>, Vec<u32>) = offsets
+            .windows(2)
+            .map(|w| {
+                let segment = &input[w[0] as usize..w[1] as usize];
+                let found = if max {
+                    reference::argmax(segment)
+                } else {
+                    reference::argmin(segment)
+                };
+                found.map_or((empty, u32::MAX), |(v, i)| (v, i as u32))
+            })
+            .unzip();
+        let what = format!(
+            "{what} {} n={} skip={skip} segments={count}",
+            T::NAME,
+            input.len()
+        );
+        same(
+            &format!("{what}: values"),
+            &values.to_vec(gpu).map_err(fail)?,
+            &expected_values,
+        )?;
+        prop_assert_eq!(
+            gpu.download(&indices).map_err(fail)?,
+            expected_indices,
+            "{}: indices",
+            what
+        );
+    }
+    Ok(())
+}
+
+fn arg_random<T: TestElement + SegmentArgElement>(gpu: &Gpu) -> Result<(), Failed> {
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    crate::properties::runner()
+        .run(
+            &(length(), 0usize..4, 0usize..5, any::<u64>()),
+            |(n, skip, layout, seed)| {
+                let ws = &mut *workspace.borrow_mut();
+                let x = T::make(n + skip, seed);
+                check_arg(gpu, &x, skip, &offsets_for(n, layout, seed ^ 9), ws)
+            },
+        )
+        .map_err(|e| Failed::from(e.to_string()))
+}
+
+/// Every type of `segment_arg_table!`, and NaN winning in f32.
+fn arg_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    arg_random::<f32>(gpu)?;
+    arg_random::<i32>(gpu)?;
+    arg_random::<u32>(gpu)?;
+    arg_random::<f16>(gpu)?;
+    arg_random::<bf16>(gpu)?;
+    let ws = &mut DeviceWorkspace::new();
+    let mut x = f32::make(100_000, 3);
+    for i in [5, 6, 40_000, 99_999] {
+        x[i] = f32::NAN;
+    }
+    check_arg(gpu, &x, 0, &offsets_for(100_000, 2, 4), ws).map_err(|e| Failed::from(e.to_string()))
+}
+
 /// Both scans by key of `x[skip..]` with `keys[skip..]` against the reference.
 fn check_by_key<K, T: TestElement, Op: Operator>(
     gpu: &Gpu,
@@ -361,6 +448,14 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
             is_error(device::segmented_exclusive_scan::<u32, Sum>(
                 gpu, &x, &fits, &mut short, ws,
             )),
+        ),
+        (
+            "argmin: short indices",
+            is_error(device::segmented_argmin(gpu, &x, &fits, &mut out, &mut short, ws)),
+        ),
+        (
+            "argmax: last offset past the input",
+            is_error(device::segmented_argmax(gpu, &x, &long, &mut out, &mut short, ws)),
         ),
         (
             "by key: keys shorter than values",

@@ -1,0 +1,173 @@
+//! Segmented argmin / argmax by CSR offsets: per segment, the first smallest (largest) item's
+//! value and its index within the segment, in one pass over the items (kernels
+//! `device::segmented_scan::segmented_reduce_tile` over (value, index) pairs), as CUB's
+//! `DeviceSegmentedReduce::ArgMin` / `ArgMax`.
+
+use super::SCAN_BLOCK;
+use super::element::{DeviceView, DeviceViewMut, Element};
+use super::segmented_scan::{SegmentOffsets, check_fit, look_back_delay_ns, tiles_for};
+use super::workspace::DeviceWorkspace;
+use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::segmented_shared_bytes;
+use gpu_primitives_abi::params::SegmentedArgParams;
+use gpu_primitives_abi::tuning::segmented_reduce_items;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of the segmented argmin / argmax: one accumulated in 4 bytes (`f32`, `i32`,
+/// `u32`, `half::f16`, `half::bf16`; the table `gpu_primitives_abi::segment_arg_table!`), whose
+/// (value, index) pair fits the single pass's tile status.
+pub trait SegmentArgElement: Element + sealed::Sealed {}
+
+macro_rules! arg_elements {
+    ([] $($name:ident => $device:ty, $vec:literal;)*) => {
+        $(
+            impl sealed::Sealed for crate::host_type!($name) {}
+            impl SegmentArgElement for crate::host_type!($name) {}
+        )*
+    };
+}
+gpu_primitives_abi::segment_arg_table!(arg_elements);
+
+fn segmented_arg<T: SegmentArgElement>(
+    on: OnStream<'_>,
+    family: &'static str,
+    input: DeviceView<'_, T>,
+    segments: &SegmentOffsets<'_>,
+    values: DeviceViewMut<'_, T::Acc>,
+    indices: DeviceViewMut<'_, u32>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let n = input.len();
+    check_fit(family, segments, n)?;
+    if n > u32::MAX as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{family}: {n} items; indices are u32, so fewer than 2^32"
+        )));
+    }
+    let count = segments.segments();
+    for (what, found) in [
+        ("segmented arg: values output too short", values.len()),
+        ("segmented arg: indices output too short", indices.len()),
+    ] {
+        if found < count {
+            return Err(Error::LengthMismatch {
+                what,
+                expected: count,
+                found,
+            });
+        }
+    }
+    if count == 0 {
+        return Ok(());
+    }
+    let tile = SCAN_BLOCK as usize * segmented_reduce_items(size_of::<T::Acc>());
+    let tiles = tiles_for(family, n, tile)?;
+    let kernel = crate::module(on.gpu)?
+        .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
+    let status = workspace.scan_status(on.stream, tiles)?;
+    let config =
+        LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
+    let params = SegmentedArgParams {
+        input: input.address() as *const T::Raw,
+        values: values.address() as *mut T::Acc,
+        indices: indices.address() as *mut u32,
+        n,
+        offsets: segments.offsets().address() as *const u64,
+        segments: count,
+        status_slots: status.slots as *mut u64,
+        tile_counter: status.counter as *mut u64,
+        tile_base: status.tile_base,
+        epoch: status.epoch,
+        look_back_delay_ns: look_back_delay_ns(tiles),
+    };
+    // SAFETY: `input` addresses n < 2^32 elements, the outputs one value and one index per
+    // segment (checked above), the offsets are checked ones that fit n; the workspace gives 16
+    // bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
+    // than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of SCAN_BLOCK
+    // threads and the shared memory of the tile's heads.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// Per segment `s` of `input` (by [`SegmentOffsets`]), the first smallest item: its value to
+/// `values[s]` and its index within the segment to `indices[s]` (a NaN wins, the first one;
+/// an empty segment gets `+inf` or the largest integer and `u32::MAX`). f16 / bf16 values are
+/// returned in f32. One pass over the items, balanced whatever the segment lengths;
+/// stream-ordered; deterministic (the first index on ties, whatever the grouping).
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] when the last offset is past the input or the input has 2^32 items
+/// or more; [`Error::LengthMismatch`] when an output is shorter than the number of segments; all
+/// before any launch. Device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SegmentOffsets};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[3.0f32, 1.0, 2.0, 7.0, 5.0])?;
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 3, 3, 5])?; // [0, 3), [3, 3), [3, 5)
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// let (mut values, mut indices) = (gpu.alloc_zeroed::<f32>(3)?, gpu.alloc_zeroed::<u32>(3)?);
+/// device::segmented_argmin(&gpu, &x, &segments, &mut values, &mut indices, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&values)?, [1.0, f32::INFINITY, 5.0]);
+/// assert_eq!(gpu.download(&indices)?, [1, u32::MAX, 1]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn segmented_argmin<'a, 'v, 'i, 'g, T: SegmentArgElement>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    segments: &SegmentOffsets<'_>,
+    values: impl Into<DeviceViewMut<'v, T::Acc>>,
+    indices: impl Into<DeviceViewMut<'i, u32>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    segmented_arg(
+        on.into(),
+        "segmented_argmin",
+        input.into(),
+        segments,
+        values.into(),
+        indices.into(),
+        workspace,
+    )
+}
+
+/// Per segment, the first largest item's value and index within the segment (an empty segment
+/// gets `-inf` or the smallest integer and `u32::MAX`). As [`segmented_argmin`].
+///
+/// # Errors
+/// As [`segmented_argmin`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SegmentOffsets};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[4i32, 9, 9, -1])?;
+/// let offsets = DeviceVec::from_slice(&gpu, &[0u64, 3, 4])?;
+/// let segments = SegmentOffsets::new(&gpu, &offsets)?;
+/// let (mut values, mut indices) = (gpu.alloc_zeroed::<i32>(2)?, gpu.alloc_zeroed::<u32>(2)?);
+/// device::segmented_argmax(&gpu, &x, &segments, &mut values, &mut indices, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&values)?, [9, -1]);
+/// assert_eq!(gpu.download(&indices)?, [1, 0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn segmented_argmax<'a, 'v, 'i, 'g, T: SegmentArgElement>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    segments: &SegmentOffsets<'_>,
+    values: impl Into<DeviceViewMut<'v, T::Acc>>,
+    indices: impl Into<DeviceViewMut<'i, u32>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    segmented_arg(
+        on.into(),
+        "segmented_argmax",
+        input.into(),
+        segments,
+        values.into(),
+        indices.into(),
+        workspace,
+    )
+}
