@@ -134,6 +134,9 @@ pub struct SegmentedScanParams<In, Out, Key> {
     pub offsets: *const u64,
     /// By offsets: the number of segments, below `u32::MAX`.
     pub segments: usize,
+    /// By offsets: per tile and one more, the first segment whose offset reaches the tile's
+    /// first item ([`SegmentTileStartsParams`]); null: each tile searches (by key: null).
+    pub tile_starts: *const u32,
     /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
     pub status_slots: *mut u64,
     /// The dynamic tile counter (one `u64`, never reset).
@@ -168,6 +171,9 @@ pub struct SegmentedArgParams<In, Acc> {
     pub offsets: *const u64,
     /// The number of segments, below `u32::MAX`.
     pub segments: usize,
+    /// Per tile and one more, the first segment whose offset reaches the tile's first item
+    /// ([`SegmentTileStartsParams`]); null: each tile searches.
+    pub tile_starts: *const u32,
     /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
     pub status_slots: *mut u64,
     /// The dynamic tile counter (one `u64`, never reset).
@@ -178,6 +184,24 @@ pub struct SegmentedArgParams<In, Acc> {
     pub epoch: u32,
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
     pub look_back_delay_ns: u32,
+}
+
+/// Where each tile of a segmented kernel by offsets starts among the segments
+/// (`device_segment_tile_starts`): `starts[t]` = the first `s` with `offsets[s] >= t *
+/// tile_items`, for `t` in `0 ..= tiles`. Launch: one warp per entry (any block of whole warps).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SegmentTileStartsParams {
+    /// `segments + 1` non-decreasing offsets.
+    pub offsets: *const u64,
+    /// The number of segments.
+    pub segments: usize,
+    /// Items per tile of the kernel that reads the starts.
+    pub tile_items: usize,
+    /// Its number of tiles.
+    pub tiles: usize,
+    /// `tiles + 1` values.
+    pub starts: *mut u32,
 }
 
 /// Which prebuilt test `select_if` / `partition_if` apply to each item `x` (one `u32` code in

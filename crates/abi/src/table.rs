@@ -295,6 +295,19 @@ macro_rules! by_key_list {
 }
 scan_key_table!(by_key_list);
 
+/// The PTX name of the entry point that finds where each tile of a segmented kernel by offsets
+/// starts among the segments (one for every type), a string literal.
+#[macro_export]
+macro_rules! segment_tile_starts_name {
+    () => {
+        "device_segment_tile_starts"
+    };
+}
+
+/// [`segment_tile_starts_name!`](crate::segment_tile_starts_name), for the host and the PTX
+/// check.
+pub const SEGMENT_TILE_STARTS_KERNEL: &str = segment_tile_starts_name!();
+
 macro_rules! segment_arg_list {
     ([] $($name:ident => $device:ty, $vec:literal;)*) => {
         /// The segmented argmin / argmax entry points, `device_segmented_arg{min,max}_<element>`

@@ -124,3 +124,10 @@ pub const SEGMENTED_FAMILIES: &[&str] = &[
     "device_segmented_argmin_",
     "device_segmented_argmax_",
 ];
+
+/// From this many tiles on, a segmented call by offsets first finds every tile's first segment
+/// in a small kernel of its own (`device_segment_tile_starts`) instead of each tile searching
+/// the offsets on its critical path (H100, 2^28 f32, 1000-item segments: reduce 1.74 -> 1.54x
+/// the copy, scan 2.02 -> 1.83x); below, the extra launch costs more than the searches (2^20:
+/// reduce 13.5 -> 19.8 µs).
+pub const SEGMENT_TILE_STARTS_MIN_TILES: usize = 1024;

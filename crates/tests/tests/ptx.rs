@@ -68,6 +68,7 @@ const PROBE_KERNELS: &[&str] = &[
 fn device_kernels() -> Vec<&'static str> {
     use gpu_primitives_abi::table::{
         DEVICE_KERNELS, HISTOGRAM_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS,
+        SEGMENT_TILE_STARTS_KERNEL,
     };
     DEVICE_KERNELS
         .iter()
@@ -75,6 +76,7 @@ fn device_kernels() -> Vec<&'static str> {
         .chain(SEGMENT_ARG_KERNELS)
         .chain(SCAN_BY_KEY_KERNELS.iter().flat_map(|key| key.iter()))
         .flat_map(|group| group.iter().copied())
+        .chain([SEGMENT_TILE_STARTS_KERNEL])
         .collect()
 }
 
@@ -227,6 +229,8 @@ fn device_kernels_take_one_parameter_struct() {
             ];
             let expected = if let Some(bytes) = compaction_param_bytes(name) {
                 bytes
+            } else if name == gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL {
+                size_of::<SegmentTileStartsParams>()
             } else if name.starts_with("device_segmented_arg") {
                 size_of::<SegmentedArgParams<u8, u8>>()
             } else if segmented.iter().any(|p| name.starts_with(p)) {

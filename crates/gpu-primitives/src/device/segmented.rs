@@ -83,10 +83,7 @@ pub fn segmented_reduce<'a, 'o, 'g, 's, T: Element, Op: Operator>(
             if segments == 0 {
                 return Ok(());
             }
-            let heads = Heads::Offsets {
-                address: offsets.offsets().address(),
-                segments,
-            };
+            let heads = Heads::Offsets { segments: &offsets };
             launch::<T, Op>(on, Family::Reduce, input, heads, output.address, workspace)
         }
     }

@@ -5,7 +5,7 @@
 
 use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element};
-use super::segmented_scan::{SegmentOffsets, check_fit, look_back_delay_ns, tiles_for};
+use super::segmented_scan::{SegmentOffsets, check_fit, look_back_delay_ns, tile_starts, tiles_for};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -67,6 +67,7 @@ fn segmented_arg<T: SegmentArgElement>(
     let tiles = tiles_for(family, n, tile)?;
     let kernel = crate::module(on.gpu)?
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
+    let starts = tile_starts(on, segments, tile, tiles, workspace)?;
     let status = workspace.scan_status(on.stream, tiles)?;
     let config =
         LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
@@ -77,6 +78,7 @@ fn segmented_arg<T: SegmentArgElement>(
         n,
         offsets: segments.offsets().address() as *const u64,
         segments: count,
+        tile_starts: starts as *const u32,
         status_slots: status.slots as *mut u64,
         tile_counter: status.counter as *mut u64,
         tile_base: status.tile_base,
@@ -84,7 +86,8 @@ fn segmented_arg<T: SegmentArgElement>(
         look_back_delay_ns: look_back_delay_ns(tiles),
     };
     // SAFETY: `input` addresses n < 2^32 elements, the outputs one value and one index per
-    // segment (checked above), the offsets are checked ones that fit n; the workspace gives 16
+    // segment (checked above), the offsets are checked ones that fit n, the tile starts are
+    // queued before on the stream (tiles + 1 of them); the workspace gives 16
     // bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
     // than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of SCAN_BLOCK
     // threads and the shared memory of the tile's heads.

@@ -11,9 +11,13 @@ use super::element::{DeviceView, DeviceViewMut, Element, Operator};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, ScanKind, tuning_override};
 use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
-use gpu_primitives_abi::params::SegmentedScanParams;
-use gpu_primitives_abi::tuning::{SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items, segmented_reduce_items};
+use gpu_primitives_abi::params::{SegmentTileStartsParams, SegmentedScanParams};
+use gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL;
+use gpu_primitives_abi::tuning::{
+    SEGMENT_TILE_STARTS_MIN_TILES, SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items, segmented_reduce_items,
+};
 
 /// CSR segment offsets in device memory, checked: `segments + 1` non-decreasing `u64` offsets,
 /// segment `s` being items `offsets[s] .. offsets[s + 1]` of the input (empty when they are
@@ -155,7 +159,7 @@ pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
 }
 
 /// Where the heads come from, as the kernel's parameters say.
-pub(crate) enum Heads {
+pub(crate) enum Heads<'s, 'o> {
     /// Key changes: the kernel for keys of `kernel_key` bits at `address`, with the wider of
     /// the key's and the value's vector widths.
     Keys {
@@ -163,8 +167,8 @@ pub(crate) enum Heads {
         address: u64,
         vector: u32,
     },
-    /// CSR offsets: `segments + 1` at `address`.
-    Offsets { address: u64, segments: usize },
+    /// CSR offsets.
+    Offsets { segments: &'s SegmentOffsets<'o> },
 }
 
 /// What a segmented kernel computes.
@@ -181,7 +185,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     on: OnStream<'_>,
     family: Family,
     input: DeviceView<'_, T>,
-    heads: Heads,
+    heads: Heads<'_, '_>,
     output: u64,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
@@ -202,6 +206,10 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         Family::Reduce => "segmented_reduce_by_offsets",
     };
     let tiles = tiles_for(family, n, tile)?;
+    let starts = match heads {
+        Heads::Offsets { segments, .. } => tile_starts(on, segments, tile, tiles, workspace)?,
+        Heads::Keys { .. } => 0,
+    };
     let (name, keys, offsets, segments, shared) = match heads {
         Heads::Keys {
             kernel_key, address, ..
@@ -212,11 +220,11 @@ pub(crate) fn launch<T: Element, Op: Operator>(
             0,
             DEVICE_SHARED_BYTES,
         ),
-        Heads::Offsets { address, segments } => (
+        Heads::Offsets { segments } => (
             format!("device_{family}_{}_{}", T::NAME, Op::NAME),
             0,
-            address,
-            segments,
+            segments.offsets.address,
+            segments.segments(),
             segmented_shared_bytes(tile as u32),
         ),
     };
@@ -231,6 +239,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         keys: keys as *const u64,
         offsets: offsets as *const u64,
         segments,
+        tile_starts: starts as *const u32,
         status_slots: status.slots as *mut u64,
         tile_counter: status.counter as *mut u64,
         tile_base: status.tile_base,
@@ -240,7 +249,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     };
     // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
     // values (scans) or one per segment (reduce), and that the offsets are checked ones that
-    // fit n; the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the
+    // fit n; their tile starts (tiles + 1) are queued before on the stream; the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the
     // tile base and an epoch newer than every slot's; the grid has exactly max(1, ceil(n /
     // tile)) blocks of SCAN_BLOCK threads and the shared memory the family needs.
     unsafe { on.stream.launch(&kernel, config, &params) }
@@ -256,6 +265,40 @@ pub(crate) fn tiles_for(family: &str, n: usize, tile: usize) -> Result<usize> {
         )));
     }
     Ok(tiles)
+}
+
+/// From [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, queue the kernel that finds where each of
+/// `tiles` tiles of `tile` items starts among the segments of `segments` (the kernels by
+/// offsets read it instead of searching) and return the device address of the `tiles + 1`
+/// starts, in the workspace; below, 0 (each tile searches).
+pub(crate) fn tile_starts(
+    on: OnStream<'_>,
+    segments: &SegmentOffsets<'_>,
+    tile: usize,
+    tiles: usize,
+    workspace: &mut DeviceWorkspace,
+) -> Result<u64> {
+    if tiles < SEGMENT_TILE_STARTS_MIN_TILES {
+        return Ok(0);
+    }
+    let starts = workspace.tile_starts(on.stream, tiles + 1)?;
+    let kernel = crate::module(on.gpu)?.kernel::<SegmentTileStartsParams>(SEGMENT_TILE_STARTS_KERNEL)?;
+    // One warp per start.
+    let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(SCAN_BLOCK as usize) as u32;
+    let params = SegmentTileStartsParams {
+        offsets: segments.offsets.address as *const u64,
+        segments: segments.segments(),
+        tile_items: tile,
+        tiles,
+        starts: starts as *mut u32,
+    };
+    // SAFETY: the offsets are checked ones (`segments + 1`, non-decreasing); `starts` holds
+    // `tiles + 1` u32 of the workspace; the blocks are whole warps, one per start.
+    unsafe {
+        on.stream
+            .launch(&kernel, LaunchConfig::new(blocks, SCAN_BLOCK), &params)?
+    };
+    Ok(starts)
 }
 
 /// The checks every call by offsets makes: the offsets fit the input.
@@ -288,10 +331,7 @@ fn scan_by_offsets<T: Element, Op: Operator>(
     if input.len == 0 {
         return Ok(());
     }
-    let heads = Heads::Offsets {
-        address: segments.offsets.address,
-        segments: segments.segments(),
-    };
+    let heads = Heads::Offsets { segments };
     launch::<T, Op>(on, Family::Scan(kind), input, heads, output.address, workspace)
 }
 

@@ -7,8 +7,8 @@ use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 /// demand (never shrunk). Drop it before the `Gpu` it was used with.
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
-/// the scan's per-tile status (16 bytes per tile) and tile counter, and a range histogram's
-/// levels. The scan's status needs
+/// the scan's per-tile status (16 bytes per tile) and tile counter, a range histogram's
+/// levels, and where each tile of a segmented call by offsets starts (4 bytes per tile). The scan's status needs
 /// no clearing between calls: each call has its own epoch number (see kernels
 /// `device::tile_status`).
 ///
@@ -25,6 +25,7 @@ pub struct DeviceWorkspace {
     status_slots: Option<DeviceBuffer<u64>>,
     counter: Option<DeviceBuffer<u64>>,
     levels: Option<DeviceBuffer<u64>>,
+    tile_starts: Option<DeviceBuffer<u32>>,
     tile_base: u64,
     epoch: u32,
 }
@@ -69,6 +70,7 @@ impl DeviceWorkspace {
             + len(&self.counter)
             + len(&self.levels)
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
+            + self.tile_starts.as_ref().map_or(0, |b| 4 * b.len())
     }
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
@@ -122,6 +124,13 @@ impl DeviceWorkspace {
         bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
         self.levels = Some(stream.upload(&words)?);
         Ok(address(&self.levels))
+    }
+
+    /// Address of `count` u32 (a segmented call's tile starts), written by a kernel on the
+    /// call's stream before the kernel that reads them.
+    pub(crate) fn tile_starts(&mut self, stream: &Stream, count: usize) -> Result<u64> {
+        grow(&mut self.tile_starts, count, stream)?;
+        Ok(address(&self.tile_starts))
     }
 
     /// Status slots for `tiles` tiles and the tile counter.

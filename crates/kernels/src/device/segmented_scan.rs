@@ -10,9 +10,10 @@
 //! 1. it takes the next tile index (as [`super::scan`]) and starts loading its values;
 //! 2. it finds which of its items are heads ([`SegmentHeads`]): from the keys, an item whose key
 //!    differs from the one before it ([`block_flag_heads_warp_striped`]); from offsets, the
-//!    first item of each non-empty segment that starts in the tile (warp 0 finds the tile's
-//!    segments by a 32-way search of the offsets, [`warp_lower_bound`]; the block marks their
-//!    first items in shared memory);
+//!    first item of each non-empty segment that starts in the tile (a small kernel launched
+//!    before, [`segment_tile_starts`], finds each tile's first segment by a 32-way search of
+//!    the offsets, [`warp_lower_bound`], or in small grids warp 0 searches; the block marks its
+//!    segments' first items in shared memory);
 //! 3. it scans the tile's `(value, segment)` pairs ([`Keyed`]) with the segmented operator
 //!    ([`SegmentedOp`]: a pair whose stretch holds a head discards what came before it) by the
 //!    warp-striped block scan, and warp 0 looks back over the preceding tiles' aggregates of the
@@ -38,7 +39,7 @@ use crate::block::{
 use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx, warp_id};
+use crate::thread::{WARP_SIZE, block_dim, global_idx, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot};
 
@@ -323,6 +324,9 @@ pub struct OffsetHeads {
     pub offsets: *const u64,
     /// Number of segments (below [`NO_HEAD`]).
     pub segments: usize,
+    /// Per tile and one more, the first segment whose offset reaches the tile's first item
+    /// ([`segment_tile_starts`]); null: each tile searches the offsets itself.
+    pub tile_starts: *const u32,
 }
 
 impl OffsetHeads {
@@ -339,33 +343,55 @@ impl OffsetHeads {
     pub unsafe fn mark(&self, span: TileSpan, storage: SharedArray<u32>, empty: impl Fn(usize)) {
         let t = thread_idx() as usize;
         let block = block_dim() as usize;
+        let tile = span.first / span.len;
         let tile_end = span.first + span.len;
         let bounds_slot = span.len as u32 + 1;
         if t < WARP_SIZE as usize {
-            // The segments that start in the tile (or at the next tile's first position): the
-            // last tile takes every segment from its first on (empty ones at n included).
-            // SAFETY: the whole of warp 0 takes this branch; offsets[0..segments] is readable
-            // and non-decreasing (the caller's contract).
+            // The segments that start in the tile: from the first whose offset reaches the
+            // tile to the first that reaches the next tile (the last tile takes every segment
+            // from its first on, empty ones at n included). Read from the tile starts, or
+            // searched here when there are none (small grids, where the extra launch would
+            // cost more than the search).
+            // SAFETY: the whole of warp 0 takes this branch; `tile_starts`, when not null,
+            // holds one entry per tile and one more; the offsets are readable and
+            // non-decreasing (the caller's contract).
             let (lo, hi) = unsafe {
-                let lo = warp_lower_bound(self.offsets, self.segments, span.first as u64);
+                let start = |tile: usize, first: usize| {
+                    if self.tile_starts.is_null() {
+                        warp_lower_bound(self.offsets, self.segments, first as u64)
+                    } else {
+                        *self.tile_starts.add(tile) as usize
+                    }
+                };
+                let lo = start(tile, span.first);
                 let hi = if span.last {
                     self.segments
                 } else {
-                    warp_lower_bound(self.offsets, self.segments, tile_end as u64 + 1)
+                    start(tile + 1, tile_end)
                 };
                 (lo, hi)
             };
             if t == 0 {
-                // SAFETY: two u32 past the head slots, read after the barrier below.
+                // Slot `len`: whether the next tile's first item starts a segment, i.e. is one
+                // of the offsets (CSR segments are contiguous) before the last.
+                // SAFETY: hi < segments, so offsets[hi] and offsets[segments] are readable.
+                let next_is_head = !span.last
+                    && hi < self.segments
+                    && unsafe {
+                        *self.offsets.add(hi) == tile_end as u64
+                            && tile_end < *self.offsets.add(self.segments) as usize
+                    };
+                // SAFETY: slot len and the two bounds slots after it, read after the barrier.
                 unsafe {
+                    storage.write(span.len as u32, if next_is_head { 0 } else { NO_HEAD });
                     storage.write(bounds_slot, lo as u32);
                     storage.write(bounds_slot + 1, hi as u32);
                 }
             }
         }
         let mut p = t;
-        while p <= span.len {
-            // SAFETY: p <= len: one of the head slots.
+        while p < span.len {
+            // SAFETY: p < len: one of the head slots.
             unsafe { storage.write_unchecked(p as u32, NO_HEAD) };
             p += block;
         }
@@ -383,16 +409,44 @@ impl OffsetHeads {
             // SAFETY: s < segments: offsets[s] and offsets[s + 1] are readable.
             let (begin, end) = unsafe { (*self.offsets.add(s) as usize, *self.offsets.add(s + 1) as usize) };
             if begin < end {
-                // SAFETY: first <= begin <= first + len (the searches' range); one thread per
-                // segment, and non-empty segments start at different positions.
+                // SAFETY: first <= begin < min(first + len, n) (the tile's range of segments;
+                // a non-empty segment starts before n); one thread per segment, and non-empty
+                // segments start at different positions.
                 unsafe { storage.write_unchecked((begin - span.first) as u32, s as u32) };
-            } else if begin < tile_end || span.last {
+            } else {
                 empty(s);
             }
             s += block;
         }
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
+    }
+}
+
+/// `starts[t]` = the first segment whose offset reaches tile `t`'s first item (`t * tile_items`),
+/// for `t` in `0 ..= tiles`: one warp per tile ([`warp_lower_bound`]). The segmented kernels by
+/// offsets read their range of segments from it instead of searching on their critical path.
+///
+/// # Safety
+/// Launched with whole warps; `offsets[0 ..= segments]` is readable and non-decreasing;
+/// `starts` holds `tiles + 1` values.
+#[inline(always)]
+pub unsafe fn segment_tile_starts(
+    offsets: *const u64,
+    segments: usize,
+    tile_items: usize,
+    tiles: usize,
+    starts: *mut u32,
+) {
+    let tile = global_idx() / WARP_SIZE as usize;
+    if tile <= tiles {
+        // SAFETY: the whole warp takes this branch (the condition is the warp's); the offsets
+        // are valid (the caller's contract).
+        let s = unsafe { warp_lower_bound(offsets, segments, (tile * tile_items) as u64) };
+        if lane_id() == 0 {
+            // SAFETY: tile <= tiles.
+            unsafe { *starts.add(tile) = s as u32 };
+        }
     }
 }
 

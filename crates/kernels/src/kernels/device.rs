@@ -25,8 +25,8 @@ use crate::device::reduce::{
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
-    ArgPair, ArgTotals, KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, Totals, segmented_reduce_tile,
-    segmented_tile,
+    ArgPair, ArgTotals, KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, Totals, segment_tile_starts,
+    segmented_reduce_tile, segmented_tile,
 };
 use crate::device::select::{
     ByFlagArray, ByPredicate, Compare, Heads, SelectOutput, SelectStorage, reverse_tail, select_tile,
@@ -40,7 +40,8 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
-    ScanParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams, SelectParams,
+    ScanParams, SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
+    SelectParams,
 };
 use gpu_primitives_abi::tuning::{
     SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
@@ -153,6 +154,7 @@ macro_rules! segmented_entries {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
+                    tile_starts: p.tile_starts,
                 };
                 let output = ScanOutput {
                     output: p.output,
@@ -190,6 +192,7 @@ macro_rules! segmented_entries {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
+                    tile_starts: p.tile_starts,
                 };
                 let totals = Totals::<Acc, $Op> {
                     output: p.output,
@@ -240,6 +243,7 @@ macro_rules! segment_arg_entry {
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
+                    tile_starts: p.tile_starts,
                 };
                 let totals = ArgTotals::<Acc, $Op> {
                     values: p.values,
@@ -264,6 +268,17 @@ macro_rules! segment_arg_entry {
     };
 }
 gpu_primitives_abi::segment_arg_table!(segment_arg_entries);
+
+/// `device_segment_tile_starts`: where each tile of a segmented kernel by offsets starts among
+/// the segments, as [`SegmentTileStartsParams`] says.
+///
+/// # Safety
+/// As `segment_tile_starts`, with the launch [`SegmentTileStartsParams`] describes.
+#[unsafe(export_name = gpu_primitives_abi::segment_tile_starts_name!())]
+pub unsafe extern "ptx-kernel" fn segment_tile_starts_kernel(p: SegmentTileStartsParams) {
+    // SAFETY: forwarded from the kernel's contract.
+    unsafe { segment_tile_starts(p.offsets, p.segments, p.tile_items, p.tiles, p.starts) };
+}
 
 /// `device_scan_by_<key>_key_<name>_<op>` for every key type: the segmented scan of
 /// `input[0..n]` with a head wherever the key changes, as [`SegmentedScanParams`] says.

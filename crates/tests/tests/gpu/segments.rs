@@ -27,6 +27,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("segments::by_key_every_type_and_operator", by_key_every_type),
     ("segments::argmin_argmax_by_offsets_every_type", arg_every_type),
     ("segments::one_huge_segment_beside_a_million_tiny", uneven),
+    ("segments::every_layout_past_1024_tiles", large_grids),
     ("segments::bad_input_and_empty", bad_input),
     ("segments::past_2_pow_31_elements", past_2_pow_31),
 ];
@@ -393,6 +394,30 @@ fn uneven(gpu: &Gpu) -> Result<(), Failed> {
         }
         check_by_offsets::<f32, Sum>(gpu, &x, 0, &offsets, ws).map_err(|e| Failed::from(e.to_string()))?;
         check_by_offsets::<f32, Min>(gpu, &x, 0, &offsets, ws).map_err(|e| Failed::from(e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// Every segment layout over 5 million items (f32, u32): grids of more than
+/// `SEGMENT_TILE_STARTS_MIN_TILES` tiles, whose tiles read their first segment from the small
+/// kernel before instead of searching (the property tests' grids are smaller).
+fn large_grids(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    let n = 5_000_003;
+    let tile = 256 * gpu_primitives_abi::tuning::segmented_reduce_items(4);
+    check_eq(
+        "the grid is past the threshold",
+        n / tile >= gpu_primitives_abi::tuning::SEGMENT_TILE_STARTS_MIN_TILES,
+        true,
+    )?;
+    let to_failed = |e: TestCaseError| Failed::from(e.to_string());
+    for layout in 0..5 {
+        let offsets = offsets_for(n, layout, 77 + layout as u64);
+        let x = f32::make(n + 1, layout as u64);
+        check_by_offsets::<f32, Sum>(gpu, &x, 1, &offsets, ws).map_err(to_failed)?;
+        check_arg(gpu, &x, 1, &offsets, ws).map_err(to_failed)?;
+        let u = u32::make(n, layout as u64);
+        check_by_offsets::<u32, Max>(gpu, &u, 0, &offsets, ws).map_err(to_failed)?;
     }
     Ok(())
 }
