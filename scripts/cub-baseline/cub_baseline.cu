@@ -282,8 +282,8 @@ float pattern(float*, size_t i) { return (float(i % 17) - 8.0f) * 0.25f; }
 uint32_t pattern(uint32_t*, size_t i) { return uint32_t(i % 1001); }
 
 // Segmented sums: DeviceSegmentedReduce::Sum over u64 CSR offsets (segments of 1000 items; one huge
-// segment after n / 256 segments of one item), and DeviceScan::InclusiveSumByKey over u32 keys whose runs
-// are those of the run-length rows. The figures count the n values read (with the offsets or keys) and
+// segment after n / 256 segments of one item), DeviceSegmentedReduce::ArgMin over the 1000-item segments,
+// and DeviceScan::InclusiveSumByKey over u32 keys whose runs are those of the run-length rows. The figures count the n values read (with the offsets or keys) and
 // the values written.
 template <class T>
 void measure_segments(const char* type, size_t n) {
@@ -332,6 +332,25 @@ void measure_segments(const char* type, size_t n) {
         row("segmented_reduce sum, " + layout, us, n * s + 8.0 * offsets.size() + segments * s);
         CHECK(cudaFree(temp));
         CHECK(cudaFree(d_offsets));
+    }
+    {
+        // ArgMin over the 1000-item segments: a (index within the segment, value) pair per segment.
+        auto& offsets = layouts[0].second;
+        uint64_t* d_offsets;
+        CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(uint64_t)));
+        CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(uint64_t), cudaMemcpyHostToDevice));
+        int64_t segments = int64_t(offsets.size()) - 1;
+        cub::KeyValuePair<int, T>* pairs;
+        CHECK(cudaMalloc(&pairs, segments * sizeof(*pairs)));
+        void* temp = nullptr;
+        size_t temp_bytes = 0;
+        CHECK(cub::DeviceSegmentedReduce::ArgMin(temp, temp_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
+        CHECK(cudaMalloc(&temp, temp_bytes));
+        double us = median_us([&] {
+            CHECK(cub::DeviceSegmentedReduce::ArgMin(temp, temp_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
+        });
+        row("segmented_argmin, 1000-item segments", us, n * s + 8.0 * offsets.size() + segments * (s + 4));
+        for (void* p : {(void*)temp, (void*)pairs, (void*)d_offsets}) CHECK(cudaFree(p));
     }
     void* temp = nullptr;
     size_t temp_bytes = 0;

@@ -3,7 +3,8 @@
 //! pseudo-random input), the run-length encodings (of sorted keys with the runs of sorted
 //! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
 //! uniform samples), the segmented reduce and scans (by offsets: segments of 1000 items, and one
-//! huge segment after n / 256 of one item; by `u32` key), beside a device-to-device copy of the
+//! huge segment after n / 256 of one item; by `u32` key) and the segmented argmin (1000-item
+//! segments), beside a device-to-device copy of the
 //! same number of elements measured in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
@@ -127,7 +128,8 @@ pub struct BenchRow {
     /// `"run_length_encode"`, `"non_trivial_runs"`; or
     /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or the segmented rows,
     /// `"segmented_reduce sum, <layout>"`, `"segmented_scan sum, <layout>"` (layouts
-    /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`.
+    /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
+    /// `"segmented_argmin, 1000-item segments"`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -321,6 +323,63 @@ impl Bench<'_> {
             copy_gb_per_s: 2.0 * (n * size) as f64 / copy / 1e3,
             time_over_copy: time / copy,
         });
+    }
+
+    /// [`Bench::measure_segment_arg`] for the type named `name` when the segmented argmin has
+    /// it (`segment_arg_table!`); nothing for the others.
+    fn measure_segment_arg_named(&mut self, name: &str, sizes: &[usize]) -> Result<()> {
+        macro_rules! by_name {
+            ([$bench:ident, $name_value:ident, $sizes:ident] $($name:ident => $device:ty, $vec:literal;)*) => {
+                match $name_value {
+                    $(stringify!($name) => $bench.measure_segment_arg::<gpu_primitives::host_type!($name)>($sizes),)*
+                    _ => Ok(()),
+                }
+            };
+        }
+        gpu_primitives_abi::segment_arg_table!(by_name, self, name, sizes)
+    }
+
+    /// Measure the segmented argmin over segments of 1000 items (the segment rows' values) and
+    /// the copy at every n in `sizes`; the bytes are the input and offsets read and a value and
+    /// `u32` index written per segment.
+    fn measure_segment_arg<T: BenchElement + device::SegmentArgElement>(
+        &mut self,
+        sizes: &[usize],
+    ) -> Result<()> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let gpu = self.gpu;
+        let values: Vec<T> = (0..max).map(T::pattern).collect();
+        let input = DeviceVec::from_slice(gpu, &values)?;
+        drop(values);
+        let mut copy_target = gpu.alloc_zeroed::<T::Raw>(max)?;
+        let mut best = gpu.alloc_zeroed::<T::Acc>(max.div_ceil(1000))?;
+        let mut at = gpu.alloc_zeroed::<u32>(max.div_ceil(1000))?;
+        let mut workspace = DeviceWorkspace::new();
+        for &n in sizes {
+            let copy = median_micros(gpu, self.runs, || {
+                gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
+            })?;
+            let offsets: Vec<u64> = (0..n.div_ceil(1000) as u64)
+                .map(|s| s * 1000)
+                .chain([n as u64])
+                .collect();
+            let d_offsets = gpu.upload(&offsets)?;
+            let segments = device::SegmentOffsets::new(gpu, &d_offsets)?;
+            let x = input.prefix(..n);
+            let time = median_micros(gpu, self.runs, || {
+                device::segmented_argmin(gpu, x, &segments, &mut best, &mut at, &mut workspace)
+            })?;
+            let bytes = (n * size_of::<T>() + 8 * offsets.len()) as f64
+                + segments.segments() as f64 * (size_of::<T::Acc>() + 4) as f64;
+            self.push::<T>(
+                "segmented_argmin, 1000-item segments".into(),
+                n,
+                time,
+                bytes,
+                copy,
+            );
+        }
+        Ok(())
     }
 
     /// [`Bench::measure_histogram`] for the sample type named `name` (checked by
@@ -629,6 +688,7 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     }
     for t in &config.compaction_types {
         bench.measure_named(t, &compaction_sizes, true)?;
+        bench.measure_segment_arg_named(t, &compaction_sizes)?;
     }
     for t in &config.histogram_types {
         bench.measure_histogram_named(t, &compaction_sizes)?;

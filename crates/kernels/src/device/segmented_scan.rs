@@ -21,6 +21,11 @@
 //! 4. it writes each item's scan (scans) or, at each segment's last item, the segment's total
 //!    (reduce); empty segments get the identity.
 //!
+//! The reduce ([`segmented_reduce_tile`]) holds its tile *blocked* instead (16 consecutive items
+//! per thread, reduced in order), so that one pair per thread, not one per item, goes through
+//! the block scan; through a [`SegmentReduction`] it gives each segment's total ([`Totals`]) or
+//! its first smallest / largest item and that item's index ([`ArgTotals`] over [`ArgPair`]s).
+//!
 //! Source: the segmented operator is Blelloch's ("Prefix Sums and Their Applications", 1990,
 //! section 1.5); the single pass is Merrill & Garland's decoupled look-back (NVIDIA
 //! NVR-2016-002), as in CUB's `AgentScanByKey`.
