@@ -90,40 +90,47 @@ impl<A, Op: ReduceOp<A>> ReduceOp<Keyed<A>> for SegmentedOp<Op> {
     }
 }
 
-impl<A: Shuffle> Shuffle for Keyed<A> {
-    #[inline(always)]
-    unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
-        // SAFETY: forwarded from the caller; both fields take the same path.
-        unsafe {
-            Keyed {
-                value: self.value.shuffle_raw(mode_b, width, member_mask),
-                segment: self.segment.shuffle_raw(mode_b, width, member_mask),
+/// `Shuffle` and `SharedValue` for a `#[repr(C)]` pair of a value `A` and a `u32` field named
+/// `$field` (at `size_of::<A>()`): each field moves on its own path.
+macro_rules! value_and_u32 {
+    ($pair:ident, $field:ident) => {
+        impl<A: Shuffle> Shuffle for $pair<A> {
+            #[inline(always)]
+            unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
+                // SAFETY: forwarded from the caller; both fields take the same path.
+                unsafe {
+                    $pair {
+                        value: self.value.shuffle_raw(mode_b, width, member_mask),
+                        $field: self.$field.shuffle_raw(mode_b, width, member_mask),
+                    }
+                }
             }
         }
-    }
-}
 
-impl<A: SharedValue> SharedValue for Keyed<A> {
-    #[inline(always)]
-    unsafe fn load_shared(addr: u32) -> Self {
-        // SAFETY: the caller's address holds a `Keyed<A>` (`#[repr(C)]`: the value at 0, the
-        // segment at size_of::<A>(), both aligned as the pair is).
-        unsafe {
-            Keyed {
-                value: A::load_shared(addr),
-                segment: u32::load_shared(addr + size_of::<A>() as u32),
+        impl<A: SharedValue> SharedValue for $pair<A> {
+            #[inline(always)]
+            unsafe fn load_shared(addr: u32) -> Self {
+                // SAFETY: the caller's address holds the pair (`#[repr(C)]`: the value at 0,
+                // the u32 at size_of::<A>(), both aligned as the pair is).
+                unsafe {
+                    $pair {
+                        value: A::load_shared(addr),
+                        $field: u32::load_shared(addr + size_of::<A>() as u32),
+                    }
+                }
+            }
+            #[inline(always)]
+            unsafe fn store_shared(addr: u32, value: Self) {
+                // SAFETY: as in load_shared.
+                unsafe {
+                    A::store_shared(addr, value.value);
+                    u32::store_shared(addr + size_of::<A>() as u32, value.$field);
+                }
             }
         }
-    }
-    #[inline(always)]
-    unsafe fn store_shared(addr: u32, value: Self) {
-        // SAFETY: as in load_shared.
-        unsafe {
-            A::store_shared(addr, value.value);
-            u32::store_shared(addr + size_of::<A>() as u32, value.segment);
-        }
-    }
+    };
 }
+value_and_u32!(Keyed, segment);
 
 /// The bits of a value the tile status carries in its second word.
 pub trait StatusBits: Copy {
@@ -705,40 +712,7 @@ macro_rules! arg_pair_op {
 }
 arg_pair_op!(ArgMin, ArgMax);
 
-impl<A: Shuffle> Shuffle for ArgPair<A> {
-    #[inline(always)]
-    unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
-        // SAFETY: forwarded from the caller; both fields take the same path.
-        unsafe {
-            ArgPair {
-                value: self.value.shuffle_raw(mode_b, width, member_mask),
-                index: self.index.shuffle_raw(mode_b, width, member_mask),
-            }
-        }
-    }
-}
-
-impl<A: SharedValue> SharedValue for ArgPair<A> {
-    #[inline(always)]
-    unsafe fn load_shared(addr: u32) -> Self {
-        // SAFETY: the caller's address holds an `ArgPair<A>` (`#[repr(C)]`: the value at 0, the
-        // index at size_of::<A>()).
-        unsafe {
-            ArgPair {
-                value: A::load_shared(addr),
-                index: u32::load_shared(addr + size_of::<A>() as u32),
-            }
-        }
-    }
-    #[inline(always)]
-    unsafe fn store_shared(addr: u32, value: Self) {
-        // SAFETY: as in load_shared.
-        unsafe {
-            A::store_shared(addr, value.value);
-            u32::store_shared(addr + size_of::<A>() as u32, value.index);
-        }
-    }
-}
+value_and_u32!(ArgPair, index);
 
 /// The value's 32 bits low, the index high.
 impl<A: StatusBits> StatusBits for ArgPair<A> {
