@@ -96,6 +96,22 @@ pub enum ScanKind {
     Exclusive,
 }
 
+/// The look-back delay (ns) of a single-pass grid of `tiles` tiles: `default`, or `$name` (0 to
+/// 4000) when set (a tuning override, read once into `cache`), from
+/// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below, where the tiles are all resident together
+/// and the delay would only add to the call's latency.
+pub(crate) fn look_back_delay(
+    tiles: usize,
+    cache: &'static std::sync::OnceLock<u32>,
+    name: &str,
+    default: u32,
+) -> u32 {
+    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
+        return 0;
+    }
+    tuning_override(cache, name, default, 0..=4000)
+}
+
 /// `$name` parsed as a u32 within `range`, or `default` when unset or invalid, read once into
 /// `cache`: a tuning override for measuring other launch shapes without rebuilding.
 pub(crate) fn tuning_override(

@@ -2,26 +2,20 @@
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator};
 use super::workspace::DeviceWorkspace;
-use super::{
-    DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, ScanKind,
-    tuning_override,
-};
+use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind, look_back_delay};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::ScanParams;
 
 /// The look-back delay of a scan grid of `tiles` tiles: [`SCAN_LOOK_BACK_DELAY_NS`], or
-/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override, read
-/// once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below.
+/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when set; 0 for small grids (the rule
+/// of [`look_back_delay`]).
 fn look_back_delay_ns(tiles: usize) -> u32 {
-    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
-        return 0;
-    }
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    tuning_override(
+    look_back_delay(
+        tiles,
         &VALUE,
         "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
         SCAN_LOOK_BACK_DELAY_NS,
-        0..=4000,
     )
 }
 

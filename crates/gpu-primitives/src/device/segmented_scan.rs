@@ -9,7 +9,7 @@
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, ScanKind, tuning_override};
+use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, ScanKind, look_back_delay};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -144,17 +144,14 @@ impl ScanKey for i64 {
 
 /// The look-back delay of a segmented grid of `tiles` tiles: [`SEGMENTED_LOOK_BACK_DELAY_NS`],
 /// or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override,
-/// read once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below.
+/// read once); 0 for small grids (the rule of [`look_back_delay`]).
 pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
-    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
-        return 0;
-    }
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    tuning_override(
+    look_back_delay(
+        tiles,
         &VALUE,
         "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
         SEGMENTED_LOOK_BACK_DELAY_NS,
-        0..=4000,
     )
 }
 
@@ -249,9 +246,10 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     };
     // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
     // values (scans) or one per segment (reduce), and that the offsets are checked ones that
-    // fit n; their tile starts (tiles + 1) are queued before on the stream; the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the
-    // tile base and an epoch newer than every slot's; the grid has exactly max(1, ceil(n /
-    // tile)) blocks of SCAN_BLOCK threads and the shared memory the family needs.
+    // fit n; their tile starts (tiles + 1) are queued before on the stream; the workspace
+    // gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an
+    // epoch newer than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of
+    // SCAN_BLOCK threads and the shared memory the family needs.
     unsafe { on.stream.launch(&kernel, config, &params) }
 }
 

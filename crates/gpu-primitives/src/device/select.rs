@@ -3,9 +3,7 @@
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
 use super::workspace::DeviceWorkspace;
-use super::{
-    SCAN_LOOK_BACK_DELAY_MIN_TILES, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, tuning_override,
-};
+use super::{SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, look_back_delay};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
@@ -122,18 +120,14 @@ impl<T: Element> Predicate<T> {
 
 /// The look-back delay of a compaction (or run-length) grid of `tiles` tiles:
 /// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS` (0 to 4000)
-/// when set (a tuning override, read once), from [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0
-/// below.
+/// when set; 0 for small grids (the rule of [`look_back_delay`]).
 pub(super) fn look_back_delay_ns(tiles: usize) -> u32 {
-    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
-        return 0;
-    }
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    tuning_override(
+    look_back_delay(
+        tiles,
         &VALUE,
         "GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS",
         SELECT_LOOK_BACK_DELAY_NS,
-        0..=4000,
     )
 }
 
