@@ -53,6 +53,11 @@ fn main() -> ExitCode {
     for prefix in tuning::SEGMENTED_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
     }
+    builder = builder.launch_bounds(
+        tuning::ROW_FAMILY,
+        gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
+        1,
+    );
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {

@@ -113,3 +113,12 @@ pub const fn run_layout(tile_items: u32, element_bytes: u32) -> RunLayout {
 pub const fn segmented_shared_bytes(tile_items: u32) -> u32 {
     EXCHANGE_OFFSET + ((tile_items + 3) * 4).next_multiple_of(16)
 }
+
+/// Most `f32` statistics one row reduction of the row operations exchanges per warp (LayerNorm:
+/// count, mean and sum of squared deviations).
+pub const ROW_STATS: u32 = 3;
+
+/// Dynamic shared memory of the row operations (`RowParams`), in bytes: two sets (alternate
+/// reductions use alternate sets, so one barrier each suffices) of [`ROW_STATS`] `f32` slots
+/// per warp of the largest block.
+pub const ROW_SHARED_BYTES: u32 = 2 * ROW_STATS * MAX_WARPS * 4;

@@ -396,3 +396,43 @@ pub struct RunParams<T> {
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
     pub look_back_delay_ns: u32,
 }
+
+/// Row operations over a row-major `rows x cols` matrix (`device_rows_<op>_<type>_w<words>`,
+/// `row_op_table!`): one group of `group` threads per row at a time.
+///
+/// - Forward (softmax, log-softmax, RMSNorm, LayerNorm): `input` is `x`, `output` is `y`.
+/// - Backward of softmax / log-softmax: `input` is the forward's output `y`, `grad` is `dy`,
+///   `output` is `dx`.
+/// - Norms: `weight` / `bias` hold `cols` values each, or are null (1 and 0); `mean` / `rstd`
+///   receive one `f32` per row (LayerNorm both, RMSNorm `rstd`), or are null.
+///
+/// Launch: `block` threads with `group` dividing it (a power of two, `1..=1024`; a group of more
+/// than a warp is the whole block), any grid (the groups stride over the rows),
+/// [`ROW_SHARED_BYTES`](crate::layout::ROW_SHARED_BYTES) of dynamic shared memory. The thread
+/// mapping the host picks is [`row_plan`](crate::tuning::row_plan).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct RowParams<T> {
+    /// `rows * cols` elements.
+    pub input: *const T,
+    /// Backward: `rows * cols` elements of `dy` (else null).
+    pub grad: *const T,
+    /// `cols` elements, or null.
+    pub weight: *const T,
+    /// `cols` elements, or null.
+    pub bias: *const T,
+    /// `rows * cols` elements; never one of the inputs.
+    pub output: *mut T,
+    /// One value per row, or null.
+    pub mean: *mut f32,
+    /// One value per row, or null.
+    pub rstd: *mut f32,
+    /// Number of rows.
+    pub rows: usize,
+    /// Elements per row, at least 1.
+    pub cols: usize,
+    /// Threads per row.
+    pub group: u32,
+    /// Norms: added to the variance (LayerNorm) or the mean square (RMSNorm).
+    pub eps: f32,
+}

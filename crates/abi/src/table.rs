@@ -320,6 +320,76 @@ macro_rules! segment_arg_list {
 }
 segment_arg_table!(segment_arg_list);
 
+/// Calls `$callback! { [args] name => device type, stored as, vector width: words, ...; ... }`
+/// with the element types of the row operations (`rows`; read and written in their own type,
+/// computed in `f32`) and the words of each row input a thread holds, one kernel each
+/// ([`row_plan`](crate::tuning::row_plan) picks one; at most
+/// [`ROW_ITEMS`](crate::tuning::ROW_ITEMS) items).
+#[macro_export]
+macro_rules! row_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            f32 => f32, f32, 4: 4, 8, 16;
+            f16 => $crate::table::F16, u16, 8: 4, 8;
+            bf16 => $crate::table::Bf16, u16, 8: 4, 8;
+        }
+    };
+}
+
+/// Calls `$callback! { [args] name => Type; ... }` with the row operations: the kernel-name part
+/// and the device type implementing it.
+#[macro_export]
+macro_rules! row_op_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            softmax => Softmax;
+            log_softmax => LogSoftmax;
+            softmax_backward => SoftmaxBackward;
+            log_softmax_backward => LogSoftmaxBackward;
+            rms_norm => RmsNorm;
+            layer_norm => LayerNorm;
+        }
+    };
+}
+
+/// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, a string literal.
+#[macro_export]
+macro_rules! row_kernel_name {
+    ($op:ident, $element:ident, $words:literal) => {
+        concat!(
+            "device_rows_",
+            stringify!($op),
+            "_",
+            stringify!($element),
+            "_w",
+            stringify!($words)
+        )
+    };
+}
+
+macro_rules! row_names_per_words {
+    ($op:ident, $element:ident, [$($words:literal),*]) => {
+        &[$($crate::row_kernel_name!($op, $element, $words)),*]
+    };
+}
+
+macro_rules! row_names_per_op {
+    ([$element:ident, $words:tt] $($op:ident => $ty:ident;)*) => {
+        &[$(row_names_per_words!($op, $element, $words)),*]
+    };
+}
+
+macro_rules! row_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
+        /// The row operations, `device_rows_<op>_<element>_w<words>`, per element type, operation
+        /// and words per thread (generated from the row tables; the PTX check looks for each).
+        pub const ROW_KERNELS: &[&[&[&str]]] = &[$(row_op_table!(row_names_per_op, $name, [$($words),*])),*];
+    };
+}
+row_table!(row_kernel_list);
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -384,5 +454,19 @@ mod tests {
         assert_eq!(names.len(), 8 * 2 * 2);
         assert!(names.contains(&"device_histogram_even_u8_u32"));
         assert!(names.contains(&"device_histogram_range_f64_u64"));
+    }
+
+    #[test]
+    fn row_names_cover_elements_operations_and_words() {
+        let names: std::vec::Vec<&str> = super::ROW_KERNELS
+            .iter()
+            .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
+            .collect();
+        // 6 operations x (f32: 3 word counts, halves: 2 each).
+        assert_eq!(names.len(), 6 * (3 + 2 + 2));
+        assert!(names.contains(&"device_rows_softmax_f32_w4"));
+        assert!(names.contains(&"device_rows_layer_norm_bf16_w8"));
+        assert!(names.contains(&"device_rows_log_softmax_backward_f32_w16"));
+        assert!(!names.contains(&"device_rows_softmax_f16_w16"));
     }
 }

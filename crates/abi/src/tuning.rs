@@ -131,3 +131,182 @@ pub const SEGMENTED_FAMILIES: &[&str] = &[
 /// the copy, scan 2.02 -> 1.83x); below, the extra launch costs more than the searches (2^20:
 /// reduce 13.5 -> 19.8 µs).
 pub const SEGMENT_TILE_STARTS_MIN_TILES: usize = 1024;
+
+/// Threads per block of the row operations when a row takes a warp or less (several rows per
+/// block); a row of more than a warp takes a whole block of its group's size.
+pub const ROW_BLOCK: u32 = 256;
+
+/// Items of each row input a row thread holds at most (16 `f32` in 16 words, 16 halves in 8):
+/// ptxas keeps them in registers within the 64 a thread has at 1024 threads (H100, sm_90: 32
+/// `f32` per thread spilled 276 bytes, 32 halves 188).
+pub const ROW_ITEMS: usize = 16;
+
+/// Entry-point name prefix of the row operations; their PTX declares at most
+/// [`MAX_BLOCK_THREADS`](crate::layout::MAX_BLOCK_THREADS) threads and one block per
+/// multiprocessor (so ptxas keeps each thread within 64 registers).
+pub const ROW_FAMILY: &str = "device_rows_";
+
+/// How a row operation is launched for rows of `cols` elements (`row_plan`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowPlan {
+    /// Words of each input per thread and tile (selects the kernel: `_w<words>`).
+    pub words: u32,
+    /// Threads per row, a power of two.
+    pub group: u32,
+    /// Threads per block: [`ROW_BLOCK`] for groups of a warp or less, else `group`.
+    pub block: u32,
+    /// Tiles of `group * words * 4` bytes per row: 1 keeps the row in registers between its
+    /// reduction and its output; more read it twice.
+    pub tiles: usize,
+}
+
+/// The launch of a row operation over rows of `cols` elements (at least 1) of `vector` elements
+/// per 16 bytes (a row thread holds at most [`ROW_ITEMS`] items of each row input):
+///
+/// - **a warp or less per row** while 32 threads hold the row: the fewest words per thread that
+///   do, then the fewest threads (several rows per warp for short rows);
+/// - **a block per row** while 1024 threads hold it: the fewest threads that do;
+/// - **longer rows**: a block of 1024 threads loops over the row twice (statistics, then
+///   output), reading it twice.
+pub const fn row_plan(cols: usize, vector: usize) -> RowPlan {
+    let items_per_word = vector / 4;
+    let most_words = (ROW_ITEMS / items_per_word) as u32;
+    let mut words = 4;
+    while words <= most_words {
+        let group = row_threads(cols, words, items_per_word);
+        if group <= 32 {
+            return RowPlan {
+                words,
+                group: group as u32,
+                block: ROW_BLOCK,
+                tiles: 1,
+            };
+        }
+        words *= 2;
+    }
+    let group = row_threads(cols, most_words, items_per_word);
+    if group <= 1024 {
+        return RowPlan {
+            words: most_words,
+            group: group as u32,
+            block: group as u32,
+            tiles: 1,
+        };
+    }
+    RowPlan {
+        words: most_words,
+        group: 1024,
+        block: 1024,
+        tiles: cols.div_ceil(1024 * ROW_ITEMS),
+    }
+}
+
+/// Threads (a power of two) that hold `cols` items at `words` words of `items_per_word` each.
+const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
+    cols.div_ceil(words as usize * items_per_word).next_power_of_two()
+}
+
+#[cfg(test)]
+mod row_plan_tests {
+    use super::{RowPlan, row_plan};
+
+    #[test]
+    fn short_rows_share_a_warp_long_rows_take_a_block() {
+        // 8 f32: 4 words (4 items) per thread, 2 threads per row.
+        assert_eq!(
+            row_plan(8, 4),
+            RowPlan {
+                words: 4,
+                group: 2,
+                block: 256,
+                tiles: 1
+            }
+        );
+        // 1 item: one thread per row.
+        assert_eq!(row_plan(1, 4).group, 1);
+        // 512 f32: a warp of 16 words each; 1024: two warps.
+        assert_eq!(
+            row_plan(512, 4),
+            RowPlan {
+                words: 16,
+                group: 32,
+                block: 256,
+                tiles: 1
+            }
+        );
+        assert_eq!(
+            row_plan(1024, 4),
+            RowPlan {
+                words: 16,
+                group: 64,
+                block: 64,
+                tiles: 1
+            }
+        );
+        // 512 bf16: a warp of 8 words (16 halves) each.
+        assert_eq!(
+            row_plan(512, 8),
+            RowPlan {
+                words: 8,
+                group: 32,
+                block: 256,
+                tiles: 1
+            }
+        );
+        // 1025 f32: 128 threads.
+        assert_eq!(
+            row_plan(1025, 4),
+            RowPlan {
+                words: 16,
+                group: 128,
+                block: 128,
+                tiles: 1
+            }
+        );
+        // 16384 of either in 1024 threads; 65536 in four tiles.
+        assert_eq!(
+            row_plan(16384, 4),
+            RowPlan {
+                words: 16,
+                group: 1024,
+                block: 1024,
+                tiles: 1
+            }
+        );
+        assert_eq!(
+            row_plan(16384, 8),
+            RowPlan {
+                words: 8,
+                group: 1024,
+                block: 1024,
+                tiles: 1
+            }
+        );
+        assert_eq!(
+            row_plan(65536, 4),
+            RowPlan {
+                words: 16,
+                group: 1024,
+                block: 1024,
+                tiles: 4
+            }
+        );
+        assert_eq!(row_plan(1 << 20, 8).tiles, 64);
+    }
+
+    #[test]
+    fn every_plan_covers_its_row() {
+        for vector in [4usize, 8] {
+            {
+                for cols in (1..5000).chain([1 << 14, 1 << 15, 1 << 16, (1 << 20) - 3, 1 << 20]) {
+                    let p = row_plan(cols, vector);
+                    let per_tile = p.group as usize * p.words as usize * vector / 4;
+                    assert!(p.tiles * per_tile >= cols, "{cols} {vector}: {p:?}");
+                    assert!(p.tiles == 1 || p.group == 1024);
+                    assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
+                    assert!(p.words as usize * vector / 4 <= super::ROW_ITEMS);
+                }
+            }
+        }
+    }
+}

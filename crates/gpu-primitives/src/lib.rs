@@ -17,7 +17,7 @@
 //! ```
 //!
 //! Modules by job: [`device`] holds the algorithms, their element types, operators, device
-//! views and workspace; [`mod@reference`] the CPU references every GPU result is checked against.
+//! views and workspace; [`rows`] the fused row operations of models (softmax, LayerNorm, ...); [`mod@reference`] the CPU references every GPU result is checked against.
 //! The runtime underneath (devices, modules, streams, buffers) is re-exported as [`runtime`].
 
 #![warn(missing_docs)]
@@ -27,6 +27,7 @@ pub mod device;
 #[cfg(any(feature = "cust", feature = "cudarc"))]
 pub mod interop;
 pub mod reference;
+pub mod rows;
 
 pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{

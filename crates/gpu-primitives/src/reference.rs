@@ -9,6 +9,8 @@
 //! are exact (the GPU tests use multiples of 1/4), else within [`f32_sum_error_bound`]. The
 //! `f32` ones below them accumulate in `f64` for the lessons.
 
+pub mod rows;
+
 use crate::device::{
     Accumulator, DotElement, Element, HistogramLevel, HistogramSample, Operator, Predicate, ScanKind,
 };

@@ -67,7 +67,7 @@ const PROBE_KERNELS: &[&str] = &[
 /// The device-wide kernels, from the tables in gpu-primitives-abi.
 fn device_kernels() -> Vec<&'static str> {
     use gpu_primitives_abi::table::{
-        DEVICE_KERNELS, HISTOGRAM_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS,
+        DEVICE_KERNELS, HISTOGRAM_KERNELS, ROW_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS,
         SEGMENT_TILE_STARTS_KERNEL,
     };
     DEVICE_KERNELS
@@ -75,6 +75,7 @@ fn device_kernels() -> Vec<&'static str> {
         .chain(HISTOGRAM_KERNELS)
         .chain(SEGMENT_ARG_KERNELS)
         .chain(SCAN_BY_KEY_KERNELS.iter().flat_map(|key| key.iter()))
+        .chain(ROW_KERNELS.iter().flat_map(|element| element.iter()))
         .flat_map(|group| group.iter().copied())
         .chain([SEGMENT_TILE_STARTS_KERNEL])
         .collect()
@@ -131,7 +132,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
-/// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM); the others declare none.
+/// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM), the row operations 1024
+/// threads and one block; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -146,6 +148,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM))
             } else if has(SEGMENTED_FAMILIES) {
                 Some(bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM))
+            } else if name.starts_with(ROW_FAMILY) {
+                Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
             } else {
                 None
             };
@@ -162,6 +166,11 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
 
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;
+
+/// Most bytes a row kernel may spill per thread (each way): built for 1024 threads (64
+/// registers), the 16-item f32 LayerNorm and backward kernels spill a few words (at most 84
+/// bytes stored, 124 loaded, sm_80 and sm_90).
+const ROW_SPILL_BYTES: usize = 128;
 
 /// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` /
 /// `RunParams` of the element type as stored), or `None` for another family.
@@ -229,6 +238,8 @@ fn device_kernels_take_one_parameter_struct() {
             ];
             let expected = if let Some(bytes) = compaction_param_bytes(name) {
                 bytes
+            } else if name.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
+                size_of::<RowParams<u8>>()
             } else if name == gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL {
                 size_of::<SegmentTileStartsParams>()
             } else if name.starts_with("device_segmented_arg") {
@@ -361,6 +372,8 @@ fn ptxas_accepts_every_module() {
                     .any(|p| kernel.starts_with(p))
                 {
                     COMPACTION_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
+                    ROW_SPILL_BYTES
                 } else {
                     0
                 };

@@ -141,6 +141,83 @@ macro_rules! load_v4 {
 load_v4!(load_v4_coherent, "ld.global.v4.b32");
 load_v4!(load_v4_read_only, "ld.global.nc.v4.b32");
 
+/// Read 16 bytes at `ptr` as four 32-bit words through the read-only data cache
+/// (`ld.global.nc.v4.b32`).
+///
+/// # Safety
+/// `ptr` is 16-byte aligned, the 16 bytes are readable and not written during the launch.
+#[inline(always)]
+pub unsafe fn load_words_read_only(ptr: *const u8) -> [u32; 4] {
+    // SAFETY: forwarded.
+    unsafe { load_v4_read_only(ptr) }
+}
+
+/// Write four 32-bit words as 16 bytes at `ptr` (`st.global.v4.b32`).
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and the 16 bytes are writable.
+#[inline(always)]
+pub unsafe fn store_words(ptr: *mut u8, [a, b, c, d]: [u32; 4]) {
+    // SAFETY: the caller's 16-byte-aligned, writable range.
+    unsafe {
+        asm!("st.global.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) ptr, a = in(reg32) a,
+             b = in(reg32) b, c = in(reg32) c, d = in(reg32) d, options(nostack));
+    }
+}
+
+/// An element the row operations read and write: computed in `f32`, rounded back to its own type.
+pub trait RowElement: Element<Acc = f32> {
+    /// `value` rounded to the nearest of this type (ties to even; overflow gives infinity).
+    fn from_f32(value: f32) -> Self;
+    /// Element `i` of the elements packed in `words`, widened to `f32` by an instruction the
+    /// compiler may not merge with an earlier one: a row held in registers is widened again at
+    /// each pass over it, instead of being kept widened (twice the registers for halves).
+    fn widen_each_time(words: &[u32], i: usize) -> f32;
+}
+
+impl RowElement for f32 {
+    #[inline(always)]
+    fn from_f32(value: f32) -> f32 {
+        value
+    }
+    #[inline(always)]
+    fn widen_each_time(words: &[u32], i: usize) -> f32 {
+        f32::from_bits(words[i])
+    }
+}
+
+macro_rules! row_half {
+    ($t:ident, $narrow:literal, $widen:literal) => {
+        impl RowElement for $t {
+            #[inline(always)]
+            fn from_f32(value: f32) -> $t {
+                let out: u16;
+                // SAFETY: a register conversion; no memory is touched.
+                unsafe {
+                    asm!(concat!($narrow, " {o}, {v};"), o = out(reg16) out, v = in(reg32) value,
+                         options(pure, nomem, nostack))
+                };
+                $t(out)
+            }
+            #[inline(always)]
+            fn widen_each_time(words: &[u32], i: usize) -> f32 {
+                let out: f32;
+                // SAFETY: register instructions; no memory is touched. Not `pure`, so never
+                // merged with an earlier widening.
+                unsafe {
+                    asm!(concat!("{{ .reg .b32 t; .reg .b16 h; shr.u32 t, {w}, {s}; ", $widen, " }}"),
+                         o = out(reg32) out, w = in(reg32) words[i / 2], s = in(reg32) 16 * (i as u32 % 2),
+                         options(nomem, nostack))
+                };
+                out
+            }
+        }
+    };
+}
+row_half!(F16, "cvt.rn.f16.f32", "cvt.u16.u32 h, t; cvt.f32.f16 {o}, h;");
+// bf16 is the top half of an f32.
+row_half!(Bf16, "cvt.rn.bf16.f32", "shl.b32 {o}, t, 16;");
+
 const fn assert_whole_vectors<T, const N: usize>() {
     let bytes = N * core::mem::size_of::<T>();
     assert!(
@@ -202,12 +279,8 @@ pub unsafe fn store_aligned<T: Packed, const N: usize>(ptr: *mut T, values: [T; 
         values[i].pack(&mut words, i);
     }
     for c in 0..N * core::mem::size_of::<T>() / 16 {
-        let [a, b, cc, d] = [words[4 * c], words[4 * c + 1], words[4 * c + 2], words[4 * c + 3]];
+        let chunk = [words[4 * c], words[4 * c + 1], words[4 * c + 2], words[4 * c + 3]];
         // SAFETY: chunk c of the caller's 16-byte-aligned range.
-        unsafe {
-            let dst = (ptr as *mut u8).add(16 * c);
-            asm!("st.global.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) dst, a = in(reg32) a,
-                 b = in(reg32) b, c = in(reg32) cc, d = in(reg32) d, options(nostack));
-        }
+        unsafe { store_words((ptr as *mut u8).add(16 * c), chunk) };
     }
 }

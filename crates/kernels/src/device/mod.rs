@@ -15,16 +15,18 @@
 //! | [`run_length::run_tile`] | single pass: head and tail flags, block scan of the selected heads, look-back over (runs, last start) | n | each run's item or offset, and length; their number |
 //! | [`histogram::histogram_privatized`], [`histogram::histogram_global`] | per-block counters in shared memory, then one atomic per counter; or a global atomic per sample | n | counts per bin |
 //! | [`segmented_scan::segmented_tile`] | single pass over the items (any segment lengths): heads from key changes or CSR offsets, block scan of (value, segment) pairs, look-back over them | n (+ n keys or the offsets) | each item's scan within its segment, or each segment's total |
+//! | [`rows::row_op`] | a group of threads (a part of a warp to a block) per row: one reduction of a few `f32` statistics, then the elementwise output, the row kept in registers between them | 1 (2 past 1024 threads' registers) + 1 write | softmax, log-softmax and their backward, RMSNorm, LayerNorm |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
 pub mod element;
 pub mod histogram;
 pub mod indexed;
 pub mod reduce;
+pub mod rows;
 pub mod run_length;
 pub mod scan;
 pub mod segmented_scan;
 pub mod select;
 pub mod tile_status;
 
-pub use element::{Bf16, Element, F16};
+pub use element::{Bf16, Element, F16, RowElement};

@@ -15,5 +15,7 @@ pub mod dot_product;
 pub mod puzzles;
 #[cfg(feature = "lessons")]
 pub mod reduction;
+#[cfg(feature = "device")]
+pub mod rows;
 #[cfg(feature = "lessons")]
 pub mod scan_lecture;

@@ -17,6 +17,7 @@ mod histogram;
 mod properties;
 mod puzzles;
 mod reduction;
+mod rows;
 mod run_length;
 mod scans;
 mod segments;
@@ -37,6 +38,7 @@ fn main() {
         histogram::TESTS,
         run_length::TESTS,
         segments::TESTS,
+        rows::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

@@ -45,6 +45,10 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
         "9.4 million items through every check: long under compute-sanitizer (the property tests cover the same paths)",
     ),
     (
+        "rows::past_2_pow_31_elements",
+        "moves about 20 GiB: hours under compute-sanitizer",
+    ),
+    (
         "histogram::past_2_pow_31_samples",
         "reads 2 GiB twice: long under compute-sanitizer",
     ),

@@ -1,0 +1,147 @@
+//! References of the row operations ([`crate::rows`]) in `f64`, row by row over a row-major
+//! `rows x cols` matrix (`x.len() / cols` rows), the formulas as PyTorch documents them: the
+//! GPU's `f32` results are checked against these within stated bounds.
+
+/// The largest value of `row`, NaN if any is NaN (`-inf` for an empty row).
+fn max_nan(row: &[f64]) -> f64 {
+    row.iter().fold(f64::NEG_INFINITY, |m, &v| {
+        if m.is_nan() || v.is_nan() {
+            f64::NAN
+        } else {
+            m.max(v)
+        }
+    })
+}
+
+/// `exp(x - max) / sum(exp(x - max))` per row.
+///
+/// ```
+/// let y = gpu_primitives::reference::rows::softmax(&[0.0, 0.0, 1.0, 1.0], 2);
+/// assert_eq!(y, [0.5, 0.5, 0.5, 0.5]);
+/// ```
+pub fn softmax(x: &[f64], cols: usize) -> Vec<f64> {
+    x.chunks(cols)
+        .flat_map(|row| {
+            let max = max_nan(row);
+            let sum: f64 = row.iter().map(|v| (v - max).exp()).sum();
+            row.iter().map(move |v| (v - max).exp() / sum)
+        })
+        .collect()
+}
+
+/// `x - max - ln(sum(exp(x - max)))` per row.
+pub fn log_softmax(x: &[f64], cols: usize) -> Vec<f64> {
+    x.chunks(cols)
+        .flat_map(|row| {
+            let max = max_nan(row);
+            let ln_sum = row.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+            row.iter().map(move |v| v - max - ln_sum)
+        })
+        .collect()
+}
+
+/// `y * (dy - sum(dy * y))` per row (the gradient of softmax from its output `y`).
+pub fn softmax_backward(y: &[f64], dy: &[f64], cols: usize) -> Vec<f64> {
+    y.chunks(cols)
+        .zip(dy.chunks(cols))
+        .flat_map(|(y, dy)| {
+            let dot: f64 = y.iter().zip(dy).map(|(y, dy)| y * dy).sum();
+            y.iter().zip(dy).map(move |(y, dy)| y * (dy - dot))
+        })
+        .collect()
+}
+
+/// `dy - exp(y) * sum(dy)` per row (the gradient of log-softmax from its output `y`).
+pub fn log_softmax_backward(y: &[f64], dy: &[f64], cols: usize) -> Vec<f64> {
+    y.chunks(cols)
+        .zip(dy.chunks(cols))
+        .flat_map(|(y, dy)| {
+            let sum: f64 = dy.iter().sum();
+            y.iter().zip(dy).map(move |(y, dy)| dy - y.exp() * sum)
+        })
+        .collect()
+}
+
+/// A row operation's output and the statistics it saves per row.
+pub struct Normalized {
+    /// The output, as the input's shape.
+    pub y: Vec<f64>,
+    /// LayerNorm: each row's mean (empty for RMSNorm).
+    pub mean: Vec<f64>,
+    /// Each row's `1 / sqrt(var + eps)` (LayerNorm) or `1 / sqrt(mean(x^2) + eps)` (RMSNorm).
+    pub rstd: Vec<f64>,
+}
+
+/// `(x - mean) / sqrt(var + eps) * weight + bias` per row, the biased variance; `weight` and
+/// `bias` are `cols` values or none (1 and 0).
+pub fn layer_norm(
+    x: &[f64],
+    cols: usize,
+    weight: Option<&[f64]>,
+    bias: Option<&[f64]>,
+    eps: f64,
+) -> Normalized {
+    let mut out = Normalized {
+        y: Vec::with_capacity(x.len()),
+        mean: vec![],
+        rstd: vec![],
+    };
+    for row in x.chunks(cols) {
+        let mean = row.iter().sum::<f64>() / cols as f64;
+        let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / cols as f64;
+        let rstd = 1.0 / (var + eps).sqrt();
+        out.y.extend(
+            row.iter()
+                .enumerate()
+                .map(|(c, v)| (v - mean) * rstd * weight.map_or(1.0, |w| w[c]) + bias.map_or(0.0, |b| b[c])),
+        );
+        out.mean.push(mean);
+        out.rstd.push(rstd);
+    }
+    out
+}
+
+/// `x / sqrt(mean(x^2) + eps) * weight` per row; `weight` is `cols` values or none (1).
+pub fn rms_norm(x: &[f64], cols: usize, weight: Option<&[f64]>, eps: f64) -> Normalized {
+    let mut out = Normalized {
+        y: Vec::with_capacity(x.len()),
+        mean: vec![],
+        rstd: vec![],
+    };
+    for row in x.chunks(cols) {
+        let rstd = 1.0 / (row.iter().map(|v| v * v).sum::<f64>() / cols as f64 + eps).sqrt();
+        out.y.extend(
+            row.iter()
+                .enumerate()
+                .map(|(c, v)| v * rstd * weight.map_or(1.0, |w| w[c])),
+        );
+        out.rstd.push(rstd);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn references_agree_with_hand_values() {
+        let y = super::softmax(&[1.0, 2.0, 3.0], 3);
+        assert!((y[2] - 0.665_240_955_774_821_6).abs() < 1e-15);
+        let l = super::log_softmax(&[1.0, 2.0, 3.0], 3);
+        assert!((l[2] - y[2].ln()).abs() < 1e-15);
+        assert!(
+            super::softmax(&[f64::NEG_INFINITY; 2], 2)
+                .iter()
+                .all(|v| v.is_nan())
+        );
+        assert!(super::softmax(&[1.0, f64::NAN], 2).iter().all(|v| v.is_nan()));
+        let n = super::layer_norm(&[1.0, 3.0], 2, Some(&[2.0, 2.0]), Some(&[1.0, 1.0]), 0.0);
+        assert_eq!((n.y, n.mean, n.rstd), (vec![-1.0, 3.0], vec![2.0], vec![1.0]));
+        let r = super::rms_norm(&[3.0, 4.0], 2, None, 0.0);
+        assert!((r.rstd[0] - 1.0 / 12.5f64.sqrt()).abs() < 1e-15);
+        // d/dx of sum(dy * softmax(x)) at dy = one-hot: y_k (delta - y).
+        let g = super::softmax_backward(&[0.25, 0.75], &[1.0, 0.0], 2);
+        assert_eq!(g, [0.25 * 0.75, -0.75 * 0.25]);
+        let g = super::log_softmax_backward(&[0.5f64.ln(), 0.5f64.ln()], &[1.0, 0.0], 2);
+        assert_eq!(g, [0.5, -0.5]);
+    }
+}

@@ -1,0 +1,410 @@
+//! Row operations over a row-major `rows x cols` matrix, the reductions models spend their time
+//! in: [`softmax`], [`log_softmax`] and their backward, [`rms_norm`], [`layer_norm`]. Each is one
+//! fused kernel (crates/kernels `device::rows`): the row's statistics (a maximum and a sum of
+//! exponentials, a mean and a variance, ...) and its output in one launch, the row read once and
+//! written once while it fits the registers of the threads that hold it.
+//!
+//! | cols (f32; halves alike) | threads per row | reads of the input |
+//! |---|---|---|
+//! | up to 512 | 1 to 32 (several rows per warp) | 1 |
+//! | 513 to 16384 | a block of 64 to 1024 | 1 |
+//! | past 16384 | a block of 1024, looping over the row | 2 (the last 16384 columns once) |
+//!
+//! (`gpu_primitives_abi::tuning::row_plan` decides.) Every call:
+//! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);
+//!   `cols` is `1 .. 2^31`, the matrix may pass 2^31 elements;
+//! - reads and writes `f32`, `half::f16` or `half::bf16` ([`RowElement`]), computing in `f32`
+//!   (halves widen exactly, outputs round to nearest even);
+//! - is stream-ordered and never synchronises, and never modifies its inputs;
+//! - is deterministic: the order of every combination depends only on `cols` (and the type),
+//!   so results are bitwise identical from run to run;
+//! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
+//!   non-empty input) or past 2^31, an input that is not a whole number of rows, or an output
+//!   overlapping an input; [`Error::LengthMismatch`] for an output, gradient, weight, bias or
+//!   saved statistic of the wrong length. An empty input launches nothing.
+//!
+//! **Numerics** (`f32` arithmetic; the GPU tests compare with `f64` references): `exp`, `ln` and
+//! `1/sqrt` use PTX's approximate instructions (`ex2.approx`, `lg2.approx`, `rsqrt.approx`,
+//! relative errors near 2^-22; `exp(d)` adds about `|d| * 2^-24` for `d = x - max`). NaN
+//! propagates to its whole row; `+inf` in a softmax row gives NaN (as PyTorch); a row of all
+//! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
+//! one (divided by `cols`), as PyTorch's.
+
+use crate::device::{DeviceView, DeviceViewMut, Element};
+use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::ROW_SHARED_BYTES;
+use gpu_primitives_abi::params::RowParams;
+use gpu_primitives_abi::tuning::{RowPlan, row_plan};
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// An element type of the row operations: `f32`, `half::f16`, `half::bf16` (the table
+/// `gpu_primitives_abi::row_table!`), computed in `f32`.
+pub trait RowElement: Element<Acc = f32> + sealed::Sealed {
+    /// Elements per 16 bytes (the kernels' vector loads).
+    const ROW_VECTOR: usize;
+    /// The words per thread it has kernels for.
+    const ROW_WORDS: &'static [u32];
+}
+
+macro_rules! row_elements {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
+        $(
+            impl sealed::Sealed for crate::host_type!($name) {}
+            impl RowElement for crate::host_type!($name) {
+                const ROW_VECTOR: usize = {
+                    assert!($vec * size_of::<$stored>() == 16, "a vector is 16 bytes");
+                    $vec
+                };
+                const ROW_WORDS: &'static [u32] = &[$($words),*];
+            }
+        )*
+    };
+}
+gpu_primitives_abi::row_table!(row_elements);
+
+/// The row operations' kernel names (from `gpu_primitives_abi::row_op_table!`).
+mod kernels {
+    pub(super) struct RowKernel {
+        pub name: &'static str,
+    }
+    macro_rules! row_kernels {
+        ([] $($op:ident => $ty:ident;)*) => {
+            $(
+                #[allow(non_upper_case_globals)]
+                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op) };
+            )*
+        };
+    }
+    gpu_primitives_abi::row_op_table!(row_kernels);
+}
+use kernels::RowKernel;
+
+/// The weight and bias of a norm, and its epsilon (PyTorch's `weight`, `bias`, `eps`).
+#[derive(Clone, Copy)]
+pub struct Norm<'w, T> {
+    /// `cols` values the normalised row is multiplied by, or none (1).
+    pub weight: Option<DeviceView<'w, T>>,
+    /// `cols` values added after the weight, or none (0). [`layer_norm`] only.
+    pub bias: Option<DeviceView<'w, T>>,
+    /// Added to the variance (LayerNorm) or the mean square (RMSNorm) before its square root.
+    pub eps: f32,
+}
+
+impl<'w, T> Norm<'w, T> {
+    /// No weight, no bias, this `eps`.
+    pub fn new(eps: f32) -> Self {
+        Self {
+            weight: None,
+            bias: None,
+            eps,
+        }
+    }
+
+    /// With this weight (`cols` values).
+    pub fn weight(self, weight: impl Into<DeviceView<'w, T>>) -> Self {
+        Self {
+            weight: Some(weight.into()),
+            ..self
+        }
+    }
+
+    /// With this bias (`cols` values).
+    pub fn bias(self, bias: impl Into<DeviceView<'w, T>>) -> Self {
+        Self {
+            bias: Some(bias.into()),
+            ..self
+        }
+    }
+}
+
+/// What one launch reads and writes, as device addresses (0 for none), with their lengths.
+struct RowCall {
+    kernel: RowKernel,
+    input: (u64, usize),
+    grad: Option<(u64, usize)>,
+    weight: Option<(u64, usize)>,
+    bias: Option<(u64, usize)>,
+    output: (u64, usize),
+    mean: Option<(u64, usize)>,
+    rstd: Option<(u64, usize)>,
+    eps: f32,
+}
+
+fn invalid(kernel: &RowKernel, why: String) -> Error {
+    Error::InvalidLaunch(format!("{}: {why}", kernel.name))
+}
+
+fn length(what: &'static str, expected: usize, found: usize) -> Result<()> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(Error::LengthMismatch {
+            what,
+            expected,
+            found,
+        })
+    }
+}
+
+/// Check `call` against `cols` and launch it. See the [module docs](self) for the errors.
+fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result<()> {
+    let k = &call.kernel;
+    let (input, n) = call.input;
+    if cols == 0 {
+        return if n == 0 {
+            Ok(())
+        } else {
+            Err(invalid(k, format!("cols is 0 for {n} elements")))
+        };
+    }
+    if cols > i32::MAX as usize {
+        return Err(invalid(k, format!("rows of {cols} elements; at most 2^31 - 1")));
+    }
+    if !n.is_multiple_of(cols) {
+        return Err(invalid(
+            k,
+            format!("{n} elements are not a whole number of rows of {cols}"),
+        ));
+    }
+    let rows = n / cols;
+    length("rows: output", n, call.output.1)?;
+    if let Some((_, len)) = call.grad {
+        length("rows: gradient (dy)", n, len)?;
+    }
+    for (what, given) in [("rows: weight", call.weight), ("rows: bias", call.bias)] {
+        if let Some((_, len)) = given {
+            length(what, cols, len)?;
+        }
+    }
+    for (what, given) in [("rows: saved mean", call.mean), ("rows: saved rstd", call.rstd)] {
+        if let Some((_, len)) = given {
+            length(what, rows, len)?;
+        }
+    }
+    let bytes = |len: usize| (len * size_of::<T>()) as u64;
+    let out = (call.output.0, call.output.0 + bytes(n));
+    for (address, len) in [Some(call.input), call.grad, call.weight, call.bias]
+        .into_iter()
+        .flatten()
+    {
+        if len > 0 && address < out.1 && out.0 < address + bytes(len) {
+            return Err(invalid(k, "the output overlaps an input".into()));
+        }
+    }
+    if n == 0 {
+        return Ok(());
+    }
+    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR);
+    if !T::ROW_WORDS.contains(&plan.words) {
+        return Err(invalid(
+            k,
+            format!("no {} kernel of {} words per thread", T::NAME, plan.words),
+        ));
+    }
+    let name = format!("device_rows_{}_{}_w{}", k.name, T::NAME, plan.words);
+    let kernel = crate::module(on.gpu)?.kernel::<RowParams<T::Raw>>(&name)?;
+    let rows_per_block = if plan.group <= 32 {
+        (plan.block / plan.group) as usize
+    } else {
+        1
+    };
+    let most_blocks = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize) * 16;
+    let grid = rows.div_ceil(rows_per_block).min(most_blocks) as u32;
+    let config = LaunchConfig::new(grid, plan.block).with_shared_mem(ROW_SHARED_BYTES);
+    let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
+    let params = RowParams {
+        input: input as *const T::Raw,
+        grad: pointer(call.grad) as *const T::Raw,
+        weight: pointer(call.weight) as *const T::Raw,
+        bias: pointer(call.bias) as *const T::Raw,
+        output: call.output.0 as *mut T::Raw,
+        mean: pointer(call.mean) as *mut f32,
+        rstd: pointer(call.rstd) as *mut f32,
+        rows,
+        cols,
+        group: plan.group,
+        eps: call.eps,
+    };
+    // SAFETY: every pointer holds the elements RowParams requires (lengths checked above), the
+    // output overlaps no input, and the launch shape is the plan's (group divides the block, at
+    // most a warp or the whole block; ROW_SHARED_BYTES of shared memory).
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+fn view<T>(v: &DeviceView<'_, T>) -> (u64, usize) {
+    (v.address(), v.len())
+}
+
+fn view_mut<T>(v: &DeviceViewMut<'_, T>) -> (u64, usize) {
+    (v.address(), v.len())
+}
+
+fn forward<'a, 'o, 'g, T: RowElement>(
+    kernel: RowKernel,
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    cols: usize,
+    output: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    let (input, output) = (input.into(), output.into());
+    let call = RowCall {
+        kernel,
+        input: view(&input),
+        grad: None,
+        weight: None,
+        bias: None,
+        output: view_mut(&output),
+        mean: None,
+        rstd: None,
+        eps: 0.0,
+    };
+    launch::<T>(on.into(), cols, call)
+}
+
+fn backward<'a, 'b, 'o, 'g, T: RowElement>(
+    kernel: RowKernel,
+    on: impl Into<OnStream<'g>>,
+    y: impl Into<DeviceView<'a, T>>,
+    dy: impl Into<DeviceView<'b, T>>,
+    cols: usize,
+    dx: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    let (y, dy, dx) = (y.into(), dy.into(), dx.into());
+    let call = RowCall {
+        kernel,
+        input: view(&y),
+        grad: Some(view(&dy)),
+        weight: None,
+        bias: None,
+        output: view_mut(&dx),
+        mean: None,
+        rstd: None,
+        eps: 0.0,
+    };
+    launch::<T>(on.into(), cols, call)
+}
+
+/// `output[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)` for every row `r` of
+/// `cols` elements (PyTorch's `softmax(x, dim=-1)`). One pass over `input` up to 16384 columns,
+/// the online maximum and sum (Milakov and Gimelshein, 2018) past it. See the
+/// [module docs](self) for shapes, errors and numerics.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::DeviceVec;
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1.0f32, 2.0, 3.0, 0.0, 0.0, 0.0])?; // 2 rows of 3
+/// let mut y = gpu.alloc_zeroed::<f32>(6)?;
+/// gpu_primitives::rows::softmax(&gpu, &x, 3, &mut y)?;
+/// let y = gpu.download(&y)?;
+/// assert!((y[2] - 0.66524).abs() < 1e-5 && (y[3] - 1.0 / 3.0).abs() < 1e-6);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn softmax<'a, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    cols: usize,
+    output: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    forward(kernels::softmax, on, input, cols, output)
+}
+
+/// `output[r][c] = x[r][c] - max_r - ln(sum_c' exp(x[r][c'] - max_r))` (PyTorch's
+/// `log_softmax(x, dim=-1)`); as [`softmax`].
+pub fn log_softmax<'a, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    cols: usize,
+    output: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    forward(kernels::log_softmax, on, input, cols, output)
+}
+
+/// The gradient of [`softmax`]: from its output `y` and the gradient `dy` of a loss with respect
+/// to `y`, `dx[r][c] = y[r][c] * (dy[r][c] - sum_c' dy[r][c'] * y[r][c'])`. `y`, `dy` and `dx`
+/// are `rows * cols` elements each; one pass over `y` and `dy` up to 16384 columns, two past it.
+pub fn softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    y: impl Into<DeviceView<'a, T>>,
+    dy: impl Into<DeviceView<'b, T>>,
+    cols: usize,
+    dx: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    backward(kernels::softmax_backward, on, y, dy, cols, dx)
+}
+
+/// The gradient of [`log_softmax`]: from its output `y` and `dy`,
+/// `dx[r][c] = dy[r][c] - exp(y[r][c]) * sum_c' dy[r][c']`; as [`softmax_backward`].
+pub fn log_softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    y: impl Into<DeviceView<'a, T>>,
+    dy: impl Into<DeviceView<'b, T>>,
+    cols: usize,
+    dx: impl Into<DeviceViewMut<'o, T>>,
+) -> Result<()> {
+    backward(kernels::log_softmax_backward, on, y, dy, cols, dx)
+}
+
+/// LayerNorm over each row (Ba, Kiros and Hinton, 2016; PyTorch's
+/// `layer_norm(x, (cols,), weight, bias, eps)`):
+/// `y = (x - mean) / sqrt(var + eps) * weight + bias`, the mean and biased variance of the row's
+/// `cols` elements. Where given, `mean` and `rstd` (`rows` `f32` each) receive each row's mean
+/// and `1 / sqrt(var + eps)`, as PyTorch saves them for the backward. Each thread's share of the
+/// row is reduced in two passes over its registers and the shares combined pairwise (Chan, Golub
+/// and LeVeque, 1979), so large means cost no accuracy. See the [module docs](self).
+pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    x: impl Into<DeviceView<'a, T>>,
+    cols: usize,
+    norm: Norm<'w, T>,
+    y: impl Into<DeviceViewMut<'o, T>>,
+    mean: Option<DeviceViewMut<'s, f32>>,
+    rstd: Option<DeviceViewMut<'s, f32>>,
+) -> Result<()> {
+    let (x, y) = (x.into(), y.into());
+    let call = RowCall {
+        kernel: kernels::layer_norm,
+        input: view(&x),
+        grad: None,
+        weight: norm.weight.as_ref().map(view),
+        bias: norm.bias.as_ref().map(view),
+        output: view_mut(&y),
+        mean: mean.as_ref().map(view_mut),
+        rstd: rstd.as_ref().map(view_mut),
+        eps: norm.eps,
+    };
+    launch::<T>(on.into(), cols, call)
+}
+
+/// RMSNorm over each row (Zhang and Sennrich, 2019; PyTorch's `rms_norm(x, (cols,), weight,
+/// eps)`): `y = x / sqrt(mean(x^2) + eps) * weight`. Where given, `rstd` (`rows` `f32`) receives
+/// each row's `1 / sqrt(mean(x^2) + eps)`. A `norm` with a bias is an
+/// [`Error::InvalidLaunch`]. See the [module docs](self).
+pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    x: impl Into<DeviceView<'a, T>>,
+    cols: usize,
+    norm: Norm<'w, T>,
+    y: impl Into<DeviceViewMut<'o, T>>,
+    rstd: Option<DeviceViewMut<'s, f32>>,
+) -> Result<()> {
+    if norm.bias.is_some() {
+        return Err(invalid(&kernels::rms_norm, "RMSNorm has no bias".into()));
+    }
+    let (x, y) = (x.into(), y.into());
+    let call = RowCall {
+        kernel: kernels::rms_norm,
+        input: view(&x),
+        grad: None,
+        weight: norm.weight.as_ref().map(view),
+        bias: None,
+        output: view_mut(&y),
+        mean: None,
+        rstd: rstd.as_ref().map(view_mut),
+        eps: norm.eps,
+    };
+    launch::<T>(on.into(), cols, call)
+}

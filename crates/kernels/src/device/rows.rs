@@ -1,0 +1,735 @@
+//! Row operations over a row-major `rows x cols` matrix: softmax, log-softmax and their
+//! backward, RMSNorm and LayerNorm. Each row is one reduction (a few `f32` statistics) followed
+//! by one elementwise output, fused in one kernel ([`row_op`]) so that the row is read once and
+//! written once while it fits the registers of the threads that hold it.
+//!
+//! - **Thread mapping** (the host picks it: `gpu_primitives_abi::tuning::row_plan`): a *group*
+//!   of `G` threads (a power of two) per row. Groups of a warp or less share the block's warps
+//!   (several rows per warp for short rows) and reduce with shuffles; a group of more than a warp
+//!   is the whole block and reduces through shared memory ([`RowGroup`]).
+//! - **Tiles:** each thread holds `W` 32-bit words of each row input (`W / 4` 16-byte chunks).
+//!   A row of at most `G * W * 4` bytes is one tile: loaded once, reduced, written from the same
+//!   registers. Longer rows (past 1024 threads' registers) are read twice: every tile for the
+//!   statistics, then every tile again for the output, last tile first (it is still in
+//!   registers, and the tiles read last are likeliest to be in L2).
+//! - **Loads:** 16-byte loads when every row and pointer allows it (`cols` a multiple of the
+//!   elements per 16 bytes, 16-byte aligned pointers): chunk `c` of thread `r` is columns
+//!   `(c * G + r) * V ..` (`V` elements per 16 bytes). Otherwise one element per load,
+//!   column `(c * V + j) * G + r` for item `j` of chunk `c`, so that each load is coalesced.
+//! - **Statistics** combine per thread first ([`RowOp::fold`]: a thread's items), then over
+//!   the group ([`RowOp::combine`]), in an order fixed by the launch shape: results are the same
+//!   from run to run, and every thread of a row uses the same statistics.
+//! - **Numerics:** `f32` throughout; halves are widened exactly and rounded to nearest even on
+//!   output. `exp` is `ex2.approx.f32` of `x * log2(e)` (relative error at most about
+//!   `2^-22 + |x| * 2^-24`), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
+//!   `rsqrt.approx.f32` (relative error at most 2^-22.9): PTX ISA, "Floating Point
+//!   Instructions". NaN propagates (the row maximum is NaN-propagating); a row of all `-inf`
+//!   gives NaN, as PyTorch does.
+//!
+//! Softmax statistics are the online pair (running maximum, sum of `exp(x - maximum)`) of
+//! Milakov and Gimelshein, "Online normalizer calculation for softmax" (2018); LayerNorm's are
+//! (count, mean, sum of squared deviations), each thread's found in two passes over its registers
+//! and combined by Chan, Golub and LeVeque, "Updating formulae and a pairwise algorithm for
+//! computing sample variances" (1979).
+
+use super::element::{MAX_WORDS, RowElement, load_words_read_only, store_words};
+use crate::op::{Max, ReduceOp};
+use crate::shared::SharedArray;
+use crate::sync::block_barrier;
+use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
+use crate::unroll::unrolled_for;
+use crate::warp::Shuffle;
+use core::arch::asm;
+use gpu_primitives_abi::layout::{MAX_WARPS, ROW_STATS};
+use gpu_primitives_abi::params::RowParams;
+
+/// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
+#[inline(always)]
+pub fn exp_approx(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("ex2.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x * core::f32::consts::LOG2_E,
+             options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// `ln x` through `lg2.approx.f32`.
+#[inline(always)]
+pub fn ln_approx(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("lg2.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
+    };
+    out * core::f32::consts::LN_2
+}
+
+/// `1 / sqrt(x)` through `rsqrt.approx.f32`.
+#[inline(always)]
+pub fn rsqrt_approx(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("rsqrt.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// A row operation's statistics: `N` `f32` values (at most [`ROW_STATS`]).
+pub trait Stats: Copy {
+    /// Number of values.
+    const LEN: usize;
+    /// Value `k`.
+    fn get(&self, k: usize) -> f32;
+    /// The values `f(0), f(1), ...`.
+    fn from_fn(f: impl FnMut(usize) -> f32) -> Self;
+}
+
+impl<const N: usize> Stats for [f32; N] {
+    const LEN: usize = {
+        assert!(N as u32 <= ROW_STATS, "at most ROW_STATS statistics");
+        N
+    };
+    #[inline(always)]
+    fn get(&self, k: usize) -> f32 {
+        self[k]
+    }
+    #[inline(always)]
+    fn from_fn(f: impl FnMut(usize) -> f32) -> Self {
+        core::array::from_fn(f)
+    }
+}
+
+/// The threads that hold one row: `threads` (a power of two) of them, this one `rank`-th.
+///
+/// Groups of up to a warp are aligned segments of a warp; a larger group is the whole block.
+pub struct RowGroup {
+    threads: u32,
+    slots: SharedArray<f32>,
+    set: u32,
+}
+
+impl RowGroup {
+    /// `threads` per row, exchanging through `slots` ([`ROW_SHARED_BYTES`] of `f32`, used only
+    /// when a group is larger than a warp).
+    ///
+    /// [`ROW_SHARED_BYTES`]: gpu_primitives_abi::layout::ROW_SHARED_BYTES
+    #[inline(always)]
+    pub fn new(threads: u32, slots: SharedArray<f32>) -> Self {
+        Self {
+            threads,
+            slots,
+            set: 0,
+        }
+    }
+
+    /// `combine` of every thread's `value` over the group, in an order fixed by the group size.
+    ///
+    /// - **Who calls:** every thread of the block, together (all of each warp's groups).
+    /// - **Result valid in:** every thread of the group, the same bits in each.
+    /// - `combine` must be associative; it need not be commutative.
+    ///
+    /// # Safety
+    /// Every thread of the block calls it with the same group size; groups of more than a warp
+    /// span the whole block (the call contains a barrier). Consecutive calls may reuse the
+    /// slots: two sets alternate, and each call's barrier orders the reads of the call before.
+    #[inline(always)]
+    pub unsafe fn all<S: Stats>(&mut self, value: S, combine: impl Fn(S, S) -> S) -> S {
+        let width = if self.threads < WARP_SIZE {
+            self.threads
+        } else {
+            WARP_SIZE
+        };
+        let mut value = value;
+        let mut offset = width / 2;
+        while offset > 0 {
+            // SAFETY: every lane of the warp shuffles (full warps, all lanes call this).
+            let other = S::from_fn(|k| unsafe { value.get(k).shuffle_down(offset, width, u32::MAX) });
+            value = combine(value, other);
+            offset /= 2;
+        }
+        if self.threads <= WARP_SIZE {
+            // SAFETY: as above; the segment's lane 0 holds the group's result.
+            return S::from_fn(|k| unsafe { value.get(k).shuffle_idx(0, width, u32::MAX) });
+        }
+        let base = self.set * ROW_STATS * MAX_WARPS;
+        self.set ^= 1;
+        let warp = thread_idx() / WARP_SIZE;
+        if lane_id() == 0 {
+            for k in 0..S::LEN {
+                // SAFETY: within ROW_SHARED_BYTES (k < ROW_STATS, warp < MAX_WARPS).
+                unsafe { self.slots.write(base + k as u32 * MAX_WARPS + warp, value.get(k)) };
+            }
+        }
+        // SAFETY: the whole block calls this (the group is the block).
+        unsafe { block_barrier() };
+        // SAFETY: written by each warp's lane 0 before the barrier.
+        let read = |w: u32| S::from_fn(|k| unsafe { self.slots.read(base + k as u32 * MAX_WARPS + w) });
+        let mut total = read(0);
+        for w in 1..self.threads / WARP_SIZE {
+            total = combine(total, read(w));
+        }
+        total
+    }
+}
+
+/// Where a thread's items lie in a tile of its row: 16-byte chunk `c` of the thread starts at
+/// column `first + base + c * step` of the row (`base` = rank x elements per chunk, `step` =
+/// threads x elements per chunk). Columns are `u32` (rows of fewer than 2^31 elements).
+#[derive(Clone, Copy)]
+pub struct RowMapping {
+    base: u32,
+    step: u32,
+    vector: bool,
+}
+
+impl RowMapping {
+    /// First column of chunk `c` of the tile starting at column `first`.
+    #[inline(always)]
+    fn chunk(&self, first: u32, c: usize) -> u32 {
+        first + self.base + c as u32 * self.step
+    }
+}
+
+/// Elements of `T` per 16 bytes.
+const fn per_chunk<T>() -> usize {
+    16 / core::mem::size_of::<T>()
+}
+
+/// Item `j` of a 16-byte chunk, widened to `f32` (again at every call).
+#[inline(always)]
+fn chunk_item<T: RowElement>(chunk: &[u32], j: usize) -> f32 {
+    T::widen_each_time(chunk, j)
+}
+
+/// One thread's part of one tile of a row: `W` words of the input (and of the gradient).
+pub struct RowTile<T, const W: usize> {
+    x: [u32; W],
+    dy: [u32; W],
+    first: u32,
+    cols: u32,
+    map: RowMapping,
+    _element: core::marker::PhantomData<T>,
+}
+
+impl<T: RowElement, const W: usize> RowTile<T, W> {
+    /// Fold `f(acc, x, dy)` over every item of this thread, those past the row's end holding the
+    /// operation's [`RowOp::PAD`] (and `dy` 0).
+    #[inline(always)]
+    pub fn fold<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32, f32) -> A) -> A {
+        let mut acc = init;
+        unrolled_for(W / 4, |c| {
+            unrolled_for(per_chunk::<T>(), |j| {
+                let x = chunk_item::<T>(&self.x[4 * c..], j);
+                let dy = chunk_item::<T>(&self.dy[4 * c..], j);
+                acc = f(acc, x, dy);
+            });
+        });
+        acc
+    }
+
+    /// As [`fold`](Self::fold), over this thread's items that lie in the row only.
+    #[inline(always)]
+    pub fn fold_valid<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32) -> A) -> A {
+        let mut acc = init;
+        unrolled_for(W / 4, |c| {
+            let col = self.map.chunk(self.first, c);
+            unrolled_for(per_chunk::<T>(), |j| {
+                if col + (j as u32) < self.cols {
+                    acc = f(acc, chunk_item::<T>(&self.x[4 * c..], j));
+                }
+            });
+        });
+        acc
+    }
+
+    /// How many of this thread's items lie in the row.
+    #[inline(always)]
+    pub fn valid_items(&self) -> u32 {
+        let mut count = 0;
+        unrolled_for(W / 4, |c| {
+            let room = self.cols.saturating_sub(self.map.chunk(self.first, c));
+            count += room.min(per_chunk::<T>() as u32);
+        });
+        count
+    }
+}
+
+/// Read this thread's part of the tile at column `first` of a row of `cols` elements at `row`
+/// (nothing when `cols` is 0): a 16-byte load per chunk, or with `map.vector` false one load
+/// per element; items past the row hold `pad`.
+///
+/// # Safety
+/// `row[0..cols]` is readable and not written during the launch; with `map.vector`, `row` is
+/// 16-byte aligned and `cols` a multiple of [`per_chunk`].
+#[inline(always)]
+unsafe fn load_tile<T: RowElement, const W: usize>(
+    row: *const T,
+    cols: u32,
+    first: u32,
+    map: RowMapping,
+    pad: T,
+) -> [u32; W] {
+    let mut padding = [0u32; MAX_WORDS];
+    unrolled_for(per_chunk::<T>(), |j| pad.pack(&mut padding, j));
+    let mut words = [0u32; W];
+    unrolled_for(W / 4, |c| {
+        let col = map.chunk(first, c);
+        if map.vector {
+            let chunk = if col < cols {
+                // SAFETY: the chunk's columns are < cols (a whole number of chunks), aligned.
+                unsafe { load_words_read_only(row.add(col as usize) as *const u8) }
+            } else {
+                [padding[0], padding[1], padding[2], padding[3]]
+            };
+            words[4 * c..4 * c + 4].copy_from_slice(&chunk);
+        } else {
+            let mut chunk = padding;
+            unrolled_for(per_chunk::<T>(), |j| {
+                if col + (j as u32) < cols {
+                    // SAFETY: the column is < cols.
+                    unsafe { *row.add(col as usize + j) }.pack(&mut chunk, j);
+                }
+            });
+            words[4 * c..4 * c + 4].copy_from_slice(&chunk[..4]);
+        }
+    });
+    words
+}
+
+/// One row operation: its statistics and its output. See the [module docs](self).
+pub trait RowOp {
+    /// Reads the gradient `dy` beside the input (the backward).
+    const GRAD: bool;
+    /// Scales its output by `weight[col]` and adds `bias[col]` where they are given (the norms).
+    const AFFINE: bool;
+    /// What a thread's items past the row's end hold in [`RowTile::fold`]: a value that changes
+    /// no statistic (their gradient is 0).
+    const PAD: f32;
+    /// What one thread, then the group, accumulates.
+    type Partial: Stats;
+    /// The row's statistics as the output needs them.
+    type Row: Copy;
+    /// The partial of no items.
+    fn identity() -> Self::Partial;
+    /// This thread's partial over its items of one tile.
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> Self::Partial;
+    /// Two partials as one (associative).
+    fn combine(a: Self::Partial, b: Self::Partial) -> Self::Partial;
+    /// The row's statistics from the partial of all its `cols` items.
+    fn finish(total: Self::Partial, cols: u32, eps: f32) -> Self::Row;
+    /// The output at an item `x` (with gradient `dy`), before the weight and bias.
+    fn output(x: f32, dy: f32, row: &Self::Row) -> f32;
+    /// The (mean, rstd) a forward saves for its backward, where it saves them.
+    fn saved(row: &Self::Row) -> (f32, f32);
+}
+
+/// `exp(x - max)`, 0 for `x = -inf` (also when the maximum is `-inf`).
+#[inline(always)]
+fn exp_below(x: f32, max: f32) -> f32 {
+    if x == f32::NEG_INFINITY {
+        0.0
+    } else {
+        exp_approx(x - max)
+    }
+}
+
+/// `exp(m - max)` for a partial maximum `m` of the row maximum `max`: 1 when they are equal
+/// (both `-inf` included).
+#[inline(always)]
+fn rescale(m: f32, max: f32) -> f32 {
+    if m == max { 1.0 } else { exp_approx(m - max) }
+}
+
+/// The (maximum, sum of `exp(x - maximum)`) pair of softmax and log-softmax.
+#[inline(always)]
+fn softmax_fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
+    let max = tile.fold(f32::NEG_INFINITY, |m, x, _| Max::combine(m, x));
+    [max, tile.fold(0.0, |s, x, _| s + exp_below(x, max))]
+}
+
+#[inline(always)]
+fn softmax_combine([ma, sa]: [f32; 2], [mb, sb]: [f32; 2]) -> [f32; 2] {
+    let max = Max::combine(ma, mb);
+    [max, sa * rescale(ma, max) + sb * rescale(mb, max)]
+}
+
+/// `y = exp(x - max) / sum(exp(x - max))`.
+pub struct Softmax;
+impl RowOp for Softmax {
+    const GRAD: bool = false;
+    const AFFINE: bool = false;
+    const PAD: f32 = f32::NEG_INFINITY;
+    type Partial = [f32; 2];
+    /// (maximum, 1 / sum)
+    type Row = [f32; 2];
+    fn identity() -> [f32; 2] {
+        [f32::NEG_INFINITY, 0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
+        softmax_fold(tile)
+    }
+    fn combine(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
+        softmax_combine(a, b)
+    }
+    fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
+        [max, 1.0 / sum]
+    }
+    fn output(x: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
+        exp_approx(x - max) * inverse
+    }
+    fn saved(_: &[f32; 2]) -> (f32, f32) {
+        (f32::NAN, f32::NAN)
+    }
+}
+
+/// `y = x - max - ln(sum(exp(x - max)))`.
+pub struct LogSoftmax;
+impl RowOp for LogSoftmax {
+    const GRAD: bool = false;
+    const AFFINE: bool = false;
+    const PAD: f32 = f32::NEG_INFINITY;
+    type Partial = [f32; 2];
+    /// (maximum, ln sum)
+    type Row = [f32; 2];
+    fn identity() -> [f32; 2] {
+        [f32::NEG_INFINITY, 0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
+        softmax_fold(tile)
+    }
+    fn combine(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
+        softmax_combine(a, b)
+    }
+    fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
+        [max, ln_approx(sum)]
+    }
+    fn output(x: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
+        (x - max) - ln_sum
+    }
+    fn saved(_: &[f32; 2]) -> (f32, f32) {
+        (f32::NAN, f32::NAN)
+    }
+}
+
+/// Backward of softmax: from its output `y` and `dy`, `dx = y * (dy - sum(dy * y))`.
+pub struct SoftmaxBackward;
+impl RowOp for SoftmaxBackward {
+    const GRAD: bool = true;
+    const AFFINE: bool = false;
+    const PAD: f32 = 0.0;
+    type Partial = [f32; 1];
+    type Row = f32;
+    fn identity() -> [f32; 1] {
+        [0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+        [tile.fold(0.0, |s, y, dy| s + dy * y)]
+    }
+    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
+        [a + b]
+    }
+    fn finish([dot]: [f32; 1], _: u32, _: f32) -> f32 {
+        dot
+    }
+    fn output(y: f32, dy: f32, dot: &f32) -> f32 {
+        y * (dy - dot)
+    }
+    fn saved(_: &f32) -> (f32, f32) {
+        (f32::NAN, f32::NAN)
+    }
+}
+
+/// Backward of log-softmax: from its output `y` and `dy`, `dx = dy - exp(y) * sum(dy)`.
+pub struct LogSoftmaxBackward;
+impl RowOp for LogSoftmaxBackward {
+    const GRAD: bool = true;
+    const AFFINE: bool = false;
+    const PAD: f32 = 0.0;
+    type Partial = [f32; 1];
+    type Row = f32;
+    fn identity() -> [f32; 1] {
+        [0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+        [tile.fold(0.0, |s, _, dy| s + dy)]
+    }
+    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
+        [a + b]
+    }
+    fn finish([sum]: [f32; 1], _: u32, _: f32) -> f32 {
+        sum
+    }
+    fn output(y: f32, dy: f32, sum: &f32) -> f32 {
+        dy - exp_approx(y) * sum
+    }
+    fn saved(_: &f32) -> (f32, f32) {
+        (f32::NAN, f32::NAN)
+    }
+}
+
+/// RMSNorm: `y = x / sqrt(mean(x^2) + eps) * weight` (Zhang and Sennrich, "Root Mean Square
+/// Layer Normalization", 2019); saves `rstd = 1 / sqrt(mean(x^2) + eps)`.
+pub struct RmsNorm;
+impl RowOp for RmsNorm {
+    const GRAD: bool = false;
+    const AFFINE: bool = true;
+    const PAD: f32 = 0.0;
+    type Partial = [f32; 1];
+    /// rstd
+    type Row = f32;
+    fn identity() -> [f32; 1] {
+        [0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+        [tile.fold(0.0, |s, x, _| s + x * x)]
+    }
+    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
+        [a + b]
+    }
+    fn finish([squares]: [f32; 1], cols: u32, eps: f32) -> f32 {
+        rsqrt_approx(squares / cols as f32 + eps)
+    }
+    fn output(x: f32, _: f32, rstd: &f32) -> f32 {
+        x * rstd
+    }
+    fn saved(rstd: &f32) -> (f32, f32) {
+        (f32::NAN, *rstd)
+    }
+}
+
+/// LayerNorm: `y = (x - mean) / sqrt(var + eps) * weight + bias`, the biased variance (Ba, Kiros
+/// and Hinton, "Layer Normalization", 2016); saves `mean` and `rstd = 1 / sqrt(var + eps)`.
+pub struct LayerNorm;
+impl RowOp for LayerNorm {
+    const GRAD: bool = false;
+    const AFFINE: bool = true;
+    const PAD: f32 = 0.0;
+    /// (count, mean, sum of squared deviations)
+    type Partial = [f32; 3];
+    /// (mean, rstd)
+    type Row = [f32; 2];
+    fn identity() -> [f32; 3] {
+        [0.0; 3]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 3] {
+        let count = tile.valid_items() as f32;
+        let sum = tile.fold(0.0, |s, x, _| s + x);
+        let mean = if count > 0.0 { sum / count } else { 0.0 };
+        let deviations = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
+        [count, mean, deviations]
+    }
+    fn combine(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
+        let ([na, ma, da], [nb, mb, db]) = (a, b);
+        if nb == 0.0 {
+            return a;
+        }
+        if na == 0.0 {
+            return b;
+        }
+        let n = na + nb;
+        let delta = mb - ma;
+        [n, ma + delta * (nb / n), da + db + delta * delta * (na * nb / n)]
+    }
+    fn finish([_, mean, deviations]: [f32; 3], cols: u32, eps: f32) -> [f32; 2] {
+        [mean, rsqrt_approx(deviations / cols as f32 + eps)]
+    }
+    fn output(x: f32, _: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
+        (x - mean) * rstd
+    }
+    fn saved(&[mean, rstd]: &[f32; 2]) -> (f32, f32) {
+        (mean, rstd)
+    }
+}
+
+/// Whether `ptr` is null or 16-byte aligned.
+#[inline(always)]
+fn aligned_or_null<T>(ptr: *const T) -> bool {
+    (ptr as usize).is_multiple_of(16)
+}
+
+/// `values[col ..]` for the items of the chunk at column `col` (`default` where `values` is
+/// null or past `cols`).
+///
+/// # Safety
+/// A non-null `values` holds `cols` readable elements; with `vector`, aligned as [`load_tile`].
+#[inline(always)]
+unsafe fn chunk_values<T: RowElement>(
+    values: *const T,
+    col: u32,
+    cols: u32,
+    vector: bool,
+    default: f32,
+) -> [f32; 8] {
+    let mut out = [default; 8];
+    if values.is_null() {
+        return out;
+    }
+    if vector {
+        if col < cols {
+            // SAFETY: a whole chunk below cols, aligned (the caller's contract).
+            let chunk = unsafe { load_words_read_only(values.add(col as usize) as *const u8) };
+            unrolled_for(per_chunk::<T>(), |j| out[j] = chunk_item::<T>(&chunk, j));
+        }
+    } else {
+        unrolled_for(per_chunk::<T>(), |j| {
+            if col + (j as u32) < cols {
+                // SAFETY: the column is < cols.
+                out[j] = unsafe { *values.add(col as usize + j) }.to_acc();
+            }
+        });
+    }
+    out
+}
+
+/// Write this thread's outputs of one tile.
+///
+/// # Safety
+/// `out[0..cols]` is writable; as [`load_tile`] for alignment; `weight` / `bias` as
+/// [`chunk_values`].
+#[inline(always)]
+unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
+    p: &RowParams<T>,
+    out: *mut T,
+    tile: &RowTile<T, W>,
+    row: &Op::Row,
+) {
+    let vector = tile.map.vector;
+    unrolled_for(W / 4, |c| {
+        let col = tile.map.chunk(tile.first, c);
+        let (weight, bias) = if Op::AFFINE {
+            // SAFETY: forwarded.
+            unsafe {
+                (
+                    chunk_values(p.weight, col, tile.cols, vector, 1.0),
+                    chunk_values(p.bias, col, tile.cols, vector, 0.0),
+                )
+            }
+        } else {
+            ([1.0; 8], [0.0; 8])
+        };
+        let mut words = [0u32; MAX_WORDS];
+        unrolled_for(per_chunk::<T>(), |j| {
+            let x = chunk_item::<T>(&tile.x[4 * c..], j);
+            let dy = chunk_item::<T>(&tile.dy[4 * c..], j);
+            let mut y = Op::output(x, dy, row);
+            if Op::AFFINE {
+                y = y * weight[j] + bias[j];
+            }
+            T::from_f32(y).pack(&mut words, j);
+        });
+        if vector {
+            if col < tile.cols {
+                let chunk = [words[0], words[1], words[2], words[3]];
+                // SAFETY: a whole chunk below cols, aligned.
+                unsafe { store_words(out.add(col as usize) as *mut u8, chunk) };
+            }
+        } else {
+            unrolled_for(per_chunk::<T>(), |j| {
+                if col + (j as u32) < tile.cols {
+                    // SAFETY: the column is < cols.
+                    unsafe { *out.add(col as usize + j) = T::unpack(&words, j) };
+                }
+            });
+        }
+    });
+}
+
+/// The row operation `Op` over every row of `p` (see [`RowParams`] and the [module docs](self)),
+/// each thread holding `W` words (a multiple of 4) of each row input per tile.
+///
+/// # Safety
+/// - Launched as [`RowParams`] says: every thread of the block calls it; `p.group` divides the
+///   block and is at most a warp or the whole block; `slots` is
+///   [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of this block's shared
+///   memory, used by nothing else.
+/// - `input` (and `grad` for backward operations) hold `rows * cols` readable elements that
+///   nothing writes during the launch; `output` `rows * cols` writable ones, overlapping no
+///   input; `weight` / `bias` are null or hold `cols` elements; `mean` / `rstd` are null or hold
+///   `rows` values; `cols` is below 2^31.
+#[inline(always)]
+pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>, slots: SharedArray<f32>) {
+    const { assert!(W.is_multiple_of(4) && W >= 4) };
+    let group = p.group;
+    let (groups, index, rank) = if group <= WARP_SIZE {
+        (block_dim() / group, thread_idx() / group, thread_idx() % group)
+    } else {
+        (1, 0, thread_idx())
+    };
+    let cols = p.cols as u32;
+    let vector = cols.is_multiple_of(per_chunk::<T>() as u32)
+        && aligned_or_null(p.input)
+        && aligned_or_null(p.grad)
+        && aligned_or_null(p.weight)
+        && aligned_or_null(p.bias)
+        && aligned_or_null(p.output);
+    let chunk = per_chunk::<T>() as u32;
+    let map = RowMapping {
+        base: rank * chunk,
+        step: group * chunk,
+        vector,
+    };
+    let per_tile = group * (W as u32 / 4) * chunk;
+    let tiles = cols.div_ceil(per_tile);
+    let mut reducer = RowGroup::new(group, slots);
+    let stride = grid_dim() as usize * groups as usize;
+    let mut first_row = block_idx() as usize * groups as usize;
+    while first_row < p.rows {
+        let row = first_row + index as usize;
+        // A group past the last row takes part in the reductions with no items.
+        let (offset, row_cols) = if row < p.rows {
+            (row * p.cols, cols)
+        } else {
+            (0, 0)
+        };
+        let load = |first: u32| {
+            // SAFETY: the row lies in the inputs (the caller's contract); row_cols is 0 past them.
+            unsafe {
+                RowTile::<T, W> {
+                    x: load_tile::<T, W>(p.input.add(offset), row_cols, first, map, T::from_f32(Op::PAD)),
+                    dy: if Op::GRAD {
+                        load_tile::<T, W>(p.grad.add(offset), row_cols, first, map, T::from_f32(0.0))
+                    } else {
+                        [0; W]
+                    },
+                    first,
+                    cols: row_cols,
+                    map,
+                    _element: core::marker::PhantomData,
+                }
+            }
+        };
+        let mut tile = load(0);
+        let mut partial = Op::fold(&tile);
+        for t in 1..tiles {
+            tile = load(t * per_tile);
+            partial = Op::combine(partial, Op::fold(&tile));
+        }
+        // SAFETY: every thread of the block reaches this call once per iteration (the loop
+        // bounds are uniform over the block).
+        let total = unsafe { reducer.all(partial, Op::combine) };
+        let stats = Op::finish(total, cols, p.eps);
+        if row < p.rows && rank == 0 {
+            let (mean, rstd) = Op::saved(&stats);
+            // SAFETY: non-null mean / rstd hold one value per row.
+            unsafe {
+                if !p.mean.is_null() {
+                    *p.mean.add(row) = mean;
+                }
+                if !p.rstd.is_null() {
+                    *p.rstd.add(row) = rstd;
+                }
+            }
+        }
+        for t in (0..tiles).rev() {
+            if t + 1 != tiles {
+                tile = load(t * per_tile);
+            }
+            // SAFETY: the output row lies in `output` (row_cols is 0 past the last row).
+            unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats) };
+        }
+        first_row += stride;
+    }
+}

@@ -1,0 +1,502 @@
+//! Row operations (softmax, log-softmax, their backward, LayerNorm, RMSNorm) against the `f64`
+//! references of `reference::rows`: property tests over every row type, column counts from 1 to
+//! 2^20 (odd, prime, powers of two and their neighbours, past what a block holds in
+//! registers), random row counts, misaligned views (the one-element-per-load path), masked
+//! (`-inf`) and NaN rows; each result within a stated bound. Also bad input, determinism and a
+//! matrix past 2^31 elements.
+
+use crate::support::{GpuTest, check_eq, ok, rng};
+use gpu_primitives::device::{DeviceVec, DeviceView};
+use gpu_primitives::reference::rows as reference;
+use gpu_primitives::rows::{self, Norm, RowElement};
+use gpu_primitives::{Error, Gpu};
+use half::{bf16, f16};
+use libtest_mimic::Failed;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use rand::Rng;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("rows::forward_every_type_and_shape", forward_every_type),
+    ("rows::backward_every_type_and_shape", backward_every_type),
+    ("rows::bad_input_and_empty", bad_input),
+    ("rows::past_2_pow_31_elements", past_2_pow_31),
+];
+
+/// A row type in the tests: conversions, and the error of rounding an output to it.
+pub trait RowTest: RowElement + Default {
+    fn from_f64(v: f64) -> Self;
+    fn to_f64(self) -> f64;
+    /// Relative error of rounding to this type (0 for f32: the bounds below cover f32).
+    const ROUNDING: f64;
+    /// Absolute error of rounding a value near 0 (the type's smallest subnormal step / 2).
+    const TINY: f64;
+}
+
+impl RowTest for f32 {
+    fn from_f64(v: f64) -> Self {
+        v as f32
+    }
+    fn to_f64(self) -> f64 {
+        self as f64
+    }
+    const ROUNDING: f64 = 0.0;
+    const TINY: f64 = 1e-44;
+}
+
+macro_rules! half_row_test {
+    ($t:ty, $rounding:expr, $tiny:expr) => {
+        impl RowTest for $t {
+            fn from_f64(v: f64) -> Self {
+                <$t>::from_f64(v)
+            }
+            fn to_f64(self) -> f64 {
+                <$t>::to_f64(self)
+            }
+            const ROUNDING: f64 = $rounding;
+            const TINY: f64 = $tiny;
+        }
+    };
+}
+half_row_test!(f16, 1.0 / 2048.0, 3.0e-8);
+half_row_test!(bf16, 1.0 / 256.0, 1e-40);
+
+fn fail(e: Error) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+/// Column counts: tiny, around a warp's and a block's capacity, odd and prime, past one tile.
+const COLS: &[usize] = &[
+    1,
+    2,
+    3,
+    5,
+    8,
+    17,
+    31,
+    32,
+    33,
+    64,
+    100,
+    127,
+    128,
+    255,
+    256,
+    257,
+    511,
+    512,
+    513,
+    1000,
+    1023,
+    1024,
+    1025,
+    2047,
+    2048,
+    3001,
+    4096,
+    8191,
+    8192,
+    16383,
+    16384,
+    16385,
+    32768,
+    40_009,
+    65_536,
+    100_003,
+    262_144,
+    1 << 20,
+];
+
+/// Most elements one property case moves.
+const CASE_ELEMENTS: usize = 1 << 22;
+
+/// A matrix of `rows x cols` values in [-8, 8]: some rows shifted by up to 100 (the norms'
+/// means), with `special` some rows masked from a random column on (`-inf`), all `-inf`, or
+/// holding a NaN.
+fn matrix<T: RowTest>(rows: usize, cols: usize, special: bool, seed: u64) -> Vec<T> {
+    let mut r = rng(seed);
+    let mut x = Vec::with_capacity(rows * cols);
+    for _ in 0..rows {
+        let shift = if r.random_bool(0.2) {
+            r.random_range(-100.0..100.0)
+        } else {
+            0.0
+        };
+        let start = x.len();
+        x.extend((0..cols).map(|_| T::from_f64(shift + r.random_range(-8.0..8.0))));
+        if special {
+            let row = &mut x[start..];
+            match r.random_range(0..20) {
+                0 => row[r.random_range(0..cols)..].fill(T::from_f64(f64::NEG_INFINITY)),
+                1 => row.fill(T::from_f64(f64::NEG_INFINITY)),
+                2 => row[r.random_range(0..cols)] = T::from_f64(f64::NAN),
+                _ => {}
+            }
+        }
+    }
+    x
+}
+
+/// Upload `x`, one element further into its buffer when `skip` (a misaligned view).
+fn upload<T: RowTest>(gpu: &Gpu, x: &[T], skip: bool) -> Result<DeviceVec<T>, TestCaseError> {
+    let mut padded = Vec::with_capacity(x.len() + 1);
+    if skip {
+        padded.push(T::default());
+    }
+    padded.extend_from_slice(x);
+    DeviceVec::from_slice(gpu, &padded).map_err(fail)
+}
+
+fn view<T>(v: &DeviceVec<T>, skip: bool, n: usize) -> DeviceView<'_, T>
+where
+    T: gpu_primitives::device::Element,
+{
+    let s = skip as usize;
+    v.view().slice(s..s + n)
+}
+
+fn widen<T: RowTest>(x: &[T]) -> Vec<f64> {
+    x.iter().map(|v| v.to_f64()).collect()
+}
+
+/// `found` against `expected` element by element: NaN where the reference is NaN, equal
+/// infinities, else within `bound(i)` plus the output type's rounding.
+fn within<T: RowTest>(
+    what: &str,
+    found: &[T],
+    expected: &[f64],
+    bound: impl Fn(usize) -> f64,
+) -> Result<(), TestCaseError> {
+    prop_assert_eq!(found.len(), expected.len());
+    for (i, (&f, &e)) in found.iter().zip(expected).enumerate() {
+        let f = f.to_f64();
+        let ok = if e.is_nan() {
+            f.is_nan()
+        } else if e.is_infinite() {
+            f == e
+        } else {
+            (f - e).abs() <= bound(i) + T::ROUNDING * e.abs() + T::TINY
+        };
+        prop_assert!(
+            ok,
+            "{}: element {} found {} expected {} (bound {})",
+            what,
+            i,
+            f,
+            e,
+            bound(i)
+        );
+    }
+    Ok(())
+}
+
+fn download<T: RowTest>(gpu: &Gpu, v: &DeviceVec<T>) -> Result<Vec<T>, TestCaseError> {
+    let raw = v.to_vec(gpu).map_err(fail)?;
+    Ok(T::from_raw(&raw).to_vec())
+}
+
+/// One forward case: softmax, log-softmax, LayerNorm and RMSNorm of one matrix.
+fn check_forward<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let n = rows * cols;
+    let what = |op: &str| format!("{op} {} {rows}x{cols} skip={skip}", T::NAME);
+    let x = matrix::<T>(rows, cols, true, seed);
+    let d_x = upload(gpu, &x, skip)?;
+    let input = view(&d_x, skip, n);
+    let wide = widen(&x);
+    let mut d_y = DeviceVec::<T>::zeroed(gpu, n).map_err(fail)?;
+
+    rows::softmax(gpu, input, cols, &mut d_y).map_err(fail)?;
+    let y = download(gpu, &d_y)?;
+    let expected = reference::softmax(&wide, cols);
+    within(&what("softmax"), &y, &expected, |i| 2e-5 * expected[i].abs())?;
+    // Deterministic: the same bits again.
+    rows::softmax(gpu, input, cols, &mut d_y).map_err(fail)?;
+    let again = download(gpu, &d_y)?;
+    let bytes = |v: &[T]| bytemuck::cast_slice::<T::Raw, u8>(T::as_raw(v)).to_vec();
+    prop_assert!(
+        bytes(&again) == bytes(&y),
+        "{}: a second run differs",
+        what("softmax")
+    );
+
+    rows::log_softmax(gpu, input, cols, &mut d_y).map_err(fail)?;
+    let expected = reference::log_softmax(&wide, cols);
+    within(&what("log_softmax"), &download(gpu, &d_y)?, &expected, |i| {
+        1e-5 + 2e-6 * expected[i].abs()
+    })?;
+
+    // The norms on rows without -inf or NaN (a masked row's LayerNorm is NaN throughout).
+    let x = matrix::<T>(rows, cols, false, seed ^ 1);
+    let wide = widen(&x);
+    let d_x = upload(gpu, &x, skip)?;
+    let input = view(&d_x, skip, n);
+    let mut r = rng(seed ^ 2);
+    let weight: Vec<T> = (0..cols)
+        .map(|_| T::from_f64(r.random_range(-2.0..2.0)))
+        .collect();
+    let bias: Vec<T> = (0..cols)
+        .map(|_| T::from_f64(r.random_range(-2.0..2.0)))
+        .collect();
+    let (d_weight, d_bias) = (upload(gpu, &weight, skip)?, upload(gpu, &bias, skip)?);
+    let (w, b) = (view(&d_weight, skip, cols), view(&d_bias, skip, cols));
+    let (wide_w, wide_b) = (widen(&weight), widen(&bias));
+    let eps = 1e-5f32;
+    let affine = r.random_bool(0.5);
+    let mut d_mean = DeviceVec::<f32>::zeroed(gpu, rows).map_err(fail)?;
+    let mut d_rstd = DeviceVec::<f32>::zeroed(gpu, rows).map_err(fail)?;
+    let norm = if affine {
+        Norm::new(eps).weight(w).bias(b)
+    } else {
+        Norm::new(eps)
+    };
+    rows::layer_norm(
+        gpu,
+        input,
+        cols,
+        norm,
+        &mut d_y,
+        Some(d_mean.view_mut()),
+        Some(d_rstd.view_mut()),
+    )
+    .map_err(fail)?;
+    let expected = reference::layer_norm(
+        &wide,
+        cols,
+        affine.then_some(&wide_w[..]),
+        affine.then_some(&wide_b[..]),
+        eps as f64,
+    );
+    let scale = |i: usize| if affine { wide_w[i % cols].abs() + 1.0 } else { 1.0 };
+    within(&what("layer_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
+        3e-5 * (1.0 + expected.y[i].abs()) * scale(i)
+    })?;
+    let mean = d_mean.to_vec(gpu).map_err(fail)?;
+    within(&what("layer_norm mean"), &mean, &expected.mean, |i| {
+        1e-6 * (1.0 + expected.mean[i].abs())
+    })?;
+    let rstd = d_rstd.to_vec(gpu).map_err(fail)?;
+    within(&what("layer_norm rstd"), &rstd, &expected.rstd, |i| {
+        2e-5 * expected.rstd[i]
+    })?;
+
+    let norm = if affine {
+        Norm::new(eps).weight(w)
+    } else {
+        Norm::new(eps)
+    };
+    rows::rms_norm(gpu, input, cols, norm, &mut d_y, Some(d_rstd.view_mut())).map_err(fail)?;
+    let expected = reference::rms_norm(&wide, cols, affine.then_some(&wide_w[..]), eps as f64);
+    within(&what("rms_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
+        2e-5 * (1.0 + expected.y[i].abs()) * scale(i)
+    })?;
+    let rstd = d_rstd.to_vec(gpu).map_err(fail)?;
+    within(&what("rms_norm rstd"), &rstd, &expected.rstd, |i| {
+        2e-5 * expected.rstd[i]
+    })
+}
+
+/// One backward case: the gradients of softmax and log-softmax at a random `dy`.
+fn check_backward<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let n = rows * cols;
+    let what = |op: &str| format!("{op} {} {rows}x{cols} skip={skip}", T::NAME);
+    let logits = widen(&matrix::<T>(rows, cols, false, seed));
+    let mut r = rng(seed ^ 3);
+    let dy: Vec<T> = (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect();
+    let wide_dy = widen(&dy);
+    let d_dy = upload(gpu, &dy, skip)?;
+    let mut d_dx = DeviceVec::<T>::zeroed(gpu, n).map_err(fail)?;
+    let sums = |per: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        (0..rows)
+            .map(|row| (row * cols..(row + 1) * cols).map(per).sum())
+            .collect()
+    };
+
+    let y: Vec<T> = reference::softmax(&logits, cols)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let wide_y = widen(&y);
+    let d_y = upload(gpu, &y, skip)?;
+    rows::softmax_backward(gpu, view(&d_y, skip, n), view(&d_dy, skip, n), cols, &mut d_dx).map_err(fail)?;
+    let expected = reference::softmax_backward(&wide_y, &wide_dy, cols);
+    let dot_abs = sums(&|i| (wide_y[i] * wide_dy[i]).abs());
+    within(
+        &what("softmax_backward"),
+        &download(gpu, &d_dx)?,
+        &expected,
+        |i| 2e-5 * wide_y[i].abs() * (wide_dy[i].abs() + dot_abs[i / cols]),
+    )?;
+
+    let y: Vec<T> = reference::log_softmax(&logits, cols)
+        .into_iter()
+        .map(T::from_f64)
+        .collect();
+    let wide_y = widen(&y);
+    let d_y = upload(gpu, &y, skip)?;
+    rows::log_softmax_backward(gpu, view(&d_y, skip, n), view(&d_dy, skip, n), cols, &mut d_dx)
+        .map_err(fail)?;
+    let expected = reference::log_softmax_backward(&wide_y, &wide_dy, cols);
+    let dy_abs = sums(&|i| wide_dy[i].abs());
+    within(
+        &what("log_softmax_backward"),
+        &download(gpu, &d_dx)?,
+        &expected,
+        |i| 2e-5 * (wide_dy[i].abs() + wide_y[i].exp() * dy_abs[i / cols]),
+    )
+}
+
+/// (cols, rows, misaligned, seed) for one case.
+fn shape() -> impl Strategy<Value = (usize, usize, bool, u64)> {
+    (0..COLS.len(), 0.0f64..1.0, any::<bool>(), any::<u64>()).prop_map(|(c, f, skip, seed)| {
+        let cols = COLS[c];
+        let most = (CASE_ELEMENTS / cols).clamp(1, 5000);
+        (cols, 1 + (f * f * most as f64) as usize % most, skip, seed)
+    })
+}
+
+fn forward_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    let run = |check: fn(&Gpu, usize, usize, bool, u64) -> Result<(), TestCaseError>| {
+        crate::properties::runner()
+            .run(&shape(), |(cols, rows, skip, seed)| {
+                check(gpu, rows, cols, skip, seed)
+            })
+            .map_err(|e| Failed::from(e.to_string()))
+    };
+    run(check_forward::<f32>)?;
+    run(check_forward::<f16>)?;
+    run(check_forward::<bf16>)
+}
+
+fn backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    let run = |check: fn(&Gpu, usize, usize, bool, u64) -> Result<(), TestCaseError>| {
+        crate::properties::runner()
+            .run(&shape(), |(cols, rows, skip, seed)| {
+                check(gpu, rows, cols, skip, seed)
+            })
+            .map_err(|e| Failed::from(e.to_string()))
+    };
+    run(check_backward::<f32>)?;
+    run(check_backward::<f16>)?;
+    run(check_backward::<bf16>)
+}
+
+fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
+    let x = ok(DeviceVec::from_slice(gpu, &[1.0f32; 12]))?;
+    let mut y = ok(gpu.upload(&[7.0f32; 12]))?;
+    let invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let mismatch = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
+    check_eq("cols 0", invalid(rows::softmax(gpu, &x, 0, &mut y)), true)?;
+    check_eq("not whole rows", invalid(rows::softmax(gpu, &x, 5, &mut y)), true)?;
+    check_eq(
+        "cols past 2^31",
+        invalid(rows::log_softmax(gpu, &x, 1 << 31, &mut y)),
+        true,
+    )?;
+    let mut short = ok(gpu.alloc_zeroed::<f32>(11))?;
+    check_eq(
+        "short output",
+        mismatch(rows::softmax(gpu, &x, 4, &mut short)),
+        true,
+    )?;
+    let dy = ok(DeviceVec::from_slice(gpu, &[1.0f32; 8]))?;
+    check_eq(
+        "short dy",
+        mismatch(rows::softmax_backward(gpu, &x, &dy, 4, &mut y)),
+        true,
+    )?;
+    let weight = ok(DeviceVec::from_slice(gpu, &[1.0f32; 3]))?;
+    let norm = Norm::new(1e-5).weight(&weight);
+    check_eq(
+        "short weight",
+        mismatch(rows::layer_norm(gpu, &x, 4, norm, &mut y, None, None)),
+        true,
+    )?;
+    let norm = Norm::new(1e-5).bias(&weight);
+    check_eq(
+        "RMSNorm bias",
+        invalid(rows::rms_norm(gpu, &x, 3, norm, &mut y, None)),
+        true,
+    )?;
+    let mut rstd = ok(gpu.alloc_zeroed::<f32>(2))?;
+    let r = rows::rms_norm(gpu, &x, 4, Norm::new(1e-5), &mut y, Some((&mut rstd).into()));
+    check_eq("short rstd", mismatch(r), true)?;
+    // An output overlapping its input (views made from raw addresses).
+    // SAFETY: the views cover `x`'s 12 elements, which stay allocated for the call; the call is
+    // expected to refuse them before any launch.
+    let (input, output) = unsafe {
+        (
+            DeviceView::<f32>::from_raw_parts(x.view().address(), 12),
+            gpu_primitives::device::DeviceViewMut::<f32>::from_raw_parts(x.view().address() + 16, 8),
+        )
+    };
+    check_eq(
+        "overlap",
+        invalid(rows::softmax(gpu, input.slice(0..8), 4, output)),
+        true,
+    )?;
+    // Nothing was written by any refused call.
+    check_eq("output untouched", ok(gpu.download(&y))?, vec![7.0f32; 12])?;
+    check_eq("input untouched", ok(x.to_vec(gpu))?, vec![1.0f32; 12])?;
+    // Empty input: no launch, no error, with any cols (0 included).
+    let empty = ok(DeviceVec::<f32>::zeroed(gpu, 0))?;
+    let mut none = ok(gpu.alloc_zeroed::<f32>(0))?;
+    ok(rows::softmax(gpu, &empty, 0, &mut none))?;
+    ok(rows::layer_norm(
+        gpu,
+        &empty,
+        7,
+        Norm::new(1e-5),
+        &mut none,
+        None,
+        None,
+    ))
+}
+
+/// 2^31 + 1024 bf16 elements: rows of 1024 constant values, whose softmax is exactly 1/1024
+/// and whose LayerNorm is exactly 0.
+fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
+    let cols = 1024usize;
+    let rows = (1usize << 31) / cols + 1;
+    let n = rows * cols;
+    let x: Vec<bf16> = (0..rows)
+        .flat_map(|r| std::iter::repeat_n(bf16::from_f32((r % 7) as f32), cols))
+        .collect();
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    drop(x);
+    let mut d_y = ok(DeviceVec::<bf16>::zeroed(gpu, n))?;
+    ok(rows::softmax(gpu, &d_x, cols, &mut d_y))?;
+    let expected = bf16::from_f32(1.0 / cols as f32).to_bits();
+    let y = ok(d_y.to_vec(gpu))?;
+    check_eq(
+        "softmax past 2^31: first wrong",
+        y.iter().position(|&v| v != expected),
+        None,
+    )?;
+    ok(rows::layer_norm(
+        gpu,
+        &d_x,
+        cols,
+        Norm::new(1e-5),
+        &mut d_y,
+        None,
+        None,
+    ))?;
+    let y = ok(d_y.to_vec(gpu))?;
+    check_eq(
+        "layer_norm past 2^31: first wrong",
+        y.iter().position(|&v| v != 0),
+        None,
+    )
+}
