@@ -56,6 +56,9 @@ pub struct BenchConfig {
     pub compaction_log2: Vec<u32>,
     /// Sample types of the histogram rows (empty: none).
     pub histogram_types: Vec<String>,
+    /// Element types of the row operations (`f32`, `f16`, `bf16`; empty: none), measured at the
+    /// shapes of [`ROW_SHAPES`](crate::bench_rows::ROW_SHAPES).
+    pub row_types: Vec<String>,
 }
 
 /// The element types the benchmark knows, by name (the library's table).
@@ -89,6 +92,16 @@ impl BenchConfig {
                 HISTOGRAM_TYPES.join(", ")
             ));
         }
+        if let Some(t) = self
+            .row_types
+            .iter()
+            .find(|t| !crate::bench_rows::ROW_TYPES.contains(&t.as_str()))
+        {
+            return Err(format!(
+                "unknown row type {t:?}; known: {}",
+                crate::bench_rows::ROW_TYPES.join(", ")
+            ));
+        }
         if self.ops.is_empty() {
             return Err(format!("no operator; known: {}", OPS.join(", ")));
         }
@@ -114,6 +127,7 @@ impl Default for BenchConfig {
             compaction_types: vec!["f32".into(), "u32".into()],
             compaction_log2: vec![20, 24, 28],
             histogram_types: vec!["f32".into(), "u32".into()],
+            row_types: vec!["f32".into(), "bf16".into()],
         }
     }
 }
@@ -145,6 +159,34 @@ pub struct BenchRow {
     pub copy_gb_per_s: f64,
     /// `time_us / copy_us`.
     pub time_over_copy: f64,
+}
+
+impl BenchRow {
+    /// A measurement on `gpu` of `algorithm` over `n` elements of `dtype` (`size` bytes each):
+    /// `time` µs moving `bytes`, beside a copy of the `n` elements taking `copy` µs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        gpu: &Gpu,
+        dtype: &str,
+        size: usize,
+        algorithm: String,
+        n: usize,
+        time: f64,
+        bytes: f64,
+        copy: f64,
+    ) -> Self {
+        BenchRow {
+            gpu: gpu.info().name.clone(),
+            algorithm,
+            dtype: dtype.to_owned(),
+            n,
+            time_us: time,
+            gb_per_s: bytes / time / 1e3,
+            copy_us: copy,
+            copy_gb_per_s: 2.0 * (n * size) as f64 / copy / 1e3,
+            time_over_copy: time / copy,
+        }
+    }
 }
 
 /// The benchmark's hash of an index (also in `scripts/cub-baseline/cub_baseline.cu`): uniform
@@ -312,17 +354,8 @@ impl Bench<'_> {
         bytes: f64,
         copy: f64,
     ) {
-        self.rows.push(BenchRow {
-            gpu: self.gpu.info().name.clone(),
-            algorithm,
-            dtype: dtype.to_owned(),
-            n,
-            time_us: time,
-            gb_per_s: bytes / time / 1e3,
-            copy_us: copy,
-            copy_gb_per_s: 2.0 * (n * size) as f64 / copy / 1e3,
-            time_over_copy: time / copy,
-        });
+        let row = BenchRow::new(self.gpu, dtype, size, algorithm, n, time, bytes, copy);
+        self.rows.push(row);
     }
 
     /// [`Bench::measure_segment_arg`] for the type named `name` when the segmented argmin has
@@ -692,6 +725,12 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     }
     for t in &config.histogram_types {
         bench.measure_histogram_named(t, &compaction_sizes)?;
+    }
+    for t in &config.row_types {
+        bench.progress.set_message(format!("rows {t}"));
+        bench
+            .rows
+            .extend(crate::bench_rows::run_named(gpu, t, config.runs)?);
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)

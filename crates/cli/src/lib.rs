@@ -1,4 +1,5 @@
-//! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`]), the `.npy` file commands
+//! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`], [`bench_rows`] for the
+//! row operations), the `.npy` file commands
 //! ([`npy`], [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique,
 //! [`histogram_ops`] for histogram, [`run_ops`] for rle) and the benchmark plot ([`plot`]). The
 //! command itself is `main.rs`.
@@ -7,6 +8,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
+pub mod bench_rows;
 pub mod cli_ops;
 pub mod compact_ops;
 pub mod histogram_ops;

@@ -186,6 +186,10 @@ struct BenchArgs {
     /// u8, u16, i32, u32, f16, bf16, f32, f64; "none" skips them.
     #[arg(long, value_delimiter = ',', default_value = "f32,u32")]
     histogram_types: Vec<String>,
+    /// Types of the row operations (softmax, log-softmax, LayerNorm, RMSNorm, the backward; five
+    /// shapes of 2^28 elements), comma-separated: f32, f16, bf16; "none" skips them.
+    #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
+    row_types: Vec<String>,
     /// Also write the rows as CSV.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -303,6 +307,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     .filter(|t| *t != "none")
                     .cloned()
                     .collect(),
+                row_types: args.row_types.iter().filter(|t| *t != "none").cloned().collect(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
             gpu_primitives_cli::bench::print_table(&rows);

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""PyTorch on the row benchmark's shapes: the lesson's framework comparison (issue 14).
+
+Times PyTorch's sum, cumsum, softmax, log_softmax, layer_norm, rms_norm and cross_entropy over
+the last dimension, and their backward, on the matrices of `bench_rows::ROW_SHAPES` (2^28
+elements each) in f32 and bf16, beside a copy of the same matrix (`out.copy_(x)`) in the same
+run: CUDA events, one warm-up, the median of --runs calls. `gpu-primitives bench` prints this
+library's rows in the same layout (time / copy). Run on the GPU machine:
+
+    python3 scripts/torch-rows.py [--runs 21] [--csv out.csv] [--types f32,bf16]
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+import torch
+import torch.nn.functional as F
+
+SHAPES = [(262144, 1024), (65536, 4096), (16384, 16384), (4096, 65536), (1024, 262144)]
+DTYPES = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16}
+
+
+def median_us(fn, runs):
+    """Median time of fn() in µs over `runs` calls, each between two CUDA events, after a warm-up."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+def measure(dtype_name, rows, cols, runs):
+    dtype = DTYPES[dtype_name]
+    gen = torch.Generator(device="cuda").manual_seed(rows)
+    x = (torch.rand(rows, cols, device="cuda", generator=gen) * 16 - 8).to(dtype)
+    dy = ((torch.rand(rows, cols, device="cuda", generator=gen) * 2 - 1) / 8).to(dtype)
+    w = (1 + (torch.rand(cols, device="cuda", generator=gen) - 0.5) / 8).to(dtype)
+    b = ((torch.rand(cols, device="cuda", generator=gen) - 0.5) / 8).to(dtype)
+    target = torch.randint(0, cols, (rows,), device="cuda", generator=gen)
+    out = torch.empty_like(x)
+    copy = median_us(lambda: out.copy_(x), runs)
+    y_soft = torch.softmax(x, -1)
+    y_log = torch.log_softmax(x, -1)
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x, [cols], w, b, 1e-5)
+    xr = x.detach().requires_grad_()
+    wr = w.detach().requires_grad_()
+    y_rms = F.rms_norm(xr, (cols,), wr, 1e-5)
+    logits = x.detach().requires_grad_()
+    loss = F.cross_entropy(logits.float() if dtype != torch.float32 else logits, target)
+    ops = [
+        # (name, function, elements moved as multiples of the matrix)
+        ("sum", lambda: x.sum(-1), 1),
+        ("cumsum", lambda: torch.cumsum(x, -1), 2),
+        ("softmax", lambda: torch.softmax(x, -1), 2),
+        ("log_softmax", lambda: torch.log_softmax(x, -1), 2),
+        ("layer_norm", lambda: F.layer_norm(x, (cols,), w, b, 1e-5), 2),
+        ("rms_norm", lambda: F.rms_norm(x, (cols,), w, 1e-5), 2),
+        ("cross_entropy", lambda: F.cross_entropy(x, target), 1),
+        ("softmax_backward", lambda: torch.ops.aten._softmax_backward_data(dy, y_soft, -1, dtype), 3),
+        ("log_softmax_backward", lambda: torch.ops.aten._log_softmax_backward_data(dy, y_log, -1, dtype), 3),
+        (
+            "layer_norm_backward",
+            lambda: torch.ops.aten.native_layer_norm_backward(dy, x, [cols], mean, rstd, w, b, [True, True, True]),
+            3,
+        ),
+        ("rms_norm_backward", lambda: torch.autograd.grad(y_rms, (xr, wr), dy, retain_graph=True), 3),
+        ("cross_entropy_backward", lambda: torch.autograd.grad(loss, logits, retain_graph=True), 2),
+    ]
+    size = x.element_size()
+    n = rows * cols
+    for name, fn, moved in ops:
+        try:
+            t = median_us(fn, runs)
+        except (RuntimeError, TypeError) as e:  # an op this PyTorch lacks
+            print(f"# {name} {dtype_name} {rows}x{cols}: {e}", file=sys.stderr)
+            continue
+        yield {
+            "gpu": torch.cuda.get_device_name(),
+            "framework": f"torch {torch.__version__}",
+            "algorithm": f"{name} {rows}x{cols}",
+            "dtype": dtype_name,
+            "n": n,
+            "time_us": t,
+            "gb_per_s": moved * n * size / t / 1e3,
+            "copy_us": copy,
+            "copy_gb_per_s": 2 * n * size / copy / 1e3,
+            "time_over_copy": t / copy,
+        }
+    del x, dy, out, y_soft, y_log, xr, y_rms, logits, loss
+    torch.cuda.empty_cache()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--types", default="f32,bf16")
+    parser.add_argument("--csv")
+    args = parser.parse_args()
+    rows = []
+    print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
+    print(f"{'algorithm':<36} {'type':>5} {'time (µs)':>12} {'GB/s':>8} {'copy (µs)':>12} {'time/copy':>10}")
+    for dtype_name in args.types.split(","):
+        for r, c in SHAPES:
+            for row in measure(dtype_name, r, c, args.runs):
+                rows.append(row)
+                print(
+                    f"{row['algorithm']:<36} {row['dtype']:>5} {row['time_us']:>12.1f} {row['gb_per_s']:>8.0f}"
+                    f" {row['copy_us']:>12.1f} {row['time_over_copy']:>10.3f}",
+                    flush=True,
+                )
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+            writer.writeheader()
+            writer.writerows(rows)
+
+
+if __name__ == "__main__":
+    main()
