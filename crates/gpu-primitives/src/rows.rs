@@ -34,7 +34,7 @@ use crate::device::{DeviceView, DeviceViewMut, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::ROW_SHARED_BYTES;
 use gpu_primitives_abi::params::RowParams;
-use gpu_primitives_abi::tuning::{RowPlan, row_plan};
+use gpu_primitives_abi::tuning::{ROW_MAX_GROUP, RowPlan, row_plan};
 
 mod sealed {
     pub trait Sealed {}
@@ -197,7 +197,7 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     if n == 0 {
         return Ok(());
     }
-    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR);
+    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, max_group());
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,
@@ -232,6 +232,19 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
     // most a warp or the whole block; ROW_SHARED_BYTES of shared memory).
     unsafe { on.stream.launch(&kernel, config, &params) }
+}
+
+/// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning
+/// sweeps.
+fn max_group() -> u32 {
+    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    let group =
+        crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_MAX_GROUP", ROW_MAX_GROUP, 64..=1024);
+    if group.is_power_of_two() {
+        group
+    } else {
+        ROW_MAX_GROUP
+    }
 }
 
 fn view<T>(v: &DeviceView<'_, T>) -> (u64, usize) {

@@ -152,6 +152,17 @@ pub unsafe fn load_words_read_only(ptr: *const u8) -> [u32; 4] {
     unsafe { load_v4_read_only(ptr) }
 }
 
+/// Read 16 bytes at `ptr` as four 32-bit words (`ld.global.v4.b32`, coherent: ptxas keeps it
+/// after earlier stores, where it may hoist a read-only load far ahead of its use).
+///
+/// # Safety
+/// `ptr` is 16-byte aligned and the 16 bytes are readable.
+#[inline(always)]
+pub unsafe fn load_words(ptr: *const u8) -> [u32; 4] {
+    // SAFETY: forwarded.
+    unsafe { load_v4_coherent(ptr) }
+}
+
 /// Write four 32-bit words as 16 bytes at `ptr` (`st.global.v4.b32`).
 ///
 /// # Safety
@@ -187,7 +198,7 @@ impl RowElement for f32 {
 }
 
 macro_rules! row_half {
-    ($t:ident, $narrow:literal, $widen:literal) => {
+    ($t:ident, $narrow:literal, $low:literal, $high:literal) => {
         impl RowElement for $t {
             #[inline(always)]
             fn from_f32(value: f32) -> $t {
@@ -205,18 +216,30 @@ macro_rules! row_half {
                 // SAFETY: register instructions; no memory is touched. Not `pure`, so never
                 // merged with an earlier widening.
                 unsafe {
-                    asm!(concat!("{{ .reg .b32 t; .reg .b16 h; shr.u32 t, {w}, {s}; ", $widen, " }}"),
-                         o = out(reg32) out, w = in(reg32) words[i / 2], s = in(reg32) 16 * (i as u32 % 2),
-                         options(nomem, nostack))
+                    if i % 2 == 0 {
+                        asm!($low, o = out(reg32) out, w = in(reg32) words[i / 2], options(nomem, nostack))
+                    } else {
+                        asm!($high, o = out(reg32) out, w = in(reg32) words[i / 2], options(nomem, nostack))
+                    }
                 };
                 out
             }
         }
     };
 }
-row_half!(F16, "cvt.rn.f16.f32", "cvt.u16.u32 h, t; cvt.f32.f16 {o}, h;");
+row_half!(
+    F16,
+    "cvt.rn.f16.f32",
+    "{{ .reg .b16 lo, hi; mov.b32 {{lo, hi}}, {w}; cvt.f32.f16 {o}, lo; }}",
+    "{{ .reg .b16 lo, hi; mov.b32 {{lo, hi}}, {w}; cvt.f32.f16 {o}, hi; }}"
+);
 // bf16 is the top half of an f32.
-row_half!(Bf16, "cvt.rn.bf16.f32", "shl.b32 {o}, t, 16;");
+row_half!(
+    Bf16,
+    "cvt.rn.bf16.f32",
+    "shl.b32 {o}, {w}, 16;",
+    "and.b32 {o}, {w}, 0xffff0000;"
+);
 
 const fn assert_whole_vectors<T, const N: usize>() {
     let bytes = N * core::mem::size_of::<T>();

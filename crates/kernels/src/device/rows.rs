@@ -32,8 +32,7 @@
 //! and combined by Chan, Golub and LeVeque, "Updating formulae and a pairwise algorithm for
 //! computing sample variances" (1979).
 
-use super::element::{MAX_WORDS, RowElement, load_words_read_only, store_words};
-use crate::op::{Max, ReduceOp};
+use super::element::{MAX_WORDS, RowElement, load_words, load_words_read_only, store_words};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
@@ -129,35 +128,33 @@ impl RowGroup {
     ///
     /// - **Who calls:** every thread of the block, together (all of each warp's groups).
     /// - **Result valid in:** every thread of the group, the same bits in each.
-    /// - `combine` must be associative; it need not be commutative.
+    /// - `combine` must be associative, with `identity` its identity; it need not be
+    ///   commutative.
+    /// - **Cost:** `log2(min(group, 32))` shuffle steps; a group of more than a warp adds one
+    ///   barrier and `log2(warps)` more steps (each warp combines the warps' values the same
+    ///   way, so no second barrier is needed).
     ///
     /// # Safety
     /// Every thread of the block calls it with the same group size; groups of more than a warp
     /// span the whole block (the call contains a barrier). Consecutive calls may reuse the
     /// slots: two sets alternate, and each call's barrier orders the reads of the call before.
     #[inline(always)]
-    pub unsafe fn all<S: Stats>(&mut self, value: S, combine: impl Fn(S, S) -> S) -> S {
+    pub unsafe fn all<S: Stats>(&mut self, value: S, identity: S, combine: impl Fn(S, S) -> S) -> S {
         let width = if self.threads < WARP_SIZE {
             self.threads
         } else {
             WARP_SIZE
         };
-        let mut value = value;
-        let mut offset = width / 2;
-        while offset > 0 {
-            // SAFETY: every lane of the warp shuffles (full warps, all lanes call this).
-            let other = S::from_fn(|k| unsafe { value.get(k).shuffle_down(offset, width, u32::MAX) });
-            value = combine(value, other);
-            offset /= 2;
-        }
+        // SAFETY: every lane of each warp calls this (the caller's contract).
+        let value = unsafe { tree(value, width, width, &combine) };
         if self.threads <= WARP_SIZE {
-            // SAFETY: as above; the segment's lane 0 holds the group's result.
-            return S::from_fn(|k| unsafe { value.get(k).shuffle_idx(0, width, u32::MAX) });
+            return value;
         }
         let base = self.set * ROW_STATS * MAX_WARPS;
         self.set ^= 1;
-        let warp = thread_idx() / WARP_SIZE;
-        if lane_id() == 0 {
+        let lane = lane_id();
+        if lane == 0 {
+            let warp = thread_idx() / WARP_SIZE;
             for k in 0..S::LEN {
                 // SAFETY: within ROW_SHARED_BYTES (k < ROW_STATS, warp < MAX_WARPS).
                 unsafe { self.slots.write(base + k as u32 * MAX_WARPS + warp, value.get(k)) };
@@ -165,14 +162,36 @@ impl RowGroup {
         }
         // SAFETY: the whole block calls this (the group is the block).
         unsafe { block_barrier() };
-        // SAFETY: written by each warp's lane 0 before the barrier.
-        let read = |w: u32| S::from_fn(|k| unsafe { self.slots.read(base + k as u32 * MAX_WARPS + w) });
-        let mut total = read(0);
-        for w in 1..self.threads / WARP_SIZE {
-            total = combine(total, read(w));
-        }
-        total
+        let warps = self.threads / WARP_SIZE;
+        let mine = if lane < warps {
+            // SAFETY: written by warp `lane`'s lane 0 before the barrier.
+            S::from_fn(|k| unsafe { self.slots.read(base + k as u32 * MAX_WARPS + lane) })
+        } else {
+            identity
+        };
+        // SAFETY: every lane of the warp calls this; lane 0 ends with every warp's values.
+        unsafe { tree(mine, warps, WARP_SIZE, &combine) }
     }
+}
+
+/// `combine` over aligned segments of `width` lanes (a power of two), down a tree (lane 0 of
+/// each segment ends with its total, combined in lane order), then broadcast from lane 0 of
+/// each segment of `broadcast` lanes (`width` or more): every lane of it gets the same bits.
+///
+/// # Safety
+/// Every lane of the warp calls it, with the same `width` and `broadcast`.
+#[inline(always)]
+unsafe fn tree<S: Stats>(value: S, width: u32, broadcast: u32, combine: &impl Fn(S, S) -> S) -> S {
+    let mut value = value;
+    let mut offset = 1;
+    while offset < width {
+        // SAFETY: every lane of the warp shuffles (the caller's contract).
+        let other = S::from_fn(|k| unsafe { value.get(k).shuffle_down(offset, width, u32::MAX) });
+        value = combine(value, other);
+        offset *= 2;
+    }
+    // SAFETY: as above; lane 0 of each segment holds its total.
+    S::from_fn(|k| unsafe { value.get(k).shuffle_idx(0, broadcast, u32::MAX) })
 }
 
 /// Where a thread's items lie in a tile of its row: 16-byte chunk `c` of the thread starts at
@@ -320,20 +339,65 @@ pub trait RowOp {
     fn combine(a: Self::Partial, b: Self::Partial) -> Self::Partial;
     /// The row's statistics from the partial of all its `cols` items.
     fn finish(total: Self::Partial, cols: u32, eps: f32) -> Self::Row;
+    /// The row's statistics when the group holds the whole row in one tile (every thread of
+    /// the block calls it, as [`RowGroup::all`]): by default [`fold`](Self::fold), then
+    /// [`combine`](Self::combine) over the group and [`finish`](Self::finish); an operation may
+    /// use the registers better (LayerNorm: the mean first, then the deviations from it).
+    ///
+    /// # Safety
+    /// As [`RowGroup::all`].
+    #[inline(always)]
+    unsafe fn in_registers<T: RowElement, const W: usize>(
+        tile: &RowTile<T, W>,
+        group: &mut RowGroup,
+        cols: u32,
+        eps: f32,
+    ) -> Self::Row {
+        // SAFETY: forwarded.
+        let total = unsafe { group.all(Self::fold(tile), Self::identity(), Self::combine) };
+        Self::finish(total, cols, eps)
+    }
     /// The output at an item `x` (with gradient `dy`), before the weight and bias.
     fn output(x: f32, dy: f32, row: &Self::Row) -> f32;
     /// The (mean, rstd) a forward saves for its backward, where it saves them.
     fn saved(row: &Self::Row) -> (f32, f32);
 }
 
-/// `exp(x - max)`, 0 for `x = -inf` (also when the maximum is `-inf`).
+/// The larger of `a` and `b`, NaN if either is (`max.NaN.f32`, one instruction).
 #[inline(always)]
-fn exp_below(x: f32, max: f32) -> f32 {
-    if x == f32::NEG_INFINITY {
-        0.0
-    } else {
-        exp_approx(x - max)
-    }
+fn max_nan(a: f32, b: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction (sm_80 and later, as every PTX variant built); no memory.
+    unsafe {
+        asm!("max.NaN.f32 {o}, {a}, {b};", o = out(reg32) out, a = in(reg32) a, b = in(reg32) b, options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// `exp(x - max)` as `2^(x log2(e) - max log2(e))`: one fused multiply-add and one `ex2.approx`
+/// (the shift's rounding adds about `|max| * 2^-24` to the relative error). `x = -inf` gives 0
+/// for a finite `max`; `max = -inf` gives NaN (a row of all `-inf`).
+#[inline(always)]
+fn exp_shifted(x: f32, max: f32) -> f32 {
+    let shift = max * core::f32::consts::LOG2_E;
+    let exponent: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("fma.rn.f32 {o}, {x}, {l}, {s};", o = out(reg32) exponent, x = in(reg32) x,
+             l = in(reg32) core::f32::consts::LOG2_E, s = in(reg32) -shift, options(pure, nomem, nostack))
+    };
+    exp2_approx(exponent)
+}
+
+/// `2^x` through `ex2.approx.f32` (`-inf` gives 0).
+#[inline(always)]
+fn exp2_approx(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("ex2.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
+    };
+    out
 }
 
 /// `exp(m - max)` for a partial maximum `m` of the row maximum `max`: 1 when they are equal
@@ -343,16 +407,18 @@ fn rescale(m: f32, max: f32) -> f32 {
     if m == max { 1.0 } else { exp_approx(m - max) }
 }
 
-/// The (maximum, sum of `exp(x - maximum)`) pair of softmax and log-softmax.
+/// The (maximum, sum of `exp(x - maximum)`) pair of softmax and log-softmax over a thread's
+/// items: a thread whose items are all `-inf` sums `exp(-inf - 0)` = 0.
 #[inline(always)]
 fn softmax_fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
-    let max = tile.fold(f32::NEG_INFINITY, |m, x, _| Max::combine(m, x));
-    [max, tile.fold(0.0, |s, x, _| s + exp_below(x, max))]
+    let max = tile.fold(f32::NEG_INFINITY, |m, x, _| max_nan(m, x));
+    let shift = if max == f32::NEG_INFINITY { 0.0 } else { max };
+    [max, tile.fold(0.0, |s, x, _| s + exp_shifted(x, shift))]
 }
 
 #[inline(always)]
 fn softmax_combine([ma, sa]: [f32; 2], [mb, sb]: [f32; 2]) -> [f32; 2] {
-    let max = Max::combine(ma, mb);
+    let max = max_nan(ma, mb);
     [max, sa * rescale(ma, max) + sb * rescale(mb, max)]
 }
 
@@ -378,7 +444,7 @@ impl RowOp for Softmax {
         [max, 1.0 / sum]
     }
     fn output(x: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
-        exp_approx(x - max) * inverse
+        exp_shifted(x, max) * inverse
     }
     fn saved(_: &[f32; 2]) -> (f32, f32) {
         (f32::NAN, f32::NAN)
@@ -536,6 +602,24 @@ impl RowOp for LayerNorm {
     fn finish([_, mean, deviations]: [f32; 3], cols: u32, eps: f32) -> [f32; 2] {
         [mean, rsqrt_approx(deviations / cols as f32 + eps)]
     }
+    /// The row's sum first, then the sum of squared deviations from its mean: two plain sums
+    /// (the combination of (count, mean, deviations) pairs divides at every step).
+    #[inline(always)]
+    unsafe fn in_registers<T: RowElement, const W: usize>(
+        tile: &RowTile<T, W>,
+        group: &mut RowGroup,
+        cols: u32,
+        eps: f32,
+    ) -> [f32; 2] {
+        let add = |[a]: [f32; 1], [b]: [f32; 1]| [a + b];
+        // SAFETY: forwarded (two calls in a row alternate the slots).
+        let [sum] = unsafe { group.all([tile.fold(0.0, |s, x, _| s + x)], [0.0], add) };
+        let mean = sum / cols as f32;
+        let squares = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
+        // SAFETY: as above.
+        let [deviations] = unsafe { group.all([squares], [0.0], add) };
+        [mean, rsqrt_approx(deviations / cols as f32 + eps)]
+    }
     fn output(x: f32, _: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
         (x - mean) * rstd
     }
@@ -569,8 +653,9 @@ unsafe fn chunk_values<T: RowElement>(
     }
     if vector {
         if col < cols {
-            // SAFETY: a whole chunk below cols, aligned (the caller's contract).
-            let chunk = unsafe { load_words_read_only(values.add(col as usize) as *const u8) };
+            // SAFETY: a whole chunk below cols, aligned (the caller's contract). A coherent load:
+            // ptxas keeps it beside its use instead of hoisting every chunk's weights (spills).
+            let chunk = unsafe { load_words(values.add(col as usize) as *const u8) };
             unrolled_for(per_chunk::<T>(), |j| out[j] = chunk_item::<T>(&chunk, j));
         }
     } else {
@@ -702,15 +787,19 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             }
         };
         let mut tile = load(0);
-        let mut partial = Op::fold(&tile);
-        for t in 1..tiles {
-            tile = load(t * per_tile);
-            partial = Op::combine(partial, Op::fold(&tile));
-        }
-        // SAFETY: every thread of the block reaches this call once per iteration (the loop
-        // bounds are uniform over the block).
-        let total = unsafe { reducer.all(partial, Op::combine) };
-        let stats = Op::finish(total, cols, p.eps);
+        // SAFETY: (both arms) every thread of the block reaches the group's reductions once
+        // per iteration (the loop bounds and `tiles` are uniform over the block).
+        let stats = if tiles == 1 {
+            unsafe { Op::in_registers(&tile, &mut reducer, cols, p.eps) }
+        } else {
+            let mut partial = Op::fold(&tile);
+            for t in 1..tiles {
+                tile = load(t * per_tile);
+                partial = Op::combine(partial, Op::fold(&tile));
+            }
+            let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
+            Op::finish(total, cols, p.eps)
+        };
         if row < p.rows && rank == 0 {
             let (mean, rstd) = Op::saved(&stats);
             // SAFETY: non-null mean / rstd hold one value per row.
