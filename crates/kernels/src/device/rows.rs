@@ -787,9 +787,9 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             }
         };
         let mut tile = load(0);
-        // SAFETY: (both arms) every thread of the block reaches the group's reductions once
-        // per iteration (the loop bounds and `tiles` are uniform over the block).
         let stats = if tiles == 1 {
+            // SAFETY: every thread of the block reaches the group's reductions once per
+            // iteration (the loop bounds and `tiles` are uniform over the block).
             unsafe { Op::in_registers(&tile, &mut reducer, cols, p.eps) }
         } else {
             let mut partial = Op::fold(&tile);
@@ -797,6 +797,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
                 tile = load(t * per_tile);
                 partial = Op::combine(partial, Op::fold(&tile));
             }
+            // SAFETY: as above.
             let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
             Op::finish(total, cols, p.eps)
         };
