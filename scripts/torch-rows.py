@@ -8,11 +8,21 @@ run: CUDA events, one warm-up, the median of --runs calls. `gpu-primitives bench
 library's rows in the same layout (time / copy). Run on the GPU machine:
 
     python3 scripts/torch-rows.py [--runs 21] [--csv out.csv] [--types f32,bf16]
+    python3 scripts/torch-rows.py --check path/to/gpu-primitives   # the answers agree
+
+`--check` writes random matrices (f32 and f16; short, long, odd and prime rows) as .npy, runs
+`gpu-primitives rows FILE --op OP --output OUT` on each, and compares OUT with PyTorch's answer
+on the GPU: each element within `atol + rtol |torch|` (f32: 1e-6 + 1e-4, f16: 1e-4 + 2^-9).
 """
 import argparse
 import csv
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
+
+import numpy as np
 
 import torch
 import torch.nn.functional as F
@@ -97,12 +107,49 @@ def measure(dtype_name, rows, cols, runs):
     torch.cuda.empty_cache()
 
 
+CHECK_SHAPES = [(4096, 1000), (64, 100003), (1000, 4096), (3, 262144), (5000, 7)]
+CHECK_OPS = {
+    "softmax": lambda x: torch.softmax(x, -1),
+    "log-softmax": lambda x: torch.log_softmax(x, -1),
+    "layer-norm": lambda x: F.layer_norm(x, (x.shape[-1],), eps=1e-5),
+    "rms-norm": lambda x: F.rms_norm(x, (x.shape[-1],), eps=1e-5),
+}
+CHECK_TOLERANCE = {"f32": (1e-6, 1e-4), "f16": (1e-4, 2.0**-9)}
+
+
+def check(binary):
+    """Run `binary rows` on random matrices and compare with PyTorch; returns whether all agree."""
+    agree = True
+    print(f"{'op':<12} {'type':>5} {'shape':>14} {'max |ours - torch|':>20} {'worst / tolerance':>18}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for dtype_name, dtype in [("f32", torch.float32), ("f16", torch.float16)]:
+            atol, rtol = CHECK_TOLERANCE[dtype_name]
+            for rows, cols in CHECK_SHAPES:
+                x = (torch.randn(rows, cols, device="cuda") * 4).to(dtype)
+                path = os.path.join(tmp, "x.npy")
+                np.save(path, x.cpu().numpy())
+                for op, torch_op in CHECK_OPS.items():
+                    out = os.path.join(tmp, "y.npy")
+                    subprocess.run([binary, "rows", path, "--op", op, "--output", out], check=True, capture_output=True)
+                    ours = torch.from_numpy(np.load(out)).cuda().double()
+                    theirs = torch_op(x).double()
+                    diff = (ours - theirs).abs()
+                    ratio = (diff / (atol + rtol * theirs.abs())).max().item()
+                    agree &= ratio <= 1.0
+                    print(f"{op:<12} {dtype_name:>5} {f'{rows}x{cols}':>14} {diff.max().item():>20.3g} {ratio:>18.3f}")
+    print("the answers agree" if agree else "the answers DIFFER")
+    return agree
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=21)
     parser.add_argument("--types", default="f32,bf16")
     parser.add_argument("--csv")
+    parser.add_argument("--check", metavar="GPU_PRIMITIVES", help="compare `GPU_PRIMITIVES rows` with PyTorch")
     args = parser.parse_args()
+    if args.check:
+        sys.exit(0 if check(args.check) else 1)
     rows = []
     print(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}")
     print(f"{'algorithm':<36} {'type':>5} {'time (µs)':>12} {'GB/s':>8} {'copy (µs)':>12} {'time/copy':>10}")

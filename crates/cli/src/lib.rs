@@ -1,8 +1,7 @@
 //! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`], [`bench_rows`] for the
-//! row operations), the `.npy` file commands
-//! ([`npy`], [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique,
-//! [`histogram_ops`] for histogram, [`run_ops`] for rle) and the benchmark plot ([`plot`]). The
-//! command itself is `main.rs`.
+//! row operations), the `.npy` file commands ([`npy`], [`cli_ops`] for reduce and scan,
+//! [`compact_ops`] for select and unique, [`histogram_ops`] for histogram, [`run_ops`] for rle,
+//! [`rows_ops`] for rows) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -14,4 +13,5 @@ pub mod compact_ops;
 pub mod histogram_ops;
 pub mod npy;
 pub mod plot;
+pub mod rows_ops;
 pub mod run_ops;

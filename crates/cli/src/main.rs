@@ -43,6 +43,9 @@ enum Command {
     /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
+    /// A row operation on each row of a 2-D .npy matrix (f32 f16) on the GPU: softmax,
+    /// log-softmax, LayerNorm or RMSNorm.
+    Rows(RowsArgs),
     /// Draw the plot of a benchmark CSV (from `bench --csv`) without running anything: no GPU.
     Plot {
         /// The CSV written by `bench --csv`.
@@ -102,6 +105,25 @@ struct RleArgs {
     #[arg(long)]
     output: Option<std::path::PathBuf>,
     /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct RowsArgs {
+    /// The input .npy file (2-D, row-major, little-endian: f32 f16).
+    input: std::path::PathBuf,
+    /// The operation on each row.
+    #[arg(long, value_enum)]
+    op: gpu_primitives_cli::rows_ops::RowOpArg,
+    /// The norms' epsilon (added to the variance or the mean square).
+    #[arg(long, default_value_t = 1e-5)]
+    eps: f32,
+    /// Write the result (same shape and type) to this .npy file.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also compute the f64 CPU reference and check every element is within its bound (exit
+    /// status 1 if one is not).
     #[arg(long)]
     check: bool,
 }
@@ -251,6 +273,18 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 device: cli.device,
             })?);
         }
+        Some(Command::Rows(args)) => {
+            return Ok(gpu_primitives_cli::rows_ops::run(
+                &gpu_primitives_cli::rows_ops::RowsJob {
+                    input: args.input.clone(),
+                    op: args.op,
+                    eps: args.eps,
+                    output: args.output.clone(),
+                    check: args.check,
+                    device: cli.device,
+                },
+            )?);
+        }
         Some(Command::Histogram(args)) => {
             return Ok(gpu_primitives_cli::histogram_ops::run(
                 &gpu_primitives_cli::histogram_ops::HistogramJob {
@@ -338,6 +372,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         | Command::Select(_)
         | Command::Unique(_)
         | Command::Rle(_)
+        | Command::Rows(_)
         | Command::Histogram(_)
         | Command::Plot { .. } => {
             unreachable!("handled before the GPU is opened")

@@ -1,4 +1,5 @@
-//! Reading and writing 1-D NumPy `.npy` arrays for the CLI's `reduce` and `scan` commands.
+//! Reading and writing NumPy `.npy` arrays for the CLI's file commands: 1-D arrays, and 2-D
+//! (row-major) matrices for `rows`.
 //!
 //! Supported dtypes (little-endian): `<f4` f32, `<f8` f64, `<i4` i32, `<u4` u32, `<i8` i64,
 //! `<u8` u64, `<f2` f16. Large files are read with a progress bar (updated every [`CHUNK`]
@@ -33,9 +34,11 @@ pub enum NpyError {
         /// Its dtype descriptor.
         dtype: String,
     },
-    /// The array is not one-dimensional.
-    #[error("{path}: the array has shape {shape:?}; only 1-D arrays are supported (flatten it first)")]
-    NotOneDimensional {
+    /// The array does not have the dimensions the command reads.
+    #[error("{path}: the array has shape {shape:?}; {expected} arrays are read here")]
+    WrongDimensions {
+        /// What the command reads: "1-D" or "2-D".
+        expected: &'static str,
         /// The file.
         path: PathBuf,
         /// Its shape.
@@ -123,7 +126,7 @@ macro_rules! with_npy_type {
     };
 }
 
-/// An opened 1-D `.npy` file, header checked, data not yet read.
+/// An opened `.npy` file, header checked, data not yet read.
 pub struct NpyInput {
     path: PathBuf,
     file: npyz::NpyFile<BufReader<File>>,
@@ -131,6 +134,8 @@ pub struct NpyInput {
     pub dtype: NpyDtype,
     /// Number of elements.
     pub len: usize,
+    /// Its shape (one entry for a 1-D array, rows and columns for a matrix).
+    pub shape: Vec<usize>,
 }
 
 fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
@@ -144,6 +149,20 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
 ///
 /// # Errors
 /// [`NpyError`] for a missing file, a bad header, another dtype, more than one dimension.
+pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
+    open_with(path, 1, "1-D")
+}
+
+/// Open `path` as a row-major matrix (2-D, C order, a supported dtype): `shape` is
+/// `[rows, cols]`.
+///
+/// # Errors
+/// As [`open`], for an array that is not 2-D.
+pub fn open_matrix(path: &Path) -> Result<NpyInput, NpyError> {
+    open_with(path, 2, "2-D")
+}
+
+/// Open `path`, an array of `dimensions` dimensions (`expected` names them).
 ///
 /// # Example
 /// ```no_run
@@ -151,12 +170,13 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
 /// println!("{:?}, {} elements", input.dtype, input.len);
 /// # Ok::<(), gpu_primitives_cli::npy::NpyError>(())
 /// ```
-pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
+fn open_with(path: &Path, dimensions: usize, expected: &'static str) -> Result<NpyInput, NpyError> {
     let reader = BufReader::new(File::open(path).map_err(io_error(path))?);
     let file = npyz::NpyFile::new(reader).map_err(io_error(path))?;
     let shape = file.shape().to_vec();
-    if shape.len() != 1 {
-        return Err(NpyError::NotOneDimensional {
+    if shape.len() != dimensions {
+        return Err(NpyError::WrongDimensions {
+            expected,
             path: path.to_owned(),
             shape,
         });
@@ -176,7 +196,8 @@ pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
     })?;
     Ok(NpyInput {
         path: path.to_owned(),
-        len: shape[0] as usize,
+        len: shape.iter().product::<u64>() as usize,
+        shape: shape.iter().map(|&d| d as usize).collect(),
         file,
         dtype,
     })
@@ -226,4 +247,26 @@ pub fn write<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     values: &[T],
 ) -> Result<(), NpyError> {
     npyz::to_file_1d(path, values.iter().copied()).map_err(io_error(path))
+}
+
+/// Write `values` as a row-major `rows x cols` `.npy` matrix.
+///
+/// # Errors
+/// [`NpyError::Io`].
+pub fn write_matrix<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
+    path: &Path,
+    rows: usize,
+    cols: usize,
+    values: &[T],
+) -> Result<(), NpyError> {
+    let file = std::io::BufWriter::new(File::create(path).map_err(io_error(path))?);
+    use npyz::WriterBuilder;
+    let mut writer = npyz::WriteOptions::new()
+        .default_dtype()
+        .shape(&[rows as u64, cols as u64])
+        .writer(file)
+        .begin_nd()
+        .map_err(io_error(path))?;
+    writer.extend(values.iter().copied()).map_err(io_error(path))?;
+    writer.finish().map_err(io_error(path))
 }

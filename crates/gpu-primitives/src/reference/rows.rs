@@ -120,6 +120,36 @@ pub fn rms_norm(x: &[f64], cols: usize, weight: Option<&[f64]>, eps: f64) -> Nor
     out
 }
 
+/// A forward row operation, for [`f32_bound`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Forward {
+    /// [`crate::rows::softmax`].
+    Softmax,
+    /// [`crate::rows::log_softmax`].
+    LogSoftmax,
+    /// [`crate::rows::layer_norm`].
+    LayerNorm,
+    /// [`crate::rows::rms_norm`].
+    RmsNorm,
+}
+
+/// The bound the GPU tests hold an `f32` result of `op` to, around the reference's `expected`
+/// (`weight`: the magnitude of the norm's weight at the item, 0 without one). An output in a
+/// half type may differ by its rounding besides (`2^-11 |expected|` for f16, `2^-8` for bf16,
+/// and f16's subnormal step near 0).
+///
+/// - softmax `2e-5 |expected|` (the approximate `exp` and `1 / sum`),
+/// - log-softmax `1e-5 + 2e-6 |expected|` (`ln` of the sum; `x - max` exact),
+/// - LayerNorm and RMSNorm `3e-5 (1 + |expected|) (1 + |weight|)` (the approximate
+///   `1 / sqrt`, the sums of up to 2^20 items).
+pub fn f32_bound(op: Forward, expected: f64, weight: f64) -> f64 {
+    match op {
+        Forward::Softmax => 2e-5 * expected.abs(),
+        Forward::LogSoftmax => 1e-5 + 2e-6 * expected.abs(),
+        Forward::LayerNorm | Forward::RmsNorm => 3e-5 * (1.0 + expected.abs()) * (1.0 + weight.abs()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
