@@ -60,7 +60,38 @@ fn two_dimensional_arrays_are_refused() {
     let path = temp("matrix.npy");
     write_npy(&path, "<f4", "(2, 3)", &f32_bytes(&[0.0; 6]));
     let err = cli_ops::check_file(&path).unwrap_err().to_string();
-    assert!(err.contains("shape [2, 3]") && err.contains("only 1-D"), "{err}");
+    assert!(
+        err.contains("shape [2, 3]") && err.contains("1-D arrays are read here"),
+        "{err}"
+    );
+}
+
+#[test]
+fn matrices_are_read_and_written_with_their_shape() {
+    use gpu_primitives_cli::npy;
+    let path = temp("rows.npy");
+    write_npy(
+        &path,
+        "<f4",
+        "(2, 3)",
+        &f32_bytes(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0]),
+    );
+    let input = npy::open_matrix(&path).unwrap();
+    assert_eq!((input.shape.clone(), input.len), (vec![2, 3], 6));
+    let values = input.read::<f32>(&indicatif::ProgressBar::hidden()).unwrap();
+    let out = temp("rows-out.npy");
+    npy::write_matrix(&out, 2, 3, &values).unwrap();
+    let again = npy::open_matrix(&out).unwrap();
+    assert_eq!(again.shape, [2, 3]);
+    assert_eq!(
+        again.read::<f32>(&indicatif::ProgressBar::hidden()).unwrap(),
+        values
+    );
+    // A 1-D file is not a matrix.
+    let vector = temp("vector.npy");
+    write_npy(&vector, "<f4", "(3,)", &f32_bytes(&[0.0; 3]));
+    let err = npy::open_matrix(&vector).err().unwrap().to_string();
+    assert!(err.contains("2-D arrays are read here"), "{err}");
 }
 
 #[test]
