@@ -337,19 +337,20 @@ macro_rules! row_table {
     };
 }
 
-/// Calls `$callback! { [args] name => Type; ... }` with the row operations: the kernel-name part
-/// and the device type implementing it.
+/// Calls `$callback! { [args] name => Type, inputs; ... }` with the row operations: the
+/// kernel-name part, the device type implementing it, and the row inputs it reads (2 for the
+/// backward: the forward's output and its gradient).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            softmax => Softmax;
-            log_softmax => LogSoftmax;
-            softmax_backward => SoftmaxBackward;
-            log_softmax_backward => LogSoftmaxBackward;
-            rms_norm => RmsNorm;
-            layer_norm => LayerNorm;
+            softmax => Softmax, 1;
+            log_softmax => LogSoftmax, 1;
+            softmax_backward => SoftmaxBackward, 2;
+            log_softmax_backward => LogSoftmaxBackward, 2;
+            rms_norm => RmsNorm, 1;
+            layer_norm => LayerNorm, 1;
         }
     };
 }
@@ -376,7 +377,7 @@ macro_rules! row_names_per_words {
 }
 
 macro_rules! row_names_per_op {
-    ([$element:ident, $words:tt] $($op:ident => $ty:ident;)*) => {
+    ([$element:ident, $words:tt] $($op:ident => $ty:ident, $inputs:literal;)*) => {
         &[$(row_names_per_words!($op, $element, $words)),*]
     };
 }

@@ -144,14 +144,19 @@ pub const ROW_ITEMS: usize = 16;
 /// Most threads a row of more than a warp takes (a power of two, 64 to 1024).
 pub const ROW_MAX_GROUP: u32 = 1024;
 
-/// Most threads a row held in registers takes, for elements of `vector` per 16 bytes: 1024 for
-/// `f32`, 256 for halves. A block of 1024 threads is alone on its multiprocessor (64
-/// registers each), so nothing overlaps its phases (load, reduce, write): that pays for a row
-/// of 64 KiB (16384 `f32`), not for one of 32 KiB, which gains more from four blocks of 256
-/// threads reading their rows twice (H100, 16384 x 16384 bf16 softmax: 1.63x the copy in
-/// registers, 1.18x in four tiles of 256 threads; f32: 1.04x and 1.33x).
-pub const fn row_register_group(vector: usize) -> u32 {
-    if vector == 4 { 1024 } else { 256 }
+/// Most threads a row held in registers takes, for `inputs` row inputs of `vector` elements
+/// per 16 bytes: 1024 where each thread holds 64 bytes ([`ROW_ITEMS`] `f32`, or the 16 halves
+/// of each of two inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64
+/// registers each), so nothing overlaps its phases (load, reduce, write): that pays for 64 KiB
+/// of rows, not for 32 KiB, which gains more from four blocks of 256 threads reading their rows
+/// twice (H100, 16384 x 16384 softmax: bf16 1.63x the copy in registers, 1.18x in four tiles of
+/// 256 threads; f32 1.04x and 1.33x; bf16 backward 1.48x and 1.90x).
+pub const fn row_register_group(vector: usize, inputs: usize) -> u32 {
+    if 16 / vector * ROW_ITEMS * inputs >= 64 {
+        1024
+    } else {
+        256
+    }
 }
 
 /// Rows of at most this many tiles of [`row_register_group`] threads are read in such tiles;
@@ -183,12 +188,12 @@ pub struct RowPlan {
 ///
 /// - **a warp or less per row** while 32 threads hold the row: the fewest words per thread that
 ///   do, then the fewest threads (several rows per warp for short rows);
-/// - **a block per row** while [`row_register_group`] threads hold it: the fewest threads that
-///   do;
+/// - **a block per row** while [`row_register_group`] threads hold it (`inputs` row inputs:
+///   1, or 2 for the backward): the fewest threads that do;
 /// - **longer rows**: a block loops over the row twice (statistics, then output), reading it
 ///   twice: of [`row_register_group`] threads for up to [`ROW_FEW_TILES`] tiles, else of
 ///   `max_group` threads ([`ROW_MAX_GROUP`], which also caps the others).
-pub const fn row_plan(cols: usize, vector: usize, max_group: u32) -> RowPlan {
+pub const fn row_plan(cols: usize, vector: usize, inputs: usize, max_group: u32) -> RowPlan {
     let items_per_word = vector / 4;
     let most_words = (ROW_ITEMS / items_per_word) as u32;
     let mut words = 4;
@@ -204,8 +209,9 @@ pub const fn row_plan(cols: usize, vector: usize, max_group: u32) -> RowPlan {
         }
         words *= 2;
     }
-    let in_registers = if row_register_group(vector) < max_group {
-        row_register_group(vector)
+    let register_group = row_register_group(vector, inputs);
+    let in_registers = if register_group < max_group {
+        register_group
     } else {
         max_group
     };
@@ -244,7 +250,7 @@ mod row_plan_tests {
     fn short_rows_share_a_warp_long_rows_take_a_block() {
         // 8 f32: 4 words (4 items) per thread, 2 threads per row.
         assert_eq!(
-            row_plan(8, 4, 1024),
+            row_plan(8, 4, 1, 1024),
             RowPlan {
                 words: 4,
                 group: 2,
@@ -253,10 +259,10 @@ mod row_plan_tests {
             }
         );
         // 1 item: one thread per row.
-        assert_eq!(row_plan(1, 4, 1024).group, 1);
+        assert_eq!(row_plan(1, 4, 1, 1024).group, 1);
         // 512 f32: a warp of 16 words each; 1024: two warps.
         assert_eq!(
-            row_plan(512, 4, 1024),
+            row_plan(512, 4, 1, 1024),
             RowPlan {
                 words: 16,
                 group: 32,
@@ -265,7 +271,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(1024, 4, 1024),
+            row_plan(1024, 4, 1, 1024),
             RowPlan {
                 words: 16,
                 group: 64,
@@ -275,7 +281,7 @@ mod row_plan_tests {
         );
         // 512 bf16: a warp of 8 words (16 halves) each.
         assert_eq!(
-            row_plan(512, 8, 1024),
+            row_plan(512, 8, 1, 1024),
             RowPlan {
                 words: 8,
                 group: 32,
@@ -285,7 +291,7 @@ mod row_plan_tests {
         );
         // 1025 f32: 128 threads.
         assert_eq!(
-            row_plan(1025, 4, 1024),
+            row_plan(1025, 4, 1, 1024),
             RowPlan {
                 words: 16,
                 group: 128,
@@ -295,7 +301,7 @@ mod row_plan_tests {
         );
         // 16384 f32 in 1024 threads, 16384 halves in four tiles of 256; 65536 f32 in four tiles.
         assert_eq!(
-            row_plan(16384, 4, 1024),
+            row_plan(16384, 4, 1, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -304,7 +310,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(16384, 8, 1024),
+            row_plan(16384, 8, 1, 1024),
             RowPlan {
                 words: 8,
                 group: 256,
@@ -313,10 +319,10 @@ mod row_plan_tests {
             }
         );
         // 4096 halves in registers; 65536 in four tiles of 1024 threads.
-        assert_eq!(row_plan(4096, 8, 1024).tiles, 1);
-        assert_eq!(row_plan(65536, 8, 1024).group, 1024);
+        assert_eq!(row_plan(4096, 8, 1, 1024).tiles, 1);
+        assert_eq!(row_plan(65536, 8, 1, 1024).group, 1024);
         assert_eq!(
-            row_plan(65536, 4, 1024),
+            row_plan(65536, 4, 1, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -324,7 +330,9 @@ mod row_plan_tests {
                 tiles: 4
             }
         );
-        assert_eq!(row_plan(1 << 20, 8, 1024).tiles, 64);
+        assert_eq!(row_plan(1 << 20, 8, 1, 1024).tiles, 64);
+        // The backward of 16384 halves holds 64 bytes per thread: 1024 threads, in registers.
+        assert_eq!(row_plan(16384, 8, 2, 1024).tiles, 1);
     }
 
     #[test]
@@ -332,11 +340,11 @@ mod row_plan_tests {
         for vector in [4usize, 8] {
             {
                 for cols in (1..5000).chain([1 << 14, 1 << 15, 1 << 16, (1 << 20) - 3, 1 << 20]) {
-                    let p = row_plan(cols, vector, 1024);
+                    let p = row_plan(cols, vector, 1, 1024);
                     let per_tile = p.group as usize * p.words as usize * vector / 4;
                     assert!(p.tiles * per_tile >= cols, "{cols} {vector}: {p:?}");
                     assert!(p.tiles <= super::ROW_FEW_TILES || p.group == 1024);
-                    let small = row_plan(cols, vector, 256);
+                    let small = row_plan(cols, vector, 1, 256);
                     assert!(small.group <= 256 && small.tiles * 256 * super::ROW_ITEMS >= cols);
                     assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
                     assert!(p.words as usize * vector / 4 <= super::ROW_ITEMS);

@@ -69,12 +69,14 @@ gpu_primitives_abi::row_table!(row_elements);
 mod kernels {
     pub(super) struct RowKernel {
         pub name: &'static str,
+        /// Row inputs: 1, or 2 for the backward.
+        pub inputs: usize,
     }
     macro_rules! row_kernels {
-        ([] $($op:ident => $ty:ident;)*) => {
+        ([] $($op:ident => $ty:ident, $inputs:literal;)*) => {
             $(
                 #[allow(non_upper_case_globals)]
-                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op) };
+                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op), inputs: $inputs };
             )*
         };
     }
@@ -197,7 +199,7 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     if n == 0 {
         return Ok(());
     }
-    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, max_group());
+    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, max_group());
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,

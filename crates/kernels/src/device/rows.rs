@@ -357,8 +357,9 @@ pub trait RowOp {
         let total = unsafe { group.all(Self::fold(tile), Self::identity(), Self::combine) };
         Self::finish(total, cols, eps)
     }
-    /// The output at an item `x` (with gradient `dy`), before the weight and bias.
-    fn output(x: f32, dy: f32, row: &Self::Row) -> f32;
+    /// The output at an item `x` (with gradient `dy`; the norms: scaled by `weight` and shifted
+    /// by `bias`, 1 and 0 where not given).
+    fn output(x: f32, dy: f32, weight: f32, bias: f32, row: &Self::Row) -> f32;
     /// The (mean, rstd) a forward saves for its backward, where it saves them.
     fn saved(row: &Self::Row) -> (f32, f32);
 }
@@ -443,7 +444,7 @@ impl RowOp for Softmax {
     fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
         [max, 1.0 / sum]
     }
-    fn output(x: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
+    fn output(x: f32, _: f32, _: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
         exp_shifted(x, max) * inverse
     }
     fn saved(_: &[f32; 2]) -> (f32, f32) {
@@ -472,7 +473,7 @@ impl RowOp for LogSoftmax {
     fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
         [max, ln_approx(sum)]
     }
-    fn output(x: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
+    fn output(x: f32, _: f32, _: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
         (x - max) - ln_sum
     }
     fn saved(_: &[f32; 2]) -> (f32, f32) {
@@ -500,7 +501,7 @@ impl RowOp for SoftmaxBackward {
     fn finish([dot]: [f32; 1], _: u32, _: f32) -> f32 {
         dot
     }
-    fn output(y: f32, dy: f32, dot: &f32) -> f32 {
+    fn output(y: f32, dy: f32, _: f32, _: f32, dot: &f32) -> f32 {
         y * (dy - dot)
     }
     fn saved(_: &f32) -> (f32, f32) {
@@ -528,7 +529,7 @@ impl RowOp for LogSoftmaxBackward {
     fn finish([sum]: [f32; 1], _: u32, _: f32) -> f32 {
         sum
     }
-    fn output(y: f32, dy: f32, sum: &f32) -> f32 {
+    fn output(y: f32, dy: f32, _: f32, _: f32, sum: &f32) -> f32 {
         dy - exp_approx(y) * sum
     }
     fn saved(_: &f32) -> (f32, f32) {
@@ -558,8 +559,8 @@ impl RowOp for RmsNorm {
     fn finish([squares]: [f32; 1], cols: u32, eps: f32) -> f32 {
         rsqrt_approx(squares / cols as f32 + eps)
     }
-    fn output(x: f32, _: f32, rstd: &f32) -> f32 {
-        x * rstd
+    fn output(x: f32, _: f32, weight: f32, _: f32, rstd: &f32) -> f32 {
+        x * (rstd * weight)
     }
     fn saved(rstd: &f32) -> (f32, f32) {
         (f32::NAN, *rstd)
@@ -620,8 +621,11 @@ impl RowOp for LayerNorm {
         let [deviations] = unsafe { group.all([squares], [0.0], add) };
         [mean, rsqrt_approx(deviations / cols as f32 + eps)]
     }
-    fn output(x: f32, _: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
-        (x - mean) * rstd
+    /// `x * a + (bias - mean * a)` with `a = rstd * weight`: one fused multiply-add per item
+    /// past the per-column terms (and no `x - mean` kept from the deviations' pass).
+    fn output(x: f32, _: f32, weight: f32, bias: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
+        let scale = rstd * weight;
+        x * scale + (bias - mean * scale)
     }
     fn saved(&[mean, rstd]: &[f32; 2]) -> (f32, f32) {
         (mean, rstd)
@@ -699,10 +703,7 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
         unrolled_for(per_chunk::<T>(), |j| {
             let x = chunk_item::<T>(&tile.x[4 * c..], j);
             let dy = chunk_item::<T>(&tile.dy[4 * c..], j);
-            let mut y = Op::output(x, dy, row);
-            if Op::AFFINE {
-                y = y * weight[j] + bias[j];
-            }
+            let y = Op::output(x, dy, weight[j], bias[j], row);
             T::from_f32(y).pack(&mut words, j);
         });
         if vector {

@@ -4,7 +4,7 @@
 //! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory.
 
 use crate::device::rows::{
-    LayerNorm, LogSoftmax, LogSoftmaxBackward, RmsNorm, Softmax, SoftmaxBackward, row_op,
+    LayerNorm, LogSoftmax, LogSoftmaxBackward, RmsNorm, RowOp, Softmax, SoftmaxBackward, row_op,
 };
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::RowParams;
@@ -26,7 +26,8 @@ macro_rules! row_entries_per_words {
 }
 
 macro_rules! row_entries_per_op {
-    ([$name:ident, $ty:ty, $words:tt] $($op:ident => $Op:ident;)*) => {$(
+    ([$name:ident, $ty:ty, $words:tt] $($op:ident => $Op:ident, $inputs:literal;)*) => {$(
+        const _: () = assert!(<$Op as RowOp>::GRAD == ($inputs == 2), "the table's inputs are the operation's");
         row_entries_per_words!($op, $Op, $name, $ty, $words);
     )*};
 }
