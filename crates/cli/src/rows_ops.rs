@@ -6,7 +6,7 @@
 use crate::cli_ops::CliError;
 use crate::npy;
 use gpu_primitives::device::DeviceVec;
-use gpu_primitives::reference::rows::{self as reference, Forward, f32_bound};
+use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
 use gpu_primitives::rows::{self, Norm, RowElement};
 use gpu_primitives::{Error, Gpu};
 use std::path::PathBuf;
@@ -103,11 +103,23 @@ fn run_typed<T: CliRow>(
         return Ok(true);
     }
     let wide: Vec<f64> = host.iter().map(|v| v.wide()).collect();
-    let expected = match job.op {
-        RowOpArg::Softmax => reference::softmax(&wide, cols),
-        RowOpArg::LogSoftmax => reference::log_softmax(&wide, cols),
-        RowOpArg::LayerNorm => reference::layer_norm(&wide, cols, None, None, job.eps as f64).y,
-        RowOpArg::RmsNorm => reference::rms_norm(&wide, cols, None, job.eps as f64).y,
+    let (expected, centrings) = match job.op {
+        RowOpArg::Softmax => (reference::softmax(&wide, cols), vec![0.0; rows]),
+        RowOpArg::LogSoftmax => (reference::log_softmax(&wide, cols), vec![0.0; rows]),
+        RowOpArg::LayerNorm => {
+            let n = reference::layer_norm(&wide, cols, None, None, job.eps as f64);
+            let c = n
+                .mean
+                .iter()
+                .zip(&n.rstd)
+                .map(|(&m, &r)| centring(m, r, cols))
+                .collect();
+            (n.y, c)
+        }
+        RowOpArg::RmsNorm => (
+            reference::rms_norm(&wide, cols, None, job.eps as f64).y,
+            vec![0.0; rows],
+        ),
     };
     let (relative, tiny) = T::ROUNDING;
     let mut worst = (0.0f64, 0usize);
@@ -120,7 +132,7 @@ fn run_typed<T: CliRow>(
             f != e
         } else {
             let error = (f - e).abs();
-            let bound = f32_bound(job.op.forward(), e, 0.0) + relative * e.abs() + tiny;
+            let bound = f32_bound(job.op.forward(), e, 0.0, centrings[i / cols]) + relative * e.abs() + tiny;
             if error / bound > worst.0 {
                 worst = (error / bound, i);
             }

@@ -134,20 +134,31 @@ pub enum Forward {
 }
 
 /// The bound the GPU tests hold an `f32` result of `op` to, around the reference's `expected`
-/// (`weight`: the magnitude of the norm's weight at the item, 0 without one). An output in a
+/// (`weight`: the magnitude of the norm's weight at the item, 0 without one; `centring`:
+/// LayerNorm's `|mean| * rstd * log2(2 cols)` for the row, 0 for the others). An output in a
 /// half type may differ by its rounding besides (`2^-11 |expected|` for f16, `2^-8` for bf16,
 /// and f16's subnormal step near 0).
 ///
 /// - softmax `2e-5 |expected|` (the approximate `exp` and `1 / sum`),
 /// - log-softmax `1e-5 + 2e-6 |expected|` (`ln` of the sum; `x - max` exact),
-/// - LayerNorm and RMSNorm `3e-5 (1 + |expected|) (1 + |weight|)` (the approximate
-///   `1 / sqrt`, the sums of up to 2^20 items).
-pub fn f32_bound(op: Forward, expected: f64, weight: f64) -> f64 {
+/// - LayerNorm and RMSNorm `(3e-5 (1 + |expected|) + 2^-22 centring) (1 + |weight|)`: the
+///   approximate `1 / sqrt` and the sums of up to 2^20 items, and for LayerNorm the rounding of
+///   an `f32` mean (about `log2(cols) 2^-24 |mean|`), which the centred items carry scaled by
+///   `rstd` (a row of close large values is ill-conditioned in `f32`, as in PyTorch).
+pub fn f32_bound(op: Forward, expected: f64, weight: f64, centring: f64) -> f64 {
     match op {
         Forward::Softmax => 2e-5 * expected.abs(),
         Forward::LogSoftmax => 1e-5 + 2e-6 * expected.abs(),
-        Forward::LayerNorm | Forward::RmsNorm => 3e-5 * (1.0 + expected.abs()) * (1.0 + weight.abs()),
+        Forward::LayerNorm | Forward::RmsNorm => {
+            (3e-5 * (1.0 + expected.abs()) + centring / (1u64 << 22) as f64) * (1.0 + weight.abs())
+        }
     }
+}
+
+/// LayerNorm's `centring` term of [`f32_bound`] for a row of `cols` items with this `mean` and
+/// `rstd`.
+pub fn centring(mean: f64, rstd: f64, cols: usize) -> f64 {
+    mean.abs() * rstd * (2.0 * cols as f64).log2()
 }
 
 #[cfg(test)]

@@ -621,11 +621,10 @@ impl RowOp for LayerNorm {
         let [deviations] = unsafe { group.all([squares], [0.0], add) };
         [mean, rsqrt_approx(deviations / cols as f32 + eps)]
     }
-    /// `x * a + (bias - mean * a)` with `a = rstd * weight`: one fused multiply-add per item
-    /// past the per-column terms (and no `x - mean` kept from the deviations' pass).
+    /// `(x - mean) * (rstd * weight) + bias`: `x - mean` is exact for close values, so a row of
+    /// nearly equal items (a large `rstd`) keeps its precision.
     fn output(x: f32, _: f32, weight: f32, bias: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
-        let scale = rstd * weight;
-        x * scale + (bias - mean * scale)
+        (x - mean) * (rstd * weight) + bias
     }
     fn saved(&[mean, rstd]: &[f32; 2]) -> (f32, f32) {
         (mean, rstd)

@@ -7,7 +7,7 @@
 
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::device::{DeviceVec, DeviceView};
-use gpu_primitives::reference::rows::{self as reference, Forward, f32_bound};
+use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
 use gpu_primitives::rows::{self, Norm, RowElement};
 use gpu_primitives::{Error, Gpu};
 use half::{bf16, f16};
@@ -19,6 +19,7 @@ use rand::Rng;
 pub const TESTS: &[(&str, GpuTest)] = &[
     ("rows::forward_every_type_and_shape", forward_every_type),
     ("rows::backward_every_type_and_shape", backward_every_type),
+    ("rows::special_rows", special_rows),
     ("rows::bad_input_and_empty", bad_input),
     ("rows::past_2_pow_31_elements", past_2_pow_31),
 ];
@@ -215,7 +216,7 @@ fn check_forward<T: RowTest>(
     let y = download(gpu, &d_y)?;
     let expected = reference::softmax(&wide, cols);
     within(&what("softmax"), &y, &expected, |i| {
-        f32_bound(Forward::Softmax, expected[i], 0.0)
+        f32_bound(Forward::Softmax, expected[i], 0.0, 0.0)
     })?;
     // Deterministic: the same bits again.
     rows::softmax(gpu, input, cols, &mut d_y).map_err(fail)?;
@@ -276,7 +277,13 @@ fn check_forward<T: RowTest>(
     );
     let weight = |i: usize| if affine { wide_w[i % cols] } else { 0.0 };
     within(&what("layer_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
-        f32_bound(Forward::LayerNorm, expected.y[i], weight(i))
+        let row = i / cols;
+        f32_bound(
+            Forward::LayerNorm,
+            expected.y[i],
+            weight(i),
+            centring(expected.mean[row], expected.rstd[row], cols),
+        )
     })?;
     let mean = d_mean.to_vec(gpu).map_err(fail)?;
     within(&what("layer_norm mean"), &mean, &expected.mean, |i| {
@@ -295,7 +302,7 @@ fn check_forward<T: RowTest>(
     rows::rms_norm(gpu, input, cols, norm, &mut d_y, Some(d_rstd.view_mut())).map_err(fail)?;
     let expected = reference::rms_norm(&wide, cols, affine.then_some(&wide_w[..]), eps as f64);
     within(&what("rms_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
-        f32_bound(Forward::RmsNorm, expected.y[i], weight(i))
+        f32_bound(Forward::RmsNorm, expected.y[i], weight(i), 0.0)
     })?;
     let rstd = d_rstd.to_vec(gpu).map_err(fail)?;
     within(&what("rms_norm rstd"), &rstd, &expected.rstd, |i| {
@@ -392,6 +399,37 @@ fn backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
     run(check_backward::<f32>)?;
     run(check_backward::<f16>)?;
     run(check_backward::<bf16>)
+}
+
+/// Rows whose answer is known exactly: LayerNorm of one column (or of equal items) is the bias,
+/// even for large values (the centred `x - mean` is exact); softmax of a row of all `-inf` is
+/// NaN (PyTorch's answer), of a row with one finite item 1 there and 0 elsewhere.
+fn special_rows(gpu: &Gpu) -> Result<(), Failed> {
+    let x: Vec<f32> = (0..300).map(|i| 1000.0 + i as f32 * 0.37).collect();
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    let bias = ok(DeviceVec::from_slice(gpu, &[0.25f32]))?;
+    let weight = ok(DeviceVec::from_slice(gpu, &[3.0f32]))?;
+    let mut y = ok(DeviceVec::<f32>::zeroed(gpu, 300))?;
+    let norm = Norm::new(1e-5).weight(&weight).bias(&bias);
+    ok(rows::layer_norm(gpu, &d_x, 1, norm, &mut y, None, None))?;
+    check_eq("layer_norm of one column", ok(y.to_vec(gpu))?, vec![0.25f32; 300])?;
+    let equal = ok(DeviceVec::from_slice(gpu, &[4096.5f32; 300]))?;
+    let weights = ok(DeviceVec::from_slice(gpu, &[3.0f32; 100]))?;
+    let biases = ok(DeviceVec::from_slice(gpu, &[0.25f32; 100]))?;
+    let norm = Norm::new(1e-5).weight(&weights).bias(&biases);
+    ok(rows::layer_norm(gpu, &equal, 100, norm, &mut y, None, None))?;
+    check_eq(
+        "layer_norm of equal items",
+        ok(y.to_vec(gpu))?,
+        vec![0.25f32; 300],
+    )?;
+    let inf = f32::NEG_INFINITY;
+    let masked = ok(DeviceVec::from_slice(gpu, &[inf, inf, inf, inf, 2.0, inf]))?;
+    let mut p = ok(DeviceVec::<f32>::zeroed(gpu, 6))?;
+    ok(rows::softmax(gpu, &masked, 3, &mut p))?;
+    let p = ok(p.to_vec(gpu))?;
+    check_eq("softmax of all -inf", p[..3].iter().all(|v| v.is_nan()), true)?;
+    check_eq("softmax of one finite item", &p[3..], &[0.0, 1.0, 0.0][..])
 }
 
 fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
