@@ -4,8 +4,8 @@
 //! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
 //! uniform samples), the segmented reduce and scans (by offsets: segments of 1000 items, and one
 //! huge segment after n / 256 of one item; by `u32` key) and the segmented argmin (1000-item
-//! segments), beside a device-to-device copy of the
-//! same number of elements measured in the same run.
+//! segments) and the row operations ([`bench_rows`](crate::bench_rows)), beside a
+//! device-to-device copy of the same number of elements measured in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
 //! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
@@ -143,7 +143,9 @@ pub struct BenchRow {
     /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or the segmented rows,
     /// `"segmented_reduce sum, <layout>"`, `"segmented_scan sum, <layout>"` (layouts
     /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
-    /// `"segmented_argmin, 1000-item segments"`.
+    /// `"segmented_argmin, 1000-item segments"`; or the row operations (`bench_rows`),
+    /// `"<op> <rows>x<cols>"`, op one of `softmax`, `log_softmax`, `layer_norm`, `rms_norm`,
+    /// `softmax_backward`, `log_softmax_backward`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,

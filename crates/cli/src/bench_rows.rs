@@ -94,7 +94,8 @@ fn run<T: RowElement>(gpu: &Gpu, runs: usize, from_f32: fn(f32) -> T) -> Result<
     Ok(out)
 }
 
-/// [`run`] for the row type named `name` (one of [`ROW_TYPES`]).
+/// Every row operation over every shape of [`ROW_SHAPES`] for the row type named `name` (one of
+/// [`ROW_TYPES`]).
 ///
 /// # Errors
 /// An unknown name; device errors (out of memory: the benchmark holds five 2^28-element
