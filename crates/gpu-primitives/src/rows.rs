@@ -135,6 +135,23 @@ struct RowCall {
     eps: f32,
 }
 
+impl RowCall {
+    /// `kernel` from `input` into `output`, with nothing else.
+    fn new<T>(kernel: RowKernel, input: &DeviceView<'_, T>, output: &DeviceViewMut<'_, T>) -> Self {
+        RowCall {
+            kernel,
+            input: view(input),
+            grad: None,
+            weight: None,
+            bias: None,
+            output: view_mut(output),
+            mean: None,
+            rstd: None,
+            eps: 0.0,
+        }
+    }
+}
+
 fn invalid(kernel: &RowKernel, why: String) -> Error {
     Error::InvalidLaunch(format!("{}: {why}", kernel.name))
 }
@@ -265,18 +282,7 @@ fn forward<'a, 'o, 'g, T: RowElement>(
     output: impl Into<DeviceViewMut<'o, T>>,
 ) -> Result<()> {
     let (input, output) = (input.into(), output.into());
-    let call = RowCall {
-        kernel,
-        input: view(&input),
-        grad: None,
-        weight: None,
-        bias: None,
-        output: view_mut(&output),
-        mean: None,
-        rstd: None,
-        eps: 0.0,
-    };
-    launch::<T>(on.into(), cols, call)
+    launch::<T>(on.into(), cols, RowCall::new(kernel, &input, &output))
 }
 
 fn backward<'a, 'b, 'o, 'g, T: RowElement>(
@@ -289,15 +295,8 @@ fn backward<'a, 'b, 'o, 'g, T: RowElement>(
 ) -> Result<()> {
     let (y, dy, dx) = (y.into(), dy.into(), dx.into());
     let call = RowCall {
-        kernel,
-        input: view(&y),
         grad: Some(view(&dy)),
-        weight: None,
-        bias: None,
-        output: view_mut(&dx),
-        mean: None,
-        rstd: None,
-        eps: 0.0,
+        ..RowCall::new(kernel, &y, &dx)
     };
     launch::<T>(on.into(), cols, call)
 }
@@ -381,15 +380,12 @@ pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
 ) -> Result<()> {
     let (x, y) = (x.into(), y.into());
     let call = RowCall {
-        kernel: kernels::layer_norm,
-        input: view(&x),
-        grad: None,
         weight: norm.weight.as_ref().map(view),
         bias: norm.bias.as_ref().map(view),
-        output: view_mut(&y),
         mean: mean.as_ref().map(view_mut),
         rstd: rstd.as_ref().map(view_mut),
         eps: norm.eps,
+        ..RowCall::new(kernels::layer_norm, &x, &y)
     };
     launch::<T>(on.into(), cols, call)
 }
@@ -411,15 +407,10 @@ pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
     }
     let (x, y) = (x.into(), y.into());
     let call = RowCall {
-        kernel: kernels::rms_norm,
-        input: view(&x),
-        grad: None,
         weight: norm.weight.as_ref().map(view),
-        bias: None,
-        output: view_mut(&y),
-        mean: None,
         rstd: rstd.as_ref().map(view_mut),
         eps: norm.eps,
+        ..RowCall::new(kernels::rms_norm, &x, &y)
     };
     launch::<T>(on.into(), cols, call)
 }

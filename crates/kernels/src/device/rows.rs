@@ -321,12 +321,12 @@ unsafe fn load_tile<T: RowElement, const W: usize>(
 /// One row operation: its statistics and its output. See the [module docs](self).
 pub trait RowOp {
     /// Reads the gradient `dy` beside the input (the backward).
-    const GRAD: bool;
+    const GRAD: bool = false;
     /// Scales its output by `weight[col]` and adds `bias[col]` where they are given (the norms).
-    const AFFINE: bool;
+    const AFFINE: bool = false;
     /// What a thread's items past the row's end hold in [`RowTile::fold`]: a value that changes
     /// no statistic (their gradient is 0).
-    const PAD: f32;
+    const PAD: f32 = 0.0;
     /// What one thread, then the group, accumulates.
     type Partial: Stats;
     /// The row's statistics as the output needs them.
@@ -360,8 +360,20 @@ pub trait RowOp {
     /// The output at an item `x` (with gradient `dy`; the norms: scaled by `weight` and shifted
     /// by `bias`, 1 and 0 where not given).
     fn output(x: f32, dy: f32, weight: f32, bias: f32, row: &Self::Row) -> f32;
-    /// The (mean, rstd) a forward saves for its backward, where it saves them.
-    fn saved(row: &Self::Row) -> (f32, f32);
+    /// The (mean, rstd) a forward saves for its backward, where it saves them (NaN: nothing
+    /// to save).
+    fn saved(_row: &Self::Row) -> (f32, f32) {
+        (f32::NAN, f32::NAN)
+    }
+}
+
+/// The partial of the operations whose statistic is one sum.
+const SUM_IDENTITY: [f32; 1] = [0.0];
+
+/// Two one-sum partials as one.
+#[inline(always)]
+fn add([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
+    [a + b]
 }
 
 /// The larger of `a` and `b`, NaN if either is (`max.NaN.f32`, one instruction).
@@ -426,8 +438,6 @@ fn softmax_combine([ma, sa]: [f32; 2], [mb, sb]: [f32; 2]) -> [f32; 2] {
 /// `y = exp(x - max) / sum(exp(x - max))`.
 pub struct Softmax;
 impl RowOp for Softmax {
-    const GRAD: bool = false;
-    const AFFINE: bool = false;
     const PAD: f32 = f32::NEG_INFINITY;
     type Partial = [f32; 2];
     /// (maximum, 1 / sum)
@@ -447,16 +457,11 @@ impl RowOp for Softmax {
     fn output(x: f32, _: f32, _: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
         exp_shifted(x, max) * inverse
     }
-    fn saved(_: &[f32; 2]) -> (f32, f32) {
-        (f32::NAN, f32::NAN)
-    }
 }
 
 /// `y = x - max - ln(sum(exp(x - max)))`.
 pub struct LogSoftmax;
 impl RowOp for LogSoftmax {
-    const GRAD: bool = false;
-    const AFFINE: bool = false;
     const PAD: f32 = f32::NEG_INFINITY;
     type Partial = [f32; 2];
     /// (maximum, ln sum)
@@ -476,27 +481,22 @@ impl RowOp for LogSoftmax {
     fn output(x: f32, _: f32, _: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
         (x - max) - ln_sum
     }
-    fn saved(_: &[f32; 2]) -> (f32, f32) {
-        (f32::NAN, f32::NAN)
-    }
 }
 
 /// Backward of softmax: from its output `y` and `dy`, `dx = y * (dy - sum(dy * y))`.
 pub struct SoftmaxBackward;
 impl RowOp for SoftmaxBackward {
     const GRAD: bool = true;
-    const AFFINE: bool = false;
-    const PAD: f32 = 0.0;
     type Partial = [f32; 1];
     type Row = f32;
     fn identity() -> [f32; 1] {
-        [0.0]
+        SUM_IDENTITY
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
         [tile.fold(0.0, |s, y, dy| s + dy * y)]
     }
-    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
-        [a + b]
+    fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
+        add(a, b)
     }
     fn finish([dot]: [f32; 1], _: u32, _: f32) -> f32 {
         dot
@@ -504,27 +504,22 @@ impl RowOp for SoftmaxBackward {
     fn output(y: f32, dy: f32, _: f32, _: f32, dot: &f32) -> f32 {
         y * (dy - dot)
     }
-    fn saved(_: &f32) -> (f32, f32) {
-        (f32::NAN, f32::NAN)
-    }
 }
 
 /// Backward of log-softmax: from its output `y` and `dy`, `dx = dy - exp(y) * sum(dy)`.
 pub struct LogSoftmaxBackward;
 impl RowOp for LogSoftmaxBackward {
     const GRAD: bool = true;
-    const AFFINE: bool = false;
-    const PAD: f32 = 0.0;
     type Partial = [f32; 1];
     type Row = f32;
     fn identity() -> [f32; 1] {
-        [0.0]
+        SUM_IDENTITY
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
         [tile.fold(0.0, |s, _, dy| s + dy)]
     }
-    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
-        [a + b]
+    fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
+        add(a, b)
     }
     fn finish([sum]: [f32; 1], _: u32, _: f32) -> f32 {
         sum
@@ -532,29 +527,24 @@ impl RowOp for LogSoftmaxBackward {
     fn output(y: f32, dy: f32, _: f32, _: f32, sum: &f32) -> f32 {
         dy - exp_approx(y) * sum
     }
-    fn saved(_: &f32) -> (f32, f32) {
-        (f32::NAN, f32::NAN)
-    }
 }
 
 /// RMSNorm: `y = x / sqrt(mean(x^2) + eps) * weight` (Zhang and Sennrich, "Root Mean Square
 /// Layer Normalization", 2019); saves `rstd = 1 / sqrt(mean(x^2) + eps)`.
 pub struct RmsNorm;
 impl RowOp for RmsNorm {
-    const GRAD: bool = false;
     const AFFINE: bool = true;
-    const PAD: f32 = 0.0;
     type Partial = [f32; 1];
     /// rstd
     type Row = f32;
     fn identity() -> [f32; 1] {
-        [0.0]
+        SUM_IDENTITY
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
         [tile.fold(0.0, |s, x, _| s + x * x)]
     }
-    fn combine([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
-        [a + b]
+    fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
+        add(a, b)
     }
     fn finish([squares]: [f32; 1], cols: u32, eps: f32) -> f32 {
         rsqrt_approx(squares / cols as f32 + eps)
@@ -571,9 +561,7 @@ impl RowOp for RmsNorm {
 /// and Hinton, "Layer Normalization", 2016); saves `mean` and `rstd = 1 / sqrt(var + eps)`.
 pub struct LayerNorm;
 impl RowOp for LayerNorm {
-    const GRAD: bool = false;
     const AFFINE: bool = true;
-    const PAD: f32 = 0.0;
     /// (count, mean, sum of squared deviations)
     type Partial = [f32; 3];
     /// (mean, rstd)
@@ -612,13 +600,12 @@ impl RowOp for LayerNorm {
         cols: u32,
         eps: f32,
     ) -> [f32; 2] {
-        let add = |[a]: [f32; 1], [b]: [f32; 1]| [a + b];
         // SAFETY: forwarded (two calls in a row alternate the slots).
-        let [sum] = unsafe { group.all([tile.fold(0.0, |s, x, _| s + x)], [0.0], add) };
+        let [sum] = unsafe { group.all([tile.fold(0.0, |s, x, _| s + x)], SUM_IDENTITY, add) };
         let mean = sum / cols as f32;
         let squares = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
         // SAFETY: as above.
-        let [deviations] = unsafe { group.all([squares], [0.0], add) };
+        let [deviations] = unsafe { group.all([squares], SUM_IDENTITY, add) };
         [mean, rsqrt_approx(deviations / cols as f32 + eps)]
     }
     /// `(x - mean) * (rstd * weight) + bias`: `x - mean` is exact for close values, so a row of

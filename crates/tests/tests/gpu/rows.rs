@@ -375,30 +375,37 @@ fn shape() -> impl Strategy<Value = (usize, usize, bool, u64)> {
     })
 }
 
-fn forward_every_type(gpu: &Gpu) -> Result<(), Failed> {
-    let run = |check: fn(&Gpu, usize, usize, bool, u64) -> Result<(), TestCaseError>| {
+/// One property case of a row check, for every type.
+type RowCheck = fn(&Gpu, usize, usize, bool, u64) -> Result<(), TestCaseError>;
+
+/// Run each of `checks` (one per type) over random shapes.
+fn run_cases(gpu: &Gpu, checks: [RowCheck; 3]) -> Result<(), Failed> {
+    for check in checks {
         crate::properties::runner()
             .run(&shape(), |(cols, rows, skip, seed)| {
                 check(gpu, rows, cols, skip, seed)
             })
-            .map_err(|e| Failed::from(e.to_string()))
-    };
-    run(check_forward::<f32>)?;
-    run(check_forward::<f16>)?;
-    run(check_forward::<bf16>)
+            .map_err(|e| Failed::from(e.to_string()))?;
+    }
+    Ok(())
+}
+
+fn forward_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    run_cases(
+        gpu,
+        [check_forward::<f32>, check_forward::<f16>, check_forward::<bf16>],
+    )
 }
 
 fn backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
-    let run = |check: fn(&Gpu, usize, usize, bool, u64) -> Result<(), TestCaseError>| {
-        crate::properties::runner()
-            .run(&shape(), |(cols, rows, skip, seed)| {
-                check(gpu, rows, cols, skip, seed)
-            })
-            .map_err(|e| Failed::from(e.to_string()))
-    };
-    run(check_backward::<f32>)?;
-    run(check_backward::<f16>)?;
-    run(check_backward::<bf16>)
+    run_cases(
+        gpu,
+        [
+            check_backward::<f32>,
+            check_backward::<f16>,
+            check_backward::<bf16>,
+        ],
+    )
 }
 
 /// Rows whose answer is known exactly: LayerNorm of one column (or of equal items) is the bias,
