@@ -337,20 +337,22 @@ macro_rules! row_table {
     };
 }
 
-/// Calls `$callback! { [args] name => Type, inputs; ... }` with the row operations: the
-/// kernel-name part, the device type implementing it, and the row inputs it reads (2 for the
-/// backward: the forward's output and its gradient).
+/// Calls `$callback! { [args] name => Type, inputs, words; ... }` with the row operations: the
+/// kernel-name part, the device type implementing it, the row inputs it reads (2 for the
+/// backward: the forward's output and its gradient), and the most 32-bit words of all its
+/// inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
+/// kernels spilled at 16).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            softmax => Softmax, 1;
-            log_softmax => LogSoftmax, 1;
-            softmax_backward => SoftmaxBackward, 2;
-            log_softmax_backward => LogSoftmaxBackward, 2;
-            rms_norm => RmsNorm, 1;
-            layer_norm => LayerNorm, 1;
+            softmax => Softmax, 1, 16;
+            log_softmax => LogSoftmax, 1, 16;
+            softmax_backward => SoftmaxBackward, 2, 16;
+            log_softmax_backward => LogSoftmaxBackward, 2, 16;
+            rms_norm => RmsNorm, 1, 16;
+            layer_norm => LayerNorm, 1, 8;
         }
     };
 }
@@ -377,7 +379,7 @@ macro_rules! row_names_per_words {
 }
 
 macro_rules! row_names_per_op {
-    ([$element:ident, $words:tt] $($op:ident => $ty:ident, $inputs:literal;)*) => {
+    ([$element:ident, $words:tt] $($op:ident => $ty:ident, $inputs:literal, $op_words:literal;)*) => {
         &[$(row_names_per_words!($op, $element, $words)),*]
     };
 }

@@ -138,21 +138,34 @@ pub const ROW_BLOCK: u32 = 256;
 
 /// Items of each row input a row thread holds at most (16 `f32` in 16 words, 16 halves in 8):
 /// ptxas keeps them in registers within the 64 a thread has at 1024 threads (H100, sm_90: 32
-/// `f32` per thread spilled 276 bytes, 32 halves 188).
+/// `f32` per thread spilled 276 bytes, 32 halves 188), and 8 halves a thread ran slower than 16
+/// (H100, 16384 x 16384 bf16 softmax: 2.00x the copy against 1.18x). Each operation also caps
+/// the words of all its inputs together (`row_op_table!`).
 pub const ROW_ITEMS: usize = 16;
+
+/// Words of each of `inputs` row inputs a thread holds, for an operation holding at most
+/// `op_words` words of all of them and elements of `vector` per 16 bytes: the smaller of
+/// `op_words / inputs` and [`ROW_ITEMS`]' words. (H100, f32, time / copy at 1024 to 16384
+/// columns: the backward at 16 words of each input 1.70x, at 8 1.50 to 1.60x; LayerNorm at 16
+/// words 1.28 to 1.48x, at 8 1.18 to 1.45x: both spilled at 16.)
+pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
+    let per_input = op_words / inputs as u32;
+    let most = (ROW_ITEMS / (vector / 4)) as u32;
+    if per_input < most { per_input } else { most }
+}
 
 /// Most threads a row of more than a warp takes (a power of two, 64 to 1024).
 pub const ROW_MAX_GROUP: u32 = 1024;
 
-/// Most threads a row held in registers takes, for `inputs` row inputs of `vector` elements
-/// per 16 bytes: 1024 where each thread holds 64 bytes ([`ROW_ITEMS`] `f32`, or the 16 halves
-/// of each of two inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64
+/// Most threads a row held in registers takes when each thread holds `words` words of each of
+/// `inputs` row inputs: 1024 where that is 64 bytes or more (16 `f32`, or 8 words of each of
+/// two inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64
 /// registers each), so nothing overlaps its phases (load, reduce, write): that pays for 64 KiB
 /// of rows, not for 32 KiB, which gains more from four blocks of 256 threads reading their rows
 /// twice (H100, 16384 x 16384 softmax: bf16 1.63x the copy in registers, 1.18x in four tiles of
 /// 256 threads; f32 1.04x and 1.33x; bf16 backward 1.48x and 1.90x).
-pub const fn row_register_group(vector: usize, inputs: usize) -> u32 {
-    if 16 / vector * ROW_ITEMS * inputs >= 64 {
+pub const fn row_register_group(words: u32, inputs: usize) -> u32 {
+    if 4 * words as usize * inputs >= 64 {
         1024
     } else {
         256
@@ -184,7 +197,8 @@ pub struct RowPlan {
 }
 
 /// The launch of a row operation over rows of `cols` elements (at least 1) of `vector` elements
-/// per 16 bytes (a row thread holds at most [`ROW_ITEMS`] items of each row input):
+/// per 16 bytes, whose threads hold at most [`row_words`]`(vector, inputs, op_words)` words of
+/// each of its `inputs` row inputs:
 ///
 /// - **a warp or less per row** while 32 threads hold the row: the fewest words per thread that
 ///   do, then the fewest threads (several rows per warp for short rows);
@@ -193,9 +207,10 @@ pub struct RowPlan {
 /// - **longer rows**: a block loops over the row twice (statistics, then output), reading it
 ///   twice: of [`row_register_group`] threads for up to [`ROW_FEW_TILES`] tiles, else of
 ///   `max_group` threads ([`ROW_MAX_GROUP`], which also caps the others).
-pub const fn row_plan(cols: usize, vector: usize, inputs: usize, max_group: u32) -> RowPlan {
+pub const fn row_plan(cols: usize, vector: usize, inputs: usize, op_words: u32, max_group: u32) -> RowPlan {
     let items_per_word = vector / 4;
-    let most_words = (ROW_ITEMS / items_per_word) as u32;
+    let most_words = row_words(vector, inputs, op_words);
+    let items = most_words as usize * items_per_word;
     let mut words = 4;
     while words <= most_words {
         let group = row_threads(cols, words, items_per_word);
@@ -209,7 +224,7 @@ pub const fn row_plan(cols: usize, vector: usize, inputs: usize, max_group: u32)
         }
         words *= 2;
     }
-    let register_group = row_register_group(vector, inputs);
+    let register_group = row_register_group(most_words, inputs);
     let in_registers = if register_group < max_group {
         register_group
     } else {
@@ -224,7 +239,7 @@ pub const fn row_plan(cols: usize, vector: usize, inputs: usize, max_group: u32)
             tiles: 1,
         };
     }
-    let group = if cols <= ROW_FEW_TILES * in_registers as usize * ROW_ITEMS {
+    let group = if cols <= ROW_FEW_TILES * in_registers as usize * items {
         in_registers
     } else {
         max_group
@@ -233,7 +248,7 @@ pub const fn row_plan(cols: usize, vector: usize, inputs: usize, max_group: u32)
         words: most_words,
         group,
         block: group,
-        tiles: cols.div_ceil(group as usize * ROW_ITEMS),
+        tiles: cols.div_ceil(group as usize * items),
     }
 }
 
@@ -250,7 +265,7 @@ mod row_plan_tests {
     fn short_rows_share_a_warp_long_rows_take_a_block() {
         // 8 f32: 4 words (4 items) per thread, 2 threads per row.
         assert_eq!(
-            row_plan(8, 4, 1, 1024),
+            row_plan(8, 4, 1, 16, 1024),
             RowPlan {
                 words: 4,
                 group: 2,
@@ -259,10 +274,10 @@ mod row_plan_tests {
             }
         );
         // 1 item: one thread per row.
-        assert_eq!(row_plan(1, 4, 1, 1024).group, 1);
+        assert_eq!(row_plan(1, 4, 1, 16, 1024).group, 1);
         // 512 f32: a warp of 16 words each; 1024: two warps.
         assert_eq!(
-            row_plan(512, 4, 1, 1024),
+            row_plan(512, 4, 1, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 32,
@@ -271,7 +286,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(1024, 4, 1, 1024),
+            row_plan(1024, 4, 1, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 64,
@@ -281,7 +296,7 @@ mod row_plan_tests {
         );
         // 512 bf16: a warp of 8 words (16 halves) each.
         assert_eq!(
-            row_plan(512, 8, 1, 1024),
+            row_plan(512, 8, 1, 16, 1024),
             RowPlan {
                 words: 8,
                 group: 32,
@@ -291,7 +306,7 @@ mod row_plan_tests {
         );
         // 1025 f32: 128 threads.
         assert_eq!(
-            row_plan(1025, 4, 1, 1024),
+            row_plan(1025, 4, 1, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 128,
@@ -301,7 +316,7 @@ mod row_plan_tests {
         );
         // 16384 f32 in 1024 threads, 16384 halves in four tiles of 256; 65536 f32 in four tiles.
         assert_eq!(
-            row_plan(16384, 4, 1, 1024),
+            row_plan(16384, 4, 1, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -310,7 +325,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(16384, 8, 1, 1024),
+            row_plan(16384, 8, 1, 16, 1024),
             RowPlan {
                 words: 8,
                 group: 256,
@@ -319,10 +334,10 @@ mod row_plan_tests {
             }
         );
         // 4096 halves in registers; 65536 in four tiles of 1024 threads.
-        assert_eq!(row_plan(4096, 8, 1, 1024).tiles, 1);
-        assert_eq!(row_plan(65536, 8, 1, 1024).group, 1024);
+        assert_eq!(row_plan(4096, 8, 1, 16, 1024).tiles, 1);
+        assert_eq!(row_plan(65536, 8, 1, 16, 1024).group, 1024);
         assert_eq!(
-            row_plan(65536, 4, 1, 1024),
+            row_plan(65536, 4, 1, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -330,24 +345,37 @@ mod row_plan_tests {
                 tiles: 4
             }
         );
-        assert_eq!(row_plan(1 << 20, 8, 1, 1024).tiles, 64);
+        assert_eq!(row_plan(1 << 20, 8, 1, 16, 1024).tiles, 64);
         // The backward of 16384 halves holds 64 bytes per thread: 1024 threads, in registers.
-        assert_eq!(row_plan(16384, 8, 2, 1024).tiles, 1);
+        assert_eq!(row_plan(16384, 8, 2, 16, 1024).tiles, 1);
+        // The f32 backward holds 8 words of each input; LayerNorm 8 words: 1024 f32 in 128.
+        assert_eq!(row_plan(1024, 4, 2, 16, 1024).words, 8);
+        assert_eq!(
+            row_plan(1024, 4, 1, 8, 1024),
+            RowPlan {
+                words: 8,
+                group: 128,
+                block: 128,
+                tiles: 1
+            }
+        );
     }
 
     #[test]
     fn every_plan_covers_its_row() {
         for vector in [4usize, 8] {
-            {
+            for (inputs, op_words) in [(1usize, 16u32), (2, 16), (1, 8)] {
                 for cols in (1..5000).chain([1 << 14, 1 << 15, 1 << 16, (1 << 20) - 3, 1 << 20]) {
-                    let p = row_plan(cols, vector, 1, 1024);
+                    let p = row_plan(cols, vector, inputs, op_words, 1024);
                     let per_tile = p.group as usize * p.words as usize * vector / 4;
                     assert!(p.tiles * per_tile >= cols, "{cols} {vector}: {p:?}");
                     assert!(p.tiles <= super::ROW_FEW_TILES || p.group == 1024);
-                    let small = row_plan(cols, vector, 1, 256);
-                    assert!(small.group <= 256 && small.tiles * 256 * super::ROW_ITEMS >= cols);
+                    let small = row_plan(cols, vector, inputs, op_words, 256);
+                    let small_tile = 256 * small.words as usize * vector / 4;
+                    assert!(small.group <= 256 && small.tiles * small_tile >= cols);
                     assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
                     assert!(p.words as usize * vector / 4 <= super::ROW_ITEMS);
+                    assert!(p.words as usize * inputs <= op_words as usize && p.words >= 4);
                 }
             }
         }

@@ -4,13 +4,17 @@
 //! exponentials, a mean and a variance, ...) and its output in one launch, the row read once and
 //! written once while it fits the registers of the threads that hold it.
 //!
-//! | cols (f32; halves alike) | threads per row | reads of the input |
-//! |---|---|---|
-//! | up to 512 | 1 to 32 (several rows per warp) | 1 |
-//! | 513 to 16384 | a block of 64 to 1024 | 1 |
-//! | past 16384 | a block of 1024, looping over the row | 2 (the last 16384 columns once) |
+//! Each thread holds up to 16 items of each row input in registers, and at most 16 words of all
+//! of them (8 for LayerNorm); `gpu_primitives_abi::tuning::row_plan` decides the mapping:
 //!
-//! (`gpu_primitives_abi::tuning::row_plan` decides.) Every call:
+//! | operation, type | in a warp or less up to (cols) | in one block's registers up to | past it |
+//! |---|---|---|---|
+//! | softmax, log-softmax, RMSNorm: f32 | 512 | 16384 (1024 threads) | a block of 1024 threads reads the row twice, in tiles (the last tile once) |
+//! | the same: f16, bf16 | 512 | 4096 (256 threads) | as above (256 threads up to 4 tiles) |
+//! | LayerNorm: f32 / halves | 256 / 512 | 2048 / 4096 (256 threads) | as above |
+//! | the backward: f32 / halves | 256 / 512 | 8192 / 16384 (1024 threads) | as above |
+//!
+//! Every call:
 //! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);
 //!   `cols` is `1 .. 2^31`, the matrix may pass 2^31 elements;
 //! - reads and writes `f32`, `half::f16` or `half::bf16` ([`RowElement`]), computing in `f32`
@@ -71,12 +75,14 @@ mod kernels {
         pub name: &'static str,
         /// Row inputs: 1, or 2 for the backward.
         pub inputs: usize,
+        /// Most words of all its inputs a thread holds.
+        pub words: u32,
     }
     macro_rules! row_kernels {
-        ([] $($op:ident => $ty:ident, $inputs:literal;)*) => {
+        ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal;)*) => {
             $(
                 #[allow(non_upper_case_globals)]
-                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op), inputs: $inputs };
+                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op), inputs: $inputs, words: $words };
             )*
         };
     }
@@ -216,7 +222,7 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     if n == 0 {
         return Ok(());
     }
-    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, max_group());
+    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, max_group());
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,
@@ -302,7 +308,8 @@ fn backward<'a, 'b, 'o, 'g, T: RowElement>(
 }
 
 /// `output[r][c] = exp(x[r][c] - max_r) / sum_c' exp(x[r][c'] - max_r)` for every row `r` of
-/// `cols` elements (PyTorch's `softmax(x, dim=-1)`). One pass over `input` up to 16384 columns,
+/// `cols` elements (PyTorch's `softmax(x, dim=-1)`). One pass over `input` while a block holds
+/// the row (the [module docs](self) give the sizes),
 /// the online maximum and sum (Milakov and Gimelshein, 2018) past it. See the
 /// [module docs](self) for shapes, errors and numerics.
 ///
@@ -339,7 +346,8 @@ pub fn log_softmax<'a, 'o, 'g, T: RowElement>(
 
 /// The gradient of [`softmax`]: from its output `y` and the gradient `dy` of a loss with respect
 /// to `y`, `dx[r][c] = y[r][c] * (dy[r][c] - sum_c' dy[r][c'] * y[r][c'])`. `y`, `dy` and `dx`
-/// are `rows * cols` elements each; one pass over `y` and `dy` up to 16384 columns, two past it.
+/// are `rows * cols` elements each; one pass over `y` and `dy` while a block holds the rows
+/// (8192 columns of f32, 16384 of halves), two past it.
 pub fn softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
     on: impl Into<OnStream<'g>>,
     y: impl Into<DeviceView<'a, T>>,

@@ -26,7 +26,7 @@ macro_rules! row_entries_per_words {
 }
 
 macro_rules! row_entries_per_op {
-    ([$name:ident, $ty:ty, $words:tt] $($op:ident => $Op:ident, $inputs:literal;)*) => {$(
+    ([$name:ident, $ty:ty, $words:tt] $($op:ident => $Op:ident, $inputs:literal, $op_words:literal;)*) => {$(
         const _: () = assert!(<$Op as RowOp>::GRAD == ($inputs == 2), "the table's inputs are the operation's");
         row_entries_per_words!($op, $Op, $name, $ty, $words);
     )*};
