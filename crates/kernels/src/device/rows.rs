@@ -223,10 +223,12 @@ fn chunk_item<T: RowElement>(chunk: &[u32], j: usize) -> f32 {
     T::widen_each_time(chunk, j)
 }
 
-/// One thread's part of one tile of a row: `W` words of the input (and of the gradient).
+/// One thread's part of one tile of a row: `W` words of the input (and of the gradient, where
+/// `grad`).
 pub struct RowTile<T, const W: usize> {
     x: [u32; W],
     dy: [u32; W],
+    grad: bool,
     first: u32,
     cols: u32,
     map: RowMapping,
@@ -235,14 +237,19 @@ pub struct RowTile<T, const W: usize> {
 
 impl<T: RowElement, const W: usize> RowTile<T, W> {
     /// Fold `f(acc, x, dy)` over every item of this thread, those past the row's end holding the
-    /// operation's [`RowOp::PAD`] (and `dy` 0).
+    /// operation's [`RowOp::PAD`] (and `dy` 0; 0 throughout without a gradient).
     #[inline(always)]
     pub fn fold<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32, f32) -> A) -> A {
         let mut acc = init;
         unrolled_for(W / 4, |c| {
             unrolled_for(per_chunk::<T>(), |j| {
                 let x = chunk_item::<T>(&self.x[4 * c..], j);
-                let dy = chunk_item::<T>(&self.dy[4 * c..], j);
+                // Halves widen through asm the compiler cannot drop: only where there is a dy.
+                let dy = if self.grad {
+                    chunk_item::<T>(&self.dy[4 * c..], j)
+                } else {
+                    0.0
+                };
                 acc = f(acc, x, dy);
             });
         });
@@ -688,7 +695,11 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
         let mut words = [0u32; MAX_WORDS];
         unrolled_for(per_chunk::<T>(), |j| {
             let x = chunk_item::<T>(&tile.x[4 * c..], j);
-            let dy = chunk_item::<T>(&tile.dy[4 * c..], j);
+            let dy = if Op::GRAD {
+                chunk_item::<T>(&tile.dy[4 * c..], j)
+            } else {
+                0.0
+            };
             let y = Op::output(x, dy, weight[j], bias[j], row);
             T::from_f32(y).pack(&mut words, j);
         });
@@ -766,6 +777,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
                     } else {
                         [0; W]
                     },
+                    grad: Op::GRAD,
                     first,
                     cols: row_cols,
                     map,
