@@ -152,17 +152,6 @@ pub unsafe fn load_words_read_only(ptr: *const u8) -> [u32; 4] {
     unsafe { load_v4_read_only(ptr) }
 }
 
-/// Read 16 bytes at `ptr` as four 32-bit words (`ld.global.v4.b32`, coherent: ptxas keeps it
-/// after earlier stores, where it may hoist a read-only load far ahead of its use).
-///
-/// # Safety
-/// `ptr` is 16-byte aligned and the 16 bytes are readable.
-#[inline(always)]
-pub unsafe fn load_words(ptr: *const u8) -> [u32; 4] {
-    // SAFETY: forwarded.
-    unsafe { load_v4_coherent(ptr) }
-}
-
 /// Write four 32-bit words as 16 bytes at `ptr` (`st.global.v4.b32`).
 ///
 /// # Safety

@@ -9,30 +9,31 @@
 //!   is the whole block and reduces through shared memory ([`RowGroup`]).
 //! - **Tiles:** each thread holds `W` 32-bit words of each row input (`W / 4` 16-byte chunks).
 //!   A row of at most `G * W * 4` bytes is one tile: loaded once, reduced, written from the same
-//!   registers. Longer rows (past 1024 threads' registers) are read twice: every tile for the
+//!   registers. Longer rows (past what the group holds) are read twice: every tile for the
 //!   statistics, then every tile again for the output, last tile first (it is still in
 //!   registers, and the tiles read last are likeliest to be in L2).
-//! - **Loads:** 16-byte loads when every row and pointer allows it (`cols` a multiple of the
-//!   elements per 16 bytes, 16-byte aligned pointers): chunk `c` of thread `r` is columns
-//!   `(c * G + r) * V ..` (`V` elements per 16 bytes). Otherwise one element per load,
-//!   column `(c * V + j) * G + r` for item `j` of chunk `c`, so that each load is coalesced.
+//! - **Loads:** chunk `c` of thread `r` is columns `(c * G + r) * V ..` (`V` elements per 16
+//!   bytes), read with one 16-byte load when every row and pointer allows it (`cols` a
+//!   multiple of `V`, 16-byte aligned pointers), otherwise one element per load.
 //! - **Statistics** combine per thread first ([`RowOp::fold`]: a thread's items), then over
 //!   the group ([`RowOp::combine`]), in an order fixed by the launch shape: results are the same
 //!   from run to run, and every thread of a row uses the same statistics.
 //! - **Numerics:** `f32` throughout; halves are widened exactly and rounded to nearest even on
 //!   output. `exp` is `ex2.approx.f32` of `x * log2(e)` (relative error at most about
-//!   `2^-22 + |x| * 2^-24`), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
+//!   `2^-22 + |x| * 2^-24`; softmax's `exp(x - max)` is `ex2` of one fma,
+//!   `x log2(e) - max log2(e)`, which adds about `|max| * 2^-24`), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
 //!   `rsqrt.approx.f32` (relative error at most 2^-22.9): PTX ISA, "Floating Point
 //!   Instructions". NaN propagates (the row maximum is NaN-propagating); a row of all `-inf`
 //!   gives NaN, as PyTorch does.
 //!
 //! Softmax statistics are the online pair (running maximum, sum of `exp(x - maximum)`) of
-//! Milakov and Gimelshein, "Online normalizer calculation for softmax" (2018); LayerNorm's are
-//! (count, mean, sum of squared deviations), each thread's found in two passes over its registers
-//! and combined by Chan, Golub and LeVeque, "Updating formulae and a pairwise algorithm for
-//! computing sample variances" (1979).
+//! Milakov and Gimelshein, "Online normalizer calculation for softmax" (2018). LayerNorm holding
+//! its row sums it, then the squared deviations from its mean; reading it in tiles, it carries
+//! (count, mean, sum of squared deviations), each thread's found in two passes over its
+//! registers and combined by Chan, Golub and LeVeque, "Updating formulae and a pairwise
+//! algorithm for computing sample variances" (1979).
 
-use super::element::{MAX_WORDS, RowElement, load_words, load_words_read_only, store_words};
+use super::element::{MAX_WORDS, RowElement, load_words_read_only, store_words};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
@@ -45,13 +46,7 @@ use gpu_primitives_abi::params::RowParams;
 /// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
 #[inline(always)]
 pub fn exp_approx(x: f32) -> f32 {
-    let out: f32;
-    // SAFETY: a register instruction; no memory is touched.
-    unsafe {
-        asm!("ex2.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x * core::f32::consts::LOG2_E,
-             options(pure, nomem, nostack))
-    };
-    out
+    exp2_approx(x * core::f32::consts::LOG2_E)
 }
 
 /// `ln x` through `lg2.approx.f32`.
@@ -101,7 +96,7 @@ impl<const N: usize> Stats for [f32; N] {
     }
 }
 
-/// The threads that hold one row: `threads` (a power of two) of them, this one `rank`-th.
+/// The threads that hold one row: `threads` of them (a power of two).
 ///
 /// Groups of up to a warp are aligned segments of a warp; a larger group is the whole block.
 pub struct RowGroup {
@@ -650,9 +645,9 @@ unsafe fn chunk_values<T: RowElement>(
     }
     if vector {
         if col < cols {
-            // SAFETY: a whole chunk below cols, aligned (the caller's contract). A coherent load:
-            // ptxas keeps it beside its use instead of hoisting every chunk's weights (spills).
-            let chunk = unsafe { load_words(values.add(col as usize) as *const u8) };
+            // SAFETY: a whole chunk below cols, aligned, not written during the launch (the
+            // caller's contract).
+            let chunk = unsafe { load_words_read_only(values.add(col as usize) as *const u8) };
             unrolled_for(per_chunk::<T>(), |j| out[j] = chunk_item::<T>(&chunk, j));
         }
     } else {
