@@ -436,3 +436,49 @@ pub struct RowParams<T> {
     /// Norms: added to the variance (LayerNorm) or the mean square (RMSNorm).
     pub eps: f32,
 }
+
+/// The gradients of a norm's weight and bias, reduced over the rows of a row-major
+/// `rows x cols` matrix (`device_rows_norm_grads_partial_<type>`, then
+/// `device_rows_norm_grads_finish_<type>`, one per row type of `row_table!`):
+/// `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]`, with
+/// `x^ = (x - mean_r) * rstd_r` (LayerNorm) or `x * rstd_r` (RMSNorm: `mean` null).
+///
+/// - The partial launch: block `b` of [`NORM_GRAD_BLOCK`](crate::tuning::NORM_GRAD_BLOCK)
+///   threads sums the rows of chunk `b / column_blocks` (`rows_per_chunk` rows from
+///   `chunk * rows_per_chunk`) for the columns of block `b % column_blocks`, one thread per
+///   column, into `partials`; `chunks * column_blocks` blocks, no shared memory.
+/// - The finish launch: one thread per column (`column_blocks` blocks) adds the column's
+///   `chunks` partials in chunk order and writes `dweight` / `dbias` (each null or `cols`
+///   elements), rounded to `T`.
+///
+/// The order of every addition depends only on `rows`, `cols` and
+/// [`norm_grad_chunks`](crate::tuning::norm_grad_chunks): the results are deterministic.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct NormGradParams<T> {
+    /// `x`: `rows * cols` elements.
+    pub input: *const T,
+    /// `dy`: `rows * cols` elements.
+    pub grad: *const T,
+    /// LayerNorm's saved mean per row (`rows` values), or null (RMSNorm).
+    pub mean: *const f32,
+    /// The saved `rstd` per row (`rows` values).
+    pub rstd: *const f32,
+    /// `2 * chunks * cols` `f32`: chunk `k`'s (dweight, dbias) sums of column `c` at
+    /// `2 * (k * cols + c)`.
+    pub partials: *mut f32,
+    /// `cols` elements, or null.
+    pub dweight: *mut T,
+    /// `cols` elements, or null.
+    pub dbias: *mut T,
+    /// Number of rows.
+    pub rows: usize,
+    /// Elements per row, at least 1 and below 2^31.
+    pub cols: usize,
+    /// Rows per chunk, at least 1.
+    pub rows_per_chunk: usize,
+    /// Number of chunks: `rows.div_ceil(rows_per_chunk)`, at least 1.
+    pub chunks: u32,
+    /// Blocks across the columns: `cols.div_ceil(NORM_GRAD_BLOCK)`.
+    pub column_blocks: u32,
+}

@@ -341,7 +341,8 @@ macro_rules! row_table {
 /// kernel-name part, the device type implementing it, the row inputs it reads (2 for the
 /// backward: the forward's output and its gradient), and the most 32-bit words of all its
 /// inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
-/// kernels spilled at 16).
+/// kernels spilled at 16, and for the norms' backward, whose halves spilled at 16). The kernels
+/// of more words than `row_words` allows are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
@@ -353,6 +354,8 @@ macro_rules! row_op_table {
             log_softmax_backward => LogSoftmaxBackward, 2, 16;
             rms_norm => RmsNorm, 1, 16;
             layer_norm => LayerNorm, 1, 8;
+            layer_norm_backward => LayerNormBackward, 2, 8;
+            rms_norm_backward => RmsNormBackward, 2, 8;
         }
     };
 }
@@ -392,6 +395,32 @@ macro_rules! row_kernel_list {
     };
 }
 row_table!(row_kernel_list);
+
+/// The PTX name of a stage (`partial`, `finish`) of the norms' weight and bias gradients
+/// ([`NormGradParams`](crate::params::NormGradParams)): `device_rows_norm_grads_<stage>_<element>`.
+#[macro_export]
+macro_rules! norm_grads_kernel_name {
+    ($stage:ident, $element:ident) => {
+        concat!(
+            "device_rows_norm_grads_",
+            stringify!($stage),
+            "_",
+            stringify!($element)
+        )
+    };
+}
+
+macro_rules! norm_grads_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
+        /// The norms' weight and bias gradient kernels, both stages per row type (generated
+        /// from `row_table!`; the PTX check looks for each).
+        pub const NORM_GRAD_KERNELS: &[&str] = &[$(
+            $crate::norm_grads_kernel_name!(partial, $name),
+            $crate::norm_grads_kernel_name!(finish, $name),
+        )*];
+    };
+}
+row_table!(norm_grads_kernel_list);
 
 #[cfg(test)]
 mod tests {
@@ -465,8 +494,11 @@ mod tests {
             .iter()
             .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
             .collect();
-        // 6 operations x (f32: 3 word counts, halves: 2 each).
-        assert_eq!(names.len(), 6 * (3 + 2 + 2));
+        // 8 operations x (f32: 3 word counts, halves: 2 each).
+        assert_eq!(names.len(), 8 * (3 + 2 + 2));
+        assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
+        assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
+        assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));
         assert!(names.contains(&"device_rows_softmax_f32_w4"));
         assert!(names.contains(&"device_rows_layer_norm_bf16_w8"));
         assert!(names.contains(&"device_rows_log_softmax_backward_f32_w16"));

@@ -154,6 +154,38 @@ pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
     if per_input < most { per_input } else { most }
 }
 
+/// Threads per block of the norms' weight and bias gradients (`NormGradParams`), one per
+/// column.
+pub const NORM_GRAD_BLOCK: u32 = 256;
+
+/// The first launch of the norms' weight and bias gradients aims at about this many blocks
+/// (16 per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident blocks).
+pub const NORM_GRAD_BLOCKS: usize = 2048;
+
+/// Fewest rows a chunk of the norms' weight and bias gradients sums.
+pub const NORM_GRAD_MIN_ROWS: usize = 32;
+
+/// (chunks, rows per chunk) of the norms' weight and bias gradients over `rows x cols`: enough
+/// chunks that the first launch has about [`NORM_GRAD_BLOCKS`] blocks, each chunk at least
+/// [`NORM_GRAD_MIN_ROWS`] rows (one chunk of 0 rows for an empty matrix). A function of the shape
+/// only, so the order of the additions (and the result's bits) does not depend on the GPU.
+pub const fn norm_grad_chunks(rows: usize, cols: usize) -> (u32, usize) {
+    let column_blocks = cols.div_ceil(NORM_GRAD_BLOCK as usize);
+    let by_blocks = if column_blocks >= NORM_GRAD_BLOCKS {
+        1
+    } else {
+        NORM_GRAD_BLOCKS / column_blocks
+    };
+    let by_rows = rows.div_ceil(NORM_GRAD_MIN_ROWS);
+    let wanted = if by_blocks < by_rows { by_blocks } else { by_rows };
+    let wanted = if wanted == 0 { 1 } else { wanted };
+    let per_chunk = rows.div_ceil(wanted);
+    if per_chunk == 0 {
+        return (1, 0);
+    }
+    (rows.div_ceil(per_chunk) as u32, per_chunk)
+}
+
 /// Most threads a row of more than a warp takes (a power of two, 64 to 1024).
 pub const ROW_MAX_GROUP: u32 = 1024;
 
@@ -259,7 +291,29 @@ const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
 
 #[cfg(test)]
 mod row_plan_tests {
-    use super::{RowPlan, row_plan};
+    use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan};
+
+    #[test]
+    fn norm_grad_chunks_cover_the_rows() {
+        for (rows, cols) in [
+            (0, 5),
+            (1, 1),
+            (31, 1),
+            (33, 1),
+            (262_144, 1024),
+            (1024, 262_144),
+            (1 << 20, 1),
+            (7, 3000),
+        ] {
+            let (chunks, per_chunk) = norm_grad_chunks(rows, cols);
+            assert!(chunks >= 1);
+            assert!(chunks as usize * per_chunk >= rows && (chunks as usize - 1) * per_chunk < rows.max(1));
+            assert!(chunks as usize * cols.div_ceil(256) <= NORM_GRAD_BLOCKS.max(cols.div_ceil(256)));
+        }
+        assert_eq!(norm_grad_chunks(262_144, 1024), (512, 512));
+        assert_eq!(norm_grad_chunks(1024, 262_144), (2, 512));
+        assert_eq!(norm_grad_chunks(33, 1), (2, 17));
+    }
 
     #[test]
     fn short_rows_share_a_warp_long_rows_take_a_block() {

@@ -1,13 +1,14 @@
 //! The row operations' benchmark: softmax, log-softmax, LayerNorm (with weight and bias) and
-//! RMSNorm (with weight), and the softmax and log-softmax backward, over the matrices of
-//! [`ROW_SHAPES`] (2^28 elements each), beside a device-to-device copy of the same matrix in the
-//! same run. The forward moves the matrix in and out (`2 n` elements); the backward reads `y` and
-//! `dy` and writes `dx` (`3 n`), so its time over the copy's is at best 1.5.
+//! RMSNorm (with weight), and their backward (the norms' with the weight's and bias's
+//! gradients), over the matrices of [`ROW_SHAPES`] (2^28 elements each), beside a
+//! device-to-device copy of the same matrix in the same run. The forward moves the matrix in and
+//! out (`2 n` elements); the backward reads `y` (or `x`) and `dy` and writes `dx` (`3 n`), so its
+//! time over the copy's is at best 1.5.
 //! `scripts/torch-rows.py` times PyTorch on the same shapes.
 
 use crate::bench::{BenchRow, hash};
-use gpu_primitives::device::DeviceVec;
-use gpu_primitives::rows::{self, Norm, RowElement};
+use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
+use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
 use gpu_primitives::{Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 
@@ -90,6 +91,36 @@ fn run<T: RowElement>(gpu: &Gpu, runs: usize, from_f32: fn(f32) -> T) -> Result<
             rows::log_softmax_backward(gpu, &d_y, &d_dy, cols, &mut d_out)
         })?;
         row("log_softmax_backward", t, 3 * n);
+        let mut mean = DeviceVec::<f32>::zeroed(gpu, rows)?;
+        let mut rstd = DeviceVec::<f32>::zeroed(gpu, rows)?;
+        let mut dweight = DeviceVec::<T>::zeroed(gpu, cols)?;
+        let mut dbias = DeviceVec::<T>::zeroed(gpu, cols)?;
+        let workspace = &mut DeviceWorkspace::new();
+        let norm = Norm::new(1e-5).weight(&d_weight).bias(&d_bias);
+        let saved = (Some(mean.view_mut()), Some(rstd.view_mut()));
+        rows::layer_norm(gpu, &d_x, cols, norm, &mut d_y, saved.0, saved.1)?;
+        let t = median_micros(gpu, runs, || {
+            let grads = NormGrads::new(&mut d_out).dweight(&mut dweight).dbias(&mut dbias);
+            let weight = Some(d_weight.view());
+            rows::layer_norm_backward(gpu, &d_x, &d_dy, cols, weight, &mean, &rstd, grads, workspace)
+        })?;
+        row("layer_norm_backward", t, 3 * n);
+        let norm = Norm::new(1e-5).weight(&d_weight);
+        rows::rms_norm(gpu, &d_x, cols, norm, &mut d_y, Some(rstd.view_mut()))?;
+        let t = median_micros(gpu, runs, || {
+            let grads = NormGrads::new(&mut d_out).dweight(&mut dweight);
+            rows::rms_norm_backward(
+                gpu,
+                &d_x,
+                &d_dy,
+                cols,
+                Some(d_weight.view()),
+                &rstd,
+                grads,
+                workspace,
+            )
+        })?;
+        row("rms_norm_backward", t, 3 * n);
     }
     Ok(out)
 }

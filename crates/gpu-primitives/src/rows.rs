@@ -34,11 +34,11 @@
 //! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
 //! one (divided by `cols`), as PyTorch's.
 
-use crate::device::{DeviceView, DeviceViewMut, Element};
+use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::ROW_SHARED_BYTES;
-use gpu_primitives_abi::params::RowParams;
-use gpu_primitives_abi::tuning::{ROW_MAX_GROUP, RowPlan, row_plan};
+use gpu_primitives_abi::params::{NormGradParams, RowParams};
+use gpu_primitives_abi::tuning::{NORM_GRAD_BLOCK, ROW_MAX_GROUP, RowPlan, norm_grad_chunks, row_plan};
 
 mod sealed {
     pub trait Sealed {}
@@ -421,4 +421,191 @@ pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
         ..RowCall::new(kernels::rms_norm, &x, &y)
     };
     launch::<T>(on.into(), cols, call)
+}
+
+/// The gradients a norm's backward writes: `dx` (`rows * cols` elements), and where wanted the
+/// weight's and the bias's (`cols` elements each; PyTorch's `output_mask`).
+pub struct NormGrads<'o, T> {
+    /// The gradient of the input, as `x`.
+    pub dx: DeviceViewMut<'o, T>,
+    /// `sum over rows of dy * x^` (`x^` the normalised input), or not computed.
+    pub dweight: Option<DeviceViewMut<'o, T>>,
+    /// `sum over rows of dy` (LayerNorm only), or not computed.
+    pub dbias: Option<DeviceViewMut<'o, T>>,
+}
+
+impl<'o, T> NormGrads<'o, T> {
+    /// `dx` only.
+    pub fn new(dx: impl Into<DeviceViewMut<'o, T>>) -> Self {
+        Self {
+            dx: dx.into(),
+            dweight: None,
+            dbias: None,
+        }
+    }
+
+    /// With the weight's gradient (`cols` elements).
+    pub fn dweight(self, dweight: impl Into<DeviceViewMut<'o, T>>) -> Self {
+        Self {
+            dweight: Some(dweight.into()),
+            ..self
+        }
+    }
+
+    /// With the bias's gradient (`cols` elements).
+    pub fn dbias(self, dbias: impl Into<DeviceViewMut<'o, T>>) -> Self {
+        Self {
+            dbias: Some(dbias.into()),
+            ..self
+        }
+    }
+}
+
+/// The backward of [`layer_norm`]: from the forward's input `x`, the gradient `dy` of a loss
+/// with respect to its output, its weight (none: 1) and the `mean` and `rstd` it saved
+/// (`rows` `f32` each), with `g = dy * weight` and `x^ = (x - mean) * rstd`:
+///
+/// - `dx = rstd * (g - mean(g) - x^ * mean(g * x^))` per row (one fused kernel, as the forward:
+///   one pass over `x` and `dy` while a block holds the row in registers, 1024 columns of `f32`
+///   and 2048 of halves, two past it);
+/// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
+///   asks for them: two more launches reading `x` and `dy` again, summing chunks of rows, then
+///   each column's chunks in order, through `workspace` (8 bytes per column per chunk, at most
+///   about 2048 * 256 chunks x columns). Deterministic (the order depends on the shape only);
+///   zeros when there are no rows.
+///
+/// Errors as the forward ([module docs](self)), and [`Error::LengthMismatch`] for a `dweight` or
+/// `dbias` of other than `cols` elements. See PyTorch's `native_layer_norm_backward`.
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    x: impl Into<DeviceView<'a, T>>,
+    dy: impl Into<DeviceView<'b, T>>,
+    cols: usize,
+    weight: Option<DeviceView<'w, T>>,
+    mean: impl Into<DeviceView<'s, f32>>,
+    rstd: impl Into<DeviceView<'s, f32>>,
+    grads: NormGrads<'o, T>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let saved = (Some(mean.into()), rstd.into());
+    norm_backward(
+        kernels::layer_norm_backward,
+        on.into(),
+        (x.into(), dy.into()),
+        cols,
+        weight,
+        saved,
+        grads,
+        workspace,
+    )
+}
+
+/// The backward of [`rms_norm`]: from `x`, `dy`, the weight (none: 1) and the saved `rstd`
+/// (`rows` `f32`), with `g = dy * weight` and `x^ = x * rstd`:
+/// `dx = rstd * (g - x^ * mean(g * x^))`, and `dweight[c] = sum_r dy[r][c] * x^[r][c]` where
+/// `grads` asks for it; as [`layer_norm_backward`]. A `dbias` is an [`Error::InvalidLaunch`].
+#[allow(clippy::too_many_arguments)]
+pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    x: impl Into<DeviceView<'a, T>>,
+    dy: impl Into<DeviceView<'b, T>>,
+    cols: usize,
+    weight: Option<DeviceView<'w, T>>,
+    rstd: impl Into<DeviceView<'s, f32>>,
+    grads: NormGrads<'o, T>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    if grads.dbias.is_some() {
+        return Err(invalid(&kernels::rms_norm_backward, "RMSNorm has no bias".into()));
+    }
+    let saved = (None, rstd.into());
+    norm_backward(
+        kernels::rms_norm_backward,
+        on.into(),
+        (x.into(), dy.into()),
+        cols,
+        weight,
+        saved,
+        grads,
+        workspace,
+    )
+}
+
+/// `dx` through `kernel`, then `dweight` / `dbias` where asked (see [`layer_norm_backward`]).
+#[allow(clippy::too_many_arguments)]
+fn norm_backward<T: RowElement>(
+    kernel: RowKernel,
+    on: OnStream<'_>,
+    (x, dy): (DeviceView<'_, T>, DeviceView<'_, T>),
+    cols: usize,
+    weight: Option<DeviceView<'_, T>>,
+    (mean, rstd): (Option<DeviceView<'_, f32>>, DeviceView<'_, f32>),
+    grads: NormGrads<'_, T>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let name = kernel.name;
+    let call = RowCall {
+        grad: Some(view(&dy)),
+        weight: weight.as_ref().map(view),
+        mean: mean.as_ref().map(view),
+        rstd: Some(view(&rstd)),
+        ..RowCall::new(kernel, &x, &grads.dx)
+    };
+    let (n, bytes) = (x.len(), |len: usize| (len * size_of::<T>()) as u64);
+    for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
+        let Some(out) = out else { continue };
+        length(what, cols, out.len())?;
+        let (start, end) = (out.address(), out.address() + bytes(cols));
+        for (address, len) in [view(&x), view(&dy)] {
+            if address < end && start < address + bytes(len) {
+                return Err(Error::InvalidLaunch(format!("{name}: {what} overlaps an input")));
+            }
+        }
+    }
+    // Checks every shape, the saved statistics and dx's overlaps, then queues dx.
+    launch::<T>(on, cols, call)?;
+    if grads.dweight.is_none() && grads.dbias.is_none() || cols == 0 {
+        return Ok(());
+    }
+    let rows = n / cols;
+    let (chunks, rows_per_chunk) = norm_grad_chunks(rows, cols);
+    let column_blocks = cols.div_ceil(NORM_GRAD_BLOCK as usize) as u32;
+    let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
+    let pointer = |given: &Option<DeviceViewMut<'_, T>>| given.as_ref().map_or(0, |v| v.address());
+    let params = NormGradParams {
+        input: x.address() as *const T::Raw,
+        grad: dy.address() as *const T::Raw,
+        mean: mean.as_ref().map_or(0, |v| v.address()) as *const f32,
+        rstd: rstd.address() as *const f32,
+        partials: partials as *mut f32,
+        dweight: pointer(&grads.dweight) as *mut T::Raw,
+        dbias: pointer(&grads.dbias) as *mut T::Raw,
+        rows,
+        cols,
+        rows_per_chunk,
+        chunks,
+        column_blocks,
+    };
+    let module = crate::module(on.gpu)?;
+    let partial =
+        module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
+    let finish =
+        module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_finish_{}", T::NAME))?;
+    // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
+    // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each), and
+    // dweight / dbias (or null) `cols` elements overlapping no input; the grids are as
+    // NormGradParams says, the finish queued after the partial on the same stream.
+    unsafe {
+        on.stream.launch(
+            &partial,
+            LaunchConfig::new(chunks * column_blocks, NORM_GRAD_BLOCK),
+            &params,
+        )?;
+        on.stream.launch(
+            &finish,
+            LaunchConfig::new(column_blocks, NORM_GRAD_BLOCK),
+            &params,
+        )
+    }
 }

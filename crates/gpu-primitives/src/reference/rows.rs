@@ -120,6 +120,84 @@ pub fn rms_norm(x: &[f64], cols: usize, weight: Option<&[f64]>, eps: f64) -> Nor
     out
 }
 
+/// The gradients of a norm's backward.
+pub struct NormGradients {
+    /// The input's, as its shape.
+    pub dx: Vec<f64>,
+    /// The weight's, `cols` values.
+    pub dweight: Vec<f64>,
+    /// The bias's, `cols` values (LayerNorm; zeros for RMSNorm, which has none).
+    pub dbias: Vec<f64>,
+}
+
+/// The backward of a norm from the normalised input `x^` per row (`normalized`), `dy`, the
+/// weight (none: 1), each row's `rstd`, and whether it is centred (LayerNorm):
+/// `dx = rstd * (g - [mean(g)] - x^ * mean(g * x^))` with `g = dy * weight`,
+/// `dweight = sum over rows of dy * x^`, `dbias = sum over rows of dy`.
+fn norm_backward(
+    normalized: &[f64],
+    dy: &[f64],
+    cols: usize,
+    weight: Option<&[f64]>,
+    rstd: &[f64],
+    centred: bool,
+) -> NormGradients {
+    let mut out = NormGradients {
+        dx: Vec::with_capacity(normalized.len()),
+        dweight: vec![0.0; cols],
+        dbias: vec![0.0; cols],
+    };
+    let w = |c: usize| weight.map_or(1.0, |w| w[c]);
+    for ((xh, dy), rstd) in normalized.chunks(cols).zip(dy.chunks(cols)).zip(rstd) {
+        let g_mean = if centred {
+            dy.iter().enumerate().map(|(c, d)| d * w(c)).sum::<f64>() / cols as f64
+        } else {
+            0.0
+        };
+        let gx_mean = (0..cols).map(|c| dy[c] * w(c) * xh[c]).sum::<f64>() / cols as f64;
+        out.dx
+            .extend((0..cols).map(|c| rstd * (dy[c] * w(c) - g_mean - xh[c] * gx_mean)));
+        for c in 0..cols {
+            out.dweight[c] += dy[c] * xh[c];
+            out.dbias[c] += dy[c];
+        }
+    }
+    out
+}
+
+/// The backward of [`layer_norm`] at `x` with `dy`, from the forward's saved `mean` and `rstd`.
+pub fn layer_norm_backward(
+    x: &[f64],
+    dy: &[f64],
+    cols: usize,
+    weight: Option<&[f64]>,
+    mean: &[f64],
+    rstd: &[f64],
+) -> NormGradients {
+    let normalized: Vec<f64> = x
+        .chunks(cols)
+        .zip(mean.iter().zip(rstd))
+        .flat_map(|(row, (m, r))| row.iter().map(move |v| (v - m) * r))
+        .collect();
+    norm_backward(&normalized, dy, cols, weight, rstd, true)
+}
+
+/// The backward of [`rms_norm`] at `x` with `dy`, from the forward's saved `rstd`.
+pub fn rms_norm_backward(
+    x: &[f64],
+    dy: &[f64],
+    cols: usize,
+    weight: Option<&[f64]>,
+    rstd: &[f64],
+) -> NormGradients {
+    let normalized: Vec<f64> = x
+        .chunks(cols)
+        .zip(rstd)
+        .flat_map(|(row, r)| row.iter().map(move |v| v * r))
+        .collect();
+    norm_backward(&normalized, dy, cols, weight, rstd, false)
+}
+
 /// A forward row operation, for [`f32_bound`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {
@@ -184,5 +262,59 @@ mod tests {
         assert_eq!(g, [0.25 * 0.75, -0.75 * 0.25]);
         let g = super::log_softmax_backward(&[0.5f64.ln(), 0.5f64.ln()], &[1.0, 0.0], 2);
         assert_eq!(g, [0.5, -0.5]);
+        // LayerNorm of (1, 3) is (-1, 1) at rstd 1: a gradient along the output's direction
+        // (dy = y) has dx 0 (scaling x does not change y); dweight = sum dy * x^, dbias = sum dy.
+        let n = super::layer_norm(&[1.0, 3.0], 2, None, None, 0.0);
+        let g = super::layer_norm_backward(&[1.0, 3.0], &n.y, 2, None, &n.mean, &n.rstd);
+        assert_eq!(
+            (g.dx, g.dweight, g.dbias),
+            (vec![0.0, 0.0], vec![1.0, 1.0], vec![-1.0, 1.0])
+        );
+        // A constant dy has dx 0 too (shifting x does not change y).
+        let g = super::layer_norm_backward(&[1.0, 3.0], &[0.5, 0.5], 2, None, &n.mean, &n.rstd);
+        assert_eq!(g.dx, [0.0, 0.0]);
+        // RMSNorm of (3, 4): rstd = 1 / sqrt(12.5); dy = y again gives dx 0.
+        let r = super::rms_norm(&[3.0, 4.0], 2, None, 0.0);
+        let g = super::rms_norm_backward(&[3.0, 4.0], &r.y, 2, None, &r.rstd);
+        assert!(g.dx.iter().all(|d| d.abs() < 1e-15));
+    }
+
+    /// The norms' dx against central differences of `sum(dy * y)`.
+    #[test]
+    fn norm_backward_matches_finite_differences() {
+        let (x, dy, w) = (
+            [0.3, -1.2, 2.5, 0.7, 0.1],
+            [0.5, -0.25, 1.0, 0.75, -1.5],
+            [1.5, -0.5, 2.0, 1.0, 0.25],
+        );
+        let loss = |x: &[f64], rms: bool| -> f64 {
+            let y = if rms {
+                super::rms_norm(x, 5, Some(&w), 1e-3).y
+            } else {
+                super::layer_norm(x, 5, Some(&w), None, 1e-3).y
+            };
+            y.iter().zip(&dy).map(|(y, d)| y * d).sum()
+        };
+        for rms in [false, true] {
+            let dx = if rms {
+                let r = super::rms_norm(&x, 5, Some(&w), 1e-3);
+                super::rms_norm_backward(&x, &dy, 5, Some(&w), &r.rstd).dx
+            } else {
+                let n = super::layer_norm(&x, 5, Some(&w), None, 1e-3);
+                super::layer_norm_backward(&x, &dy, 5, Some(&w), &n.mean, &n.rstd).dx
+            };
+            for i in 0..5 {
+                let h = 1e-6;
+                let (mut up, mut down) = (x, x);
+                up[i] += h;
+                down[i] -= h;
+                let numeric = (loss(&up, rms) - loss(&down, rms)) / (2.0 * h);
+                assert!(
+                    (numeric - dx[i]).abs() < 1e-7,
+                    "rms {rms} item {i}: {numeric} vs {}",
+                    dx[i]
+                );
+            }
+        }
     }
 }

@@ -224,6 +224,8 @@ pub struct RowTile<T, const W: usize> {
     x: [u32; W],
     dy: [u32; W],
     grad: bool,
+    /// The norms' `cols` weights, or null (1).
+    weight: *const T,
     first: u32,
     cols: u32,
     map: RowMapping,
@@ -246,6 +248,25 @@ impl<T: RowElement, const W: usize> RowTile<T, W> {
                     0.0
                 };
                 acc = f(acc, x, dy);
+            });
+        });
+        acc
+    }
+
+    /// As [`fold`](Self::fold), with each item's weight (1 where there is none, and past the
+    /// row's end).
+    #[inline(always)]
+    pub fn fold_weighted<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32, f32, f32) -> A) -> A {
+        let mut acc = init;
+        unrolled_for(W / 4, |c| {
+            let col = self.map.chunk(self.first, c);
+            // SAFETY: a non-null weight holds `cols` elements nothing writes during the launch,
+            // aligned as the row inputs when `map.vector` (the kernel's contract).
+            let weight = unsafe { chunk_values(self.weight, col, self.cols, self.map.vector, 1.0) };
+            unrolled_for(per_chunk::<T>(), |j| {
+                let x = chunk_item::<T>(&self.x[4 * c..], j);
+                let dy = chunk_item::<T>(&self.dy[4 * c..], j);
+                acc = f(acc, x, dy, weight[j]);
             });
         });
         acc
@@ -320,6 +341,20 @@ unsafe fn load_tile<T: RowElement, const W: usize>(
     words
 }
 
+/// What a row operation knows of the row besides its items: its length, the norms' `eps`, and
+/// for the norms' backward the (mean, rstd) the forward saved (NaN where not read).
+#[derive(Clone, Copy)]
+pub struct RowFacts {
+    /// Items in the row (of the matrix: the same for a group past the last row).
+    pub cols: u32,
+    /// The norms' epsilon.
+    pub eps: f32,
+    /// LayerNorm's saved mean of the row.
+    pub mean: f32,
+    /// The norms' saved `1 / sqrt(var + eps)` of the row.
+    pub rstd: f32,
+}
+
 /// One row operation: its statistics and its output. See the [module docs](self).
 pub trait RowOp {
     /// Reads the gradient `dy` beside the input (the backward).
@@ -329,6 +364,9 @@ pub trait RowOp {
     /// What a thread's items past the row's end hold in [`RowTile::fold`]: a value that changes
     /// no statistic (their gradient is 0).
     const PAD: f32 = 0.0;
+    /// Reads the (mean, rstd) of each row a forward saved, instead of saving them (the norms'
+    /// backward).
+    const READS_SAVED: bool = false;
     /// What one thread, then the group, accumulates.
     type Partial: Stats;
     /// The row's statistics as the output needs them.
@@ -336,11 +374,11 @@ pub trait RowOp {
     /// The partial of no items.
     fn identity() -> Self::Partial;
     /// This thread's partial over its items of one tile.
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> Self::Partial;
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, row: &RowFacts) -> Self::Partial;
     /// Two partials as one (associative).
     fn combine(a: Self::Partial, b: Self::Partial) -> Self::Partial;
     /// The row's statistics from the partial of all its `cols` items.
-    fn finish(total: Self::Partial, cols: u32, eps: f32) -> Self::Row;
+    fn finish(total: Self::Partial, row: &RowFacts) -> Self::Row;
     /// The row's statistics when the group holds the whole row in one tile (every thread of
     /// the block calls it, as [`RowGroup::all`]): by default [`fold`](Self::fold), then
     /// [`combine`](Self::combine) over the group and [`finish`](Self::finish); an operation may
@@ -352,12 +390,11 @@ pub trait RowOp {
     unsafe fn in_registers<T: RowElement, const W: usize>(
         tile: &RowTile<T, W>,
         group: &mut RowGroup,
-        cols: u32,
-        eps: f32,
+        row: &RowFacts,
     ) -> Self::Row {
         // SAFETY: forwarded.
-        let total = unsafe { group.all(Self::fold(tile), Self::identity(), Self::combine) };
-        Self::finish(total, cols, eps)
+        let total = unsafe { group.all(Self::fold(tile, row), Self::identity(), Self::combine) };
+        Self::finish(total, row)
     }
     /// The output at an item `x` (with gradient `dy`; the norms: scaled by `weight` and shifted
     /// by `bias`, 1 and 0 where not given).
@@ -447,13 +484,13 @@ impl RowOp for Softmax {
     fn identity() -> [f32; 2] {
         [f32::NEG_INFINITY, 0.0]
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 2] {
         softmax_fold(tile)
     }
     fn combine(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
         softmax_combine(a, b)
     }
-    fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
+    fn finish([max, sum]: [f32; 2], _: &RowFacts) -> [f32; 2] {
         [max, 1.0 / sum]
     }
     fn output(x: f32, _: f32, _: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
@@ -471,13 +508,13 @@ impl RowOp for LogSoftmax {
     fn identity() -> [f32; 2] {
         [f32::NEG_INFINITY, 0.0]
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 2] {
         softmax_fold(tile)
     }
     fn combine(a: [f32; 2], b: [f32; 2]) -> [f32; 2] {
         softmax_combine(a, b)
     }
-    fn finish([max, sum]: [f32; 2], _: u32, _: f32) -> [f32; 2] {
+    fn finish([max, sum]: [f32; 2], _: &RowFacts) -> [f32; 2] {
         [max, ln_approx(sum)]
     }
     fn output(x: f32, _: f32, _: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
@@ -494,13 +531,13 @@ impl RowOp for SoftmaxBackward {
     fn identity() -> [f32; 1] {
         SUM_IDENTITY
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 1] {
         [tile.fold(0.0, |s, y, dy| s + dy * y)]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
     }
-    fn finish([dot]: [f32; 1], _: u32, _: f32) -> f32 {
+    fn finish([dot]: [f32; 1], _: &RowFacts) -> f32 {
         dot
     }
     fn output(y: f32, dy: f32, _: f32, _: f32, dot: &f32) -> f32 {
@@ -517,13 +554,13 @@ impl RowOp for LogSoftmaxBackward {
     fn identity() -> [f32; 1] {
         SUM_IDENTITY
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 1] {
         [tile.fold(0.0, |s, _, dy| s + dy)]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
     }
-    fn finish([sum]: [f32; 1], _: u32, _: f32) -> f32 {
+    fn finish([sum]: [f32; 1], _: &RowFacts) -> f32 {
         sum
     }
     fn output(y: f32, dy: f32, _: f32, _: f32, sum: &f32) -> f32 {
@@ -542,14 +579,14 @@ impl RowOp for RmsNorm {
     fn identity() -> [f32; 1] {
         SUM_IDENTITY
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 1] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 1] {
         [tile.fold(0.0, |s, x, _| s + x * x)]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
     }
-    fn finish([squares]: [f32; 1], cols: u32, eps: f32) -> f32 {
-        rsqrt_approx(squares / cols as f32 + eps)
+    fn finish([squares]: [f32; 1], row: &RowFacts) -> f32 {
+        rsqrt_approx(squares / row.cols as f32 + row.eps)
     }
     fn output(x: f32, _: f32, weight: f32, _: f32, rstd: &f32) -> f32 {
         x * (rstd * weight)
@@ -571,7 +608,7 @@ impl RowOp for LayerNorm {
     fn identity() -> [f32; 3] {
         [0.0; 3]
     }
-    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 3] {
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 3] {
         let count = tile.valid_items() as f32;
         let sum = tile.fold(0.0, |s, x, _| s + x);
         let mean = if count > 0.0 { sum / count } else { 0.0 };
@@ -590,8 +627,8 @@ impl RowOp for LayerNorm {
         let delta = mb - ma;
         [n, ma + delta * (nb / n), da + db + delta * delta * (na * nb / n)]
     }
-    fn finish([_, mean, deviations]: [f32; 3], cols: u32, eps: f32) -> [f32; 2] {
-        [mean, rsqrt_approx(deviations / cols as f32 + eps)]
+    fn finish([_, mean, deviations]: [f32; 3], row: &RowFacts) -> [f32; 2] {
+        [mean, rsqrt_approx(deviations / row.cols as f32 + row.eps)]
     }
     /// The row's sum first, then the sum of squared deviations from its mean: two plain sums
     /// (the combination of (count, mean, deviations) pairs divides at every step).
@@ -599,16 +636,15 @@ impl RowOp for LayerNorm {
     unsafe fn in_registers<T: RowElement, const W: usize>(
         tile: &RowTile<T, W>,
         group: &mut RowGroup,
-        cols: u32,
-        eps: f32,
+        row: &RowFacts,
     ) -> [f32; 2] {
         // SAFETY: forwarded (two calls in a row alternate the slots).
         let [sum] = unsafe { group.all([tile.fold(0.0, |s, x, _| s + x)], SUM_IDENTITY, add) };
-        let mean = sum / cols as f32;
+        let mean = sum / row.cols as f32;
         let squares = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
         // SAFETY: as above.
         let [deviations] = unsafe { group.all([squares], SUM_IDENTITY, add) };
-        [mean, rsqrt_approx(deviations / cols as f32 + eps)]
+        [mean, rsqrt_approx(deviations / row.cols as f32 + row.eps)]
     }
     /// `(x - mean) * (rstd * weight) + bias`: `x - mean` is exact for close values, so a row of
     /// nearly equal items (a large `rstd`) keeps its precision.
@@ -617,6 +653,70 @@ impl RowOp for LayerNorm {
     }
     fn saved(&[mean, rstd]: &[f32; 2]) -> (f32, f32) {
         (mean, rstd)
+    }
+}
+
+/// Backward of LayerNorm (`dx` only; the weight's and bias's gradients are a reduction over
+/// rows, `device::norm_grads`): from `x`, `dy`, the weight and the saved (mean, rstd), with
+/// `g = dy * weight` and `x^ = (x - mean) * rstd`,
+/// `dx = rstd * (g - mean(g) - x^ * mean(g * x^))`.
+pub struct LayerNormBackward;
+impl RowOp for LayerNormBackward {
+    const GRAD: bool = true;
+    const AFFINE: bool = true;
+    const READS_SAVED: bool = true;
+    /// (sum of g, sum of g x^)
+    type Partial = [f32; 2];
+    /// (mean, rstd, mean of g, mean of g x^)
+    type Row = [f32; 4];
+    fn identity() -> [f32; 2] {
+        [0.0; 2]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, row: &RowFacts) -> [f32; 2] {
+        let (mean, rstd) = (row.mean, row.rstd);
+        tile.fold_weighted([0.0; 2], |[g_sum, gx_sum], x, dy, weight| {
+            let g = dy * weight;
+            [g_sum + g, gx_sum + g * ((x - mean) * rstd)]
+        })
+    }
+    fn combine([a, b]: [f32; 2], [c, d]: [f32; 2]) -> [f32; 2] {
+        [a + c, b + d]
+    }
+    fn finish([g_sum, gx_sum]: [f32; 2], row: &RowFacts) -> [f32; 4] {
+        let cols = row.cols as f32;
+        [row.mean, row.rstd, g_sum / cols, gx_sum / cols]
+    }
+    fn output(x: f32, dy: f32, weight: f32, _: f32, &[mean, rstd, g_mean, gx_mean]: &[f32; 4]) -> f32 {
+        let normalized = (x - mean) * rstd;
+        rstd * ((dy * weight - g_mean) - normalized * gx_mean)
+    }
+}
+
+/// Backward of RMSNorm (`dx` only, as [`LayerNormBackward`]): with `g = dy * weight` and
+/// `x^ = x * rstd`, `dx = rstd * (g - x^ * mean(g * x^))`.
+pub struct RmsNormBackward;
+impl RowOp for RmsNormBackward {
+    const GRAD: bool = true;
+    const AFFINE: bool = true;
+    const READS_SAVED: bool = true;
+    type Partial = [f32; 1];
+    /// (rstd, mean of g x^)
+    type Row = [f32; 2];
+    fn identity() -> [f32; 1] {
+        SUM_IDENTITY
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, row: &RowFacts) -> [f32; 1] {
+        let rstd = row.rstd;
+        [tile.fold_weighted(0.0, |s, x, dy, weight| s + dy * weight * (x * rstd))]
+    }
+    fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
+        add(a, b)
+    }
+    fn finish([gx_sum]: [f32; 1], row: &RowFacts) -> [f32; 2] {
+        [row.rstd, gx_sum / row.cols as f32]
+    }
+    fn output(x: f32, dy: f32, weight: f32, _: f32, &[rstd, gx_mean]: &[f32; 2]) -> f32 {
+        rstd * (dy * weight - (x * rstd) * gx_mean)
     }
 }
 
@@ -726,7 +826,8 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
 /// - `input` (and `grad` for backward operations) hold `rows * cols` readable elements that
 ///   nothing writes during the launch; `output` `rows * cols` writable ones, overlapping no
 ///   input; `weight` / `bias` are null or hold `cols` elements; `mean` / `rstd` are null or hold
-///   `rows` values; `cols` is below 2^31.
+///   `rows` values (the norms' backward reads them: `rstd` is never null there, and nothing
+///   writes them during the launch); `cols` is below 2^31.
 #[inline(always)]
 pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>, slots: SharedArray<f32>) {
     const { assert!(W.is_multiple_of(4) && W >= 4) };
@@ -773,6 +874,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
                         [0; W]
                     },
                     grad: Op::GRAD,
+                    weight: p.weight,
                     first,
                     cols: row_cols,
                     map,
@@ -780,22 +882,38 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
                 }
             }
         };
+        let (mean, rstd) = if Op::READS_SAVED && row < p.rows {
+            // SAFETY: the norms' backward reads `rows` saved values from `mean` (LayerNorm;
+            // else null) and `rstd` (the caller's contract).
+            unsafe {
+                let mean = if p.mean.is_null() { 0.0 } else { *p.mean.add(row) };
+                (mean, *p.rstd.add(row))
+            }
+        } else {
+            (f32::NAN, f32::NAN)
+        };
+        let facts = RowFacts {
+            cols,
+            eps: p.eps,
+            mean,
+            rstd,
+        };
         let mut tile = load(0);
         let stats = if tiles == 1 {
             // SAFETY: every thread of the block reaches the group's reductions once per
             // iteration (the loop bounds and `tiles` are uniform over the block).
-            unsafe { Op::in_registers(&tile, &mut reducer, cols, p.eps) }
+            unsafe { Op::in_registers(&tile, &mut reducer, &facts) }
         } else {
-            let mut partial = Op::fold(&tile);
+            let mut partial = Op::fold(&tile, &facts);
             for t in 1..tiles {
                 tile = load(t * per_tile);
-                partial = Op::combine(partial, Op::fold(&tile));
+                partial = Op::combine(partial, Op::fold(&tile, &facts));
             }
             // SAFETY: as above.
             let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
-            Op::finish(total, cols, p.eps)
+            Op::finish(total, &facts)
         };
-        if row < p.rows && rank == 0 {
+        if !Op::READS_SAVED && row < p.rows && rank == 0 {
             let (mean, rstd) = Op::saved(&stats);
             // SAFETY: non-null mean / rstd hold one value per row.
             unsafe {

@@ -1,40 +1,74 @@
 //! Row-operation entry points, generated from the row tables of `gpu-primitives-abi` (`table`):
 //! per element type and words per thread (`row_table!`) and operation (`row_op_table!`),
 //! `device_rows_<op>_<type>_w<words>`, each calling [`row_op`] with [`RowParams`] and
-//! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory.
+//! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory;
+//! the entries of more words than `row_words` gives the operation are never launched and trap
+//! (compiled, they only spilled); and per element type the two launches of the norms' weight and bias gradients,
+//! `device_rows_norm_grads_{partial,finish}_<type>` ([`NormGradParams`]).
 
+use crate::device::norm_grads::{norm_grads_finish, norm_grads_partial};
 use crate::device::rows::{
-    LayerNorm, LogSoftmax, LogSoftmaxBackward, RmsNorm, RowOp, Softmax, SoftmaxBackward, row_op,
+    LayerNorm, LayerNormBackward, LogSoftmax, LogSoftmaxBackward, RmsNorm, RmsNormBackward, RowOp, Softmax,
+    SoftmaxBackward, row_op,
 };
 use crate::shared::dynamic_shared;
-use gpu_primitives_abi::params::RowParams;
-use gpu_primitives_abi::{row_kernel_name, row_op_table, row_table};
+use gpu_primitives_abi::params::{NormGradParams, RowParams};
+use gpu_primitives_abi::tuning::row_words;
+use gpu_primitives_abi::{norm_grads_kernel_name, row_kernel_name, row_op_table, row_table};
 
 macro_rules! row_entries_per_words {
-    ($op:ident, $Op:ty, $name:ident, $ty:ty, [$($words:literal),*]) => {$(
+    ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, [$($words:literal),*]) => {$(
         const _: () = {
             /// # Safety
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and the
-                // rest is forwarded from the kernel's contract.
-                unsafe { row_op::<$ty, $Op, $words>(&p, dynamic_shared(0)) };
+                if $words <= row_words($vec, $inputs, $op_words) {
+                    // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
+                    // the rest is forwarded from the kernel's contract.
+                    unsafe { row_op::<$ty, $Op, $words>(&p, dynamic_shared(0)) };
+                } else {
+                    // SAFETY: ends the launch with an error. More words than the operation's
+                    // threads hold (`row_words`): `row_plan` never picks this kernel.
+                    unsafe { core::arch::nvptx::trap() };
+                }
             }
         };
     )*};
 }
 
 macro_rules! row_entries_per_op {
-    ([$name:ident, $ty:ty, $words:tt] $($op:ident => $Op:ident, $inputs:literal, $op_words:literal;)*) => {$(
+    ([$name:ident, $ty:ty, $vec:literal, $words:tt] $($op:ident => $Op:ident, $inputs:literal, $op_words:literal;)*) => {$(
         const _: () = assert!(<$Op as RowOp>::GRAD == ($inputs == 2), "the table's inputs are the operation's");
-        row_entries_per_words!($op, $Op, $name, $ty, $words);
+        row_entries_per_words!($op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
     )*};
 }
 
 macro_rules! row_entries {
     ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {$(
-        row_op_table!(row_entries_per_op, $name, $device, [$($words),*]);
+        row_op_table!(row_entries_per_op, $name, $device, $vec, [$($words),*]);
     )*};
 }
 row_table!(row_entries);
+
+macro_rules! norm_grads_entries {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {$(
+        const _: () = {
+            /// # Safety
+            /// As `norm_grads_partial`, with the launch [`NormGradParams`] describes.
+            #[unsafe(export_name = norm_grads_kernel_name!(partial, $name))]
+            pub unsafe extern "ptx-kernel" fn partial(p: NormGradParams<$device>) {
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { norm_grads_partial(&p) };
+            }
+            /// # Safety
+            /// As `norm_grads_finish`, with the launch [`NormGradParams`] describes.
+            #[unsafe(export_name = norm_grads_kernel_name!(finish, $name))]
+            pub unsafe extern "ptx-kernel" fn finish(p: NormGradParams<$device>) {
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { norm_grads_finish(&p) };
+            }
+        };
+    )*};
+}
+row_table!(norm_grads_entries);

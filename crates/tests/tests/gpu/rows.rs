@@ -6,9 +6,9 @@
 //! matrix past 2^31 elements.
 
 use crate::support::{GpuTest, check_eq, ok, rng};
-use gpu_primitives::device::{DeviceVec, DeviceView};
+use gpu_primitives::device::{DeviceVec, DeviceView, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
-use gpu_primitives::rows::{self, Norm, RowElement};
+use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
 use gpu_primitives::{Error, Gpu};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
@@ -19,6 +19,10 @@ use rand::Rng;
 pub const TESTS: &[(&str, GpuTest)] = &[
     ("rows::forward_every_type_and_shape", forward_every_type),
     ("rows::backward_every_type_and_shape", backward_every_type),
+    (
+        "rows::norm_backward_every_type_and_shape",
+        norm_backward_every_type,
+    ),
     ("rows::special_rows", special_rows),
     ("rows::bad_input_and_empty", bad_input),
     ("rows::past_2_pow_31_elements", past_2_pow_31),
@@ -366,6 +370,115 @@ fn check_backward<T: RowTest>(
     )
 }
 
+/// One case of the norms' backward: dx, and where asked (at random) dweight and dbias, of
+/// LayerNorm and RMSNorm at a random `dy`, from `f32` saved statistics (the reference's, rounded,
+/// so that the forward's error is not counted here).
+fn check_norm_backward<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let n = rows * cols;
+    let what = |op: &str| format!("{op} {} {rows}x{cols} skip={skip}", T::NAME);
+    let x = matrix::<T>(rows, cols, false, seed);
+    let wide_x = widen(&x);
+    let mut r = rng(seed ^ 4);
+    let dy: Vec<T> = (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect();
+    let wide_dy = widen(&dy);
+    let weight: Vec<T> = (0..cols)
+        .map(|_| T::from_f64(r.random_range(-2.0..2.0)))
+        .collect();
+    let wide_w = widen(&weight);
+    let (affine, parameters) = (r.random_bool(0.7), r.random_bool(0.7));
+    let (d_x, d_dy, d_w) = (
+        upload(gpu, &x, skip)?,
+        upload(gpu, &dy, skip)?,
+        upload(gpu, &weight, skip)?,
+    );
+    let (input, grad) = (view(&d_x, skip, n), view(&d_dy, skip, n));
+    let w = affine.then(|| view(&d_w, skip, cols));
+    let wide_weight = affine.then_some(&wide_w[..]);
+    let mut d_dx = DeviceVec::<T>::zeroed(gpu, n).map_err(fail)?;
+    let mut d_dweight = DeviceVec::<T>::zeroed(gpu, cols).map_err(fail)?;
+    let mut d_dbias = DeviceVec::<T>::zeroed(gpu, cols).map_err(fail)?;
+    let workspace = &mut DeviceWorkspace::new();
+    let stored = |v: &[f64]| -> Vec<f64> { v.iter().map(|&s| s as f32 as f64).collect() };
+    let column_abs = |per: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        (0..cols)
+            .map(|c| (0..rows).map(|r| per(r * cols + c)).sum())
+            .collect()
+    };
+    let row_abs = |per: &dyn Fn(usize) -> f64| -> Vec<f64> {
+        (0..rows)
+            .map(|r| (r * cols..(r + 1) * cols).map(per).sum::<f64>() / cols as f64)
+            .collect()
+    };
+    let g = |i: usize| wide_dy[i] * wide_weight.map_or(1.0, |w| w[i % cols]);
+    // Sums of up to `rows` f32 terms, each from an approximate rstd.
+    let sum_bound = 3e-5 + rows as f64 / (1u64 << 24) as f64;
+
+    for centred in [true, false] {
+        let op = if centred {
+            "layer_norm_backward"
+        } else {
+            "rms_norm_backward"
+        };
+        let forward = if centred {
+            reference::layer_norm(&wide_x, cols, None, None, 1e-5)
+        } else {
+            reference::rms_norm(&wide_x, cols, None, 1e-5)
+        };
+        let (mean, rstd) = (stored(&forward.mean), stored(&forward.rstd));
+        let to_f32 = |v: &[f64]| -> Vec<f32> { v.iter().map(|&s| s as f32).collect() };
+        let d_mean = DeviceVec::from_slice(gpu, &to_f32(&mean)).map_err(fail)?;
+        let d_rstd = DeviceVec::from_slice(gpu, &to_f32(&rstd)).map_err(fail)?;
+        let mut grads = NormGrads::new(&mut d_dx);
+        if parameters {
+            grads = grads.dweight(&mut d_dweight);
+            if centred {
+                grads = grads.dbias(&mut d_dbias);
+            }
+        }
+        let expected = if centred {
+            rows::layer_norm_backward(gpu, input, grad, cols, w, &d_mean, &d_rstd, grads, workspace)
+                .map_err(fail)?;
+            reference::layer_norm_backward(&wide_x, &wide_dy, cols, wide_weight, &mean, &rstd)
+        } else {
+            rows::rms_norm_backward(gpu, input, grad, cols, w, &d_rstd, grads, workspace).map_err(fail)?;
+            reference::rms_norm_backward(&wide_x, &wide_dy, cols, wide_weight, &rstd)
+        };
+        let mean_or_0 = |row: usize| if centred { mean[row] } else { 0.0 };
+        let normalized = |i: usize| (wide_x[i] - mean_or_0(i / cols)) * rstd[i / cols];
+        let g_abs = row_abs(&|i| g(i).abs());
+        let gx_abs = row_abs(&|i| (g(i) * normalized(i)).abs());
+        within(&what(op), &download(gpu, &d_dx)?, &expected.dx, |i| {
+            let row = i / cols;
+            // The approximate terms of rstd * (g - mean(g) - x^ mean(g x^)), and the rounding
+            // of x - mean (as the forward's), carried by mean(g x^).
+            let centring = centring(mean_or_0(row), rstd[row], cols) / (1u64 << 22) as f64;
+            3e-5 * rstd[row] * (g(i).abs() + g_abs[row] + (normalized(i).abs() + centring) * gx_abs[row])
+        })?;
+        if parameters {
+            let dw_abs = column_abs(&|i| (wide_dy[i] * normalized(i)).abs());
+            within(
+                &what("dweight"),
+                &download(gpu, &d_dweight)?,
+                &expected.dweight,
+                |c| sum_bound * dw_abs[c],
+            )?;
+            if centred {
+                let db_abs = column_abs(&|i| wide_dy[i].abs());
+                within(&what("dbias"), &download(gpu, &d_dbias)?, &expected.dbias, |c| {
+                    sum_bound * db_abs[c]
+                })?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// (cols, rows, misaligned, seed) for one case.
 fn shape() -> impl Strategy<Value = (usize, usize, bool, u64)> {
     (0..COLS.len(), 0.0f64..1.0, any::<bool>(), any::<u64>()).prop_map(|(c, f, skip, seed)| {
@@ -404,6 +517,17 @@ fn backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
             check_backward::<f32>,
             check_backward::<f16>,
             check_backward::<bf16>,
+        ],
+    )
+}
+
+fn norm_backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    run_cases(
+        gpu,
+        [
+            check_norm_backward::<f32>,
+            check_norm_backward::<f16>,
+            check_norm_backward::<bf16>,
         ],
     )
 }
@@ -479,6 +603,29 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let mut rstd = ok(gpu.alloc_zeroed::<f32>(2))?;
     let r = rows::rms_norm(gpu, &x, 4, Norm::new(1e-5), &mut y, Some((&mut rstd).into()));
     check_eq("short rstd", mismatch(r), true)?;
+    // The norms' backward: a short dweight, a bias gradient for RMSNorm, a short rstd.
+    let workspace = &mut DeviceWorkspace::new();
+    let stats = ok(DeviceVec::from_slice(gpu, &[1.0f32; 3]))?;
+    let mut dweight = ok(gpu.alloc_zeroed::<f32>(3))?;
+    let grads = NormGrads::new(&mut y).dweight(&mut dweight);
+    let r = rows::layer_norm_backward(gpu, &x, &x, 4, None, &stats, &stats, grads, workspace);
+    check_eq("short dweight", mismatch(r), true)?;
+    let mut dbias = ok(gpu.alloc_zeroed::<f32>(4))?;
+    let grads = NormGrads::new(&mut y).dbias(&mut dbias);
+    let r = rows::rms_norm_backward(gpu, &x, &x, 4, None, &stats, grads, workspace);
+    check_eq("RMSNorm dbias", invalid(r), true)?;
+    let r = rows::rms_norm_backward(gpu, &x, &x, 3, None, &stats, NormGrads::new(&mut y), workspace);
+    check_eq("short rstd", mismatch(r), true)?;
+    // No rows: the parameters' gradients are zeros.
+    let empty = ok(DeviceVec::<f32>::zeroed(gpu, 0))?;
+    let mut none = ok(gpu.alloc_zeroed::<f32>(0))?;
+    let no_stats = ok(DeviceVec::<f32>::zeroed(gpu, 0))?;
+    let mut dbias = ok(gpu.upload(&[7.0f32; 4]))?;
+    let grads = NormGrads::new(&mut none).dbias(&mut dbias);
+    ok(rows::layer_norm_backward(
+        gpu, &empty, &empty, 4, None, &no_stats, &no_stats, grads, workspace,
+    ))?;
+    check_eq("dbias of no rows", ok(gpu.download(&dbias))?, vec![0.0f32; 4])?;
     // An output overlapping its input (views made from raw addresses).
     // SAFETY: the views cover `x`'s 12 elements, which stay allocated for the call; the call is
     // expected to refuse them before any launch.
