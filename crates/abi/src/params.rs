@@ -405,6 +405,12 @@ pub struct RunParams<T> {
 ///   `output` is `dx`.
 /// - Norms: `weight` / `bias` hold `cols` values each, or are null (1 and 0); `mean` / `rstd`
 ///   receive one `f32` per row (LayerNorm both, RMSNorm `rstd`), or are null.
+/// - Norms' backward: `input` is `x`, `grad` is `dy`, `output` is `dx`; `mean` (LayerNorm;
+///   null for RMSNorm) and `rstd` are read, one per row.
+/// - Cross-entropy: `input` is the logits (a column per class), `targets` one class per row,
+///   `loss` receives each row's loss (or is null), `output` the gradient with respect to the
+///   logits (or is null: loss only), scaled by `1 / *valid_targets` where that is not null (the
+///   mean), else by 1.
 ///
 /// Launch: `block` threads with `group` dividing it (a power of two, `1..=1024`; a group of more
 /// than a warp is the whole block), any grid (the groups stride over the rows),
@@ -421,20 +427,30 @@ pub struct RowParams<T> {
     pub weight: *const T,
     /// `cols` elements, or null.
     pub bias: *const T,
-    /// `rows * cols` elements; never one of the inputs.
+    /// `rows * cols` elements, never one of the inputs; or null (cross-entropy's loss only).
     pub output: *mut T,
     /// One value per row, or null.
     pub mean: *mut f32,
     /// One value per row, or null.
     pub rstd: *mut f32,
+    /// Cross-entropy: one target class per row (else null).
+    pub targets: *const i64,
+    /// Cross-entropy: one loss per row, or null.
+    pub loss: *mut f32,
+    /// Cross-entropy's mean: the number of rows whose target is not `ignore_index`, or null.
+    pub valid_targets: *const u32,
     /// Number of rows.
     pub rows: usize,
     /// Elements per row, at least 1.
     pub cols: usize,
+    /// Cross-entropy: the target of rows that take no part (loss and gradient 0).
+    pub ignore_index: i64,
     /// Threads per row.
     pub group: u32,
     /// Norms: added to the variance (LayerNorm) or the mean square (RMSNorm).
     pub eps: f32,
+    /// Cross-entropy: the label smoothing, in `[0, 1]`.
+    pub smoothing: f32,
 }
 
 /// The gradients of a norm's weight and bias, reduced over the rows of a row-major
@@ -481,4 +497,24 @@ pub struct NormGradParams<T> {
     pub chunks: u32,
     /// Blocks across the columns: `cols.div_ceil(NORM_GRAD_BLOCK)`.
     pub column_blocks: u32,
+}
+
+/// Cross-entropy's mean over the rows whose target is not the ignore index
+/// (`device_rows_cross_entropy_count`, then `device_rows_cross_entropy_mean`, one thread):
+/// the count adds the valid targets of `targets` into `*valid_targets` (zeroed before; any grid,
+/// any block of whole warps); the mean divides `*loss` (the sum of the rows' losses) by it
+/// (NaN when it is 0, as PyTorch's mean over nothing).
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TargetCountParams {
+    /// One target class per row.
+    pub targets: *const i64,
+    /// Number of rows.
+    pub rows: usize,
+    /// The target of rows that take no part.
+    pub ignore_index: i64,
+    /// The count, zeroed before the count launch.
+    pub valid_targets: *mut u32,
+    /// The loss: the sum of the rows' losses before the mean launch, their mean after.
+    pub loss: *mut f32,
 }

@@ -341,7 +341,8 @@ macro_rules! row_table {
 /// kernel-name part, the device type implementing it, the row inputs it reads (2 for the
 /// backward: the forward's output and its gradient), and the most 32-bit words of all its
 /// inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
-/// kernels spilled at 16, and for the norms' backward, whose halves spilled at 16). The kernels
+/// kernels spilled at 16, for the norms' backward, whose halves spilled at 16, and for
+/// cross-entropy, whose `f32` kernel spilled at 16). The kernels
 /// of more words than `row_words` allows are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
@@ -356,6 +357,7 @@ macro_rules! row_op_table {
             layer_norm => LayerNorm, 1, 8;
             layer_norm_backward => LayerNormBackward, 2, 8;
             rms_norm_backward => RmsNormBackward, 2, 8;
+            cross_entropy => CrossEntropy, 1, 8;
         }
     };
 }
@@ -421,6 +423,20 @@ macro_rules! norm_grads_kernel_list {
     };
 }
 row_table!(norm_grads_kernel_list);
+
+/// The PTX name of a step (`count`, `mean`) of cross-entropy's mean
+/// ([`TargetCountParams`](crate::params::TargetCountParams)): `device_rows_cross_entropy_<step>`.
+#[macro_export]
+macro_rules! cross_entropy_kernel_name {
+    ($step:ident) => {
+        concat!("device_rows_cross_entropy_", stringify!($step))
+    };
+}
+
+/// Cross-entropy's count of valid targets.
+pub const CROSS_ENTROPY_COUNT_KERNEL: &str = cross_entropy_kernel_name!(count);
+/// Cross-entropy's division of the summed loss by that count.
+pub const CROSS_ENTROPY_MEAN_KERNEL: &str = cross_entropy_kernel_name!(mean);
 
 #[cfg(test)]
 mod tests {
@@ -494,8 +510,8 @@ mod tests {
             .iter()
             .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
             .collect();
-        // 8 operations x (f32: 3 word counts, halves: 2 each).
-        assert_eq!(names.len(), 8 * (3 + 2 + 2));
+        // 9 operations x (f32: 3 word counts, halves: 2 each).
+        assert_eq!(names.len(), 9 * (3 + 2 + 2));
         assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
         assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
         assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));

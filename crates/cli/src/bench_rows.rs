@@ -3,12 +3,13 @@
 //! gradients), over the matrices of [`ROW_SHAPES`] (2^28 elements each), beside a
 //! device-to-device copy of the same matrix in the same run. The forward moves the matrix in and
 //! out (`2 n` elements); the backward reads `y` (or `x`) and `dy` and writes `dx` (`3 n`), so its
-//! time over the copy's is at best 1.5.
+//! time over the copy's is at best 1.5. Cross-entropy (the mean) reads the logits (`n`), and with
+//! its fused gradient writes it too (`2 n`).
 //! `scripts/torch-rows.py` times PyTorch on the same shapes.
 
 use crate::bench::{BenchRow, hash};
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
-use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
+use gpu_primitives::rows::{self, CrossEntropy, Norm, NormGrads, RowElement};
 use gpu_primitives::{Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 
@@ -121,6 +122,19 @@ fn run<T: RowElement>(gpu: &Gpu, runs: usize, from_f32: fn(f32) -> T) -> Result<
             )
         })?;
         row("rms_norm_backward", t, 3 * n);
+        let targets: Vec<i64> = (0..rows).map(|r| (hash(r) % cols as u32) as i64).collect();
+        let targets = DeviceVec::from_slice(gpu, &targets)?;
+        let mut loss = DeviceVec::<f32>::zeroed(gpu, 1)?;
+        let options = CrossEntropy::default();
+        let t = median_micros(gpu, runs, || {
+            rows::cross_entropy(gpu, &d_x, cols, &targets, options, &mut loss, None, workspace)
+        })?;
+        row("cross_entropy", t, n);
+        let t = median_micros(gpu, runs, || {
+            let grad = Some(d_out.view_mut());
+            rows::cross_entropy(gpu, &d_x, cols, &targets, options, &mut loss, grad, workspace)
+        })?;
+        row("cross_entropy_with_grad", t, 2 * n);
     }
     Ok(out)
 }

@@ -37,7 +37,8 @@
 use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::ROW_SHARED_BYTES;
-use gpu_primitives_abi::params::{NormGradParams, RowParams};
+use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
+use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{NORM_GRAD_BLOCK, ROW_MAX_GROUP, RowPlan, norm_grad_chunks, row_plan};
 
 mod sealed {
@@ -135,25 +136,44 @@ struct RowCall {
     grad: Option<(u64, usize)>,
     weight: Option<(u64, usize)>,
     bias: Option<(u64, usize)>,
-    output: (u64, usize),
+    output: Option<(u64, usize)>,
     mean: Option<(u64, usize)>,
     rstd: Option<(u64, usize)>,
     eps: f32,
+    /// Cross-entropy: the targets, the per-row loss, the count of valid targets (0: none).
+    targets: Option<(u64, usize)>,
+    loss: Option<(u64, usize)>,
+    valid_targets: u64,
+    ignore_index: i64,
+    smoothing: f32,
 }
 
 impl RowCall {
     /// `kernel` from `input` into `output`, with nothing else.
     fn new<T>(kernel: RowKernel, input: &DeviceView<'_, T>, output: &DeviceViewMut<'_, T>) -> Self {
         RowCall {
+            output: Some(view_mut(output)),
+            ..Self::reading(kernel, input)
+        }
+    }
+
+    /// `kernel` reading `input`, writing nothing yet.
+    fn reading<T>(kernel: RowKernel, input: &DeviceView<'_, T>) -> Self {
+        RowCall {
             kernel,
             input: view(input),
             grad: None,
             weight: None,
             bias: None,
-            output: view_mut(output),
+            output: None,
             mean: None,
             rstd: None,
             eps: 0.0,
+            targets: None,
+            loss: None,
+            valid_targets: 0,
+            ignore_index: 0,
+            smoothing: 0.0,
         }
     }
 }
@@ -195,7 +215,9 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
         ));
     }
     let rows = n / cols;
-    length("rows: output", n, call.output.1)?;
+    if let Some((_, len)) = call.output {
+        length("rows: output", n, len)?;
+    }
     if let Some((_, len)) = call.grad {
         length("rows: gradient (dy)", n, len)?;
     }
@@ -204,19 +226,26 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
             length(what, cols, len)?;
         }
     }
-    for (what, given) in [("rows: saved mean", call.mean), ("rows: saved rstd", call.rstd)] {
+    for (what, given) in [
+        ("rows: saved mean", call.mean),
+        ("rows: saved rstd", call.rstd),
+        ("rows: targets", call.targets),
+        ("rows: loss per row", call.loss),
+    ] {
         if let Some((_, len)) = given {
             length(what, rows, len)?;
         }
     }
     let bytes = |len: usize| (len * size_of::<T>()) as u64;
-    let out = (call.output.0, call.output.0 + bytes(n));
-    for (address, len) in [Some(call.input), call.grad, call.weight, call.bias]
-        .into_iter()
-        .flatten()
-    {
-        if len > 0 && address < out.1 && out.0 < address + bytes(len) {
-            return Err(invalid(k, "the output overlaps an input".into()));
+    if let Some((output, _)) = call.output {
+        let out = (output, output + bytes(n));
+        for (address, len) in [Some(call.input), call.grad, call.weight, call.bias]
+            .into_iter()
+            .flatten()
+        {
+            if len > 0 && address < out.1 && out.0 < address + bytes(len) {
+                return Err(invalid(k, "the output overlaps an input".into()));
+            }
         }
     }
     if n == 0 {
@@ -245,13 +274,18 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
         grad: pointer(call.grad) as *const T::Raw,
         weight: pointer(call.weight) as *const T::Raw,
         bias: pointer(call.bias) as *const T::Raw,
-        output: call.output.0 as *mut T::Raw,
+        output: pointer(call.output) as *mut T::Raw,
         mean: pointer(call.mean) as *mut f32,
         rstd: pointer(call.rstd) as *mut f32,
+        targets: pointer(call.targets) as *const i64,
+        loss: pointer(call.loss) as *mut f32,
+        valid_targets: call.valid_targets as *const u32,
         rows,
         cols,
+        ignore_index: call.ignore_index,
         group: plan.group,
         eps: call.eps,
+        smoothing: call.smoothing,
     };
     // SAFETY: every pointer holds the elements RowParams requires (lengths checked above), the
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
@@ -608,4 +642,135 @@ fn norm_backward<T: RowElement>(
             &params,
         )
     }
+}
+
+/// How [`cross_entropy`] reduces the rows' losses (PyTorch's `reduction`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Reduction {
+    /// The mean over the rows whose target is not the ignore index (NaN if there are none).
+    #[default]
+    Mean,
+    /// The sum over the rows.
+    Sum,
+    /// One loss per row (0 for an ignored row).
+    None,
+}
+
+/// The options of [`cross_entropy`], PyTorch's defaults by [`Default`]: the mean, ignore index
+/// -100, no label smoothing.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CrossEntropy {
+    /// How the rows' losses are reduced.
+    pub reduction: Reduction,
+    /// Rows whose target is this take no part: loss 0, gradient 0, not counted by the mean.
+    pub ignore_index: i64,
+    /// `s` in `[0, 1]`: the target distribution is `(1 - s) onehot(target) + s / classes`.
+    pub label_smoothing: f32,
+}
+
+impl Default for CrossEntropy {
+    fn default() -> Self {
+        Self {
+            reduction: Reduction::Mean,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        }
+    }
+}
+
+/// Cross-entropy from logits and integer targets (PyTorch's `cross_entropy(logits, targets)`
+/// with class indices), and fused with it, where `grad` is given, its gradient with respect to
+/// the logits for an upstream gradient of 1.
+///
+/// - `logits`: `rows * classes` elements, a row per sample; `targets`: `rows` classes in
+///   `0..classes`, or `options.ignore_index`.
+/// - Per row, with `s` the label smoothing: `loss = ln(sum(exp(x))) - (1 - s) x[target] -
+///   s mean(x)` (computed as `max + ln(sum(exp(x - max)))`, in `f32`), 0 for an ignored row.
+/// - `loss`: one `f32` for [`Reduction::Mean`] (the sum over the valid rows divided by their
+///   number; NaN when there are none) and [`Reduction::Sum`], `rows` for [`Reduction::None`].
+///   `f32` whatever the logits' type (PyTorch returns the logits' type).
+/// - `grad`: `rows * classes` elements, `(softmax(x) - (1 - s) onehot(target) - s / classes)`
+///   times `1 / valid rows` for the mean and 1 otherwise; 0 on ignored rows. One pass over the
+///   logits while a block holds the row (as [`softmax`]), reading the logits once for both the
+///   loss and the gradient.
+/// - A target outside `0..classes` that is not the ignore index gives NaN for its row's loss and
+///   gradient (and so for the mean or sum), where PyTorch stops with a device assertion.
+/// - Launches: for the mean, a count of the valid targets first; the row kernel; for the mean
+///   and the sum, the device reduce over the rows' losses (deterministic) through `workspace`
+///   (4 bytes per row + the reduce's), and for the mean one division.
+///
+/// # Errors
+/// As the [module docs](self), and [`Error::LengthMismatch`] for `targets`, `loss` or `grad` of
+/// the wrong length; [`Error::InvalidLaunch`] for a label smoothing outside `[0, 1]`.
+#[allow(clippy::too_many_arguments)]
+pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
+    on: impl Into<OnStream<'g>>,
+    logits: impl Into<DeviceView<'a, T>>,
+    classes: usize,
+    targets: impl Into<DeviceView<'t, i64>>,
+    options: CrossEntropy,
+    loss: impl Into<DeviceViewMut<'l, f32>>,
+    grad: Option<DeviceViewMut<'o, T>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (on, logits, targets, loss) = (on.into(), logits.into(), targets.into(), loss.into());
+    let k = kernels::cross_entropy;
+    let smoothing = options.label_smoothing;
+    if !(0.0..=1.0).contains(&smoothing) {
+        return Err(invalid(
+            &k,
+            format!("label smoothing {smoothing} is outside [0, 1]"),
+        ));
+    }
+    let rows = logits.len().checked_div(classes).unwrap_or(0);
+    let per_row = options.reduction == Reduction::None;
+    length("cross_entropy: loss", if per_row { rows } else { 1 }, loss.len())?;
+    let mut call = RowCall {
+        targets: Some(view(&targets)),
+        ignore_index: options.ignore_index,
+        smoothing,
+        output: grad.as_ref().map(view_mut),
+        ..RowCall::reading(k, &logits)
+    };
+    if per_row {
+        call.loss = Some(view_mut(&loss));
+        return launch::<T>(on, classes, call);
+    }
+    let (count, row_losses) = workspace.count_and_rows(on.stream, rows)?;
+    call.loss = Some((row_losses, rows));
+    let module = crate::module(on.gpu)?;
+    let count_params = TargetCountParams {
+        targets: targets.address() as *const i64,
+        rows: targets.len(),
+        ignore_index: options.ignore_index,
+        valid_targets: count as *mut u32,
+        loss: loss.address() as *mut f32,
+    };
+    let mean = options.reduction == Reduction::Mean;
+    if mean && targets.len() == rows {
+        call.valid_targets = count;
+        let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_COUNT_KERNEL)?;
+        let blocks = rows.div_ceil(NORM_GRAD_BLOCK as usize).clamp(1, 1024) as u32;
+        // SAFETY: `targets` holds `rows` values (checked), the count is one zeroed u32 of the
+        // workspace; whole warps.
+        unsafe {
+            on.stream
+                .launch(&kernel, LaunchConfig::new(blocks, NORM_GRAD_BLOCK), &count_params)?
+        };
+    }
+    launch::<T>(on, classes, call)?;
+    // SAFETY: `row_losses` holds `rows` f32 of the workspace, written by the row kernel before
+    // on this stream; `loss` one f32.
+    let losses = unsafe { DeviceView::<f32>::from_raw_parts(row_losses, rows) };
+    crate::device::reduce_to_address::<f32, crate::device::Sum>(on, losses, loss.address(), workspace)?;
+    if mean {
+        let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_MEAN_KERNEL)?;
+        // SAFETY: one thread dividing the loss (one f32) by the count (one u32), after the count
+        // and the sum on this stream.
+        unsafe {
+            on.stream
+                .launch(&kernel, LaunchConfig::new(1, 1), &count_params)?
+        };
+    }
+    Ok(())
 }

@@ -67,8 +67,8 @@ const PROBE_KERNELS: &[&str] = &[
 /// The device-wide kernels, from the tables in gpu-primitives-abi.
 fn device_kernels() -> Vec<&'static str> {
     use gpu_primitives_abi::table::{
-        DEVICE_KERNELS, HISTOGRAM_KERNELS, NORM_GRAD_KERNELS, ROW_KERNELS, SCAN_BY_KEY_KERNELS,
-        SEGMENT_ARG_KERNELS, SEGMENT_TILE_STARTS_KERNEL,
+        CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL, DEVICE_KERNELS, HISTOGRAM_KERNELS,
+        NORM_GRAD_KERNELS, ROW_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS, SEGMENT_TILE_STARTS_KERNEL,
     };
     DEVICE_KERNELS
         .iter()
@@ -79,6 +79,7 @@ fn device_kernels() -> Vec<&'static str> {
         .flat_map(|group| group.iter().copied())
         .chain([SEGMENT_TILE_STARTS_KERNEL])
         .chain(NORM_GRAD_KERNELS.iter().copied())
+        .chain([CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL])
         .collect()
 }
 
@@ -169,9 +170,10 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
 const COMPACTION_SPILL_BYTES: usize = 192;
 
 /// Most bytes a row kernel may spill per thread (each way): built for 1024 threads (64
-/// registers), the halves' LayerNorm kernels of 8 words spill 56 bytes (sm_80 and sm_90); the
-/// kernels of more words than an operation's threads hold are never launched and only trap.
-const ROW_SPILL_BYTES: usize = 64;
+/// registers), the halves' LayerNorm kernels of 8 words spill (76 bytes stored, 120 loaded) and
+/// cross-entropy's (48, 80), sm_80 and sm_90; the kernels of more words than an operation's
+/// threads hold are never launched and only trap.
+const ROW_SPILL_BYTES: usize = 128;
 
 /// The parameter bytes of a compaction kernel (`SelectParams` / `ReverseTailParams` /
 /// `RunParams` of the element type as stored), or `None` for another family.
@@ -241,6 +243,13 @@ fn device_kernels_take_one_parameter_struct() {
                 bytes
             } else if gpu_primitives_abi::table::NORM_GRAD_KERNELS.contains(&name) {
                 size_of::<NormGradParams<u8>>()
+            } else if [
+                gpu_primitives_abi::table::CROSS_ENTROPY_COUNT_KERNEL,
+                gpu_primitives_abi::table::CROSS_ENTROPY_MEAN_KERNEL,
+            ]
+            .contains(&name)
+            {
+                size_of::<TargetCountParams>()
             } else if name.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
                 size_of::<RowParams<u8>>()
             } else if name == gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL {

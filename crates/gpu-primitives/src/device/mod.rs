@@ -71,6 +71,7 @@ pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, histogram_even,
     histogram_even_slice, histogram_range, histogram_range_slice,
 };
+pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
 pub use scan::{exclusive_scan, inclusive_scan, scan_in_place, scan_slice};

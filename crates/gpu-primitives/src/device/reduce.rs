@@ -91,7 +91,7 @@ pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> String {
 }
 
 /// Queue the reduction of `input` into the device address `result` (one T::Acc).
-fn launch<T: Element, Op: Operator>(
+pub(crate) fn launch<T: Element, Op: Operator>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
     result: u64,

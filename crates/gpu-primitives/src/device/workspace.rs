@@ -8,7 +8,8 @@ use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
 /// the scan's per-tile status (16 bytes per tile) and tile counter, a range histogram's
-/// levels, and where each tile of a segmented call by offsets starts (4 bytes per tile). The scan's status needs
+/// levels, where each tile of a segmented call by offsets starts (4 bytes per tile), and
+/// cross-entropy's per-row losses and count (4 bytes per row + 4). The scan's status needs
 /// no clearing between calls: each call has its own epoch number (see kernels
 /// `device::tile_status`).
 ///
@@ -26,6 +27,7 @@ pub struct DeviceWorkspace {
     counter: Option<DeviceBuffer<u64>>,
     levels: Option<DeviceBuffer<u64>>,
     tile_starts: Option<DeviceBuffer<u32>>,
+    row_values: Option<DeviceBuffer<u32>>,
     tile_base: u64,
     epoch: u32,
 }
@@ -71,6 +73,7 @@ impl DeviceWorkspace {
             + len(&self.levels)
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
             + self.tile_starts.as_ref().map_or(0, |b| 4 * b.len())
+            + self.row_values.as_ref().map_or(0, |b| 4 * b.len())
     }
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
@@ -131,6 +134,16 @@ impl DeviceWorkspace {
     pub(crate) fn tile_starts(&mut self, stream: &Stream, count: usize) -> Result<u64> {
         grow(&mut self.tile_starts, count, stream)?;
         Ok(address(&self.tile_starts))
+    }
+
+    /// Addresses of a `u32` count, zeroed on `stream`, and of `rows` `f32` after it
+    /// (cross-entropy's valid targets and per-row losses).
+    pub(crate) fn count_and_rows(&mut self, stream: &Stream, rows: usize) -> Result<(u64, u64)> {
+        grow(&mut self.row_values, rows + 1, stream)?;
+        let count = address(&self.row_values);
+        // SAFETY: the first of the buffer's u32, on the stream of the calls that use it.
+        unsafe { stream.clear(count, 4)? };
+        Ok((count, count + 4))
     }
 
     /// Status slots for `tiles` tiles and the tile counter.

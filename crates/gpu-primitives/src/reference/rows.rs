@@ -198,6 +198,63 @@ pub fn rms_norm_backward(
     norm_backward(&normalized, dy, cols, weight, rstd, false)
 }
 
+/// Cross-entropy's per-row losses and gradient with respect to the logits (for an upstream
+/// gradient of 1 on each row's loss: scale it for a mean).
+pub struct CrossEntropyRows {
+    /// One loss per row: `ln(sum(exp(x))) - (1 - s) x[target] - s mean(x)`; 0 where ignored,
+    /// NaN for a target outside `0..classes`.
+    pub loss: Vec<f64>,
+    /// `softmax(x) - (1 - s) onehot(target) - s / classes` per row; 0 where ignored.
+    pub grad: Vec<f64>,
+    /// Rows whose target is not the ignore index.
+    pub valid: usize,
+}
+
+/// Cross-entropy of each row of `logits` (`classes` per row) with its target, label smoothing
+/// `smoothing`; rows whose target is `ignore_index` take no part.
+pub fn cross_entropy(
+    logits: &[f64],
+    classes: usize,
+    targets: &[i64],
+    ignore_index: i64,
+    smoothing: f64,
+) -> CrossEntropyRows {
+    let mut out = CrossEntropyRows {
+        loss: Vec::with_capacity(targets.len()),
+        grad: Vec::with_capacity(logits.len()),
+        valid: 0,
+    };
+    let probabilities = softmax(logits, classes);
+    for ((row, p), &target) in logits
+        .chunks(classes)
+        .zip(probabilities.chunks(classes))
+        .zip(targets)
+    {
+        if target == ignore_index {
+            out.loss.push(0.0);
+            out.grad.extend(std::iter::repeat_n(0.0, classes));
+            continue;
+        }
+        out.valid += 1;
+        let max = max_nan(row);
+        let log_sum = max + row.iter().map(|v| (v - max).exp()).sum::<f64>().ln();
+        let mean = row.iter().sum::<f64>() / classes as f64;
+        let Some(t) = usize::try_from(target).ok().filter(|&t| t < classes) else {
+            out.loss.push(f64::NAN);
+            out.grad.extend(std::iter::repeat_n(f64::NAN, classes));
+            continue;
+        };
+        out.loss
+            .push(log_sum - (1.0 - smoothing) * row[t] - smoothing * mean);
+        out.grad.extend(
+            p.iter()
+                .enumerate()
+                .map(|(c, p)| p - smoothing / classes as f64 - if c == t { 1.0 - smoothing } else { 0.0 }),
+        );
+    }
+    out
+}
+
 /// A forward row operation, for [`f32_bound`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Forward {
@@ -277,6 +334,30 @@ mod tests {
         let r = super::rms_norm(&[3.0, 4.0], 2, None, 0.0);
         let g = super::rms_norm_backward(&[3.0, 4.0], &r.y, 2, None, &r.rstd);
         assert!(g.dx.iter().all(|d| d.abs() < 1e-15));
+    }
+
+    /// Cross-entropy's gradient against central differences of its loss; an ignored row and a
+    /// row out of range.
+    #[test]
+    fn cross_entropy_matches_finite_differences() {
+        let x = [0.3, -1.2, 2.5, 0.7];
+        let rows = |x: &[f64]| super::cross_entropy(x, 4, &[2], -100, 0.1);
+        let r = rows(&x);
+        for i in 0..4 {
+            let h = 1e-6;
+            let (mut up, mut down) = (x, x);
+            up[i] += h;
+            down[i] -= h;
+            let numeric = (rows(&up).loss[0] - rows(&down).loss[0]) / (2.0 * h);
+            assert!(
+                (numeric - r.grad[i]).abs() < 1e-8,
+                "{i}: {numeric} vs {}",
+                r.grad[i]
+            );
+        }
+        let r = super::cross_entropy(&[1.0, 2.0, 1.0, 2.0], 2, &[-100, 5], -100, 0.0);
+        assert_eq!((r.loss[0], r.valid), (0.0, 1));
+        assert!(r.loss[1].is_nan() && r.grad[2].is_nan());
     }
 
     /// The norms' dx against central differences of `sum(dy * y)`.

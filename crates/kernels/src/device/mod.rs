@@ -15,10 +15,12 @@
 //! | [`run_length::run_tile`] | single pass: head and tail flags, block scan of the selected heads, look-back over (runs, last start) | n | each run's item or offset, and length; their number |
 //! | [`histogram::histogram_privatized`], [`histogram::histogram_global`] | per-block counters in shared memory, then one atomic per counter; or a global atomic per sample | n | counts per bin |
 //! | [`segmented_scan::segmented_tile`] | single pass over the items (any segment lengths): heads from key changes or CSR offsets, block scan of (value, segment) pairs, look-back over them | n (+ n keys or the offsets) | each item's scan within its segment, or each segment's total |
-//! | [`rows::row_op`] | a group of threads (a part of a warp to a block) per row: one reduction of a few `f32` statistics, then the elementwise output, the row kept in registers between them | 1 (2 past 1024 threads' registers) + 1 write | softmax, log-softmax, RMSNorm, LayerNorm, and the `dx` of each backward |
+//! | [`rows::row_op`] | a group of threads (a part of a warp to a block) per row: one reduction of a few `f32` statistics, then the elementwise output, the row kept in registers between them | 1 (2 past 1024 threads' registers) + 1 write | softmax, log-softmax, RMSNorm, LayerNorm, the `dx` of each backward; cross-entropy's loss and gradient |
+//! | [`cross_entropy::count_valid_targets`], [`cross_entropy::mean_loss`] | a warp sum and one atomic add per warp (integers); one thread | the targets | cross-entropy's mean |
 //! | [`norm_grads::norm_grads_partial`], [`norm_grads::norm_grads_finish`] | a thread per column sums a chunk of rows; then each column's chunks in order (deterministic) | 2n | a norm's `dweight`, `dbias` |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
+pub mod cross_entropy;
 pub mod element;
 pub mod histogram;
 pub mod indexed;

@@ -342,17 +342,25 @@ unsafe fn load_tile<T: RowElement, const W: usize>(
 }
 
 /// What a row operation knows of the row besides its items: its length, the norms' `eps`, and
-/// for the norms' backward the (mean, rstd) the forward saved (NaN where not read).
+/// what [`RowOp::row_facts`] reads per row (NaN, or `u32::MAX` for `target`, where not read).
 #[derive(Clone, Copy)]
 pub struct RowFacts {
     /// Items in the row (of the matrix: the same for a group past the last row).
     pub cols: u32,
     /// The norms' epsilon.
     pub eps: f32,
-    /// LayerNorm's saved mean of the row.
+    /// Cross-entropy's label smoothing.
+    pub smoothing: f32,
+    /// The norms' backward: LayerNorm's saved mean of the row.
     pub mean: f32,
-    /// The norms' saved `1 / sqrt(var + eps)` of the row.
+    /// The norms' backward: the saved `1 / sqrt(var + eps)` of the row.
     pub rstd: f32,
+    /// Cross-entropy: the row's target class (`u32::MAX` for none).
+    pub target: u32,
+    /// Cross-entropy: the row's item at its target class.
+    pub target_logit: f32,
+    /// Cross-entropy: what the row's gradient is scaled by (0 for an ignored row).
+    pub scale: f32,
 }
 
 /// One row operation: its statistics and its output. See the [module docs](self).
@@ -364,9 +372,9 @@ pub trait RowOp {
     /// What a thread's items past the row's end hold in [`RowTile::fold`]: a value that changes
     /// no statistic (their gradient is 0).
     const PAD: f32 = 0.0;
-    /// Reads the (mean, rstd) of each row a forward saved, instead of saving them (the norms'
-    /// backward).
-    const READS_SAVED: bool = false;
+    /// May be launched with a null output (nothing written but what [`write_row`](Self::write_row)
+    /// writes: cross-entropy's loss alone).
+    const OUTPUT_OPTIONAL: bool = false;
     /// What one thread, then the group, accumulates.
     type Partial: Stats;
     /// The row's statistics as the output needs them.
@@ -398,12 +406,23 @@ pub trait RowOp {
     }
     /// The output at an item `x` (with gradient `dy`; the norms: scaled by `weight` and shifted
     /// by `bias`, 1 and 0 where not given).
-    fn output(x: f32, dy: f32, weight: f32, bias: f32, row: &Self::Row) -> f32;
-    /// The (mean, rstd) a forward saves for its backward, where it saves them (NaN: nothing
-    /// to save).
-    fn saved(_row: &Self::Row) -> (f32, f32) {
-        (f32::NAN, f32::NAN)
+    fn output(x: f32, dy: f32, weight: f32, bias: f32, col: u32, row: &Self::Row) -> f32;
+    /// What the operation reads of row `row` besides its items, into `facts` (by default
+    /// nothing): the norms' backward its saved statistics, cross-entropy its target.
+    ///
+    /// # Safety
+    /// `row < p.rows`, `p` as [`row_op`] requires.
+    #[inline(always)]
+    unsafe fn row_facts<T: RowElement>(_p: &RowParams<T>, _row: usize, facts: RowFacts) -> RowFacts {
+        facts
     }
+    /// What one thread of the row's group writes for row `row` once its statistics are known
+    /// (by default nothing): the norms' saved mean and rstd, cross-entropy's loss.
+    ///
+    /// # Safety
+    /// As [`row_facts`](Self::row_facts).
+    #[inline(always)]
+    unsafe fn write_row<T: RowElement>(_p: &RowParams<T>, _row: usize, _stats: &Self::Row) {}
 }
 
 /// The partial of the operations whose statistic is one sum.
@@ -493,7 +512,7 @@ impl RowOp for Softmax {
     fn finish([max, sum]: [f32; 2], _: &RowFacts) -> [f32; 2] {
         [max, 1.0 / sum]
     }
-    fn output(x: f32, _: f32, _: f32, _: f32, &[max, inverse]: &[f32; 2]) -> f32 {
+    fn output(x: f32, _: f32, _: f32, _: f32, _: u32, &[max, inverse]: &[f32; 2]) -> f32 {
         exp_shifted(x, max) * inverse
     }
 }
@@ -517,7 +536,7 @@ impl RowOp for LogSoftmax {
     fn finish([max, sum]: [f32; 2], _: &RowFacts) -> [f32; 2] {
         [max, ln_approx(sum)]
     }
-    fn output(x: f32, _: f32, _: f32, _: f32, &[max, ln_sum]: &[f32; 2]) -> f32 {
+    fn output(x: f32, _: f32, _: f32, _: f32, _: u32, &[max, ln_sum]: &[f32; 2]) -> f32 {
         (x - max) - ln_sum
     }
 }
@@ -540,7 +559,7 @@ impl RowOp for SoftmaxBackward {
     fn finish([dot]: [f32; 1], _: &RowFacts) -> f32 {
         dot
     }
-    fn output(y: f32, dy: f32, _: f32, _: f32, dot: &f32) -> f32 {
+    fn output(y: f32, dy: f32, _: f32, _: f32, _: u32, dot: &f32) -> f32 {
         y * (dy - dot)
     }
 }
@@ -563,7 +582,7 @@ impl RowOp for LogSoftmaxBackward {
     fn finish([sum]: [f32; 1], _: &RowFacts) -> f32 {
         sum
     }
-    fn output(y: f32, dy: f32, _: f32, _: f32, sum: &f32) -> f32 {
+    fn output(y: f32, dy: f32, _: f32, _: f32, _: u32, sum: &f32) -> f32 {
         dy - exp_approx(y) * sum
     }
 }
@@ -588,11 +607,13 @@ impl RowOp for RmsNorm {
     fn finish([squares]: [f32; 1], row: &RowFacts) -> f32 {
         rsqrt_approx(squares / row.cols as f32 + row.eps)
     }
-    fn output(x: f32, _: f32, weight: f32, _: f32, rstd: &f32) -> f32 {
+    fn output(x: f32, _: f32, weight: f32, _: f32, _: u32, rstd: &f32) -> f32 {
         x * (rstd * weight)
     }
-    fn saved(rstd: &f32) -> (f32, f32) {
-        (f32::NAN, *rstd)
+    #[inline(always)]
+    unsafe fn write_row<T: RowElement>(p: &RowParams<T>, row: usize, rstd: &f32) {
+        // SAFETY: a non-null rstd holds one value per row (the caller's contract).
+        unsafe { save(p.rstd, row, *rstd) };
     }
 }
 
@@ -648,11 +669,16 @@ impl RowOp for LayerNorm {
     }
     /// `(x - mean) * (rstd * weight) + bias`: `x - mean` is exact for close values, so a row of
     /// nearly equal items (a large `rstd`) keeps its precision.
-    fn output(x: f32, _: f32, weight: f32, bias: f32, &[mean, rstd]: &[f32; 2]) -> f32 {
+    fn output(x: f32, _: f32, weight: f32, bias: f32, _: u32, &[mean, rstd]: &[f32; 2]) -> f32 {
         (x - mean) * (rstd * weight) + bias
     }
-    fn saved(&[mean, rstd]: &[f32; 2]) -> (f32, f32) {
-        (mean, rstd)
+    #[inline(always)]
+    unsafe fn write_row<T: RowElement>(p: &RowParams<T>, row: usize, &[mean, rstd]: &[f32; 2]) {
+        // SAFETY: non-null mean / rstd hold one value per row (the caller's contract).
+        unsafe {
+            save(p.mean, row, mean);
+            save(p.rstd, row, rstd);
+        }
     }
 }
 
@@ -664,7 +690,6 @@ pub struct LayerNormBackward;
 impl RowOp for LayerNormBackward {
     const GRAD: bool = true;
     const AFFINE: bool = true;
-    const READS_SAVED: bool = true;
     /// (sum of g, sum of g x^)
     type Partial = [f32; 2];
     /// (mean, rstd, mean of g, mean of g x^)
@@ -686,9 +711,21 @@ impl RowOp for LayerNormBackward {
         let cols = row.cols as f32;
         [row.mean, row.rstd, g_sum / cols, gx_sum / cols]
     }
-    fn output(x: f32, dy: f32, weight: f32, _: f32, &[mean, rstd, g_mean, gx_mean]: &[f32; 4]) -> f32 {
+    fn output(
+        x: f32,
+        dy: f32,
+        weight: f32,
+        _: f32,
+        _: u32,
+        &[mean, rstd, g_mean, gx_mean]: &[f32; 4],
+    ) -> f32 {
         let normalized = (x - mean) * rstd;
         rstd * ((dy * weight - g_mean) - normalized * gx_mean)
+    }
+    #[inline(always)]
+    unsafe fn row_facts<T: RowElement>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
+        // SAFETY: forwarded.
+        unsafe { saved_facts(p, row, facts) }
     }
 }
 
@@ -698,7 +735,6 @@ pub struct RmsNormBackward;
 impl RowOp for RmsNormBackward {
     const GRAD: bool = true;
     const AFFINE: bool = true;
-    const READS_SAVED: bool = true;
     type Partial = [f32; 1];
     /// (rstd, mean of g x^)
     type Row = [f32; 2];
@@ -715,8 +751,148 @@ impl RowOp for RmsNormBackward {
     fn finish([gx_sum]: [f32; 1], row: &RowFacts) -> [f32; 2] {
         [row.rstd, gx_sum / row.cols as f32]
     }
-    fn output(x: f32, dy: f32, weight: f32, _: f32, &[rstd, gx_mean]: &[f32; 2]) -> f32 {
+    fn output(x: f32, dy: f32, weight: f32, _: f32, _: u32, &[rstd, gx_mean]: &[f32; 2]) -> f32 {
         rstd * (dy * weight - (x * rstd) * gx_mean)
+    }
+    #[inline(always)]
+    unsafe fn row_facts<T: RowElement>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
+        // SAFETY: forwarded.
+        unsafe { saved_facts(p, row, facts) }
+    }
+}
+
+/// `values[row] = value` where `values` is not null.
+///
+/// # Safety
+/// A non-null `values` holds more than `row` values.
+#[inline(always)]
+unsafe fn save(values: *mut f32, row: usize, value: f32) {
+    if !values.is_null() {
+        // SAFETY: the caller's.
+        unsafe { *values.add(row) = value };
+    }
+}
+
+/// The norms' backward: `facts` with the (mean, rstd) the forward saved for `row` (mean 0 where
+/// `p.mean` is null: RMSNorm).
+///
+/// # Safety
+/// `row < p.rows`; `p.rstd` holds `rows` values, and a non-null `p.mean` too.
+#[inline(always)]
+unsafe fn saved_facts<T>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
+    // SAFETY: the caller's.
+    unsafe {
+        RowFacts {
+            mean: if p.mean.is_null() { 0.0 } else { *p.mean.add(row) },
+            rstd: *p.rstd.add(row),
+            ..facts
+        }
+    }
+}
+
+/// Cross-entropy's row: softmax's pair, the row's loss (before the mean's division), and how
+/// its gradient is formed.
+#[derive(Clone, Copy)]
+pub struct CrossEntropyRow {
+    max: f32,
+    inverse: f32,
+    loss: f32,
+    /// The gradient's scale: 0 for an ignored row, NaN for a target out of range.
+    scale: f32,
+    target: u32,
+    /// `1 - smoothing`, added at the target.
+    keep: f32,
+    /// `smoothing / classes`, added at every class.
+    spread: f32,
+}
+
+/// Cross-entropy from logits (a row per sample, a column per class) and a target class per row,
+/// with label smoothing `s` over `C` classes (PyTorch's `cross_entropy`):
+/// `loss = ln(sum(exp(x))) - (1 - s) x[target] - s mean(x)`, and fused with it the gradient
+/// with respect to the logits, `(softmax(x) - (1 - s) onehot(target) - s / C) * scale`. A row
+/// whose target is the ignore index has loss 0 and gradient 0; a target outside `0..C` gives
+/// NaN for both.
+pub struct CrossEntropy;
+impl RowOp for CrossEntropy {
+    const PAD: f32 = f32::NEG_INFINITY;
+    const OUTPUT_OPTIONAL: bool = true;
+    /// (maximum, sum of `exp(x - maximum)`, sum of the row's items)
+    type Partial = [f32; 3];
+    type Row = CrossEntropyRow;
+    fn identity() -> [f32; 3] {
+        [f32::NEG_INFINITY, 0.0, 0.0]
+    }
+    fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 3] {
+        let [max, sum] = softmax_fold(tile);
+        [max, sum, tile.fold_valid(0.0, |s, x| s + x)]
+    }
+    fn combine([ma, sa, xa]: [f32; 3], [mb, sb, xb]: [f32; 3]) -> [f32; 3] {
+        let [max, sum] = softmax_combine([ma, sa], [mb, sb]);
+        [max, sum, xa + xb]
+    }
+    fn finish([max, sum, items]: [f32; 3], row: &RowFacts) -> CrossEntropyRow {
+        let smoothing = row.smoothing;
+        let classes = row.cols as f32;
+        let log_sum = max + ln_approx(sum);
+        let loss = log_sum - (1.0 - smoothing) * row.target_logit - smoothing * (items / classes);
+        CrossEntropyRow {
+            max,
+            inverse: 1.0 / sum,
+            loss: if row.scale == 0.0 { 0.0 } else { loss },
+            scale: row.scale,
+            target: row.target,
+            keep: 1.0 - smoothing,
+            spread: smoothing / classes,
+        }
+    }
+    fn output(x: f32, _: f32, _: f32, _: f32, col: u32, row: &CrossEntropyRow) -> f32 {
+        if row.scale == 0.0 {
+            return 0.0;
+        }
+        let wanted = if col == row.target {
+            row.keep + row.spread
+        } else {
+            row.spread
+        };
+        (exp_shifted(x, row.max) * row.inverse - wanted) * row.scale
+    }
+    #[inline(always)]
+    unsafe fn row_facts<T: RowElement>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
+        // SAFETY: `targets` holds `rows` values; a target in 0..cols lies in the row; a non-null
+        // `valid_targets` is one count (the caller's contract).
+        unsafe {
+            let target = *p.targets.add(row);
+            if target == p.ignore_index {
+                RowFacts {
+                    target_logit: 0.0,
+                    scale: 0.0,
+                    ..facts
+                }
+            } else if target >= 0 && (target as u64) < facts.cols as u64 {
+                let scale = if p.valid_targets.is_null() {
+                    1.0
+                } else {
+                    1.0 / *p.valid_targets as f32
+                };
+                RowFacts {
+                    target: target as u32,
+                    target_logit: (*p.input.add(row * p.cols + target as usize)).to_acc(),
+                    scale,
+                    ..facts
+                }
+            } else {
+                RowFacts {
+                    target_logit: f32::NAN,
+                    scale: f32::NAN,
+                    ..facts
+                }
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn write_row<T: RowElement>(p: &RowParams<T>, row: usize, stats: &CrossEntropyRow) {
+        // SAFETY: a non-null loss holds one value per row (the caller's contract).
+        unsafe { save(p.loss, row, stats.loss) };
     }
 }
 
@@ -795,7 +971,7 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
             } else {
                 0.0
             };
-            let y = Op::output(x, dy, weight[j], bias[j], row);
+            let y = Op::output(x, dy, weight[j], bias[j], col + j as u32, row);
             T::from_f32(y).pack(&mut words, j);
         });
         if vector {
@@ -882,21 +1058,21 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
                 }
             }
         };
-        let (mean, rstd) = if Op::READS_SAVED && row < p.rows {
-            // SAFETY: the norms' backward reads `rows` saved values from `mean` (LayerNorm;
-            // else null) and `rstd` (the caller's contract).
-            unsafe {
-                let mean = if p.mean.is_null() { 0.0 } else { *p.mean.add(row) };
-                (mean, *p.rstd.add(row))
-            }
-        } else {
-            (f32::NAN, f32::NAN)
-        };
         let facts = RowFacts {
             cols,
             eps: p.eps,
-            mean,
-            rstd,
+            smoothing: p.smoothing,
+            mean: f32::NAN,
+            rstd: f32::NAN,
+            target: u32::MAX,
+            target_logit: f32::NAN,
+            scale: f32::NAN,
+        };
+        let facts = if row < p.rows {
+            // SAFETY: a row of the matrix (the kernel's contract covers what Op reads of it).
+            unsafe { Op::row_facts(p, row, facts) }
+        } else {
+            facts
         };
         let mut tile = load(0);
         let stats = if tiles == 1 {
@@ -913,19 +1089,16 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
             Op::finish(total, &facts)
         };
-        if !Op::READS_SAVED && row < p.rows && rank == 0 {
-            let (mean, rstd) = Op::saved(&stats);
-            // SAFETY: non-null mean / rstd hold one value per row.
-            unsafe {
-                if !p.mean.is_null() {
-                    *p.mean.add(row) = mean;
-                }
-                if !p.rstd.is_null() {
-                    *p.rstd.add(row) = rstd;
-                }
-            }
+        if row < p.rows && rank == 0 {
+            // SAFETY: a row of the matrix (the kernel's contract covers what Op writes of it).
+            unsafe { Op::write_row(p, row, &stats) };
         }
-        for t in (0..tiles).rev() {
+        let tiles_out = if Op::OUTPUT_OPTIONAL && p.output.is_null() {
+            0
+        } else {
+            tiles
+        };
+        for t in (tiles - tiles_out..tiles).rev() {
             if t + 1 != tiles {
                 tile = load(t * per_tile);
             }

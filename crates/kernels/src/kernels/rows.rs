@@ -3,18 +3,22 @@
 //! `device_rows_<op>_<type>_w<words>`, each calling [`row_op`] with [`RowParams`] and
 //! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory;
 //! the entries of more words than `row_words` gives the operation are never launched and trap
-//! (compiled, they only spilled); and per element type the two launches of the norms' weight and bias gradients,
-//! `device_rows_norm_grads_{partial,finish}_<type>` ([`NormGradParams`]).
+//! (compiled, they only spilled); per element type the two launches of the norms' weight and
+//! bias gradients, `device_rows_norm_grads_{partial,finish}_<type>` ([`NormGradParams`]); and
+//! cross-entropy's count of valid targets and mean ([`TargetCountParams`]).
 
+use crate::device::cross_entropy::{count_valid_targets, mean_loss};
 use crate::device::norm_grads::{norm_grads_finish, norm_grads_partial};
 use crate::device::rows::{
-    LayerNorm, LayerNormBackward, LogSoftmax, LogSoftmaxBackward, RmsNorm, RmsNormBackward, RowOp, Softmax,
-    SoftmaxBackward, row_op,
+    CrossEntropy, LayerNorm, LayerNormBackward, LogSoftmax, LogSoftmaxBackward, RmsNorm, RmsNormBackward,
+    RowOp, Softmax, SoftmaxBackward, row_op,
 };
 use crate::shared::dynamic_shared;
-use gpu_primitives_abi::params::{NormGradParams, RowParams};
+use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::tuning::row_words;
-use gpu_primitives_abi::{norm_grads_kernel_name, row_kernel_name, row_op_table, row_table};
+use gpu_primitives_abi::{
+    cross_entropy_kernel_name, norm_grads_kernel_name, row_kernel_name, row_op_table, row_table,
+};
 
 macro_rules! row_entries_per_words {
     ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, [$($words:literal),*]) => {$(
@@ -72,3 +76,19 @@ macro_rules! norm_grads_entries {
     )*};
 }
 row_table!(norm_grads_entries);
+
+/// # Safety
+/// As `count_valid_targets`, with the launch [`TargetCountParams`] describes.
+#[unsafe(export_name = cross_entropy_kernel_name!(count))]
+pub unsafe extern "ptx-kernel" fn cross_entropy_count(p: TargetCountParams) {
+    // SAFETY: forwarded from the kernel's contract.
+    unsafe { count_valid_targets(&p) };
+}
+
+/// # Safety
+/// As `mean_loss`, with the launch [`TargetCountParams`] describes.
+#[unsafe(export_name = cross_entropy_kernel_name!(mean))]
+pub unsafe extern "ptx-kernel" fn cross_entropy_mean(p: TargetCountParams) {
+    // SAFETY: forwarded from the kernel's contract.
+    unsafe { mean_loss(&p) };
+}

@@ -8,7 +8,7 @@
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::device::{DeviceVec, DeviceView, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
-use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
+use gpu_primitives::rows::{self, CrossEntropy, Norm, NormGrads, Reduction, RowElement};
 use gpu_primitives::{Error, Gpu};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
@@ -22,6 +22,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     (
         "rows::norm_backward_every_type_and_shape",
         norm_backward_every_type,
+    ),
+    (
+        "rows::cross_entropy_every_type_and_shape",
+        cross_entropy_every_type,
     ),
     ("rows::special_rows", special_rows),
     ("rows::bad_input_and_empty", bad_input),
@@ -479,6 +483,105 @@ fn check_norm_backward<T: RowTest>(
     Ok(())
 }
 
+/// One case of cross-entropy over `cols` classes: random targets (some the ignore index),
+/// label smoothing, reduction, with or without the fused gradient.
+fn check_cross_entropy<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    let n = rows * cols;
+    let x = matrix::<T>(rows, cols, false, seed);
+    let wide = widen(&x);
+    let mut r = rng(seed ^ 5);
+    let ignore_index = if r.random_bool(0.5) {
+        -100
+    } else {
+        r.random_range(0..cols as i64)
+    };
+    let targets: Vec<i64> = (0..rows)
+        .map(|_| {
+            if r.random_bool(0.1) {
+                ignore_index
+            } else {
+                r.random_range(0..cols as i64)
+            }
+        })
+        .collect();
+    let smoothing = if r.random_bool(0.5) {
+        0.0
+    } else {
+        r.random_range(0.0..1.0f32)
+    };
+    let reduction = [Reduction::Mean, Reduction::Sum, Reduction::None][r.random_range(0..3)];
+    let with_grad = r.random_bool(0.7);
+    let what = format!(
+        "cross_entropy {} {rows}x{cols} skip={skip} {reduction:?} smoothing={smoothing} ignore={ignore_index} grad={with_grad}",
+        T::NAME
+    );
+    let d_x = upload(gpu, &x, skip)?;
+    let d_targets = DeviceVec::from_slice(gpu, &targets).map_err(fail)?;
+    let per_row = reduction == Reduction::None;
+    let mut d_loss = DeviceVec::<f32>::zeroed(gpu, if per_row { rows } else { 1 }).map_err(fail)?;
+    let mut d_grad = DeviceVec::<T>::zeroed(gpu, n).map_err(fail)?;
+    let options = CrossEntropy {
+        reduction,
+        ignore_index,
+        label_smoothing: smoothing,
+    };
+    let grad = with_grad.then(|| d_grad.view_mut());
+    let workspace = &mut DeviceWorkspace::new();
+    rows::cross_entropy(
+        gpu,
+        view(&d_x, skip, n),
+        cols,
+        &d_targets,
+        options,
+        &mut d_loss,
+        grad,
+        workspace,
+    )
+    .map_err(fail)?;
+    let expected = reference::cross_entropy(&wide, cols, &targets, ignore_index, smoothing as f64);
+    // Each row's loss: `max + ln(sum)` rounded at the row's magnitude, the approximate `exp` and
+    // `ln`.
+    let row_bound: Vec<f64> = wide
+        .chunks(cols)
+        .map(|row| 1e-5 * (1.0 + row.iter().fold(0.0f64, |m, v| m.max(v.abs())) + (cols as f64).ln()))
+        .collect();
+    let loss = d_loss.to_vec(gpu).map_err(fail)?;
+    let scale = match reduction {
+        Reduction::Mean => 1.0 / expected.valid as f64,
+        _ => 1.0,
+    };
+    if per_row {
+        within(&what, &loss, &expected.loss, |i| row_bound[i])?;
+    } else {
+        let total: f64 = expected.loss.iter().sum::<f64>() * scale;
+        let abs: f64 = expected.loss.iter().map(|l| l.abs()).sum::<f64>() * scale;
+        let bound = row_bound.iter().sum::<f64>() * scale + rows as f64 / (1u64 << 24) as f64 * abs;
+        within(&what, &loss, &[total], |_| bound)?;
+    }
+    if with_grad {
+        let grad = download(gpu, &d_grad)?;
+        let probabilities = reference::softmax(&wide, cols);
+        let expected_grad: Vec<f64> = expected.grad.iter().map(|g| g * scale).collect();
+        within(&format!("{what} gradient"), &grad, &expected_grad, |i| {
+            let wanted = (probabilities[i] - expected.grad[i]).abs();
+            scale * (2e-5 * probabilities[i] + 1e-6 * wanted)
+        })?;
+    } else {
+        prop_assert!(
+            download(gpu, &d_grad)?.iter().all(|g| g.to_f64() == 0.0),
+            "{}: a gradient was written",
+            what
+        );
+    }
+    Ok(())
+}
+
 /// (cols, rows, misaligned, seed) for one case.
 fn shape() -> impl Strategy<Value = (usize, usize, bool, u64)> {
     (0..COLS.len(), 0.0f64..1.0, any::<bool>(), any::<u64>()).prop_map(|(c, f, skip, seed)| {
@@ -532,6 +635,17 @@ fn norm_backward_every_type(gpu: &Gpu) -> Result<(), Failed> {
     )
 }
 
+fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
+    run_cases(
+        gpu,
+        [
+            check_cross_entropy::<f32>,
+            check_cross_entropy::<f16>,
+            check_cross_entropy::<bf16>,
+        ],
+    )
+}
+
 /// Rows whose answer is known exactly: LayerNorm of one column (or of equal items) is the bias,
 /// even for large values (the centred `x - mean` is exact); softmax of a row of all `-inf` is
 /// NaN (PyTorch's answer), of a row with one finite item 1 there and 0 elsewhere.
@@ -560,7 +674,61 @@ fn special_rows(gpu: &Gpu) -> Result<(), Failed> {
     ok(rows::softmax(gpu, &masked, 3, &mut p))?;
     let p = ok(p.to_vec(gpu))?;
     check_eq("softmax of all -inf", p[..3].iter().all(|v| v.is_nan()), true)?;
-    check_eq("softmax of one finite item", &p[3..], &[0.0, 1.0, 0.0][..])
+    check_eq("softmax of one finite item", &p[3..], &[0.0, 1.0, 0.0][..])?;
+    // Cross-entropy: a target out of range gives NaN for its row (and the mean); the mean over
+    // no valid rows is NaN, the sum 0; equal logits over 4 classes lose ln 4.
+    let workspace = &mut DeviceWorkspace::new();
+    let logits = ok(DeviceVec::from_slice(gpu, &[0.5f32; 8]))?;
+    let mut loss = ok(DeviceVec::<f32>::zeroed(gpu, 2))?;
+    let mut grad = ok(DeviceVec::<f32>::zeroed(gpu, 8))?;
+    let targets = ok(DeviceVec::from_slice(gpu, &[1i64, 4]))?;
+    let none = CrossEntropy {
+        reduction: Reduction::None,
+        ..CrossEntropy::default()
+    };
+    let g = Some(grad.view_mut());
+    ok(rows::cross_entropy(
+        gpu, &logits, 4, &targets, none, &mut loss, g, workspace,
+    ))?;
+    let l = ok(loss.to_vec(gpu))?;
+    check_eq(
+        "cross_entropy of equal logits",
+        (l[0] - 4f32.ln()).abs() < 1e-6,
+        true,
+    )?;
+    check_eq("cross_entropy of a target out of range", l[1].is_nan(), true)?;
+    let g = ok(grad.to_vec(gpu))?;
+    check_eq("its gradient", g[4..].iter().all(|v| v.is_nan()), true)?;
+    check_eq(
+        "a valid row's gradient",
+        (g[1] + 0.75).abs() < 1e-6 && (g[0] - 0.25).abs() < 1e-6,
+        true,
+    )?;
+    let ignored = ok(DeviceVec::from_slice(gpu, &[-100i64, -100]))?;
+    let mut total = ok(DeviceVec::<f32>::zeroed(gpu, 1))?;
+    ok(rows::cross_entropy(
+        gpu,
+        &logits,
+        4,
+        &ignored,
+        CrossEntropy::default(),
+        &mut total,
+        None,
+        workspace,
+    ))?;
+    check_eq(
+        "mean over no valid rows",
+        ok(total.to_vec(gpu))?[0].is_nan(),
+        true,
+    )?;
+    let sum = CrossEntropy {
+        reduction: Reduction::Sum,
+        ..CrossEntropy::default()
+    };
+    ok(rows::cross_entropy(
+        gpu, &logits, 4, &ignored, sum, &mut total, None, workspace,
+    ))?;
+    check_eq("sum over no valid rows", ok(total.to_vec(gpu))?, vec![0.0f32])
 }
 
 fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
@@ -616,6 +784,47 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     check_eq("RMSNorm dbias", invalid(r), true)?;
     let r = rows::rms_norm_backward(gpu, &x, &x, 3, None, &stats, NormGrads::new(&mut y), workspace);
     check_eq("short rstd", mismatch(r), true)?;
+    // Cross-entropy: a loss of the wrong length, short targets, a smoothing past 1.
+    let targets = ok(DeviceVec::from_slice(gpu, &[0i64; 3]))?;
+    let mut two = ok(gpu.alloc_zeroed::<f32>(2))?;
+    let r = rows::cross_entropy(
+        gpu,
+        &x,
+        4,
+        &targets,
+        CrossEntropy::default(),
+        &mut two,
+        None,
+        workspace,
+    );
+    check_eq("cross_entropy loss of 2 for the mean", mismatch(r), true)?;
+    let mut one = ok(gpu.alloc_zeroed::<f32>(1))?;
+    let r = rows::cross_entropy(
+        gpu,
+        &x,
+        3,
+        &targets,
+        CrossEntropy::default(),
+        &mut one,
+        None,
+        workspace,
+    );
+    check_eq("cross_entropy short targets", mismatch(r), true)?;
+    let smooth = CrossEntropy {
+        label_smoothing: 1.5,
+        ..CrossEntropy::default()
+    };
+    let r = rows::cross_entropy(
+        gpu,
+        &x,
+        4,
+        &targets,
+        smooth,
+        &mut one,
+        Some((&mut y).into()),
+        workspace,
+    );
+    check_eq("cross_entropy smoothing 1.5", invalid(r), true)?;
     // No rows: the parameters' gradients are zeros.
     let empty = ok(DeviceVec::<f32>::zeroed(gpu, 0))?;
     let mut none = ok(gpu.alloc_zeroed::<f32>(0))?;
