@@ -122,3 +122,14 @@ pub const ROW_STATS: u32 = 3;
 /// reductions use alternate sets, so one barrier each suffices) of [`ROW_STATS`] `f32` slots
 /// per warp of the largest block.
 pub const ROW_SHARED_BYTES: u32 = 2 * ROW_STATS * MAX_WARPS * 4;
+
+/// Dynamic shared memory of the finish of the norms' weight and bias gradients
+/// (`NormGradParams`), in bytes: two `f32` per thread of its block.
+pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * crate::tuning::NORM_GRAD_BLOCK;
+
+/// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation summing its weight's and
+/// bias's gradients (`RowParams::column_partials`), in bytes: two `f32` per item of each of the
+/// block's threads, and one more (an odd stride between threads: no bank conflicts).
+pub const fn row_column_sums_bytes(items_per_thread: u32, block: u32) -> u32 {
+    4 * (2 * items_per_thread + 1) * block
+}

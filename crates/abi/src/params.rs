@@ -439,6 +439,12 @@ pub struct RowParams<T> {
     pub loss: *mut f32,
     /// Cross-entropy's mean: the number of rows whose target is not `ignore_index`, or null.
     pub valid_targets: *const u32,
+    /// The norms' backward: where each group of threads writes its sums of the weight's and
+    /// bias's gradients over the rows it took (the partials of [`NormGradParams`], a chunk per
+    /// group: `grid * block / group` groups of a warp or less, else `grid`), or null. Only
+    /// while a tile holds the row (`row_plan`'s `tiles` 1); the launch then gives
+    /// [`row_column_sums_bytes`](crate::layout::row_column_sums_bytes) more shared memory.
+    pub column_partials: *mut f32,
     /// Number of rows.
     pub rows: usize,
     /// Elements per row, at least 1.
@@ -463,9 +469,13 @@ pub struct RowParams<T> {
 ///   threads sums the rows of chunk `b / column_blocks` (`rows_per_chunk` rows from
 ///   `chunk * rows_per_chunk`) for the columns of block `b % column_blocks`, one thread per
 ///   column, into `partials`; `chunks * column_blocks` blocks, no shared memory.
-/// - The finish launch: one thread per column (`column_blocks` blocks) adds the column's
-///   `chunks` partials in chunk order and writes `dweight` / `dbias` (each null or `cols`
-///   elements), rounded to `T`.
+/// - The finish launch: `cols.div_ceil(NORM_GRAD_FINISH_COLUMNS)` blocks of
+///   [`NORM_GRAD_BLOCK`](crate::tuning::NORM_GRAD_BLOCK) threads and
+///   [`NORM_GRAD_FINISH_SHARED_BYTES`](crate::layout::NORM_GRAD_FINISH_SHARED_BYTES) of dynamic
+///   shared memory add each column's `chunks` partials (warp `w` of the block chunks
+///   `w, w + warps, ...`, then the warps' sums in order) and write `dweight` / `dbias` (each null
+///   or `cols` elements), rounded to `T`. The row kernel of the norms' backward may have written
+///   the partials instead (`RowParams::column_partials`, a chunk per group of threads).
 ///
 /// The order of every addition depends only on `rows`, `cols` and
 /// [`norm_grad_chunks`](crate::tuning::norm_grad_chunks): the results are deterministic.

@@ -162,6 +162,10 @@ pub const NORM_GRAD_BLOCK: u32 = 256;
 /// (16 per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident blocks).
 pub const NORM_GRAD_BLOCKS: usize = 2048;
 
+/// Columns one block of the norms' weight and bias gradients' finish takes (a warp's lanes;
+/// its [`NORM_GRAD_BLOCK`] threads split the chunks by warp).
+pub const NORM_GRAD_FINISH_COLUMNS: u32 = 32;
+
 /// Fewest rows a chunk of the norms' weight and bias gradients sums.
 pub const NORM_GRAD_MIN_ROWS: usize = 32;
 

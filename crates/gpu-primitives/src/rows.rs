@@ -36,10 +36,12 @@
 
 use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
-use gpu_primitives_abi::layout::ROW_SHARED_BYTES;
+use gpu_primitives_abi::layout::{NORM_GRAD_FINISH_SHARED_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes};
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
-use gpu_primitives_abi::tuning::{NORM_GRAD_BLOCK, ROW_MAX_GROUP, RowPlan, norm_grad_chunks, row_plan};
+use gpu_primitives_abi::tuning::{
+    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_MAX_GROUP, RowPlan, norm_grad_chunks, row_plan,
+};
 
 mod sealed {
     pub trait Sealed {}
@@ -196,11 +198,24 @@ fn length(what: &'static str, expected: usize, found: usize) -> Result<()> {
 
 /// Check `call` against `cols` and launch it. See the [module docs](self) for the errors.
 fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result<()> {
+    launch_summing::<T>(on, cols, call, None).map(|_| ())
+}
+
+/// As [`launch`]; with `column_sums` (the norms' backward), where a tile holds each row, the
+/// kernel also writes each group's sums of the weight's and bias's gradients into the
+/// workspace's partials (the grid capped at one wave): returns their address and number of
+/// chunks (groups), or `None` where it did not.
+fn launch_summing<T: RowElement>(
+    on: OnStream<'_>,
+    cols: usize,
+    call: RowCall,
+    column_sums: Option<&mut DeviceWorkspace>,
+) -> Result<Option<(u64, u32)>> {
     let k = &call.kernel;
     let (input, n) = call.input;
     if cols == 0 {
         return if n == 0 {
-            Ok(())
+            Ok(None)
         } else {
             Err(invalid(k, format!("cols is 0 for {n} elements")))
         };
@@ -249,7 +264,7 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
         }
     }
     if n == 0 {
-        return Ok(());
+        return Ok(None);
     }
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, max_group());
     if !T::ROW_WORDS.contains(&plan.words) {
@@ -265,9 +280,18 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     } else {
         1
     };
-    let most_blocks = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize) * 16;
-    let grid = rows.div_ceil(rows_per_block).min(most_blocks) as u32;
-    let config = LaunchConfig::new(grid, plan.block).with_shared_mem(ROW_SHARED_BYTES);
+    let wave = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize);
+    let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
+    let mut column_partials = None;
+    if let Some(workspace) = column_sums.filter(|_| plan.tiles == 1) {
+        grid = grid.min(wave as u32);
+        let chunks = grid * rows_per_block as u32;
+        let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
+        column_partials = Some((partials, chunks));
+    }
+    let items = plan.words * T::ROW_VECTOR as u32 / 4;
+    let shared = ROW_SHARED_BYTES + column_partials.map_or(0, |_| row_column_sums_bytes(items, plan.block));
+    let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
     let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
     let params = RowParams {
         input: input as *const T::Raw,
@@ -280,6 +304,7 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
         targets: pointer(call.targets) as *const i64,
         loss: pointer(call.loss) as *mut f32,
         valid_targets: call.valid_targets as *const u32,
+        column_partials: column_partials.map_or(0, |(address, _)| address) as *mut f32,
         rows,
         cols,
         ignore_index: call.ignore_index,
@@ -289,8 +314,11 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     };
     // SAFETY: every pointer holds the elements RowParams requires (lengths checked above), the
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
-    // most a warp or the whole block; ROW_SHARED_BYTES of shared memory).
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    // most a warp or the whole block; ROW_SHARED_BYTES of shared memory); the column partials
+    // hold 2 f32 per column for each of the grid's groups, and their sums have their shared
+    // memory.
+    unsafe { on.stream.launch(&kernel, config, &params)? };
+    Ok(column_partials)
 }
 
 /// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning
@@ -597,22 +625,23 @@ fn norm_backward<T: RowElement>(
             }
         }
     }
-    // Checks every shape, the saved statistics and dx's overlaps, then queues dx.
-    launch::<T>(on, cols, call)?;
-    if grads.dweight.is_none() && grads.dbias.is_none() || cols == 0 {
+    let wanted = grads.dweight.is_some() || grads.dbias.is_some();
+    // Checks every shape, the saved statistics and dx's overlaps, then queues dx (and where a
+    // tile holds the row, each group's sums of the parameters' gradients).
+    let summed = launch_summing::<T>(on, cols, call, wanted.then_some(&mut *workspace))?;
+    if !wanted || cols == 0 {
         return Ok(());
     }
     let rows = n / cols;
     let (chunks, rows_per_chunk) = norm_grad_chunks(rows, cols);
     let column_blocks = cols.div_ceil(NORM_GRAD_BLOCK as usize) as u32;
-    let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
     let pointer = |given: &Option<DeviceViewMut<'_, T>>| given.as_ref().map_or(0, |v| v.address());
-    let params = NormGradParams {
+    let mut params = NormGradParams {
         input: x.address() as *const T::Raw,
         grad: dy.address() as *const T::Raw,
         mean: mean.as_ref().map_or(0, |v| v.address()) as *const f32,
         rstd: rstd.address() as *const f32,
-        partials: partials as *mut f32,
+        partials: std::ptr::null_mut(),
         dweight: pointer(&grads.dweight) as *mut T::Raw,
         dbias: pointer(&grads.dbias) as *mut T::Raw,
         rows,
@@ -622,26 +651,28 @@ fn norm_backward<T: RowElement>(
         column_blocks,
     };
     let module = crate::module(on.gpu)?;
-    let partial =
-        module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
+    if let Some((partials, groups)) = summed {
+        params.partials = partials as *mut f32;
+        params.chunks = groups;
+    } else {
+        let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
+        params.partials = partials as *mut f32;
+        let partial = module
+            .kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
+        let config = LaunchConfig::new(chunks * column_blocks, NORM_GRAD_BLOCK);
+        // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
+        // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each);
+        // the grid is as NormGradParams says.
+        unsafe { on.stream.launch(&partial, config, &params)? };
+    }
     let finish =
         module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_finish_{}", T::NAME))?;
-    // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
-    // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each), and
-    // dweight / dbias (or null) `cols` elements overlapping no input; the grids are as
-    // NormGradParams says, the finish queued after the partial on the same stream.
-    unsafe {
-        on.stream.launch(
-            &partial,
-            LaunchConfig::new(chunks * column_blocks, NORM_GRAD_BLOCK),
-            &params,
-        )?;
-        on.stream.launch(
-            &finish,
-            LaunchConfig::new(column_blocks, NORM_GRAD_BLOCK),
-            &params,
-        )
-    }
+    let blocks = cols.div_ceil(NORM_GRAD_FINISH_COLUMNS as usize) as u32;
+    let config = LaunchConfig::new(blocks, NORM_GRAD_BLOCK).with_shared_mem(NORM_GRAD_FINISH_SHARED_BYTES);
+    // SAFETY: the partials hold 2 f32 per column for each of `params.chunks` chunks, written
+    // before on this stream; dweight / dbias (or null) hold `cols` elements overlapping no
+    // input; the grid and shared memory are as NormGradParams says.
+    unsafe { on.stream.launch(&finish, config, &params) }
 }
 
 /// How [`cross_entropy`] reduces the rows' losses (PyTorch's `reduction`).

@@ -9,14 +9,21 @@
 //!   columns (one per thread: a warp reads 32 consecutive items of a row, coalesced) and one
 //!   chunk of rows, and sums down the chunk, four rows per step (eight loads in flight per
 //!   thread); it writes the chunk's two sums per column.
-//! - **Finish** ([`norm_grads_finish`]): one thread per column adds its chunks in chunk order.
+//! - **Finish** ([`norm_grads_finish`]): a warp's lanes take 32 columns, the block's warps split
+//!   the chunks (each adding its share in order), and one warp adds the warps' sums in order.
+//!
+//! The row kernel of the norms' backward can write the partials itself (one chunk per group of
+//! threads, summed over the rows the group took), so that only the finish reads them again.
 //!
 //! Every sum is in an order fixed by the shape (`tuning::norm_grad_chunks`), so the results are
 //! the same bits from run to run, whatever the GPU.
 
 use super::element::RowElement;
-use crate::thread::{block_dim, block_idx, thread_idx};
+use crate::shared::SharedArray;
+use crate::sync::block_barrier;
+use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
 use gpu_primitives_abi::params::NormGradParams;
+use gpu_primitives_abi::tuning::NORM_GRAD_FINISH_COLUMNS;
 
 /// Rows one step of a thread's sum reads (the loads issued before the first is used).
 const ROWS_PER_STEP: usize = 4;
@@ -71,24 +78,64 @@ pub unsafe fn norm_grads_partial<T: RowElement>(p: &NormGradParams<T>) {
     }
 }
 
-/// `dweight` and `dbias` (where not null) from the partials, each column's chunks added in
-/// chunk order. See [`NormGradParams`].
+/// `dweight` and `dbias` (where not null) from the partials: each block takes
+/// [`NORM_GRAD_FINISH_COLUMNS`] columns (a warp's lanes) and its warps split the chunks, warp `w`
+/// adding chunks `w, w + warps, ...` in order (each warp reads the chunk's columns as one
+/// coalesced row); then lane `c` of warp 0 adds the warps' sums in warp order. See
+/// [`NormGradParams`].
 ///
 /// # Safety
-/// Launched as [`NormGradParams`] says, after [`norm_grads_partial`] on the same stream.
+/// Launched as [`NormGradParams`] says, after [`norm_grads_partial`] (or the row kernel that
+/// wrote the partials) on the same stream, with `slots` the block's dynamic shared memory
+/// ([`NORM_GRAD_FINISH_SHARED_BYTES`](gpu_primitives_abi::layout::NORM_GRAD_FINISH_SHARED_BYTES)).
 #[inline(always)]
-pub unsafe fn norm_grads_finish<T: RowElement>(p: &NormGradParams<T>) {
-    let col = (block_idx() * block_dim() + thread_idx()) as usize;
-    if col >= p.cols {
+pub unsafe fn norm_grads_finish<T: RowElement>(p: &NormGradParams<T>, slots: SharedArray<f32>) {
+    let lane = lane_id();
+    let warp = warp_id();
+    let warps = warps_per_block();
+    let col = (block_idx() * NORM_GRAD_FINISH_COLUMNS + lane) as usize;
+    let (mut weight_sum, mut bias_sum) = (0.0f32, 0.0f32);
+    if col < p.cols {
+        let read = |chunk: usize| {
+            let at = 2 * (chunk * p.cols + col);
+            // SAFETY: within the partials (chunk < chunks, col < cols), written by the launch
+            // before.
+            unsafe { (*p.partials.add(at), *p.partials.add(at + 1)) }
+        };
+        let step = warps as usize;
+        let mut chunk = warp as usize;
+        while chunk + 3 * step < p.chunks as usize {
+            let sums: [(f32, f32); 4] = core::array::from_fn(|k| read(chunk + k * step));
+            for (w, b) in sums {
+                weight_sum += w;
+                bias_sum += b;
+            }
+            chunk += 4 * step;
+        }
+        while chunk < p.chunks as usize {
+            let (w, b) = read(chunk);
+            weight_sum += w;
+            bias_sum += b;
+            chunk += step;
+        }
+    }
+    let slot = 2 * (warp * WARP_SIZE + lane);
+    // SAFETY: within NORM_GRAD_FINISH_SHARED_BYTES (2 f32 per thread of the block).
+    unsafe {
+        slots.write(slot, weight_sum);
+        slots.write(slot + 1, bias_sum);
+        block_barrier();
+    }
+    if warp != 0 || col >= p.cols {
         return;
     }
     let (mut weight_sum, mut bias_sum) = (0.0f32, 0.0f32);
-    for chunk in 0..p.chunks as usize {
-        let at = 2 * (chunk * p.cols + col);
-        // SAFETY: within the partials, written by the launch before.
+    for w in 0..warps {
+        let slot = 2 * (w * WARP_SIZE + lane);
+        // SAFETY: written by warp w before the barrier.
         unsafe {
-            weight_sum += *p.partials.add(at);
-            bias_sum += *p.partials.add(at + 1);
+            weight_sum += slots.read(slot);
+            bias_sum += slots.read(slot + 1);
         }
     }
     // SAFETY: non-null dweight / dbias hold `cols` elements.

@@ -34,13 +34,13 @@
 //! algorithm for computing sample variances" (1979).
 
 use super::element::{MAX_WORDS, RowElement, load_words_read_only, store_words};
-use crate::shared::SharedArray;
+use crate::shared::{SharedArray, dynamic_shared};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
 use crate::unroll::unrolled_for;
 use crate::warp::Shuffle;
 use core::arch::asm;
-use gpu_primitives_abi::layout::{MAX_WARPS, ROW_STATS};
+use gpu_primitives_abi::layout::{MAX_WARPS, ROW_SHARED_BYTES, ROW_STATS};
 use gpu_primitives_abi::params::RowParams;
 
 /// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
@@ -287,6 +287,19 @@ impl<T: RowElement, const W: usize> RowTile<T, W> {
         acc
     }
 
+    /// `f(k, x, dy)` for each item `k` of this thread (its index among the thread's items: chunk
+    /// by chunk), pads included (`x` the pad, `dy` 0).
+    #[inline(always)]
+    pub fn for_each_item(&self, mut f: impl FnMut(usize, f32, f32)) {
+        unrolled_for(W / 4, |c| {
+            unrolled_for(per_chunk::<T>(), |j| {
+                let x = chunk_item::<T>(&self.x[4 * c..], j);
+                let dy = chunk_item::<T>(&self.dy[4 * c..], j);
+                f(c * per_chunk::<T>() + j, x, dy);
+            });
+        });
+    }
+
     /// How many of this thread's items lie in the row.
     #[inline(always)]
     pub fn valid_items(&self) -> u32 {
@@ -372,6 +385,15 @@ pub trait RowOp {
     /// What a thread's items past the row's end hold in [`RowTile::fold`]: a value that changes
     /// no statistic (their gradient is 0).
     const PAD: f32 = 0.0;
+    /// Sums `parameter_grads` per column over the rows a group takes, into
+    /// `RowParams::column_partials` where that is not null and a tile holds the row (the norms'
+    /// backward: their weight's and bias's gradients).
+    const PARAMETER_GRADS: bool = false;
+    /// An item's terms of the weight's and the bias's gradients (`dy * x^`, `dy`).
+    #[inline(always)]
+    fn parameter_grads(_x: f32, _dy: f32, _row: &RowFacts) -> [f32; 2] {
+        [0.0; 2]
+    }
     /// May be launched with a null output (nothing written but what [`write_row`](Self::write_row)
     /// writes: cross-entropy's loss alone).
     const OUTPUT_OPTIONAL: bool = false;
@@ -690,6 +712,11 @@ pub struct LayerNormBackward;
 impl RowOp for LayerNormBackward {
     const GRAD: bool = true;
     const AFFINE: bool = true;
+    const PARAMETER_GRADS: bool = true;
+    #[inline(always)]
+    fn parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
+        norm_parameter_grads(x, dy, row)
+    }
     /// (sum of g, sum of g x^)
     type Partial = [f32; 2];
     /// (mean, rstd, mean of g, mean of g x^)
@@ -735,6 +762,11 @@ pub struct RmsNormBackward;
 impl RowOp for RmsNormBackward {
     const GRAD: bool = true;
     const AFFINE: bool = true;
+    const PARAMETER_GRADS: bool = true;
+    #[inline(always)]
+    fn parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
+        norm_parameter_grads(x, dy, row)
+    }
     type Partial = [f32; 1];
     /// (rstd, mean of g x^)
     type Row = [f32; 2];
@@ -759,6 +791,13 @@ impl RowOp for RmsNormBackward {
         // SAFETY: forwarded.
         unsafe { saved_facts(p, row, facts) }
     }
+}
+
+/// The norms' terms of `dweight` and `dbias` at an item: `dy * x^` (`x^ = (x - mean) * rstd`,
+/// the mean 0 for RMSNorm) and `dy`.
+#[inline(always)]
+fn norm_parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
+    [dy * ((x - row.mean) * row.rstd), dy]
 }
 
 /// `values[row] = value` where `values` is not null.
@@ -997,13 +1036,17 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
 /// # Safety
 /// - Launched as [`RowParams`] says: every thread of the block calls it; `p.group` divides the
 ///   block and is at most a warp or the whole block; `slots` is
-///   [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of this block's shared
+///   [`ROW_SHARED_BYTES`] of this block's shared
 ///   memory, used by nothing else.
 /// - `input` (and `grad` for backward operations) hold `rows * cols` readable elements that
 ///   nothing writes during the launch; `output` `rows * cols` writable ones, overlapping no
 ///   input; `weight` / `bias` are null or hold `cols` elements; `mean` / `rstd` are null or hold
 ///   `rows` values (the norms' backward reads them: `rstd` is never null there, and nothing
-///   writes them during the launch); `cols` is below 2^31.
+///   writes them during the launch); `cols` is below 2^31; a non-null `column_partials` (the
+///   norms' backward) holds `2 * cols` `f32` for each group of the grid (`grid * block / group`
+///   groups of a warp or less, else `grid`), and the launch gives
+///   [`row_column_sums_bytes`](gpu_primitives_abi::layout::row_column_sums_bytes) of dynamic
+///   shared memory past `ROW_SHARED_BYTES`.
 #[inline(always)]
 pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>, slots: SharedArray<f32>) {
     const { assert!(W.is_multiple_of(4) && W >= 4) };
@@ -1029,6 +1072,27 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
     let per_tile = group * (W as u32 / 4) * chunk;
     let tiles = cols.div_ceil(per_tile);
     let mut reducer = RowGroup::new(group, slots);
+    // The norms' backward: this thread's share of the weight's and bias's gradients, item by
+    // item, over the rows its group takes (a tile holds each row: the same columns every row).
+    // Kept in shared memory (in registers they spilled), each thread's own slots, so no barrier
+    // is needed: sum `s` of item `k` at `thread * (2 items + 1) + 2 k + s` (one base address
+    // and constant offsets; the odd stride keeps a warp's accesses on distinct banks).
+    let column_sums = Op::PARAMETER_GRADS && !p.column_partials.is_null() && tiles == 1;
+    let items = W / 4 * per_chunk::<T>();
+    // SAFETY: past the reductions' ROW_SHARED_BYTES (a multiple of 4), viewed as f32 only here.
+    let sums = unsafe { dynamic_shared::<f32>(ROW_SHARED_BYTES) };
+    let sum_base = thread_idx() * (2 * items as u32 + 1);
+    let sum_slot = |k: usize, s: usize| sum_base + (2 * k + s) as u32;
+    if column_sums {
+        for k in 0..items {
+            // SAFETY: the launch gives 2 f32 per item per thread past ROW_SHARED_BYTES with
+            // column partials (the kernel's contract); this thread's own slots.
+            unsafe {
+                sums.write(sum_slot(k, 0), 0.0);
+                sums.write(sum_slot(k, 1), 0.0);
+            }
+        }
+    }
     let stride = grid_dim() as usize * groups as usize;
     let mut first_row = block_idx() as usize * groups as usize;
     while first_row < p.rows {
@@ -1089,6 +1153,16 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
             Op::finish(total, &facts)
         };
+        if column_sums && row < p.rows {
+            tile.for_each_item(|k, x, dy| {
+                let [weight, bias] = Op::parameter_grads(x, dy, &facts);
+                // SAFETY: this thread's own slots, as above.
+                unsafe {
+                    sums.write(sum_slot(k, 0), sums.read(sum_slot(k, 0)) + weight);
+                    sums.write(sum_slot(k, 1), sums.read(sum_slot(k, 1)) + bias);
+                }
+            });
+        }
         if row < p.rows && rank == 0 {
             // SAFETY: a row of the matrix (the kernel's contract covers what Op writes of it).
             unsafe { Op::write_row(p, row, &stats) };
@@ -1106,5 +1180,24 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats) };
         }
         first_row += stride;
+    }
+    if column_sums {
+        let slot = block_idx() as usize * groups as usize + index as usize;
+        unrolled_for(W / 4, |c| {
+            unrolled_for(per_chunk::<T>(), |j| {
+                let col = map.chunk(0, c) as usize + j;
+                if col < p.cols {
+                    let k = c * per_chunk::<T>() + j;
+                    let at = 2 * (slot * p.cols + col);
+                    // SAFETY: `column_partials` holds 2 f32 per column for each group of the grid
+                    // (the kernel's contract); col < cols.
+                    // This thread's own shared slots.
+                    unsafe {
+                        *p.column_partials.add(at) = sums.read(sum_slot(k, 0));
+                        *p.column_partials.add(at + 1) = sums.read(sum_slot(k, 1));
+                    }
+                }
+            });
+        });
     }
 }

@@ -69,8 +69,9 @@ macro_rules! norm_grads_entries {
             /// As `norm_grads_finish`, with the launch [`NormGradParams`] describes.
             #[unsafe(export_name = norm_grads_kernel_name!(finish, $name))]
             pub unsafe extern "ptx-kernel" fn finish(p: NormGradParams<$device>) {
-                // SAFETY: forwarded from the kernel's contract.
-                unsafe { norm_grads_finish(&p) };
+                // SAFETY: the launch provides NORM_GRAD_FINISH_SHARED_BYTES of dynamic shared
+                // memory; the rest is forwarded from the kernel's contract.
+                unsafe { norm_grads_finish(&p, dynamic_shared(0)) };
             }
         };
     )*};
