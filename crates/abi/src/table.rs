@@ -357,6 +357,8 @@ macro_rules! row_op_table {
             layer_norm => LayerNorm, 1, 8;
             layer_norm_backward => LayerNormBackward, 2, 8;
             rms_norm_backward => RmsNormBackward, 2, 8;
+            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8;
+            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8;
             cross_entropy => CrossEntropy, 1, 8;
         }
     };
@@ -510,8 +512,8 @@ mod tests {
             .iter()
             .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
             .collect();
-        // 9 operations x (f32: 3 word counts, halves: 2 each).
-        assert_eq!(names.len(), 9 * (3 + 2 + 2));
+        // 11 operations x (f32: 3 word counts, halves: 2 each).
+        assert_eq!(names.len(), 11 * (3 + 2 + 2));
         assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
         assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
         assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));

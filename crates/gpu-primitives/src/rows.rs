@@ -74,6 +74,7 @@ gpu_primitives_abi::row_table!(row_elements);
 
 /// The row operations' kernel names (from `gpu_primitives_abi::row_op_table!`).
 mod kernels {
+    #[derive(Clone, Copy)]
     pub(super) struct RowKernel {
         pub name: &'static str,
         /// Row inputs: 1, or 2 for the backward.
@@ -201,15 +202,15 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     launch_summing::<T>(on, cols, call, None).map(|_| ())
 }
 
-/// As [`launch`]; with `column_sums` (the norms' backward), where a tile holds each row, the
-/// kernel also writes each group's sums of the weight's and bias's gradients into the
-/// workspace's partials (the grid capped at one wave): returns their address and number of
-/// chunks (groups), or `None` where it did not.
+/// As [`launch`]; with `column_sums` (the norms' backward), where a tile holds each row, its
+/// kernel (the `_sums` one) also writes each group's sums of the weight's and bias's gradients
+/// into the workspace's partials (the grid capped at one wave): returns their address and
+/// number of chunks (groups), or `None` where it did not.
 fn launch_summing<T: RowElement>(
     on: OnStream<'_>,
     cols: usize,
-    call: RowCall,
-    column_sums: Option<&mut DeviceWorkspace>,
+    mut call: RowCall,
+    column_sums: Option<(&mut DeviceWorkspace, RowKernel)>,
 ) -> Result<Option<(u64, u32)>> {
     let k = &call.kernel;
     let (input, n) = call.input;
@@ -273,6 +274,11 @@ fn launch_summing<T: RowElement>(
             format!("no {} kernel of {} words per thread", T::NAME, plan.words),
         ));
     }
+    let column_sums = column_sums.filter(|_| plan.tiles == 1);
+    if let Some((_, summing)) = &column_sums {
+        call.kernel = *summing;
+    }
+    let k = &call.kernel;
     let name = format!("device_rows_{}_{}_w{}", k.name, T::NAME, plan.words);
     let kernel = crate::module(on.gpu)?.kernel::<RowParams<T::Raw>>(&name)?;
     let rows_per_block = if plan.group <= 32 {
@@ -283,7 +289,7 @@ fn launch_summing<T: RowElement>(
     let wave = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
     let mut column_partials = None;
-    if let Some(workspace) = column_sums.filter(|_| plan.tiles == 1) {
+    if let Some((workspace, _)) = column_sums {
         grid = grid.min(wave as u32);
         let chunks = grid * rows_per_block as u32;
         let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
@@ -552,7 +558,7 @@ pub fn layer_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
 ) -> Result<()> {
     let saved = (Some(mean.into()), rstd.into());
     norm_backward(
-        kernels::layer_norm_backward,
+        (kernels::layer_norm_backward, kernels::layer_norm_backward_sums),
         on.into(),
         (x.into(), dy.into()),
         cols,
@@ -583,7 +589,7 @@ pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
     }
     let saved = (None, rstd.into());
     norm_backward(
-        kernels::rms_norm_backward,
+        (kernels::rms_norm_backward, kernels::rms_norm_backward_sums),
         on.into(),
         (x.into(), dy.into()),
         cols,
@@ -597,7 +603,7 @@ pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
 /// `dx` through `kernel`, then `dweight` / `dbias` where asked (see [`layer_norm_backward`]).
 #[allow(clippy::too_many_arguments)]
 fn norm_backward<T: RowElement>(
-    kernel: RowKernel,
+    (kernel, summing): (RowKernel, RowKernel),
     on: OnStream<'_>,
     (x, dy): (DeviceView<'_, T>, DeviceView<'_, T>),
     cols: usize,
@@ -628,7 +634,7 @@ fn norm_backward<T: RowElement>(
     let wanted = grads.dweight.is_some() || grads.dbias.is_some();
     // Checks every shape, the saved statistics and dx's overlaps, then queues dx (and where a
     // tile holds the row, each group's sums of the parameters' gradients).
-    let summed = launch_summing::<T>(on, cols, call, wanted.then_some(&mut *workspace))?;
+    let summed = launch_summing::<T>(on, cols, call, wanted.then_some((&mut *workspace, summing)))?;
     if !wanted || cols == 0 {
         return Ok(());
     }

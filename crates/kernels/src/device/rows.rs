@@ -704,15 +704,20 @@ impl RowOp for LayerNorm {
     }
 }
 
-/// Backward of LayerNorm (`dx` only; the weight's and bias's gradients are a reduction over
-/// rows, `device::norm_grads`): from `x`, `dy`, the weight and the saved (mean, rstd), with
+/// Backward of LayerNorm: from `x`, `dy`, the weight and the saved (mean, rstd), with
 /// `g = dy * weight` and `x^ = (x - mean) * rstd`,
-/// `dx = rstd * (g - mean(g) - x^ * mean(g * x^))`.
-pub struct LayerNormBackward;
-impl RowOp for LayerNormBackward {
+/// `dx = rstd * (g - mean(g) - x^ * mean(g * x^))`; with `SUMS`, also each group's sums of the
+/// weight's and bias's gradients (`RowOp::PARAMETER_GRADS`; else `device::norm_grads` reads the
+/// rows again for them). Two kernels, so that the one without keeps its registers.
+pub struct LayerNormBackwardOp<const SUMS: bool>;
+/// [`LayerNormBackwardOp`], `dx` alone.
+pub type LayerNormBackward = LayerNormBackwardOp<false>;
+/// [`LayerNormBackwardOp`] summing the parameters' gradients too.
+pub type LayerNormBackwardSums = LayerNormBackwardOp<true>;
+impl<const SUMS: bool> RowOp for LayerNormBackwardOp<SUMS> {
     const GRAD: bool = true;
     const AFFINE: bool = true;
-    const PARAMETER_GRADS: bool = true;
+    const PARAMETER_GRADS: bool = SUMS;
     #[inline(always)]
     fn parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
         norm_parameter_grads(x, dy, row)
@@ -756,13 +761,17 @@ impl RowOp for LayerNormBackward {
     }
 }
 
-/// Backward of RMSNorm (`dx` only, as [`LayerNormBackward`]): with `g = dy * weight` and
-/// `x^ = x * rstd`, `dx = rstd * (g - x^ * mean(g * x^))`.
-pub struct RmsNormBackward;
-impl RowOp for RmsNormBackward {
+/// Backward of RMSNorm (as [`LayerNormBackwardOp`]): with `g = dy * weight` and `x^ = x * rstd`,
+/// `dx = rstd * (g - x^ * mean(g * x^))`.
+pub struct RmsNormBackwardOp<const SUMS: bool>;
+/// [`RmsNormBackwardOp`], `dx` alone.
+pub type RmsNormBackward = RmsNormBackwardOp<false>;
+/// [`RmsNormBackwardOp`] summing the weight's gradient too.
+pub type RmsNormBackwardSums = RmsNormBackwardOp<true>;
+impl<const SUMS: bool> RowOp for RmsNormBackwardOp<SUMS> {
     const GRAD: bool = true;
     const AFFINE: bool = true;
-    const PARAMETER_GRADS: bool = true;
+    const PARAMETER_GRADS: bool = SUMS;
     #[inline(always)]
     fn parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
         norm_parameter_grads(x, dy, row)

@@ -10,8 +10,8 @@
 use crate::device::cross_entropy::{count_valid_targets, mean_loss};
 use crate::device::norm_grads::{norm_grads_finish, norm_grads_partial};
 use crate::device::rows::{
-    CrossEntropy, LayerNorm, LayerNormBackward, LogSoftmax, LogSoftmaxBackward, RmsNorm, RmsNormBackward,
-    RowOp, Softmax, SoftmaxBackward, row_op,
+    CrossEntropy, LayerNorm, LayerNormBackward, LayerNormBackwardSums, LogSoftmax, LogSoftmaxBackward,
+    RmsNorm, RmsNormBackward, RmsNormBackwardSums, RowOp, Softmax, SoftmaxBackward, row_op,
 };
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
