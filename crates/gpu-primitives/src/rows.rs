@@ -1,8 +1,11 @@
 //! Row operations over a row-major `rows x cols` matrix, the reductions models spend their time
-//! in: [`softmax`], [`log_softmax`] and their backward, [`rms_norm`], [`layer_norm`]. Each is one
-//! fused kernel (crates/kernels `device::rows`): the row's statistics (a maximum and a sum of
-//! exponentials, a mean and a variance, ...) and its output in one launch, the row read once and
-//! written once while it fits the registers of the threads that hold it.
+//! in: [`softmax`], [`log_softmax`] and their backward, [`rms_norm`], [`layer_norm`] and their
+//! backward ([`rms_norm_backward`], [`layer_norm_backward`]), [`cross_entropy`] fused with its
+//! gradient. Each is one fused kernel (crates/kernels `device::rows`): the row's statistics (a
+//! maximum and a sum of exponentials, a mean and a variance, ...) and its output in one launch,
+//! the row read once and written once while it fits the registers of the threads that hold it.
+//! The norms' parameter gradients (sums over rows) and cross-entropy's mean or sum add a
+//! reduction after it.
 //!
 //! Each thread holds up to 16 items of each row input in registers, and at most 16 words of all
 //! of them (8 for LayerNorm); `gpu_primitives_abi::tuning::row_plan` decides the mapping:
@@ -13,6 +16,8 @@
 //! | the same: f16, bf16 | 512 | 4096 (256 threads) | as above (256 threads up to 4 tiles) |
 //! | LayerNorm: f32 / halves | 256 / 512 | 2048 / 4096 (256 threads) | as above |
 //! | the backward: f32 / halves | 256 / 512 | 8192 / 16384 (1024 threads) | as above |
+//! | the norms' backward: f32 / halves | 128 / 256 | 1024 / 2048 (256 threads) | as above |
+//! | cross-entropy: f32 / halves | 256 / 512 | 2048 / 4096 (256 threads) | as above |
 //!
 //! Every call:
 //! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);

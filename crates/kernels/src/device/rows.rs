@@ -1,7 +1,9 @@
-//! Row operations over a row-major `rows x cols` matrix: softmax, log-softmax and their
-//! backward, RMSNorm and LayerNorm. Each row is one reduction (a few `f32` statistics) followed
-//! by one elementwise output, fused in one kernel ([`row_op`]) so that the row is read once and
-//! written once while it fits the registers of the threads that hold it.
+//! Row operations over a row-major `rows x cols` matrix: softmax, log-softmax, RMSNorm,
+//! LayerNorm and the backward of each (the norms' with their parameters' gradients summed per
+//! group where a tile holds the row), cross-entropy with its gradient. Each row is one
+//! reduction (a few `f32` statistics) followed by one elementwise output, fused in one kernel
+//! ([`row_op`]) so that the row is read once and written once while it fits the registers of
+//! the threads that hold it.
 //!
 //! - **Thread mapping** (the host picks it: `gpu_primitives_abi::tuning::row_plan`): a *group*
 //!   of `G` threads (a power of two) per row. Groups of a warp or less share the block's warps
