@@ -115,10 +115,13 @@ CHECK_OPS = {
     "rms-norm": lambda x: F.rms_norm(x, (x.shape[-1],), eps=1e-5),
 }
 CHECK_TOLERANCE = {"f32": (1e-6, 1e-4), "f16": (1e-4, 2.0**-9)}
+# Cross-entropy's loss per row (f32 whatever the logits; label smoothing 0.1, some rows ignored).
+CROSS_ENTROPY_TOLERANCE = (1e-4, 1e-5)
 
 
 def check(binary):
-    """Run `binary rows` on random matrices and compare with PyTorch; returns whether all agree."""
+    """Run `binary rows` on random matrices and compare with PyTorch (the forward operations, and
+    cross-entropy's loss per row); returns whether all agree."""
     agree = True
     print(f"{'op':<12} {'type':>5} {'shape':>14} {'max |ours - torch|':>20} {'worst / tolerance':>18}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,6 +140,21 @@ def check(binary):
                     ratio = (diff / (atol + rtol * theirs.abs())).max().item()
                     agree &= ratio <= 1.0
                     print(f"{op:<12} {dtype_name:>5} {f'{rows}x{cols}':>14} {diff.max().item():>20.3g} {ratio:>18.3f}")
+                targets = torch.randint(0, cols, (rows,), device="cuda")
+                targets[torch.rand(rows, device="cuda") < 0.05] = -100
+                target_path = os.path.join(tmp, "t.npy")
+                np.save(target_path, targets.cpu().numpy().astype(np.int64))
+                out = os.path.join(tmp, "loss.npy")
+                command = [binary, "rows", path, "--op", "cross-entropy", "--targets", target_path]
+                subprocess.run(command + ["--label-smoothing", "0.1", "--output", out], check=True, capture_output=True)
+                ours = torch.from_numpy(np.load(out)).cuda().double().flatten()
+                theirs = F.cross_entropy(x.float(), targets, reduction="none", label_smoothing=0.1).double()
+                loss_atol, loss_rtol = CROSS_ENTROPY_TOLERANCE
+                diff = (ours - theirs).abs()
+                ratio = (diff / (loss_atol + loss_rtol * theirs.abs())).max().item()
+                agree &= ratio <= 1.0
+                op = "cross-entropy"
+                print(f"{op:<12} {dtype_name:>5} {f'{rows}x{cols}':>14} {diff.max().item():>20.3g} {ratio:>18.3f}")
     print("the answers agree" if agree else "the answers DIFFER")
     return agree
 

@@ -119,6 +119,13 @@ struct RowsArgs {
     /// The norms' epsilon (added to the variance or the mean square).
     #[arg(long, default_value_t = 1e-5)]
     eps: f32,
+    /// Cross-entropy: the target class of each row (a 1-D i64 .npy file of `rows` values; -100
+    /// ignores a row).
+    #[arg(long)]
+    targets: Option<std::path::PathBuf>,
+    /// Cross-entropy's label smoothing, in [0, 1].
+    #[arg(long, default_value_t = 0.0)]
+    label_smoothing: f32,
     /// Write the result (same shape and type) to this .npy file.
     #[arg(long)]
     output: Option<std::path::PathBuf>,
@@ -279,6 +286,8 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     input: args.input.clone(),
                     op: args.op,
                     eps: args.eps,
+                    targets: args.targets.clone(),
+                    label_smoothing: args.label_smoothing,
                     output: args.output.clone(),
                     check: args.check,
                     device: cli.device,

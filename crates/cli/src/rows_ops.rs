@@ -1,11 +1,13 @@
 //! The CLI's `rows` command on 2-D `.npy` files: softmax, log-softmax, LayerNorm or RMSNorm of
 //! every row on the GPU (`gpu_primitives::rows`), optionally written out as a matrix of the same
 //! shape and type, and (`--check`) compared with the `f64` reference within the bound the GPU
-//! tests use (`reference::rows::f32_bound`, plus an f16 output's rounding).
+//! tests use (`reference::rows::f32_bound`, plus an f16 output's rounding); or cross-entropy of
+//! each row as logits with a target class from a 1-D `i64` file, one `f32` loss per row
+//! (`reference::rows::cross_entropy_bound`).
 
 use crate::cli_ops::CliError;
 use crate::npy;
-use gpu_primitives::device::DeviceVec;
+use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
 use gpu_primitives::rows::{self, Norm, RowElement};
 use gpu_primitives::{Error, Gpu};
@@ -22,15 +24,20 @@ pub enum RowOpArg {
     LayerNorm,
     /// `x / sqrt(mean(x^2) + eps)` per row (no weight).
     RmsNorm,
+    /// `ln(sum(exp(x))) - (1 - s) x[target] - s mean(x)` per row (`--targets`, `--label-smoothing`
+    /// s), one `f32` per row (written as a `rows x 1` matrix).
+    CrossEntropy,
 }
 
 impl RowOpArg {
-    fn forward(self) -> Forward {
+    /// The forward operation of the matrix-shaped outputs (`None`: cross-entropy).
+    fn forward(self) -> Option<Forward> {
         match self {
-            Self::Softmax => Forward::Softmax,
-            Self::LogSoftmax => Forward::LogSoftmax,
-            Self::LayerNorm => Forward::LayerNorm,
-            Self::RmsNorm => Forward::RmsNorm,
+            Self::Softmax => Some(Forward::Softmax),
+            Self::LogSoftmax => Some(Forward::LogSoftmax),
+            Self::LayerNorm => Some(Forward::LayerNorm),
+            Self::RmsNorm => Some(Forward::RmsNorm),
+            Self::CrossEntropy => None,
         }
     }
 }
@@ -44,6 +51,10 @@ pub struct RowsJob {
     pub op: RowOpArg,
     /// The norms' epsilon.
     pub eps: f32,
+    /// Cross-entropy: the target class of each row (a 1-D `i64` `.npy`).
+    pub targets: Option<PathBuf>,
+    /// Cross-entropy's label smoothing.
+    pub label_smoothing: f32,
     /// Where to write the result (same shape and type).
     pub output: Option<PathBuf>,
     /// Compare with the CPU reference.
@@ -74,18 +85,21 @@ impl CliRow for half::f16 {
 fn run_typed<T: CliRow>(
     gpu: &Gpu,
     host: &[T],
-    rows: usize,
-    cols: usize,
+    (rows, cols): (usize, usize),
+    targets: &[i64],
     job: &RowsJob,
 ) -> Result<bool, CliError> {
+    let Some(forward) = job.op.forward() else {
+        return run_cross_entropy(gpu, host, (rows, cols), targets, job);
+    };
     let x = DeviceVec::from_slice(gpu, host)?;
     let mut y = DeviceVec::<T>::zeroed(gpu, host.len())?;
     let norm = Norm::new(job.eps);
-    let ((), elapsed) = gpu.time(|| match job.op {
-        RowOpArg::Softmax => rows::softmax(gpu, &x, cols, &mut y),
-        RowOpArg::LogSoftmax => rows::log_softmax(gpu, &x, cols, &mut y),
-        RowOpArg::LayerNorm => rows::layer_norm(gpu, &x, cols, norm, &mut y, None, None),
-        RowOpArg::RmsNorm => rows::rms_norm(gpu, &x, cols, norm, &mut y, None),
+    let ((), elapsed) = gpu.time(|| match forward {
+        Forward::Softmax => rows::softmax(gpu, &x, cols, &mut y),
+        Forward::LogSoftmax => rows::log_softmax(gpu, &x, cols, &mut y),
+        Forward::LayerNorm => rows::layer_norm(gpu, &x, cols, norm, &mut y, None, None),
+        Forward::RmsNorm => rows::rms_norm(gpu, &x, cols, norm, &mut y, None),
     })?;
     println!(
         "{:?} of {rows} x {cols} {} on {}: {:.1} µs (one launch)",
@@ -103,10 +117,10 @@ fn run_typed<T: CliRow>(
         return Ok(true);
     }
     let wide: Vec<f64> = host.iter().map(|v| v.wide()).collect();
-    let (expected, centrings) = match job.op {
-        RowOpArg::Softmax => (reference::softmax(&wide, cols), vec![0.0; rows]),
-        RowOpArg::LogSoftmax => (reference::log_softmax(&wide, cols), vec![0.0; rows]),
-        RowOpArg::LayerNorm => {
+    let (expected, centrings) = match forward {
+        Forward::Softmax => (reference::softmax(&wide, cols), vec![0.0; rows]),
+        Forward::LogSoftmax => (reference::log_softmax(&wide, cols), vec![0.0; rows]),
+        Forward::LayerNorm => {
             let n = reference::layer_norm(&wide, cols, None, None, job.eps as f64);
             let c = n
                 .mean
@@ -116,7 +130,7 @@ fn run_typed<T: CliRow>(
                 .collect();
             (n.y, c)
         }
-        RowOpArg::RmsNorm => (
+        Forward::RmsNorm => (
             reference::rms_norm(&wide, cols, None, job.eps as f64).y,
             vec![0.0; rows],
         ),
@@ -132,7 +146,7 @@ fn run_typed<T: CliRow>(
             f != e
         } else {
             let error = (f - e).abs();
-            let bound = f32_bound(job.op.forward(), e, 0.0, centrings[i / cols]) + relative * e.abs() + tiny;
+            let bound = f32_bound(forward, e, 0.0, centrings[i / cols]) + relative * e.abs() + tiny;
             if error / bound > worst.0 {
                 worst = (error / bound, i);
             }
@@ -140,13 +154,84 @@ fn run_typed<T: CliRow>(
         };
         outside += bad as usize;
     }
+    report(worst, outside, found.len())
+}
+
+/// Print `--check`'s summary; whether every element was within its bound.
+fn report((ratio, at): (f64, usize), outside: usize, of: usize) -> Result<bool, CliError> {
     println!(
-        "CPU reference (f64): largest error {:.3} of its bound (element {}); {outside} of {} outside",
-        worst.0,
-        worst.1,
-        found.len()
+        "CPU reference (f64): largest error {ratio:.3} of its bound (element {at}); {outside} of {of} outside"
     );
     Ok(outside == 0)
+}
+
+/// Cross-entropy of each row of `host` with the targets of `job`, one loss per row.
+fn run_cross_entropy<T: CliRow>(
+    gpu: &Gpu,
+    host: &[T],
+    (rows, cols): (usize, usize),
+    targets: &[i64],
+    job: &RowsJob,
+) -> Result<bool, CliError> {
+    let x = DeviceVec::from_slice(gpu, host)?;
+    let d_targets = DeviceVec::from_slice(gpu, targets)?;
+    let mut loss = DeviceVec::<f32>::zeroed(gpu, rows)?;
+    let options = rows::CrossEntropy {
+        reduction: rows::Reduction::None,
+        label_smoothing: job.label_smoothing,
+        ..rows::CrossEntropy::default()
+    };
+    let workspace = &mut DeviceWorkspace::new();
+    let ((), elapsed) =
+        gpu.time(|| rows::cross_entropy(gpu, &x, cols, &d_targets, options, &mut loss, None, workspace))?;
+    let found = loss.to_vec(gpu)?;
+    let valid: Vec<f64> = found
+        .iter()
+        .zip(targets)
+        .filter(|(_, t)| **t != options.ignore_index)
+        .map(|(l, _)| *l as f64)
+        .collect();
+    println!(
+        "CrossEntropy of {rows} x {cols} {} on {}: {:.1} µs (one launch); mean loss {:.6}",
+        T::NAME,
+        gpu.info().name,
+        elapsed.as_secs_f64() * 1e6,
+        valid.iter().sum::<f64>() / valid.len() as f64
+    );
+    if let Some(path) = &job.output {
+        npy::write_matrix(path, rows, 1, &found)?;
+        println!("wrote {} ({rows} x 1 f32: each row's loss)", path.display());
+    }
+    if !job.check {
+        return Ok(true);
+    }
+    let wide: Vec<f64> = host.iter().map(|v| v.wide()).collect();
+    let expected = reference::cross_entropy(
+        &wide,
+        cols,
+        targets,
+        options.ignore_index,
+        job.label_smoothing as f64,
+    );
+    let mut worst = (0.0f64, 0usize);
+    let mut outside = 0usize;
+    for (r, (&f, &e)) in found.iter().zip(&expected.loss).enumerate() {
+        let (f, bound) = (
+            f as f64,
+            reference::cross_entropy_bound(&wide[r * cols..(r + 1) * cols]),
+        );
+        let bad = if e.is_nan() {
+            !f.is_nan()
+        } else {
+            let ratio = (f - e).abs() / bound;
+            if ratio > worst.0 {
+                worst = (ratio, r);
+            }
+            ratio > 1.0
+        };
+        outside += bad as usize;
+    }
+    report(worst, outside, rows)
 }
 
 /// Run `rows` on the file of `job` (read before the GPU is opened). Returns whether `--check`
@@ -156,18 +241,23 @@ fn run_typed<T: CliRow>(
 /// [`CliError`] with a one-line message: a file that is not a 2-D f32 or f16 matrix, GPU errors.
 pub fn run(job: &RowsJob) -> Result<bool, CliError> {
     let input = npy::open_matrix(&job.input)?;
-    let (rows, cols) = (input.shape[0], input.shape[1]);
+    let shape = (input.shape[0], input.shape[1]);
     let bar = indicatif::ProgressBar::hidden();
+    let targets = if job.op == RowOpArg::CrossEntropy {
+        read_targets(job.targets.as_deref())?
+    } else {
+        vec![]
+    };
     match input.dtype {
         npy::NpyDtype::F32 => {
             let host = input.read::<f32>(&bar)?;
             let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed(&gpu, &host, rows, cols, job)
+            run_typed(&gpu, &host, shape, &targets, job)
         }
         npy::NpyDtype::F16 => {
             let host = input.read::<half::f16>(&bar)?;
             let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed(&gpu, &host, rows, cols, job)
+            run_typed(&gpu, &host, shape, &targets, job)
         }
         other => Err(Error::InvalidLaunch(format!(
             "{}: rows reads f32 or f16 matrices, not {other:?}",
@@ -175,4 +265,19 @@ pub fn run(job: &RowsJob) -> Result<bool, CliError> {
         ))
         .into()),
     }
+}
+
+/// Cross-entropy's targets: a 1-D `i64` `.npy` (its length is checked against the rows by the
+/// library call).
+fn read_targets(path: Option<&std::path::Path>) -> Result<Vec<i64>, CliError> {
+    let Some(path) = path else {
+        let what = "rows --op cross-entropy needs --targets FILE.npy (1-D i64)";
+        return Err(Error::InvalidLaunch(what.into()).into());
+    };
+    let file = npy::open(path)?;
+    if file.dtype != npy::NpyDtype::I64 {
+        let what = format!("{}: targets are i64, not {:?}", path.display(), file.dtype);
+        return Err(Error::InvalidLaunch(what).into());
+    }
+    Ok(file.read(&indicatif::ProgressBar::hidden())?)
 }

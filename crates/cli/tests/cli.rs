@@ -112,6 +112,16 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
         vec!["scan", bad.to_str().unwrap()],
         vec!["select", bad.to_str().unwrap(), "--keep", "lt", "--value", "-1.5"],
         vec!["unique", "/nonexistent/x.npy"],
+        // Cross-entropy without targets, and with targets that are not i64.
+        vec!["rows", bad.to_str().unwrap(), "--op", "cross-entropy"],
+        vec![
+            "rows",
+            bad.to_str().unwrap(),
+            "--op",
+            "cross-entropy",
+            "--targets",
+            bad.to_str().unwrap(),
+        ],
     ] {
         let out = Command::new(exe).args(&args).output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
