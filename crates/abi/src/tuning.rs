@@ -162,6 +162,13 @@ pub const NORM_GRAD_BLOCK: u32 = 256;
 /// (16 per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident blocks).
 pub const NORM_GRAD_BLOCKS: usize = 2048;
 
+/// Threads per block of cross-entropy's count of valid targets (`TargetCountParams`; whole
+/// warps).
+pub const TARGET_COUNT_BLOCK: u32 = 256;
+
+/// Most blocks of that count (each thread strides over the targets past them).
+pub const TARGET_COUNT_MAX_BLOCKS: usize = 1024;
+
 /// Columns one block of the norms' weight and bias gradients' finish takes (a warp's lanes;
 /// its [`NORM_GRAD_BLOCK`] threads split the chunks by warp).
 pub const NORM_GRAD_FINISH_COLUMNS: u32 = 32;

@@ -45,7 +45,8 @@ use gpu_primitives_abi::layout::{NORM_GRAD_FINISH_SHARED_BYTES, ROW_SHARED_BYTES
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_MAX_GROUP, RowPlan, norm_grad_chunks, row_plan,
+    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_MAX_GROUP, RowPlan, TARGET_COUNT_BLOCK,
+    TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_plan,
 };
 
 mod sealed {
@@ -186,6 +187,11 @@ impl RowCall {
     }
 }
 
+/// Whether the byte ranges `[a.0, a.1)` and `[b.0, b.1)` share a byte.
+fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.0 < b.1 && b.0 < a.1
+}
+
 fn invalid(kernel: &RowKernel, why: String) -> Error {
     Error::InvalidLaunch(format!("{}: {why}", kernel.name))
 }
@@ -264,7 +270,7 @@ fn launch_summing<T: RowElement>(
             .into_iter()
             .flatten()
         {
-            if len > 0 && address < out.1 && out.0 < address + bytes(len) {
+            if len > 0 && overlaps(out, (address, address + bytes(len))) {
                 return Err(invalid(k, "the output overlaps an input".into()));
             }
         }
@@ -629,9 +635,9 @@ fn norm_backward<T: RowElement>(
     for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
         let Some(out) = out else { continue };
         length(what, cols, out.len())?;
-        let (start, end) = (out.address(), out.address() + bytes(cols));
+        let written = (out.address(), out.address() + bytes(cols));
         for (address, len) in [view(&x), view(&dy)] {
-            if address < end && start < address + bytes(len) {
+            if overlaps(written, (address, address + bytes(len))) {
                 return Err(Error::InvalidLaunch(format!("{name}: {what} overlaps an input")));
             }
         }
@@ -792,12 +798,17 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     if mean && targets.len() == rows {
         call.valid_targets = count;
         let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_COUNT_KERNEL)?;
-        let blocks = rows.div_ceil(NORM_GRAD_BLOCK as usize).clamp(1, 1024) as u32;
+        let blocks = rows
+            .div_ceil(TARGET_COUNT_BLOCK as usize)
+            .clamp(1, TARGET_COUNT_MAX_BLOCKS) as u32;
         // SAFETY: `targets` holds `rows` values (checked), the count is one zeroed u32 of the
         // workspace; whole warps.
         unsafe {
-            on.stream
-                .launch(&kernel, LaunchConfig::new(blocks, NORM_GRAD_BLOCK), &count_params)?
+            on.stream.launch(
+                &kernel,
+                LaunchConfig::new(blocks, TARGET_COUNT_BLOCK),
+                &count_params,
+            )?
         };
     }
     launch::<T>(on, classes, call)?;
