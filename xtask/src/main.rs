@@ -54,6 +54,11 @@ fn main() -> ExitCode {
         builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
     }
     builder = builder.launch_bounds(
+        tuning::SORT_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::SORT_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::ROW_FAMILY,
         gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
         1,

@@ -133,3 +133,65 @@ pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * crate::tuning::NORM_GRAD_
 pub const fn row_column_sums_bytes(items_per_thread: u32, block: u32) -> u32 {
     4 * (2 * items_per_thread + 1) * block
 }
+
+/// Dynamic shared memory of the radix sort's upfront histogram, in bytes: one `u32` counter per
+/// digit of each pass.
+pub const fn sort_histogram_shared_bytes(passes: u32) -> u32 {
+    passes * crate::tuning::RADIX_DIGITS * 4
+}
+
+/// Where a onesweep pass keeps its tile in dynamic shared memory (byte offsets from its start).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnesweepLayout {
+    /// One `u32`: the tile index.
+    pub tile: u32,
+    /// The block scan's slots (one per warp, [`MAX_SLOT_BYTES`] each).
+    pub scan: u32,
+    /// `warps * (RADIX_DIGITS + 1)` `u32`: each warp's count per digit (and of the keys past
+    /// the input's end), then the digit's keys in the warps before it.
+    pub warp_counts: u32,
+    /// `RADIX_DIGITS` `u32`: where each digit's keys start in the tile.
+    pub digit_starts: u32,
+    /// `RADIX_DIGITS` `u32`: the digit's place in the output minus its start in the tile.
+    pub digit_places: u32,
+    /// The tile's keys in digit order (ordered bits), then its values in the same order.
+    pub exchange: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`OnesweepLayout`] of a block of `block` threads and tiles of `tile_items` keys of
+/// `key_bytes` with values of `value_bytes` (0 for keys only). Keys of one byte are exchanged
+/// as `u16`.
+pub const fn onesweep_layout(
+    block: u32,
+    tile_items: u32,
+    key_bytes: u32,
+    value_bytes: u32,
+) -> OnesweepLayout {
+    let digits = crate::tuning::RADIX_DIGITS;
+    let tile = 0;
+    let scan = 16;
+    let warp_counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
+    let digit_starts = warp_counts + (block / WARP_SIZE * (digits + 1) * 4).next_multiple_of(16);
+    let digit_places = digit_starts + digits * 4;
+    let exchange = digit_places + digits * 4;
+    let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
+    let slot = if value_bytes > key_slot {
+        value_bytes
+    } else {
+        key_slot
+    };
+    OnesweepLayout {
+        tile,
+        scan,
+        warp_counts,
+        digit_starts,
+        digit_places,
+        exchange,
+        total: exchange + (tile_items * slot).next_multiple_of(16),
+    }
+}
+
+const _: () = assert!(onesweep_layout(256, 256 * 16, 4, 8).total <= 48 * 1024);
+const _: () = assert!(onesweep_layout(256, 256 * 12, 8, 8).total <= 48 * 1024);

@@ -528,3 +528,79 @@ pub struct TargetCountParams {
     /// The loss: the sum of the rows' losses before the mean launch, their mean after.
     pub loss: *mut f32,
 }
+
+/// The radix sort's upfront count (`device_radix_sort_histogram_<key>`): adds to
+/// `histogram[p * RADIX_DIGITS + d]` the number of keys whose digit of pass `p` is `d` (the
+/// host clears the counters first), for every pass at once (Onesweep's first kernel).
+///
+/// A key's digits are taken from its *ordered bits* (the unsigned image that keeps the key's
+/// order, inverted when `descending` is non-zero): pass `p` takes bits `begin_bit + 8 p ..
+/// min(begin_bit + 8 (p + 1), end_bit)`.
+///
+/// Launch: any grid, [`SORT_HISTOGRAM_BLOCK`](crate::tuning::SORT_HISTOGRAM_BLOCK) threads,
+/// [`sort_histogram_shared_bytes`](crate::layout::sort_histogram_shared_bytes) of dynamic
+/// shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct RadixHistogramParams<K> {
+    /// `n` keys.
+    pub keys: *const K,
+    /// Number of keys.
+    pub n: usize,
+    /// `passes * RADIX_DIGITS` counters (`u32`: `n` is below 2^32), zero before the launch.
+    pub histogram: *mut u32,
+    /// First bit of the ordered bits the sort compares.
+    pub begin_bit: u32,
+    /// One past the last bit compared (at most the key's width).
+    pub end_bit: u32,
+    /// Non-zero: sort in descending order (the ordered bits are inverted).
+    pub descending: u32,
+    /// Passes of [`RADIX_BITS`](crate::tuning::RADIX_BITS) bits over `begin_bit .. end_bit`.
+    pub passes: u32,
+}
+
+/// One digit pass of the radix sort (`device_radix_sort_onesweep_<key>_<values>`): moves the
+/// `n` keys (and values) to their places in the order of this pass's digit, stably, from
+/// `keys_in` to `keys_out`. Each tile ranks its keys by digit in shared memory and finds where
+/// each digit's keys go by decoupled look-back over the preceding tiles' counts per digit
+/// (Adinets and Merrill, "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs",
+/// 2022).
+///
+/// Launch: exactly one block of [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads per tile of
+/// `SORT_BLOCK * items` keys (`sort_key_table!`), [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
+/// bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct OnesweepParams<K, V> {
+    /// `n` keys, read.
+    pub keys_in: *const K,
+    /// `n` keys, written; not overlapping `keys_in`.
+    pub keys_out: *mut K,
+    /// `n` values (pairs), or null: with `index_values` the values are the keys' indices, and
+    /// without values (the `keys` kernels) nothing is read.
+    pub values_in: *const V,
+    /// `n` values written (pairs), or null (keys only); not overlapping `values_in`.
+    pub values_out: *mut V,
+    /// Number of keys, below 2^32.
+    pub n: usize,
+    /// This pass's [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) counts of the whole input (the
+    /// histogram kernel's row for the pass).
+    pub histogram: *const u32,
+    /// [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) status words (8 bytes) per tile, each
+    /// `epoch << 2 | state` over a `u32` count.
+    pub status_slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset).
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this pass.
+    pub tile_base: u64,
+    /// This pass's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+    /// First bit of this pass's digit in the ordered bits.
+    pub shift: u32,
+    /// Bits of this pass's digit (1 to [`RADIX_BITS`](crate::tuning::RADIX_BITS)).
+    pub digit_bits: u32,
+    /// Non-zero: descending order (as [`RadixHistogramParams::descending`]).
+    pub descending: u32,
+    /// Non-zero: the values are the keys' indices in `keys_in` (`values_in` is not read).
+    pub index_values: u32,
+}

@@ -149,6 +149,80 @@ macro_rules! segment_arg_table {
     };
 }
 
+/// Calls `$callback! { [args] name => device type, stored as, ordered bits, items per thread; ... }`
+/// with every key type of the radix sort (`device::radix_sort`):
+///
+/// - *ordered bits*: the unsigned integer of the key's width that the key maps to, keeping its
+///   order (the digits are taken from it);
+/// - *items per thread*: a onesweep tile is `SORT_BLOCK * items` keys.
+#[macro_export]
+macro_rules! sort_key_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            u8 => u8, u8, u8, 16;
+            u16 => u16, u16, u16, 16;
+            u32 => u32, u32, u32, 16;
+            i32 => i32, i32, u32, 16;
+            f32 => f32, f32, u32, 16;
+            u64 => u64, u64, u64, 12;
+            i64 => i64, i64, u64, 12;
+            f64 => f64, f64, u64, 12;
+            f16 => $crate::table::F16, u16, u16, 16;
+            bf16 => $crate::table::Bf16, u16, u16, 16;
+        }
+    };
+}
+
+/// Calls `$callback! { [args] name => value type; ... }` with the value payloads of the radix
+/// sort: `keys` (no values), `v4` and `v8` (any value of 4 or 8 bytes, moved as its bits).
+#[macro_export]
+macro_rules! sort_value_table {
+    ($callback:ident $(, $($args:tt)*)?) => {
+        $callback! {
+            [$($($args)*)?]
+            keys => u32;
+            v4 => u32;
+            v8 => u64;
+        }
+    };
+}
+
+/// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
+/// of every pass's digits) or `device_radix_sort_onesweep_<key>_<values>` (one digit pass).
+#[macro_export]
+macro_rules! radix_sort_kernel_name {
+    (histogram, $key:ident) => {
+        concat!("device_radix_sort_histogram_", stringify!($key))
+    };
+    (onesweep, $key:ident, $values:ident) => {
+        concat!(
+            "device_radix_sort_onesweep_",
+            stringify!($key),
+            "_",
+            stringify!($values)
+        )
+    };
+}
+
+macro_rules! onesweep_names {
+    ([$key:ident] $($values:ident => $ty:ty;)*) => {
+        &[$($crate::radix_sort_kernel_name!(onesweep, $key, $values)),*]
+    };
+}
+
+macro_rules! sort_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
+        /// The radix sort's kernels per key type: its histogram, then one onesweep pass per value
+        /// payload (generated from the key and value tables; the PTX check looks for each).
+        pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
+            $crate::radix_sort_kernel_name!(histogram, $name),
+            sort_value_table!(onesweep_names, $name),
+        )),*];
+    };
+}
+sort_key_table!(sort_kernel_list);
+
 /// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
 /// literal (for `export_name` on the device and the kernel list here).
 #[macro_export]
@@ -504,6 +578,21 @@ mod tests {
         assert_eq!(names.len(), 8 * 2 * 2);
         assert!(names.contains(&"device_histogram_even_u8_u32"));
         assert!(names.contains(&"device_histogram_range_f64_u64"));
+    }
+
+    #[test]
+    fn sort_names_cover_keys_and_values() {
+        assert_eq!(super::SORT_KERNELS.len(), 10);
+        let (histogram, passes) = super::SORT_KERNELS[3];
+        assert_eq!(histogram, "device_radix_sort_histogram_i32");
+        assert_eq!(
+            passes,
+            [
+                "device_radix_sort_onesweep_i32_keys",
+                "device_radix_sort_onesweep_i32_v4",
+                "device_radix_sort_onesweep_i32_v8",
+            ]
+        );
     }
 
     #[test]

@@ -300,6 +300,26 @@ const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
     cols.div_ceil(words as usize * items_per_word).next_power_of_two()
 }
 
+/// Bits of the digit each radix sort pass orders by: 256 digits, counted by one thread each.
+pub const RADIX_BITS: u32 = 8;
+/// Digits per radix sort pass.
+pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
+/// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
+/// counts, their scan and the look-back, take one thread each).
+pub const SORT_BLOCK: u32 = RADIX_DIGITS;
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes are built for
+/// (their PTX declares it): registers for the tile's keys, digits, ranks and values.
+pub const SORT_BLOCKS_PER_SM: u32 = 2;
+/// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
+pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
+/// Threads per block of the radix sort's upfront histogram.
+pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
+/// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the
+/// global ones once, so fewer blocks mean fewer global atomics.
+pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 2;
+/// Most keys a radix sort call takes: tile counts and digit offsets are `u32`.
+pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
+
 #[cfg(test)]
 mod row_plan_tests {
     use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan};

@@ -10,6 +10,7 @@
 //! `f32` ones below them accumulate in `f64` for the lessons.
 
 pub mod rows;
+pub mod sort;
 
 use crate::device::{
     Accumulator, DotElement, Element, HistogramLevel, HistogramSample, Operator, Predicate, ScanKind,

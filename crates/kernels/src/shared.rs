@@ -206,6 +206,25 @@ impl SharedArray<u32> {
     }
 }
 
+impl SharedArray<u32> {
+    /// `element i += value` atomically among the block's threads (`atom.shared.add.u32`),
+    /// returning the element's value before the add; no bounds check.
+    ///
+    /// # Safety
+    /// As [`atomic_add_unchecked`](Self::atomic_add_unchecked).
+    #[inline(always)]
+    pub unsafe fn atomic_fetch_add_unchecked(&self, i: u32, value: u32) -> u32 {
+        let addr = self.base + 4 * i;
+        let old: u32;
+        // SAFETY: i < len (the caller's contract): a 4-byte-aligned address of this array.
+        unsafe {
+            asm!("atom.shared.add.u32 {o}, [{a}], {v};", o = out(reg32) old, a = in(reg32) addr,
+                 v = in(reg32) value, options(nostack))
+        };
+        old
+    }
+}
+
 /// Bytes of dynamic shared memory of this launch (`%dynamic_smem_size`).
 #[inline(always)]
 pub fn dynamic_shared_bytes() -> u32 {

@@ -252,6 +252,25 @@ impl Stream {
         check(status, "queueing a device-to-device copy")
     }
 
+    /// Queue a device-to-device copy of `bytes` bytes from device address `src` to `dst`.
+    ///
+    /// # Safety
+    /// Both ranges are `bytes` bytes of live device memory of this context that do not
+    /// overlap, and stay allocated until the copy has run; nothing else writes `dst` or `src`
+    /// meanwhile.
+    ///
+    /// # Errors
+    /// Driver errors.
+    pub unsafe fn copy_address(&self, src: u64, dst: u64, bytes: usize) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: the caller's contract.
+        let status = unsafe { raw::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw) };
+        check(status, "queueing a device-to-device copy")
+    }
+
     /// Wait until all work queued on the stream has finished; reports errors of earlier launches
     /// (illegal address, trap).
     ///

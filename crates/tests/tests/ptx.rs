@@ -69,6 +69,7 @@ fn device_kernels() -> Vec<&'static str> {
     use gpu_primitives_abi::table::{
         CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL, DEVICE_KERNELS, HISTOGRAM_KERNELS,
         NORM_GRAD_KERNELS, ROW_KERNELS, SCAN_BY_KEY_KERNELS, SEGMENT_ARG_KERNELS, SEGMENT_TILE_STARTS_KERNEL,
+        SORT_KERNELS,
     };
     DEVICE_KERNELS
         .iter()
@@ -80,6 +81,11 @@ fn device_kernels() -> Vec<&'static str> {
         .chain([SEGMENT_TILE_STARTS_KERNEL])
         .chain(NORM_GRAD_KERNELS.iter().copied())
         .chain([CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL])
+        .chain(
+            SORT_KERNELS
+                .iter()
+                .flat_map(|(histogram, passes)| std::iter::once(*histogram).chain(passes.iter().copied())),
+        )
         .collect()
 }
 
@@ -135,7 +141,7 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM), the row operations 1024
-/// threads and one block; the others declare none.
+/// threads and one block, the onesweep passes SORT_BLOCK and SORT_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -152,6 +158,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
+            } else if name.starts_with(SORT_FAMILY) {
+                Some(bounds(SORT_BLOCK, SORT_BLOCKS_PER_SM))
             } else {
                 None
             };
@@ -165,6 +173,11 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
         }
     }
 }
+
+/// Most bytes a onesweep pass may spill per thread (each way) under its launch bounds (128
+/// registers): the kernels of 8-byte values hold 16 of them beside the keys, digits and ranks,
+/// and spill up to 32 bytes (sm_80; 8 on sm_90); the others none.
+const SORT_SPILL_BYTES: usize = 32;
 
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;
@@ -250,6 +263,10 @@ fn device_kernels_take_one_parameter_struct() {
             .contains(&name)
             {
                 size_of::<TargetCountParams>()
+            } else if name.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
+                size_of::<OnesweepParams<u8, u8>>()
+            } else if name.starts_with("device_radix_sort_histogram_") {
+                size_of::<RadixHistogramParams<u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
                 size_of::<RowParams<u8>>()
             } else if name == gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL {
@@ -386,6 +403,8 @@ fn ptxas_accepts_every_module() {
                     COMPACTION_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
                     ROW_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
+                    SORT_SPILL_BYTES
                 } else {
                     0
                 };

@@ -44,6 +44,7 @@ mod arg;
 mod dot;
 mod element;
 mod histogram;
+mod radix_sort;
 mod reduce;
 mod run_length;
 mod scan;
@@ -65,11 +66,15 @@ pub use gpu_primitives_abi::tuning::{
     HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
     REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
     SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, SELECT_BLOCK, SELECT_BLOCKS_PER_SM,
-    SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS,
+    SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, SORT_BLOCK, SORT_MAX_KEYS,
 };
 pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, histogram_even,
     histogram_even_slice, histogram_range, histogram_range_slice,
+};
+pub use radix_sort::{
+    SORT_KEY_NAMES, SortKey, SortOptions, argsort, argsort_slice, sort_keys, sort_keys_in_place,
+    sort_keys_slice, sort_pairs, sort_pairs_in_place, sort_pairs_slice,
 };
 pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};

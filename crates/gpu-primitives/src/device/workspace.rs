@@ -9,7 +9,9 @@ use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
 /// the scan's per-tile status (16 bytes per tile) and tile counter, a range histogram's
 /// levels, where each tile of a segmented call by offsets starts (4 bytes per tile), and
-/// cross-entropy's per-row losses and count (4 bytes per row + 4). The scan's status needs
+/// cross-entropy's per-row losses and count (4 bytes per row + 4), and the radix sort's digit
+/// counts (1 KiB per pass), per-digit tile status (2 KiB per tile) and alternate keys and
+/// values (as many bytes as the keys and values sorted). The scan's status needs
 /// no clearing between calls: each call has its own epoch number (see kernels
 /// `device::tile_status`).
 ///
@@ -28,6 +30,8 @@ pub struct DeviceWorkspace {
     levels: Option<DeviceBuffer<u64>>,
     tile_starts: Option<DeviceBuffer<u32>>,
     row_values: Option<DeviceBuffer<u32>>,
+    sort_counts: Option<DeviceBuffer<u32>>,
+    sort_scratch: Option<DeviceBuffer<u64>>,
     tile_base: u64,
     epoch: u32,
 }
@@ -74,6 +78,8 @@ impl DeviceWorkspace {
             + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
             + self.tile_starts.as_ref().map_or(0, |b| 4 * b.len())
             + self.row_values.as_ref().map_or(0, |b| 4 * b.len())
+            + self.sort_counts.as_ref().map_or(0, |b| 4 * b.len())
+            + len(&self.sort_scratch)
     }
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
@@ -146,9 +152,54 @@ impl DeviceWorkspace {
         Ok((count, count + 4))
     }
 
+    /// Address of `words` `u32` counters (the radix sort's digit counts), zeroed on `stream`.
+    pub(crate) fn sort_counts(&mut self, stream: &Stream, words: usize) -> Result<u64> {
+        grow(&mut self.sort_counts, words, stream)?;
+        let address = address(&self.sort_counts);
+        // SAFETY: the first `words` u32 of the buffer, on the stream of the calls that use them.
+        unsafe { stream.clear(address, 4 * words)? };
+        Ok(address)
+    }
+
+    /// Address of `bytes` bytes of scratch memory (the radix sort's alternate keys and values),
+    /// 16-byte aligned, contents undefined.
+    pub(crate) fn sort_scratch(&mut self, stream: &Stream, bytes: usize) -> Result<u64> {
+        grow(&mut self.sort_scratch, bytes.div_ceil(8), stream)?;
+        Ok(address(&self.sort_scratch))
+    }
+
+    /// Status storage of `words` 8-byte slots for a single-pass launch of `tiles` tiles (the
+    /// radix sort's onesweep pass: one slot per digit per tile), with the call's epoch and
+    /// tile base.
+    pub(crate) fn look_back_status(
+        &mut self,
+        stream: &Stream,
+        words: usize,
+        tiles: usize,
+    ) -> Result<ScanStatus> {
+        self.status_words(stream, words)?;
+        if self.epoch >= MAX_EPOCH {
+            self.status_slots = None;
+            self.status_words(stream, words)?;
+        }
+        self.epoch += 1;
+        let status = ScanStatus {
+            slots: address(&self.status_slots),
+            counter: address(&self.counter),
+            tile_base: self.tile_base,
+            epoch: self.epoch,
+        };
+        self.tile_base += tiles as u64;
+        Ok(status)
+    }
+
     /// Status slots for `tiles` tiles and the tile counter.
     fn status_for(&mut self, stream: &Stream, tiles: usize) -> Result<()> {
-        let words = tiles * TILE_STATUS_BYTES / 8;
+        self.status_words(stream, tiles * TILE_STATUS_BYTES / 8)
+    }
+
+    /// `words` 8-byte status slots and the tile counter.
+    fn status_words(&mut self, stream: &Stream, words: usize) -> Result<()> {
         // Fresh, zeroed slots belong to epoch 0, which no call uses.
         if grow(&mut self.status_slots, words, stream)? {
             self.epoch = 0;
@@ -161,20 +212,6 @@ impl DeviceWorkspace {
 
     /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
     pub(crate) fn scan_status(&mut self, stream: &Stream, tiles: usize) -> Result<ScanStatus> {
-        self.status_for(stream, tiles)?;
-        if self.epoch >= MAX_EPOCH {
-            // Every epoch was used: start again from cleared slots.
-            self.status_slots = None;
-            self.status_for(stream, tiles)?;
-        }
-        self.epoch += 1;
-        let status = ScanStatus {
-            slots: address(&self.status_slots),
-            counter: address(&self.counter),
-            tile_base: self.tile_base,
-            epoch: self.epoch,
-        };
-        self.tile_base += tiles as u64;
-        Ok(status)
+        self.look_back_status(stream, tiles * TILE_STATUS_BYTES / 8, tiles)
     }
 }

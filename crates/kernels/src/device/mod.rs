@@ -18,6 +18,8 @@
 //! | [`rows::row_op`] | a group of threads (a part of a warp to a block) per row: one reduction of a few `f32` statistics, then the elementwise output, the row kept in registers between them | 1 (2 past 1024 threads' registers) + 1 write | softmax, log-softmax, RMSNorm, LayerNorm, the `dx` of each backward; cross-entropy's loss and gradient |
 //! | [`cross_entropy::count_valid_targets`], [`cross_entropy::mean_loss`] | a warp sum and one atomic add per warp (integers); one thread | the targets | cross-entropy's mean |
 //! | [`norm_grads::norm_grads_partial`], [`norm_grads::norm_grads_finish`] | a thread per column sums a chunk of rows; then each column's chunks in order (deterministic) | 2n | a norm's `dweight`, `dbias` |
+//! | [`radix_sort::radix_histogram`] | per-block digit counts of every pass in shared memory, one atomic per count | n | the sort's digit counts |
+//! | [`radix_sort::onesweep_tile`] | one digit pass: block radix rank, look-back over per-digit counts (one thread per digit), scatter through shared memory | n (+ n values) | keys (and values) ordered by the digit, stably |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
 pub mod cross_entropy;
@@ -25,6 +27,7 @@ pub mod element;
 pub mod histogram;
 pub mod indexed;
 pub mod norm_grads;
+pub mod radix_sort;
 pub mod reduce;
 pub mod rows;
 pub mod run_length;

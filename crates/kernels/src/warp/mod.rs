@@ -12,6 +12,7 @@
 //! | [`warp_reduce_all`] | every lane (full warps) | associative, commutative |
 //! | [`warp_inclusive_scan`], [`warp_exclusive_scan`] | every lane | associative |
 //! | [`warp_broadcast`] | every lane | - |
+//! | [`warp_match_any`] | every lane (its peers) | - |
 
 pub mod reduce;
 pub mod scan;
@@ -21,4 +22,4 @@ pub mod vote;
 pub use reduce::{warp_reduce, warp_reduce_all, warp_sum};
 pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
 pub use shuffle::Shuffle;
-pub use vote::{warp_all, warp_any, warp_ballot};
+pub use vote::{warp_all, warp_any, warp_ballot, warp_match_any};

@@ -63,3 +63,28 @@ vote_predicate!(
     "all",
     "`true` when every lane of `member_mask` passed `true`. Valid in every lane of the mask."
 );
+
+/// The lanes of `member_mask` whose `value` equals this lane's (`match.any.sync.b32`, sm_70
+/// and later): this lane's *peers*, itself included. Valid in every lane of the mask, each
+/// with its own peers.
+///
+/// - **Example:** lanes 0..32 with `value = lane % 2`: lane 0 gets `0x5555_5555`, lane 1
+///   `0xAAAA_AAAA`.
+///
+/// # Safety
+/// See the [module docs](self).
+#[inline(always)]
+pub unsafe fn warp_match_any(value: u32, member_mask: u32) -> u32 {
+    let out: u32;
+    // SAFETY: the caller upholds the vote contract.
+    unsafe {
+        asm!(
+            "match.any.sync.b32 {o}, {x}, {m};",
+            o = out(reg32) out,
+            x = in(reg32) value,
+            m = in(reg32) member_mask,
+            options(nostack, nomem),
+        )
+    };
+    out
+}

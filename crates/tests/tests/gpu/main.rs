@@ -21,6 +21,7 @@ mod rows;
 mod run_length;
 mod scans;
 mod segments;
+mod sort;
 mod streams;
 mod support;
 
@@ -39,6 +40,7 @@ fn main() {
         run_length::TESTS,
         segments::TESTS,
         rows::TESTS,
+        sort::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

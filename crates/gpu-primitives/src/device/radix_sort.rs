@@ -1,0 +1,689 @@
+//! Device radix sort: [`sort_keys`], [`sort_pairs`], [`argsort`] and their in-place forms, as
+//! CUB's `DeviceRadixSort` (Onesweep; kernels `device::radix_sort`).
+
+use super::element::{DeviceView, DeviceViewMut};
+use super::workspace::DeviceWorkspace;
+use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
+use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
+use gpu_primitives_abi::radix_sort_kernel_name;
+use gpu_primitives_abi::tuning::{
+    RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
+};
+use gpu_primitives_runtime::DeviceCopy;
+use std::cmp::Ordering;
+use std::ops::Range;
+
+mod sealed {
+    pub trait Key {}
+}
+
+/// A key type of the radix sort: `u8`, `u16`, `u32`, `i32`, `f32`, `u64`, `i64`, `f64`,
+/// `f16`, `bf16`.
+///
+/// **Order.** Integers in their natural order. Floats in IEEE 754 total order (-0.0 before
+/// +0.0, every bit pattern distinct), except that every NaN sorts after +infinity whatever its
+/// sign: ascending, `-inf .. -0.0, +0.0 .. +inf`, then NaNs with the sign bit clear by payload,
+/// then those with it set by payload from the largest. Keys come out bit for bit as they went in.
+pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key {
+    /// How it is stored on the device (`u16` bits for f16 / bf16).
+    type Raw: DeviceCopy + bytemuck::Pod + Default + PartialEq + std::fmt::Debug;
+    /// Kernel-name part: "u32", "f16", ...
+    const NAME: &'static str;
+    /// Bits of the key: the most a bit range may cover.
+    const BITS: u32;
+    /// Keys per thread of a onesweep tile (a tile is `SORT_BLOCK * ITEMS` keys).
+    const ITEMS: usize;
+    /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
+    fn sort_cmp(&self, other: &Self) -> Ordering;
+    /// The key's *ordered bits* (widened to `u64`): the unsigned image whose order is
+    /// [`sort_cmp`](Self::sort_cmp); a bit range selects bits of it.
+    fn ordered_bits(self) -> u64;
+    /// The values as the device stores them.
+    fn as_raw(values: &[Self]) -> &[Self::Raw];
+    /// Stored values as keys.
+    fn from_raw(values: &[Self::Raw]) -> &[Self];
+}
+
+/// The sort order of floats (see [`SortKey`]): non-NaN values by total order, then NaNs with
+/// the sign bit clear by payload, then those with it set by payload from the largest.
+fn float_cmp(a_nan: bool, b_nan: bool, total: Ordering, (a_bits, b_bits): (u64, u64), sign: u64) -> Ordering {
+    match (a_nan, b_nan) {
+        (false, false) => total,
+        (false, true) => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (true, true) => {
+            let (a_neg, b_neg) = (a_bits & sign != 0, b_bits & sign != 0);
+            a_neg.cmp(&b_neg).then(if a_neg {
+                b_bits.cmp(&a_bits)
+            } else {
+                a_bits.cmp(&b_bits)
+            })
+        }
+    }
+}
+
+/// The ordered bits of a float of `width` bits `b` with a `mantissa` mask: total order,
+/// rotated down by the negative NaNs (as the kernels compute it).
+fn float_ordered_bits(b: u64, width: u32, mantissa: u64) -> u64 {
+    let sign = 1u64 << (width - 1);
+    let all = if width == 64 {
+        u64::MAX
+    } else {
+        (1u64 << width) - 1
+    };
+    let total = if b & sign != 0 { !b & all } else { b | sign };
+    total.wrapping_sub(mantissa) & all
+}
+
+macro_rules! key_order {
+    (u8, $k:ident) => {
+        key_order! { @uint $k }
+    };
+    (u16, $k:ident) => {
+        key_order! { @uint $k }
+    };
+    (u32, $k:ident) => {
+        key_order! { @uint $k }
+    };
+    (u64, $k:ident) => {
+        key_order! { @uint $k }
+    };
+    (i32, $k:ident) => {
+        key_order! { @int $k, u32 }
+    };
+    (i64, $k:ident) => {
+        key_order! { @int $k, u64 }
+    };
+    (f32, $k:ident) => {
+        key_order! { @float $k, $k.to_bits() as u64, 32, 0x7f_ffff }
+    };
+    (f64, $k:ident) => {
+        key_order! { @float $k, $k.to_bits(), 64, 0xf_ffff_ffff_ffff }
+    };
+    (f16, $k:ident) => {
+        key_order! { @float $k, $k.to_bits() as u64, 16, 0x3ff }
+    };
+    (bf16, $k:ident) => {
+        key_order! { @float $k, $k.to_bits() as u64, 16, 0x7f }
+    };
+    (@uint $k:ident) => {
+        fn sort_cmp(&self, other: &Self) -> Ordering {
+            self.cmp(other)
+        }
+        fn ordered_bits(self) -> u64 {
+            self as u64
+        }
+    };
+    (@int $k:ident, $u:ty) => {
+        fn sort_cmp(&self, other: &Self) -> Ordering {
+            self.cmp(other)
+        }
+        fn ordered_bits(self) -> u64 {
+            ((self as $u) ^ (1 << (<$u>::BITS - 1))) as u64
+        }
+    };
+    (@float $k:ident, $bits:expr, $width:literal, $mantissa:literal) => {
+        fn sort_cmp(&self, other: &Self) -> Ordering {
+            let bits = |$k: Self| $bits;
+            float_cmp(
+                self.is_nan(),
+                other.is_nan(),
+                self.total_cmp(other),
+                (bits(*self), bits(*other)),
+                1 << ($width - 1),
+            )
+        }
+        fn ordered_bits(self) -> u64 {
+            let $k = self;
+            float_ordered_bits($bits, $width, $mantissa)
+        }
+    };
+}
+
+macro_rules! sort_keys_impl {
+    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
+        $(
+            impl sealed::Key for crate::host_type!($name) {}
+            impl SortKey for crate::host_type!($name) {
+                type Raw = $stored;
+                const NAME: &'static str = stringify!($name);
+                const BITS: u32 = <$bits>::BITS;
+                const ITEMS: usize = $items;
+                key_order!($name, k);
+                fn as_raw(values: &[Self]) -> &[$stored] {
+                    bytemuck::cast_slice(values)
+                }
+                fn from_raw(values: &[$stored]) -> &[Self] {
+                    bytemuck::cast_slice(values)
+                }
+            }
+        )*
+        /// The name of every sort key type, in table order (for the CLI and the benchmark).
+        pub const SORT_KEY_NAMES: &[&str] = &[$(stringify!($name)),*];
+    };
+}
+gpu_primitives_abi::sort_key_table!(sort_keys_impl);
+
+/// How a radix sort orders its keys: ascending (the default) or descending, and which bits of
+/// the keys' ordered bits ([`SortKey::ordered_bits`]) it compares (all by default; CUB's
+/// `begin_bit` / `end_bit`). Keys equal in the compared bits keep their input order (stable),
+/// in both directions.
+///
+/// ```
+/// use gpu_primitives::device::SortOptions;
+/// let low_byte_descending = SortOptions::descending().bits(0..8);
+/// assert!(low_byte_descending.is_descending());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SortOptions {
+    descending: bool,
+    bits: Option<(u32, u32)>,
+}
+
+impl SortOptions {
+    /// Smallest key first.
+    pub fn ascending() -> Self {
+        Self::default()
+    }
+
+    /// Largest key first (NaNs first for floats).
+    pub fn descending() -> Self {
+        Self {
+            descending: true,
+            bits: None,
+        }
+    }
+
+    /// Compare only bits `range` of the ordered bits (`range.end` at most the key's width).
+    /// For floats the ordered bits are not the stored bits (see [`SortKey`]).
+    pub fn bits(self, range: Range<u32>) -> Self {
+        Self {
+            bits: Some((range.start, range.end)),
+            ..self
+        }
+    }
+
+    /// Whether the order is descending.
+    pub fn is_descending(&self) -> bool {
+        self.descending
+    }
+
+    /// The bits of the ordered bits compared for keys of `K` (all of them unless
+    /// [`bits`](Self::bits) narrowed it), checked.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] when the range is reversed or past the key's width.
+    pub fn compared_bits<K: SortKey>(&self) -> Result<Range<u32>> {
+        self.bit_range::<K>().map(|(begin, end)| begin..end)
+    }
+
+    /// The bit range compared for keys of `K`, checked.
+    fn bit_range<K: SortKey>(&self) -> Result<(u32, u32)> {
+        let (begin, end) = self.bits.unwrap_or((0, K::BITS));
+        if begin > end || end > K::BITS {
+            return Err(Error::InvalidLaunch(format!(
+                "sort: bit range {begin}..{end} is not within the {} bits of {}",
+                K::BITS,
+                K::NAME
+            )));
+        }
+        Ok((begin, end))
+    }
+}
+
+/// Where a sort's values come from and go.
+#[derive(Clone, Copy)]
+enum Values {
+    /// Keys only.
+    None,
+    /// Values of `bytes` (4 or 8) each, read from `input` (or the keys' indices when `input`
+    /// is `None`), written to `output`.
+    Pairs {
+        input: Option<u64>,
+        output: u64,
+        bytes: usize,
+    },
+}
+
+/// The device memory one sort reads and writes: inputs, final outputs, whether it sorts in
+/// place (the input is the output).
+#[derive(Clone, Copy)]
+struct SortBuffers {
+    n: usize,
+    keys_in: u64,
+    keys_out: u64,
+    values: Values,
+}
+
+/// Check `len` against the keys' number.
+fn check_len(what: &'static str, n: usize, len: usize) -> Result<()> {
+    if len < n {
+        return Err(Error::LengthMismatch {
+            what,
+            expected: n,
+            found: len,
+        });
+    }
+    Ok(())
+}
+
+/// Queue the sort `buffers` describes: the histogram, then one onesweep pass per digit, each
+/// from the previous pass's output, alternating between the final output and scratch memory so
+/// that the last pass writes the final output (in place with an odd number of passes, the
+/// input is first copied to the scratch memory).
+fn launch<K: SortKey>(
+    on: OnStream<'_>,
+    buffers: SortBuffers,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (begin_bit, end_bit) = options.bit_range::<K>()?;
+    let n = buffers.n;
+    if n > SORT_MAX_KEYS {
+        return Err(Error::InvalidLaunch(format!(
+            "sort: {n} keys, past the most one call sorts ({SORT_MAX_KEYS})"
+        )));
+    }
+    let key_bytes = size_of::<K::Raw>();
+    let value_bytes = match buffers.values {
+        Values::None => 0,
+        Values::Pairs { bytes, .. } => bytes,
+    };
+    let passes = (end_bit - begin_bit).div_ceil(RADIX_BITS);
+    if n == 0 {
+        return Ok(());
+    }
+    let stream = on.stream;
+    // Scratch: the alternate keys, then the alternate values (16-byte aligned).
+    let keys_scratch_bytes = (n * key_bytes).next_multiple_of(16);
+    let scratch = workspace.sort_scratch(stream, keys_scratch_bytes + n * value_bytes)?;
+    let (keys_scratch, values_scratch) = (scratch, scratch + keys_scratch_bytes as u64);
+    let in_place_keys = buffers.keys_in == buffers.keys_out;
+    if passes == 0 {
+        // Nothing compared: the order is the input's.
+        let values = match buffers.values {
+            Values::None => None,
+            Values::Pairs { input: None, .. } => {
+                return Err(Error::InvalidLaunch("argsort: no bits to sort by".into()));
+            }
+            Values::Pairs {
+                input: Some(input),
+                output,
+                bytes,
+            } => Some((input, output, bytes)),
+        };
+        if !in_place_keys {
+            // SAFETY: n keys in and out, distinct (not in place), live for the call's views.
+            unsafe { stream.copy_address(buffers.keys_in, buffers.keys_out, n * key_bytes)? };
+        }
+        if let Some((input, output, bytes)) = values
+            && input != output
+        {
+            // SAFETY: as the keys'.
+            unsafe { stream.copy_address(input, output, n * bytes)? };
+        }
+        return Ok(());
+    }
+    // Pass p writes the final output when passes - 1 - p is even, the scratch otherwise.
+    let target = |p: u32, out: u64, scratch: u64| if (passes - 1 - p) % 2 == 0 { out } else { scratch };
+    let mut keys_from = buffers.keys_in;
+    let mut values_from = match buffers.values {
+        Values::Pairs { input, .. } => input,
+        Values::None => None,
+    };
+    if passes % 2 == 1 {
+        // Pass 0 writes the final output: an input that is the output moves out of its way.
+        if in_place_keys {
+            // SAFETY: n keys of the caller's array and of the scratch, distinct.
+            unsafe { stream.copy_address(keys_from, keys_scratch, n * key_bytes)? };
+            keys_from = keys_scratch;
+        }
+        if let Values::Pairs {
+            input: Some(input),
+            output,
+            bytes,
+        } = buffers.values
+            && input == output
+        {
+            // SAFETY: as the keys'.
+            unsafe { stream.copy_address(input, values_scratch, n * bytes)? };
+            values_from = Some(values_scratch);
+        }
+    }
+
+    let module = crate::module(on.gpu)?;
+    let counts = workspace.sort_counts(stream, passes as usize * RADIX_DIGITS as usize)?;
+    let histogram =
+        module.kernel::<RadixHistogramParams<K::Raw>>(&format!("device_radix_sort_histogram_{}", K::NAME))?;
+    let blocks = (on.gpu.info().multiprocessors * SORT_HISTOGRAM_BLOCKS_PER_SM)
+        .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
+        .max(1);
+    let config =
+        LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK).with_shared_mem(sort_histogram_shared_bytes(passes));
+    let params = RadixHistogramParams {
+        keys: keys_from as *const K::Raw,
+        n,
+        histogram: counts as *mut u32,
+        begin_bit,
+        end_bit,
+        descending: options.descending as u32,
+        passes,
+    };
+    // SAFETY: n keys; passes * RADIX_DIGITS zeroed counters; the bit range is within the key
+    // (checked) and the passes cover it; the shared memory holds every pass's counters.
+    unsafe { stream.launch(&histogram, config, &params)? };
+
+    let values_name = match value_bytes {
+        0 => "keys",
+        4 => "v4",
+        _ => "v8",
+    };
+    let name = format!("device_radix_sort_onesweep_{}_{values_name}", K::NAME);
+    debug_assert_eq!(
+        radix_sort_kernel_name!(onesweep, u32, keys),
+        "device_radix_sort_onesweep_u32_keys"
+    );
+    let tile = SORT_BLOCK as usize * K::ITEMS;
+    let tiles = n.div_ceil(tile);
+    let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
+    let config = LaunchConfig::new(tiles as u32, SORT_BLOCK).with_shared_mem(layout.total);
+    for p in 0..passes {
+        let shift = begin_bit + p * RADIX_BITS;
+        let keys_to = target(p, buffers.keys_out, keys_scratch);
+        let (values_in, values_out, index_values) = match buffers.values {
+            Values::None => (0, 0, false),
+            Values::Pairs { output, .. } => (
+                values_from.unwrap_or(0),
+                target(p, output, values_scratch),
+                values_from.is_none(),
+            ),
+        };
+        let status = workspace.look_back_status(stream, tiles * RADIX_DIGITS as usize, tiles)?;
+        let params = OnesweepParams::<K::Raw, u64> {
+            keys_in: keys_from as *const K::Raw,
+            keys_out: keys_to as *mut K::Raw,
+            values_in: values_in as *const u64,
+            values_out: values_out as *mut u64,
+            n,
+            histogram: (counts + 4 * (p * RADIX_DIGITS) as u64) as *const u32,
+            status_slots: status.slots as *mut u64,
+            tile_counter: status.counter as *mut u64,
+            tile_base: status.tile_base,
+            epoch: status.epoch,
+            shift,
+            digit_bits: RADIX_BITS.min(end_bit - shift),
+            descending: options.descending as u32,
+            index_values: index_values as u32,
+        };
+        let kernel = module.kernel::<OnesweepParams<K::Raw, u64>>(&name)?;
+        // SAFETY: n keys (and values) in and out, the output never the pass's input (the
+        // buffers alternate, and an in-place input was copied away first); the histogram row
+        // of this pass counts every key's digit; RADIX_DIGITS status slots per tile in a new
+        // epoch; one block per tile with the layout's shared memory.
+        unsafe { stream.launch(&kernel, config, &params)? };
+        keys_from = keys_to;
+        if let Values::Pairs { .. } = buffers.values {
+            values_from = Some(values_out);
+        }
+    }
+    Ok(())
+}
+
+/// The compile-time check that a value type is 4 or 8 bytes.
+struct ValueBytes<V>(std::marker::PhantomData<V>);
+impl<V> ValueBytes<V> {
+    const BYTES: usize = {
+        assert!(
+            size_of::<V>() == 4 || size_of::<V>() == 8,
+            "sort_pairs moves values of 4 or 8 bytes"
+        );
+        size_of::<V>()
+    };
+}
+
+/// Sort `keys_in` into `keys_out` (CUB's `DeviceRadixSort::SortKeys`): stable, in the order of
+/// [`SortKey`] and `options`. Stream-ordered: returns once queued. `keys_in` is not modified.
+///
+/// Onesweep (Adinets and Merrill, 2022): one launch counts every pass's digits, then one launch
+/// per 8-bit digit of the compared bits (4 for 32-bit keys) moves the keys, each tile finding
+/// its place by decoupled look-back. Deterministic: the output depends only on the input.
+/// Device memory: the workspace grows by one copy of the keys (the passes' alternate buffer),
+/// 2 KiB of status per tile of `SORT_BLOCK * K::ITEMS` keys and 1 KiB per pass.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
+/// [`Error::InvalidLaunch`] for a bit range past the key's width or more than
+/// [`SORT_MAX_KEYS`] keys; device errors (out of memory). Nothing is launched on an error.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let keys = DeviceVec::from_slice(&gpu, &[3.0f32, -1.0, f32::NAN, -0.0, 0.0])?;
+/// let mut sorted = DeviceVec::<f32>::zeroed(&gpu, 5)?;
+/// let mut workspace = DeviceWorkspace::new();
+/// device::sort_keys(&gpu, &keys, &mut sorted, SortOptions::ascending(), &mut workspace)?;
+/// let out = sorted.to_vec(&gpu)?;
+/// assert_eq!(&out[..4], [-1.0, -0.0, 0.0, 3.0]);
+/// assert!(out[4].is_nan());
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, keys_out) = (keys_in.into(), keys_out.into());
+    check_len("sort_keys: keys_out", keys_in.len, keys_out.len)?;
+    let buffers = SortBuffers {
+        n: keys_in.len,
+        keys_in: keys_in.address,
+        keys_out: keys_out.address,
+        values: Values::None,
+    };
+    launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// Sort `keys` in place (through the workspace's alternate buffer); as [`sort_keys`].
+///
+/// # Errors
+/// As [`sort_keys`].
+pub fn sort_keys_in_place<'k, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceViewMut<'k, K>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let keys = keys.into();
+    let buffers = SortBuffers {
+        n: keys.len,
+        keys_in: keys.address,
+        keys_out: keys.address,
+        values: Values::None,
+    };
+    launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// Sort `(key, value)` pairs by key into `keys_out` / `values_out` (CUB's
+/// `DeviceRadixSort::SortPairs`): as [`sort_keys`], each value moving with its key. Values
+/// are any type of 4 or 8 bytes (a compile-time check), moved as their bits.
+///
+/// # Errors
+/// As [`sort_keys`], and [`Error::LengthMismatch`] when `values_in` or `values_out` is
+/// shorter than `keys_in`.
+pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    values_in: impl Into<DeviceView<'b, V>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    values_out: impl Into<DeviceViewMut<'p, V>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let bytes = ValueBytes::<V>::BYTES;
+    let (keys_in, keys_out) = (keys_in.into(), keys_out.into());
+    let (values_in, values_out) = (values_in.into(), values_out.into());
+    let n = keys_in.len;
+    check_len("sort_pairs: keys_out", n, keys_out.len)?;
+    check_len("sort_pairs: values_in", n, values_in.len)?;
+    check_len("sort_pairs: values_out", n, values_out.len)?;
+    let buffers = SortBuffers {
+        n,
+        keys_in: keys_in.address,
+        keys_out: keys_out.address,
+        values: Values::Pairs {
+            input: Some(values_in.address),
+            output: values_out.address,
+            bytes,
+        },
+    };
+    launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// Sort `(key, value)` pairs in place; as [`sort_pairs`].
+///
+/// # Errors
+/// As [`sort_pairs`].
+pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceViewMut<'k, K>>,
+    values: impl Into<DeviceViewMut<'v, V>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let bytes = ValueBytes::<V>::BYTES;
+    let (keys, values) = (keys.into(), values.into());
+    check_len("sort_pairs_in_place: values", keys.len, values.len)?;
+    let buffers = SortBuffers {
+        n: keys.len,
+        keys_in: keys.address,
+        keys_out: keys.address,
+        values: Values::Pairs {
+            input: Some(values.address),
+            output: values.address,
+            bytes,
+        },
+    };
+    launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// The permutation that sorts `keys_in` (as `torch.argsort(stable=True)`): `indices_out[i]` is
+/// the input index of the `i`-th key in order, and the sorted keys go to `keys_out`. The
+/// indices are made by the first pass (nothing to upload); `u32`, as one call sorts fewer than
+/// 2^32 keys. Otherwise as [`sort_pairs`].
+///
+/// # Errors
+/// As [`sort_keys`], and [`Error::LengthMismatch`] when `indices_out` is short;
+/// [`Error::InvalidLaunch`] for an empty bit range (no pass makes the indices).
+pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    indices_out: impl Into<DeviceViewMut<'i, u32>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, keys_out, indices) = (keys_in.into(), keys_out.into(), indices_out.into());
+    let n = keys_in.len;
+    check_len("argsort: keys_out", n, keys_out.len)?;
+    check_len("argsort: indices_out", n, indices.len)?;
+    let buffers = SortBuffers {
+        n,
+        keys_in: keys_in.address,
+        keys_out: keys_out.address,
+        values: Values::Pairs {
+            input: None,
+            output: indices.address,
+            bytes: 4,
+        },
+    };
+    launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// [`sort_keys`] of a host slice (synchronises).
+///
+/// # Errors
+/// As [`sort_keys`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, SortOptions};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// assert_eq!(device::sort_keys_slice(&gpu, &[5i64, -1, 7, 2], SortOptions::descending())?, [7, 5, 2, -1]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn sort_keys_slice<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) -> Result<Vec<K>> {
+    let mut d_keys = gpu.upload(K::as_raw(keys))?;
+    let mut workspace = DeviceWorkspace::new();
+    sort_keys_in_place::<K>(gpu, raw_view_mut::<K>(&mut d_keys), options, &mut workspace)?;
+    Ok(K::from_raw(&gpu.download(&d_keys)?).to_vec())
+}
+
+/// [`sort_pairs`] of host slices: the sorted keys and their values (synchronises).
+///
+/// # Errors
+/// As [`sort_pairs`].
+pub fn sort_pairs_slice<K: SortKey, V: DeviceCopy + Default + Clone>(
+    gpu: &Gpu,
+    keys: &[K],
+    values: &[V],
+    options: SortOptions,
+) -> Result<(Vec<K>, Vec<V>)> {
+    let mut d_keys = gpu.upload(K::as_raw(keys))?;
+    let mut d_values = gpu.upload(values)?;
+    let mut workspace = DeviceWorkspace::new();
+    sort_pairs_in_place::<K, V>(
+        gpu,
+        raw_view_mut::<K>(&mut d_keys),
+        &mut d_values,
+        options,
+        &mut workspace,
+    )?;
+    Ok((
+        K::from_raw(&gpu.download(&d_keys)?).to_vec(),
+        gpu.download(&d_values)?,
+    ))
+}
+
+/// [`argsort`] of a host slice: the permutation that sorts it (synchronises).
+///
+/// # Errors
+/// As [`argsort`].
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, SortOptions};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// assert_eq!(device::argsort_slice(&gpu, &[0.5f32, -2.0, 0.5, 1.0], SortOptions::ascending())?, [1, 0, 2, 3]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn argsort_slice<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) -> Result<Vec<u32>> {
+    let d_keys = gpu.upload(K::as_raw(keys))?;
+    let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(keys.len())?;
+    let mut d_indices = gpu.alloc_zeroed::<u32>(keys.len())?;
+    let mut workspace = DeviceWorkspace::new();
+    argsort::<K>(
+        gpu,
+        raw_view::<K>(&d_keys),
+        raw_view_mut::<K>(&mut d_sorted),
+        &mut d_indices,
+        options,
+        &mut workspace,
+    )?;
+    gpu.download(&d_indices)
+}
+
+/// A buffer of stored keys as a view of keys.
+fn raw_view<K: SortKey>(buffer: &crate::DeviceBuffer<K::Raw>) -> DeviceView<'_, K> {
+    // SAFETY: a live buffer of `len` keys as stored, borrowed for the view's lifetime.
+    unsafe { DeviceView::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
+}
+
+/// A buffer of stored keys as a writable view of keys.
+fn raw_view_mut<K: SortKey>(buffer: &mut crate::DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
+    // SAFETY: a live buffer of `len` keys as stored, borrowed mutably for the view's lifetime.
+    unsafe { DeviceViewMut::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
+}

@@ -1,0 +1,446 @@
+//! Device-wide least-significant-digit radix sort, Onesweep (Adinets and Merrill, "Onesweep: A
+//! Faster Least Significant Digit Radix Sort for GPUs", 2022), as CUB's `DeviceRadixSort`
+//! onesweep agents do it.
+//!
+//! Keys are sorted by their *ordered bits* ([`RadixKey`]): an unsigned integer of the key's
+//! width whose order is the key's (inverted for a descending sort). Each pass orders the keys
+//! stably by one digit of [`RADIX_BITS`] bits, from the lowest digit up:
+//!
+//! 1. [`radix_histogram`] (once, before the passes): every key's digit of every pass, counted in
+//!    shared memory per block, then added to the global counts (`passes * 256` counters);
+//! 2. [`onesweep_tile`] (one launch per pass, one block per tile, tiles taken in order from a
+//!    counter): load the tile's keys warp-striped, rank them by digit
+//!    ([`block_radix_rank_warp_striped`]), publish the tile's count of each digit, and find by
+//!    decoupled look-back over the preceding tiles' counts (one thread per digit) where the
+//!    tile's keys of each digit go: the digit's start in the whole input (from the histogram)
+//!    plus the same digit's keys in the tiles before. The keys then go through shared memory
+//!    in digit order, so that consecutive threads write consecutive places of each digit's run.
+//!
+//! Stable: keys of equal digits keep their order in every pass, so the sort is stable.
+
+use super::scan::next_tile;
+use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
+use crate::block::{RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped};
+use crate::op::Sum;
+use crate::shared::{SharedArray, SharedValue};
+use crate::sync::block_barrier;
+use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
+use crate::unroll::unrolled_for;
+use gpu_primitives_abi::table::{Bf16, F16};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+
+/// The unsigned integer a key maps to for the sort: `u8`, `u16`, `u32` or `u64`.
+pub trait RadixBits: Copy {
+    /// How a tile keeps it in shared memory (`u16` for `u8`).
+    type Slot: SharedValue;
+    /// The digit of `bits` bits from bit `shift`.
+    fn digit(self, shift: u32, bits: u32) -> u32;
+    /// All bits inverted (a descending sort).
+    fn invert(self) -> Self;
+    /// As kept in shared memory.
+    fn to_slot(self) -> Self::Slot;
+    /// Back from shared memory.
+    fn from_slot(slot: Self::Slot) -> Self;
+}
+
+macro_rules! radix_bits {
+    ($($t:ty => $slot:ty),*) => {$(
+        impl RadixBits for $t {
+            type Slot = $slot;
+            #[inline(always)]
+            fn digit(self, shift: u32, bits: u32) -> u32 {
+                ((self >> shift) as u32) & ((1u32 << bits) - 1)
+            }
+            #[inline(always)]
+            fn invert(self) -> Self {
+                !self
+            }
+            #[inline(always)]
+            fn to_slot(self) -> $slot {
+                self as $slot
+            }
+            #[inline(always)]
+            fn from_slot(slot: $slot) -> Self {
+                slot as $t
+            }
+        }
+    )*};
+}
+radix_bits!(u8 => u16, u16 => u16, u32 => u32, u64 => u64);
+
+/// A key type of the radix sort and its order: [`to_ordered`](Self::to_ordered) maps keys to
+/// unsigned integers of the same width, one to one, such that `a < b` in the key's order
+/// exactly when `a.to_ordered() < b.to_ordered()`.
+///
+/// - unsigned integers: themselves;
+/// - signed integers: the sign bit flipped;
+/// - floats: IEEE 754 total order (every bit pattern distinct: -0.0 before +0.0), except that
+///   NaNs go after +infinity whatever their sign: -inf .. -0.0, +0.0 .. +inf, then the NaNs
+///   with the sign bit clear by payload, then those with it set by payload from the largest.
+///   The total-order image is rotated down by the number of negative NaN patterns, which moves
+///   them from the bottom to the top.
+pub trait RadixKey: Copy {
+    /// The unsigned image.
+    type Bits: RadixBits;
+    /// The key's ordered bits.
+    fn to_ordered(self) -> Self::Bits;
+    /// The key of ordered bits `bits`.
+    fn from_ordered(bits: Self::Bits) -> Self;
+}
+
+macro_rules! unsigned_key {
+    ($($t:ty),*) => {$(
+        impl RadixKey for $t {
+            type Bits = $t;
+            #[inline(always)]
+            fn to_ordered(self) -> $t {
+                self
+            }
+            #[inline(always)]
+            fn from_ordered(bits: $t) -> $t {
+                bits
+            }
+        }
+    )*};
+}
+unsigned_key!(u8, u16, u32, u64);
+
+macro_rules! signed_key {
+    ($($t:ty => $u:ty),*) => {$(
+        impl RadixKey for $t {
+            type Bits = $u;
+            #[inline(always)]
+            fn to_ordered(self) -> $u {
+                (self as $u) ^ (1 << (<$u>::BITS - 1))
+            }
+            #[inline(always)]
+            fn from_ordered(bits: $u) -> $t {
+                (bits ^ (1 << (<$u>::BITS - 1))) as $t
+            }
+        }
+    )*};
+}
+signed_key!(i32 => u32, i64 => u64);
+
+/// The float keys' map from their bits `b` (see [`RadixKey`]): total order (`!b` for negative
+/// values, `b` with the sign bit set for positive ones), minus the negative NaN patterns
+/// (`mantissa`: the mantissa's mask), wrapping.
+macro_rules! float_key {
+    ($($t:ty => $u:ty, $from:expr, $to:expr, $mantissa:expr);* $(;)?) => {$(
+        impl RadixKey for $t {
+            type Bits = $u;
+            #[inline(always)]
+            fn to_ordered(self) -> $u {
+                const SIGN: $u = 1 << (<$u>::BITS - 1);
+                let b: $u = $from(self);
+                let total = if b & SIGN != 0 { !b } else { b | SIGN };
+                total.wrapping_sub($mantissa)
+            }
+            #[inline(always)]
+            fn from_ordered(bits: $u) -> $t {
+                const SIGN: $u = 1 << (<$u>::BITS - 1);
+                let total = bits.wrapping_add($mantissa);
+                $to(if total & SIGN != 0 { total & !SIGN } else { !total })
+            }
+        }
+    )*};
+}
+float_key!(
+    f32 => u32, f32::to_bits, f32::from_bits, 0x7f_ffff;
+    f64 => u64, f64::to_bits, f64::from_bits, 0xf_ffff_ffff_ffff;
+    F16 => u16, |k: F16| k.0, F16, 0x3ff;
+    Bf16 => u16, |k: Bf16| k.0, Bf16, 0x7f;
+);
+
+/// A value the sort moves with its key: 4 or 8 bytes of any type, as its bits.
+pub trait SortValue: SharedValue {
+    /// The value of the key at input index `i` when the values are the indices (argsort).
+    fn from_index(i: usize) -> Self;
+}
+
+impl SortValue for u32 {
+    #[inline(always)]
+    fn from_index(i: usize) -> u32 {
+        i as u32
+    }
+}
+
+impl SortValue for u64 {
+    #[inline(always)]
+    fn from_index(i: usize) -> u64 {
+        i as u64
+    }
+}
+
+/// The digit pass `shift`, `bits` takes from `key` (after inverting it for a descending sort).
+#[inline(always)]
+fn key_digit<K: RadixKey>(key: K, descending: bool, shift: u32, bits: u32) -> (K::Bits, u32) {
+    let mut ordered = key.to_ordered();
+    if descending {
+        ordered = ordered.invert();
+    }
+    (ordered, ordered.digit(shift, bits))
+}
+
+/// Count the digits of every pass of `keys[0..n]` into `histogram[pass * RADIX_DIGITS + digit]`
+/// (adds to it): each block counts the keys of its grid-stride share in `counters` (shared
+/// memory, `passes * RADIX_DIGITS`), then adds each non-zero count to the global one.
+///
+/// # Safety
+/// Every thread of the grid calls it with the same arguments; `keys` holds `n` readable keys;
+/// `histogram` holds `passes * RADIX_DIGITS` `u32`; `counters` is this block's and that long;
+/// `begin_bit + RADIX_BITS * passes` covers `end_bit`, which is at most the key's width.
+#[inline(always)]
+pub unsafe fn radix_histogram<K: RadixKey>(
+    keys: *const K,
+    n: usize,
+    histogram: *mut u32,
+    (begin_bit, end_bit, passes): (u32, u32, u32),
+    descending: bool,
+    counters: SharedArray<u32>,
+) {
+    let t = thread_idx();
+    let mut c = t;
+    while c < passes * RADIX_DIGITS {
+        // SAFETY: c is below the counters' length; read after the barrier.
+        unsafe { counters.write(c, 0) };
+        c += block_dim();
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    let mut i = global_idx();
+    while i < n {
+        // SAFETY: i < n.
+        let key = unsafe { *keys.add(i) };
+        for pass in 0..passes {
+            let shift = begin_bit + pass * RADIX_BITS;
+            let bits = RADIX_BITS.min(end_bit - shift);
+            let (_, digit) = key_digit(key, descending, shift, bits);
+            // SAFETY: pass * RADIX_DIGITS + digit < passes * RADIX_DIGITS; zeroed before the
+            // barrier above.
+            unsafe { counters.atomic_add_unchecked(pass * RADIX_DIGITS + digit, 1) };
+        }
+        i += grid_stride();
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    let mut c = t;
+    while c < passes * RADIX_DIGITS {
+        // SAFETY: every add of the block is done (barrier); c is within both arrays.
+        unsafe {
+            let count = counters.read(c);
+            if count != 0 {
+                <u32 as crate::atomic::AtomicAdd>::atomic_add(histogram.add(c as usize), count);
+            }
+        }
+        c += block_dim();
+    }
+}
+
+/// Shared memory of [`onesweep_tile`].
+#[derive(Clone, Copy)]
+pub struct OnesweepStorage<S, V> {
+    /// One `u32`: the tile index, from thread 0 to the block.
+    pub tile: SharedArray<u32>,
+    /// The block radix rank's.
+    pub rank: RadixRankStorage,
+    /// `RADIX_DIGITS`: each digit's place in the output minus its start in the tile.
+    pub digit_places: SharedArray<u32>,
+    /// The tile's keys (ordered bits) in digit order.
+    pub keys: SharedArray<S>,
+    /// The tile's values in digit order: the same bytes as `keys`, used after them.
+    pub values: SharedArray<V>,
+}
+
+/// One pass's input, output and digit.
+#[derive(Clone, Copy)]
+pub struct OnesweepPass<K, V> {
+    /// `n` keys, read.
+    pub keys_in: *const K,
+    /// `n` keys, written.
+    pub keys_out: *mut K,
+    /// `n` values, read (pairs, unless `index_values`).
+    pub values_in: *const V,
+    /// `n` values, written (pairs).
+    pub values_out: *mut V,
+    /// Number of keys, below 2^32.
+    pub n: usize,
+    /// The pass's count of each digit over the whole input.
+    pub histogram: *const u32,
+    /// The digit's first bit.
+    pub shift: u32,
+    /// The digit's bits.
+    pub bits: u32,
+    /// Descending order.
+    pub descending: bool,
+    /// The values are the keys' input indices.
+    pub index_values: bool,
+}
+
+/// One tile of a onesweep pass (see the [module docs](self)); with `PAIRS`, the values move with
+/// their keys.
+///
+/// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks of [`RADIX_DIGITS`]
+/// threads.
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; the pass's pointers hold
+/// `n` keys (and values, with `PAIRS`), the outputs not overlapping the inputs; `histogram`
+/// holds `RADIX_DIGITS` counts that sum to `n`, the counts of the keys' digits; `status` has
+/// `RADIX_DIGITS` 8-byte slots per tile, every one from an older epoch; `storage` is this
+/// block's, `keys` / `values` at least `block_dim() * ITEMS` long.
+#[inline(always)]
+pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
+    pass: OnesweepPass<K, V>,
+    status: TileStatus<u32>,
+    storage: OnesweepStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let t = thread_idx();
+    // SAFETY: the whole block calls it; the counter is the status's.
+    let tile = unsafe { next_tile(&status, storage.tile) };
+    let tile_len = block_dim() as usize * ITEMS;
+    let tile_first = tile * tile_len;
+    let tile_items = tile_len.min(pass.n - tile_first) as u32;
+    let warp_first = tile_first + (warp_id() as usize * ITEMS) * WARP_SIZE as usize + lane_id() as usize;
+
+    // Tile 0 starts each digit where the histogram puts it: the counts of the digits before.
+    let mut digit_base = 0;
+    if tile == 0 {
+        // SAFETY: t < RADIX_DIGITS counts; the whole block takes this branch.
+        let mut count = [unsafe { *pass.histogram.add(t as usize) }];
+        // SAFETY: the whole block calls it; the rank's first use of the storage follows two
+        // barriers later.
+        unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut count, storage.rank.scan) };
+        digit_base = count[0];
+    }
+
+    let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
+    let mut digits = [RADIX_DIGITS; ITEMS];
+    let mut values = [V::from_index(0); ITEMS];
+    unrolled_for(ITEMS, |i| {
+        let index = warp_first + i * WARP_SIZE as usize;
+        if index < pass.n {
+            // SAFETY: index < n.
+            let key = unsafe { *pass.keys_in.add(index) };
+            (ordered[i], digits[i]) = key_digit(key, pass.descending, pass.shift, pass.bits);
+            if PAIRS {
+                values[i] = if pass.index_values {
+                    V::from_index(index)
+                } else {
+                    // SAFETY: index < n values.
+                    unsafe { *pass.values_in.add(index) }
+                };
+            }
+        }
+    });
+
+    let slot = |tile: usize| tile * RADIX_DIGITS as usize + t as usize;
+    let publish = |count: u32| {
+        if tile == 0 {
+            // SAFETY: this block owns tile 0's slots; slot(0) is within the status.
+            unsafe { u32::publish(&status, slot(0), STATE_PREFIX, digit_base.wrapping_add(count)) };
+        } else {
+            // SAFETY: as above, for this tile.
+            unsafe { u32::publish(&status, slot(tile), STATE_AGGREGATE, count) };
+        }
+    };
+    // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
+    let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.rank, publish) };
+
+    // Look back: this thread's digit's keys in the tiles before this one.
+    if tile > 0 {
+        let mut before = 0u32;
+        let mut other = tile;
+        'walk: loop {
+            other -= 1;
+            loop {
+                // SAFETY: other < tile: a tile of this pass, within the status.
+                if let Some((state, count)) = unsafe { u32::try_read(&status, slot(other)) } {
+                    before = before.wrapping_add(count);
+                    if state == STATE_PREFIX {
+                        break 'walk;
+                    }
+                    break;
+                }
+            }
+        }
+        digit_base = before;
+        // SAFETY: this block owns the tile's slots; the aggregate was published before.
+        unsafe {
+            u32::publish(
+                &status,
+                slot(tile),
+                STATE_PREFIX,
+                before.wrapping_add(rank.digit_count),
+            )
+        };
+    }
+    // SAFETY: t < RADIX_DIGITS; read after the barrier below.
+    unsafe {
+        storage
+            .digit_places
+            .write(t, digit_base.wrapping_sub(rank.digit_start))
+    };
+
+    // Keys to shared memory in digit order.
+    unrolled_for(ITEMS, |i| {
+        if digits[i] < RADIX_DIGITS {
+            // SAFETY: a rank is below the tile's valid items, within the exchange; each rank is
+            // one item's.
+            unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
+        }
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    let mut out_digits = [0u32; ITEMS];
+    unrolled_for(ITEMS, |k| {
+        let j = t + (k as u32) * block_dim();
+        if j < tile_items {
+            // SAFETY: slot j < the tile's valid items was written before the barrier.
+            let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
+            let digit = bits.digit(pass.shift, pass.bits);
+            out_digits[k] = digit;
+            // SAFETY: written before the barrier; digit < RADIX_DIGITS.
+            let place = unsafe { storage.digit_places.read(digit) }.wrapping_add(j);
+            let key_bits = if pass.descending { bits.invert() } else { bits };
+            // SAFETY: place < n: the digit's place in the output, the tiles before and the
+            // histogram's count of the smaller digits being exact.
+            unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(key_bits) };
+        }
+    });
+    if PAIRS {
+        // The values were loaded with the keys: loading them here, after the rank, made the
+        // kernels of 8-byte values spill more (88 bytes on sm_80 instead of 24).
+        // SAFETY: the whole block calls it: every key was read from the exchange.
+        unsafe { block_barrier() };
+        unrolled_for(ITEMS, |i| {
+            if digits[i] < RADIX_DIGITS {
+                // SAFETY: as the keys' scatter; the values use the same bytes after the barrier.
+                unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
+            }
+        });
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        unrolled_for(ITEMS, |k| {
+            let j = t + (k as u32) * block_dim();
+            if j < tile_items {
+                // SAFETY: as the keys' write-out: the value of the key written to the same place.
+                unsafe {
+                    let place = storage.digit_places.read(out_digits[k]).wrapping_add(j);
+                    *pass.values_out.add(place as usize) = storage.values.read_unchecked(j);
+                }
+            }
+        });
+    }
+}
+
+/// A zero of the exchange slot type (the initial value of registers that items past the end
+/// leave unused).
+#[inline(always)]
+fn zero_slot<S: SharedValue>() -> S {
+    // SAFETY: every slot type is an integer of 2, 4 or 8 bytes, for which zero bits are valid.
+    unsafe { core::mem::zeroed() }
+}

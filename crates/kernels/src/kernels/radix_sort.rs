@@ -1,0 +1,104 @@
+//! Radix sort entry points (`device::radix_sort`), generated from `sort_key_table!` and
+//! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
+//! and `device_radix_sort_onesweep_<key>_{keys,v4,v8}` (keys only, 4-byte values, 8-byte values).
+//! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
+
+use crate::block::{BlockScanStorage, RadixRankStorage};
+use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
+use crate::device::tile_status::TileStatus;
+use crate::shared::dynamic_shared;
+use gpu_primitives_abi::layout::onesweep_layout;
+use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
+use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK};
+use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
+
+/// Whether a value payload of the value table moves values.
+macro_rules! pairs {
+    (keys) => {
+        false
+    };
+    ($other:ident) => {
+        true
+    };
+}
+
+/// `device_radix_sort_onesweep_<key>_<values>`: one digit pass, as [`OnesweepParams`] says.
+macro_rules! onesweep_entries {
+    ([$key:ident, $ty:ty, $items:literal] $($values:ident => $v:ty;)*) => {$(
+        const _: () = {
+            /// # Safety
+            /// As `onesweep_tile`, with the launch [`OnesweepParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
+                const PAIRS: bool = pairs!($values);
+                let layout = onesweep_layout(
+                    SORT_BLOCK,
+                    SORT_BLOCK * $items,
+                    size_of::<$ty>() as u32,
+                    if PAIRS { size_of::<$v>() as u32 } else { 0 },
+                );
+                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                // SAFETY: disjoint regions of the launch's dynamic shared memory, as the layout
+                // (the host sizes the launch with the same) places them, each aligned; keys and
+                // values share the exchange, one after the other.
+                let storage = unsafe {
+                    OnesweepStorage {
+                        tile: dynamic_shared(layout.tile),
+                        rank: RadixRankStorage {
+                            warp_counts: dynamic_shared(layout.warp_counts),
+                            digit_starts: dynamic_shared::<u32>(layout.digit_starts).slice(0, RADIX_DIGITS),
+                            scan: BlockScanStorage::new(dynamic_shared(layout.scan)),
+                        },
+                        digit_places: dynamic_shared::<u32>(layout.digit_places).slice(0, RADIX_DIGITS),
+                        keys: dynamic_shared(layout.exchange),
+                        values: dynamic_shared(layout.exchange),
+                    }
+                };
+                let pass = OnesweepPass {
+                    keys_in: p.keys_in,
+                    keys_out: p.keys_out,
+                    values_in: p.values_in,
+                    values_out: p.values_out,
+                    n: p.n,
+                    histogram: p.histogram,
+                    shift: p.shift,
+                    bits: p.digit_bits,
+                    descending: p.descending != 0,
+                    index_values: p.index_values != 0,
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { onesweep_tile::<$ty, $v, PAIRS, $items>(pass, status, storage) };
+            }
+        };
+    )*};
+}
+
+macro_rules! sort_entries {
+    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {$(
+        const _: () = {
+            /// `device_radix_sort_histogram_<key>`: the counts of every pass's digits, as
+            /// [`RadixHistogramParams`] says.
+            ///
+            /// # Safety
+            /// As `radix_histogram`, with the launch [`RadixHistogramParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(histogram, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: RadixHistogramParams<$device>) {
+                // SAFETY: the launch's dynamic shared memory holds the counters.
+                let counters = unsafe { dynamic_shared::<u32>(0) };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe {
+                    radix_histogram::<$device>(
+                        p.keys,
+                        p.n,
+                        p.histogram,
+                        (p.begin_bit, p.end_bit, p.passes),
+                        p.descending != 0,
+                        counters,
+                    )
+                };
+            }
+        };
+        sort_value_table!(onesweep_entries, $name, $device, $items);
+    )*};
+}
+gpu_primitives_abi::sort_key_table!(sort_entries);

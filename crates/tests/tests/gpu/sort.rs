@@ -1,0 +1,407 @@
+//! Radix sort (sort_keys, sort_pairs, argsort, in place) against the CPU reference
+//! (`reference::sort`, a stable comparison sort): property tests over every key type (random
+//! lengths around tile edges, uniform / duplicate-heavy / sorted / reversed keys, both
+//! directions, bit ranges, misaligned views), stability through pairs carrying the input
+//! index, special float values, bad input, and a length past 2^31.
+
+use crate::support::{GpuTest, check_eq, ok, rng};
+use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
+use gpu_primitives::reference::sort as reference;
+use gpu_primitives::{DeviceBuffer, Error, Gpu};
+use half::{bf16, f16};
+use libtest_mimic::Failed;
+use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+use rand::Rng;
+use std::cell::RefCell;
+
+pub const TESTS: &[(&str, GpuTest)] = &[
+    ("sort::every_key_type_random", every_key_type),
+    ("sort::special_float_values", special_floats),
+    ("sort::bad_input_and_empty", bad_input),
+    ("sort::past_2_pow_31_keys", past_2_pow_31),
+];
+
+fn fail(e: Error) -> TestCaseError {
+    TestCaseError::fail(e.to_string())
+}
+
+/// Keys of `K` from random bits, shaped by `shape`: 0 uniform, 1 a pool of 5 values
+/// (duplicate-heavy), 2 sorted, 3 reversed, 4 all equal.
+fn make_keys<K: SortKey>(n: usize, shape: u32, seed: u64) -> Vec<K> {
+    let mut r = rng(seed);
+    let mut raw = vec![K::Raw::default(); n];
+    r.fill(bytemuck::cast_slice_mut::<K::Raw, u8>(&mut raw));
+    let mut keys = K::from_raw(&raw).to_vec();
+    match shape {
+        1 if n > 0 => {
+            let pool: Vec<K> = keys.iter().take(5).copied().collect();
+            for k in keys.iter_mut() {
+                *k = pool[r.random_range(0..pool.len())];
+            }
+        }
+        2 => keys = reference::sort_keys(&keys, SortOptions::ascending()),
+        3 => keys = reference::sort_keys(&keys, SortOptions::descending()),
+        4 if n > 0 => {
+            let first = keys[0];
+            keys.fill(first);
+        }
+        _ => {}
+    }
+    keys
+}
+
+/// Bits of stored keys (so NaNs compare equal to themselves).
+fn key_bits<K: SortKey>(keys: &[K]) -> Vec<u64> {
+    K::as_raw(keys)
+        .iter()
+        .map(|v| {
+            bytemuck::bytes_of(v)
+                .iter()
+                .rev()
+                .fold(0u64, |a, &b| a << 8 | b as u64)
+        })
+        .collect()
+}
+
+fn download_keys<K: SortKey>(gpu: &Gpu, d: &DeviceBuffer<K::Raw>) -> Result<Vec<K>, TestCaseError> {
+    Ok(K::from_raw(&gpu.download(d).map_err(fail)?).to_vec())
+}
+
+fn view<K: SortKey>(d: &DeviceBuffer<K::Raw>, range: std::ops::Range<usize>) -> DeviceView<'_, K> {
+    // SAFETY: a live buffer of keys as stored; the range is within it.
+    unsafe { DeviceView::from_raw_parts(d.as_device_ptr().as_raw(), d.len()) }.slice(range)
+}
+
+fn view_mut<K: SortKey>(d: &mut DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
+    // SAFETY: a live buffer of keys as stored, borrowed mutably.
+    unsafe { DeviceViewMut::from_raw_parts(d.as_device_ptr().as_raw(), d.len()) }
+}
+
+/// Every sort of `keys[skip..]` under `options` against the reference: keys, pairs with `u32`
+/// values (each key's input index: stability) and `u64` values, argsort, both in-place forms;
+/// the input unchanged.
+fn check_all<K: SortKey>(
+    gpu: &Gpu,
+    keys: &[K],
+    skip: usize,
+    options: SortOptions,
+    ws: &mut DeviceWorkspace,
+) -> Result<(), TestCaseError> {
+    let input = &keys[skip..];
+    let n = input.len();
+    let what = format!("{} n={n} skip={skip} {options:?}", K::NAME);
+    let expected_order = reference::argsort(input, options);
+    let expected_keys = key_bits(&reference::sort_keys(input, options));
+    let d_keys = gpu.upload(K::as_raw(keys)).map_err(fail)?;
+    let keys_in = || view::<K>(&d_keys, skip..keys.len());
+    let index: Vec<u32> = (0..n as u32).collect();
+    let wide: Vec<u64> = index.iter().map(|&i| (i as u64) << 33 | 0x5a5a).collect();
+    let d_index = gpu.upload(&index).map_err(fail)?;
+    let d_wide = gpu.upload(&wide).map_err(fail)?;
+    let mut d_out = gpu.alloc_zeroed::<K::Raw>(n).map_err(fail)?;
+    let mut d_values = gpu.alloc_zeroed::<u32>(n).map_err(fail)?;
+    let mut d_wide_out = gpu.alloc_zeroed::<u64>(n).map_err(fail)?;
+
+    device::sort_keys(gpu, keys_in(), view_mut::<K>(&mut d_out), options, ws).map_err(fail)?;
+    let check_keys = |name: &str, d: &DeviceBuffer<K::Raw>| -> Result<(), TestCaseError> {
+        let found = key_bits(&download_keys::<K>(gpu, d)?);
+        if let Some(i) = (0..n).find(|&i| found[i] != expected_keys[i]) {
+            return Err(TestCaseError::fail(format!(
+                "{name} {what}: index {i}: found bits {:#x}, expected {:#x}",
+                found[i], expected_keys[i]
+            )));
+        }
+        Ok(())
+    };
+    check_keys("sort_keys", &d_out)?;
+
+    device::sort_pairs(
+        gpu,
+        keys_in(),
+        &d_index,
+        view_mut::<K>(&mut d_out),
+        &mut d_values,
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    check_keys("sort_pairs", &d_out)?;
+    let values = gpu.download(&d_values).map_err(fail)?;
+    prop_assert!(
+        values == expected_order,
+        "sort_pairs {}: values (the input index) out of order",
+        what
+    );
+
+    device::sort_pairs(
+        gpu,
+        keys_in(),
+        &d_wide,
+        view_mut::<K>(&mut d_out),
+        &mut d_wide_out,
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    let wide_out = gpu.download(&d_wide_out).map_err(fail)?;
+    prop_assert!(
+        wide_out
+            .iter()
+            .zip(&expected_order)
+            .all(|(&v, &i)| v == wide[i as usize]),
+        "sort_pairs {}: 8-byte values",
+        what
+    );
+
+    d_values = gpu.alloc_zeroed::<u32>(n).map_err(fail)?;
+    device::argsort(
+        gpu,
+        keys_in(),
+        view_mut::<K>(&mut d_out),
+        &mut d_values,
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    check_keys("argsort", &d_out)?;
+    prop_assert!(
+        gpu.download(&d_values).map_err(fail)? == expected_order,
+        "argsort {}: indices",
+        what
+    );
+
+    let mut d_place = gpu.upload(K::as_raw(input)).map_err(fail)?;
+    device::sort_keys_in_place(gpu, view_mut::<K>(&mut d_place), options, ws).map_err(fail)?;
+    check_keys("sort_keys_in_place", &d_place)?;
+    let mut d_place = gpu.upload(K::as_raw(input)).map_err(fail)?;
+    let mut d_place_values = gpu.upload(&index).map_err(fail)?;
+    device::sort_pairs_in_place(gpu, view_mut::<K>(&mut d_place), &mut d_place_values, options, ws)
+        .map_err(fail)?;
+    check_keys("sort_pairs_in_place", &d_place)?;
+    prop_assert!(
+        gpu.download(&d_place_values).map_err(fail)? == expected_order,
+        "sort_pairs_in_place {}: values",
+        what
+    );
+    prop_assert!(
+        key_bits(&download_keys::<K>(gpu, &d_keys)?) == key_bits(keys),
+        "{}: the input changed",
+        what
+    );
+    Ok(())
+}
+
+/// Lengths around the tile edges (4096 keys of 4 bytes or less, 3072 of 8), small and large.
+fn length() -> impl Strategy<Value = usize> {
+    let edges: Vec<usize> = vec![
+        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 8192, 12_289, 65_537, 1_048_573,
+    ];
+    prop_oneof![
+        5 => prop::sample::select(edges),
+        4 => 0usize..200_000,
+        1 => 200_000usize..3_000_000,
+    ]
+}
+
+fn random_sorts<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
+    let workspace = RefCell::new(DeviceWorkspace::new());
+    crate::properties::runner()
+        .run(
+            &(length(), 0usize..4, 0u32..5, any::<bool>(), 0u32..4, any::<u64>()),
+            |(n, skip, shape, descending, range, seed)| {
+                let ws = &mut *workspace.borrow_mut();
+                let keys = make_keys::<K>(n + skip, shape, seed);
+                let mut options = if descending {
+                    SortOptions::descending()
+                } else {
+                    SortOptions::ascending()
+                };
+                // Sometimes a bit range: a random one, or one of a single digit's edge.
+                let mut r = rng(seed ^ 9);
+                options = match range {
+                    1 => {
+                        let begin = r.random_range(0..K::BITS);
+                        options.bits(begin..r.random_range(begin..=K::BITS))
+                    }
+                    2 => options.bits(0..K::BITS.min(8)),
+                    _ => options,
+                };
+                check_all(gpu, &keys, skip, options, ws)
+            },
+        )
+        .map_err(|e| Failed::from(e.to_string()))
+}
+
+fn every_key_type(gpu: &Gpu) -> Result<(), Failed> {
+    random_sorts::<u32>(gpu)?;
+    random_sorts::<f32>(gpu)?;
+    random_sorts::<i32>(gpu)?;
+    random_sorts::<u64>(gpu)?;
+    random_sorts::<i64>(gpu)?;
+    random_sorts::<f64>(gpu)?;
+    random_sorts::<u8>(gpu)?;
+    random_sorts::<u16>(gpu)?;
+    random_sorts::<f16>(gpu)?;
+    random_sorts::<bf16>(gpu)
+}
+
+/// NaNs of both signs and several payloads, infinities, both zeros, denormals: the documented
+/// order, bit for bit, every float type, both directions.
+fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
+    let specials32: Vec<f32> = [
+        0x7fc0_0000u32,
+        0x7f80_0001,
+        0xffc0_0000,
+        0xff80_0001,
+        0x7f80_0000,
+        0xff80_0000,
+        0x8000_0000,
+        0,
+        1,
+        0x8000_0001,
+        0x3f80_0000,
+        0xbf80_0000,
+    ]
+    .into_iter()
+    .map(f32::from_bits)
+    .collect();
+    let ws = &mut DeviceWorkspace::new();
+    let mut r = rng(11);
+    for n in [1usize, 100, 4097, 300_001] {
+        let x: Vec<f32> = (0..n)
+            .map(|_| specials32[r.random_range(0..specials32.len())])
+            .collect();
+        let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
+        let xh: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+        let xb: Vec<bf16> = x.iter().map(|&v| bf16::from_f32(v)).collect();
+        for options in [SortOptions::ascending(), SortOptions::descending()] {
+            let err = |e: TestCaseError| Failed::from(e.to_string());
+            check_all(gpu, &x, 0, options, ws).map_err(err)?;
+            check_all(gpu, &x64, 0, options, ws).map_err(err)?;
+            check_all(gpu, &xh, 0, options, ws).map_err(err)?;
+            check_all(gpu, &xb, 0, options, ws).map_err(err)?;
+        }
+    }
+    // The documented order, spelled out.
+    let sorted = ok(device::sort_keys_slice(
+        gpu,
+        &specials32,
+        SortOptions::ascending(),
+    ))?;
+    let bits: Vec<u32> = sorted.iter().map(|x| x.to_bits()).collect();
+    check_eq(
+        "ascending f32 specials",
+        bits,
+        vec![
+            0xff80_0000,
+            0xbf80_0000,
+            0x8000_0001,
+            0x8000_0000,
+            0,
+            1,
+            0x3f80_0000,
+            0x7f80_0000,
+            0x7f80_0001,
+            0x7fc0_0000,
+            0xffc0_0000,
+            0xff80_0001,
+        ],
+    )
+}
+
+/// Short outputs and bad bit ranges: an error before any launch, outputs untouched. n = 0 and
+/// an empty bit range.
+fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
+    let ws = &mut DeviceWorkspace::new();
+    let keys = ok(gpu.upload(&[3u32, 1, 2, 0]))?;
+    let mut short = ok(gpu.upload(&[9u32; 3]))?;
+    let mut out = ok(gpu.upload(&[9u32; 4]))?;
+    let mut values_out = ok(gpu.upload(&[9u32; 4]))?;
+    let is_length_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
+    let is_invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let asc = SortOptions::ascending();
+    if !is_length_error(device::sort_keys::<u32>(gpu, &keys, &mut short, asc, ws)) {
+        return Err("sort_keys into a short output: no length error".into());
+    }
+    if !is_length_error(device::sort_pairs::<u32, u32>(
+        gpu, &keys, &keys, &mut out, &mut short, asc, ws,
+    )) {
+        return Err("sort_pairs into short values: no length error".into());
+    }
+    if !is_length_error(device::argsort::<u32>(gpu, &keys, &mut out, &mut short, asc, ws)) {
+        return Err("argsort into short indices: no length error".into());
+    }
+    for bad in [asc.bits(0..33), asc.bits(9..8)] {
+        if !is_invalid(device::sort_keys::<u32>(gpu, &keys, &mut out, bad, ws)) {
+            return Err(format!("sort_keys with {bad:?}: no invalid-launch error").into());
+        }
+    }
+    if !is_invalid(device::argsort::<u32>(
+        gpu,
+        &keys,
+        &mut out,
+        &mut values_out,
+        asc.bits(5..5),
+        ws,
+    )) {
+        return Err("argsort over no bits: no invalid-launch error".into());
+    }
+    check_eq("output untouched", ok(gpu.download(&out))?, vec![9u32; 4])?;
+    check_eq("short output untouched", ok(gpu.download(&short))?, vec![9u32; 3])?;
+    check_eq("values untouched", ok(gpu.download(&values_out))?, vec![9u32; 4])?;
+    // An empty bit range keeps the input's order (a copy).
+    ok(device::sort_keys::<u32>(gpu, &keys, &mut out, asc.bits(4..4), ws))?;
+    check_eq("no bits: a copy", ok(gpu.download(&out))?, vec![3, 1, 2, 0])?;
+    // Only the low bit: stable by it.
+    ok(device::sort_keys::<u32>(gpu, &keys, &mut out, asc.bits(0..1), ws))?;
+    check_eq("the low bit", ok(gpu.download(&out))?, vec![2, 0, 3, 1])?;
+    let empty: Vec<u32> = vec![];
+    check_eq("n = 0", ok(device::sort_keys_slice(gpu, &empty, asc))?, vec![])?;
+    check_eq(
+        "n = 0 argsort",
+        ok(device::argsort_slice(gpu, &empty, asc))?,
+        vec![],
+    )?;
+    check_eq(
+        "pairs slice",
+        ok(device::sort_pairs_slice(
+            gpu,
+            &[2i32, -1, 2, 0],
+            &[0.5f64, 1.5, 2.5, 3.5],
+            asc,
+        ))?,
+        (vec![-1, 0, 2, 2], vec![1.5, 3.5, 0.5, 2.5]),
+    )
+}
+
+/// 2^31 + 6 u32 keys, each key twice, in reversed order: argsort puts key k at 2k and 2k + 1,
+/// with the two inputs' indices in input order (stable past 2^31).
+fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
+    let n = (1usize << 31) + 6;
+    let keys: Vec<u32> = (0..n).map(|i| ((n - 1 - i) / 2) as u32).collect();
+    let d_keys = ok(gpu.upload(&keys))?;
+    drop(keys);
+    let mut d_sorted = ok(gpu.alloc_zeroed::<u32>(n))?;
+    let mut d_indices = ok(gpu.alloc_zeroed::<u32>(n))?;
+    let ws = &mut DeviceWorkspace::new();
+    ok(device::argsort::<u32>(
+        gpu,
+        &d_keys,
+        &mut d_sorted,
+        &mut d_indices,
+        SortOptions::ascending(),
+        ws,
+    ))?;
+    let sorted = ok(gpu.download(&d_sorted))?;
+    if let Some(j) = (0..n).find(|&j| sorted[j] != (j / 2) as u32) {
+        return Err(format!("key {j}: {} instead of {}", sorted[j], j / 2).into());
+    }
+    drop(sorted);
+    let indices = ok(gpu.download(&d_indices))?;
+    let expected = |j: usize| (if j % 2 == 0 { n - 2 - j } else { n - j }) as u32;
+    if let Some(j) = (0..n).find(|&j| indices[j] != expected(j)) {
+        return Err(format!("index {j}: {} instead of {}", indices[j], expected(j)).into());
+    }
+    Ok(())
+}
