@@ -326,7 +326,13 @@ fn launch<K: SortKey>(
         return Ok(());
     }
     // Pass p writes the final output when passes - 1 - p is even, the scratch otherwise.
-    let target = |p: u32, out: u64, scratch: u64| if (passes - 1 - p) % 2 == 0 { out } else { scratch };
+    let target = |p: u32, out: u64, scratch: u64| {
+        if (passes - 1 - p).is_multiple_of(2) {
+            out
+        } else {
+            scratch
+        }
+    };
     let mut keys_from = buffers.keys_in;
     let mut values_from = match buffers.values {
         Values::Pairs { input, .. } => input,
