@@ -196,7 +196,8 @@ impl SortOptions {
     }
 
     /// Compare only bits `range` of the ordered bits (`range.end` at most the key's width).
-    /// For floats the ordered bits are not the stored bits (see [`SortKey`]).
+    /// For floats the ordered bits are not the stored bits (see [`SortKey`]). An empty range
+    /// compares nothing: the output is the input, in its order.
     pub fn bits(self, range: Range<u32>) -> Self {
         Self {
             bits: Some((range.start, range.end)),
@@ -290,7 +291,9 @@ fn launch<K: SortKey>(
         Values::None => 0,
         Values::Pairs { bytes, .. } => bytes,
     };
-    let passes = (end_bit - begin_bit).div_ceil(RADIX_BITS);
+    // An empty bit range still takes one pass, of a 0-bit digit: a stable copy (argsort's
+    // identity permutation).
+    let passes = (end_bit - begin_bit).div_ceil(RADIX_BITS).max(1);
     if n == 0 {
         return Ok(());
     }
@@ -300,31 +303,6 @@ fn launch<K: SortKey>(
     let scratch = workspace.sort_scratch(stream, keys_scratch_bytes + n * value_bytes)?;
     let (keys_scratch, values_scratch) = (scratch, scratch + keys_scratch_bytes as u64);
     let in_place_keys = buffers.keys_in == buffers.keys_out;
-    if passes == 0 {
-        // Nothing compared: the order is the input's.
-        let values = match buffers.values {
-            Values::None => None,
-            Values::Pairs { input: None, .. } => {
-                return Err(Error::InvalidLaunch("argsort: no bits to sort by".into()));
-            }
-            Values::Pairs {
-                input: Some(input),
-                output,
-                bytes,
-            } => Some((input, output, bytes)),
-        };
-        if !in_place_keys {
-            // SAFETY: n keys in and out, distinct (not in place), live for the call's views.
-            unsafe { stream.copy_address(buffers.keys_in, buffers.keys_out, n * key_bytes)? };
-        }
-        if let Some((input, output, bytes)) = values
-            && input != output
-        {
-            // SAFETY: as the keys'.
-            unsafe { stream.copy_address(input, output, n * bytes)? };
-        }
-        return Ok(());
-    }
     // Pass p writes the final output when passes - 1 - p is even, the scratch otherwise.
     let target = |p: u32, out: u64, scratch: u64| {
         if (passes - 1 - p).is_multiple_of(2) {
@@ -582,8 +560,7 @@ pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
 /// 2^32 keys. Otherwise as [`sort_pairs`].
 ///
 /// # Errors
-/// As [`sort_keys`], and [`Error::LengthMismatch`] when `indices_out` is short;
-/// [`Error::InvalidLaunch`] for an empty bit range (no pass makes the indices).
+/// As [`sort_keys`], and [`Error::LengthMismatch`] when `indices_out` is short.
 pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
     on: impl Into<OnStream<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,

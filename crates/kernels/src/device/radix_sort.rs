@@ -33,7 +33,7 @@ use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
 pub trait RadixBits: Copy {
     /// How a tile keeps it in shared memory (`u16` for `u8`).
     type Slot: SharedValue;
-    /// The digit of `bits` bits from bit `shift`.
+    /// The digit of `bits` bits (0 to 8) from bit `shift`.
     fn digit(self, shift: u32, bits: u32) -> u32;
     /// All bits inverted (a descending sort).
     fn invert(self) -> Self;
@@ -49,6 +49,10 @@ macro_rules! radix_bits {
             type Slot = $slot;
             #[inline(always)]
             fn digit(self, shift: u32, bits: u32) -> u32 {
+                // A 0-bit digit (an empty bit range) may sit at shift == the width.
+                if bits == 0 {
+                    return 0;
+                }
                 ((self >> shift) as u32) & ((1u32 << bits) - 1)
             }
             #[inline(always)]
