@@ -1,17 +1,21 @@
 // Reference figures: NVIDIA CUB's device reduce, scan, compaction (select, unique, partition), histogram
-// (256 bins, even and range), run-length encoding (encode, non-trivial runs) and segmented sums (by
-// offsets, by key), timed the way
+// (256 bins, even and range), run-length encoding (encode, non-trivial runs), segmented sums (by
+// offsets, by key) and sorts (radix sort of keys and of pairs, segmented sort), timed the way
 // `gpu-primitives bench` times ours (CUDA events around the queued work, median of 21 calls after one
 // warm-up, temporary storage allocated once outside the timing), next to a device-to-device copy of
 // the same n measured in the same run. Built and run on the GPU machine by scripts/cub-baseline/run.
 //
-// Output: one CSV row per (algorithm, type, n): algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio.
+// Output: one CSV row per (algorithm, type, n): algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio; the
+// sort rows add a ninth column, gkeys_per_s (keys sorted per second / 1e9). A sort whose result does not
+// check prints a line starting with FAIL and makes the program exit with status 1.
 #include <cub/device/device_histogram.cuh>
+#include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_partition.cuh>
 #include <cub/device/device_run_length_encode.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cub/device/device_segmented_reduce.cuh>
+#include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
 #include <cuda_runtime.h>
 
@@ -373,10 +377,205 @@ void measure_issue12() {
     for (int log2 : {20, 24, 28}) measure_segments<uint32_t>("u32", size_t(1) << log2);
 }
 
+// Keys of the sorts: u32 the benchmark's hash (uniform and, as the hash is a bijection, distinct below 2^32),
+// u64 two hashes (of 2i and 2i + 1), f32 finite floats with uniform bit patterns (an all-ones exponent loses
+// its lowest bit, so no infinity or NaN; both signs, zeros and subnormals occur).
+uint32_t random_key(uint32_t*, size_t i) { return bench_hash(i); }
+uint64_t random_key(uint64_t*, size_t i) { return uint64_t(bench_hash(2 * i)) << 32 | bench_hash(2 * i + 1); }
+float random_key(float*, size_t i) {
+    uint32_t bits = bench_hash(i);
+    if ((bits & 0x7F800000u) == 0x7F800000u) bits &= ~0x00800000u;
+    float f;
+    std::memcpy(&f, &bits, sizeof(f));
+    return f;
+}
+
+// The bit pattern of a key, widened to 64 bits.
+template <class K>
+uint64_t key_bits(K key) {
+    uint64_t bits = 0;
+    std::memcpy(&bits, &key, sizeof(K));
+    return bits;
+}
+
+// A multiset fingerprint of keys: the sum of a 64-bit mix (splitmix64's finalizer) of each key's bits, so a
+// sort that drops, duplicates or alters a key changes it (almost surely) while any permutation keeps it.
+template <class K>
+uint64_t fingerprint(const K* keys, size_t n) {
+    uint64_t sum = 0;
+    for (size_t i = 0; i < n; ++i) {
+        uint64_t x = key_bits(keys[i]) + 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        sum += x ^ (x >> 31);
+    }
+    return sum;
+}
+
+// The index of the first key of keys[0..n) below its predecessor, or n when they are non-decreasing (floats
+// compared with <, so -0.0 and +0.0 are equal here).
+template <class K>
+size_t first_unsorted(const K* keys, size_t n) {
+    for (size_t i = 1; i < n; ++i)
+        if (keys[i] < keys[i - 1]) return i;
+    return n;
+}
+
+int sort_failures = 0;  // FAIL lines printed: main returns 1 when there is any
+
+// A FAIL line for the sort row `row` (its algorithm, type and n, as in the CSV row).
+void sort_fail(const std::string& row, const std::string& what) {
+    std::printf("FAIL %s: %s\n", row.c_str(), what.c_str());
+    std::fflush(stdout);
+    ++sort_failures;
+}
+
+// One sort row: the eight columns of every row, then the keys sorted per second / 1e9.
+void sort_row(const std::string& name, const char* type, size_t n, double us, double bytes, double copy_us,
+              double copy_gbps) {
+    std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f,%.3f\n", name.c_str(), type, n, us, bytes / us / 1e3, copy_us,
+                copy_gbps, us / copy_us, n / us / 1e3);
+    std::fflush(stdout);
+}
+
+// DeviceRadixSort::SortKeys of n random keys (random_key) over all their bits, and with kPairs
+// DeviceRadixSort::SortPairs with u32 values (each key's input index). Both run out of place, as CUB's docs
+// show: the input is never written, so every timed call sorts the same unsorted keys and nothing needs
+// copying back between calls (CUB keeps its alternate buffer in the temporary storage, which is allocated
+// once outside the timing). The figures count one read and one write of every key (and value), whatever the
+// number of digit passes: bytes = n * (key bytes + value bytes) * 2. The copy moves the same n * (key bytes +
+// value bytes) (keys and values lie in one allocation), its GB/s counting read and write like every row's.
+// The result of the last timed call is checked once afterwards: keys non-decreasing with the input's
+// fingerprint, and for pairs every value the input index of a key equal (bit for bit) to the one beside it.
+template <class K, bool kPairs>
+void measure_radix_sort(const char* type, size_t n) {
+    using V = uint32_t;
+    const size_t key_bytes = n * sizeof(K), value_bytes = kPairs ? n * sizeof(V) : 0;
+    std::vector<K> host(n);
+    for (size_t i = 0; i < n; ++i) host[i] = random_key((K*)nullptr, i);
+    std::vector<V> host_values(kPairs ? n : 0);
+    for (size_t i = 0; i < host_values.size(); ++i) host_values[i] = V(i);
+    char *in, *out, *copy;  // keys, then (for pairs) values
+    CHECK(cudaMalloc(&in, key_bytes + value_bytes));
+    CHECK(cudaMalloc(&out, key_bytes + value_bytes));
+    CHECK(cudaMalloc(&copy, key_bytes + value_bytes));
+    K* keys_in = reinterpret_cast<K*>(in);
+    K* keys_out = reinterpret_cast<K*>(out);
+    V* values_in = reinterpret_cast<V*>(in + key_bytes);
+    V* values_out = reinterpret_cast<V*>(out + key_bytes);
+    CHECK(cudaMemcpy(keys_in, host.data(), key_bytes, cudaMemcpyHostToDevice));
+    if (kPairs) CHECK(cudaMemcpy(values_in, host_values.data(), value_bytes, cudaMemcpyHostToDevice));
+    double copy_us =
+        median_us([&] { CHECK(cudaMemcpyAsync(copy, in, key_bytes + value_bytes, cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * (key_bytes + value_bytes) / copy_us / 1e3;
+    int num_items = int(n);  // 32-bit offsets inside CUB; n is at most 2^28 here
+    void* temp = nullptr;    // a void* (not a bare nullptr) so only the temp-storage overloads match
+    size_t temp_bytes = 0;
+    auto sort = [&] {
+        if constexpr (kPairs) {
+            CHECK(cub::DeviceRadixSort::SortPairs(temp, temp_bytes, keys_in, keys_out, values_in, values_out,
+                                                  num_items));
+        } else {
+            CHECK(cub::DeviceRadixSort::SortKeys(temp, temp_bytes, keys_in, keys_out, num_items));
+        }
+    };
+    sort();  // temp is null: only sets temp_bytes
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    double us = median_us(sort);
+    std::string name = kPairs ? "radix_sort_pairs (u32 values)" : "radix_sort_keys";
+    sort_row(name, type, n, us, 2.0 * (key_bytes + value_bytes), copy_us, copy_gbps);
+
+    std::string label = "cub " + name + "," + type + "," + std::to_string(n);
+    std::vector<K> sorted(n);
+    CHECK(cudaMemcpy(sorted.data(), keys_out, key_bytes, cudaMemcpyDeviceToHost));
+    size_t bad = first_unsorted(sorted.data(), n);
+    if (bad < n) sort_fail(label, "key " + std::to_string(bad) + " is below key " + std::to_string(bad - 1));
+    if (fingerprint(sorted.data(), n) != fingerprint(host.data(), n))
+        sort_fail(label, "the sorted keys are not the input keys (fingerprints differ)");
+    if (kPairs) {
+        std::vector<V> values(n);
+        CHECK(cudaMemcpy(values.data(), values_out, value_bytes, cudaMemcpyDeviceToHost));
+        for (size_t i = 0; i < n; ++i) {
+            if (values[i] >= n || key_bits(host[values[i]]) != key_bits(sorted[i])) {
+                sort_fail(label, "value " + std::to_string(i) + " (" + std::to_string(values[i]) +
+                                     ") is not the input index of key " + std::to_string(i));
+                break;
+            }
+        }
+    }
+    for (void* p : {(void*)temp, (void*)in, (void*)out, (void*)copy}) CHECK(cudaFree(p));
+}
+
+// DeviceSegmentedSort::SortKeys of `rows` rows of `cols` random finite f32 keys (random_key of the flat
+// index), one segment per row: int offsets i * cols, d_offsets as the begin offsets and d_offsets + 1 as the
+// end offsets (CUB's documented aliasing), out of place like the radix sorts. n = rows * cols; the same byte
+// convention (n * 4 * 2) and a copy of the n * 4 key bytes. Checked once afterwards: every row non-decreasing
+// with its input row's fingerprint.
+void measure_segmented_sort(size_t rows, size_t cols) {
+    using K = float;
+    const size_t n = rows * cols, key_bytes = n * sizeof(K);
+    std::vector<K> host(n);
+    for (size_t i = 0; i < n; ++i) host[i] = random_key((K*)nullptr, i);
+    std::vector<int> offsets(rows + 1);
+    for (size_t r = 0; r <= rows; ++r) offsets[r] = int(r * cols);  // n is at most 2^28 here
+    K *keys_in, *keys_out, *copy;
+    int* d_offsets;
+    CHECK(cudaMalloc(&keys_in, key_bytes));
+    CHECK(cudaMalloc(&keys_out, key_bytes));
+    CHECK(cudaMalloc(&copy, key_bytes));
+    CHECK(cudaMalloc(&d_offsets, offsets.size() * sizeof(int)));
+    CHECK(cudaMemcpy(keys_in, host.data(), key_bytes, cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_offsets, offsets.data(), offsets.size() * sizeof(int), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, keys_in, key_bytes, cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * key_bytes / copy_us / 1e3;
+    int64_t num_items = int64_t(n), segments = int64_t(rows);
+    void* temp = nullptr;  // a void* (not a bare nullptr) so only the temp-storage overloads match
+    size_t temp_bytes = 0;
+    auto sort = [&] {
+        CHECK(cub::DeviceSegmentedSort::SortKeys(temp, temp_bytes, keys_in, keys_out, num_items, segments, d_offsets,
+                                                 d_offsets + 1));
+    };
+    sort();  // temp is null: only sets temp_bytes
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    double us = median_us(sort);
+    std::string name = "segmented_sort_keys (" + std::to_string(rows) + " rows of " + std::to_string(cols) + ")";
+    sort_row(name, "f32", n, us, 2.0 * key_bytes, copy_us, copy_gbps);
+
+    std::string label = "cub " + name + ",f32," + std::to_string(n);
+    std::vector<K> sorted(n);
+    CHECK(cudaMemcpy(sorted.data(), keys_out, key_bytes, cudaMemcpyDeviceToHost));
+    for (size_t r = 0; r < rows; ++r) {
+        const K* row = sorted.data() + r * cols;
+        size_t bad = first_unsorted(row, cols);
+        if (bad < cols) {
+            sort_fail(label, "row " + std::to_string(r) + ": key " + std::to_string(bad) + " is below key " +
+                                 std::to_string(bad - 1));
+            break;
+        }
+        if (fingerprint(row, cols) != fingerprint(host.data() + r * cols, cols)) {
+            sort_fail(label, "row " + std::to_string(r) + ": the sorted keys are not the row's keys (fingerprints differ)");
+            break;
+        }
+    }
+    for (void* p : {(void*)temp, (void*)keys_in, (void*)keys_out, (void*)copy, (void*)d_offsets}) CHECK(cudaFree(p));
+}
+
+// The sort rows: radix sort of u32 keys and of u32 keys with u32 values at 2^20, 2^24, 2^28, of f32 and of u64
+// keys at 2^28, and the segmented sort of 65536 rows of 4096 f32 (2^28 keys).
+void measure_sort() {
+    for (int log2 : {20, 24, 28}) measure_radix_sort<uint32_t, false>("u32", size_t(1) << log2);
+    for (int log2 : {20, 24, 28}) measure_radix_sort<uint32_t, true>("u32", size_t(1) << log2);
+    measure_radix_sort<float, false>("f32", size_t(1) << 28);
+    measure_radix_sort<uint64_t, false>("u64", size_t(1) << 28);
+    measure_segmented_sort(65536, 4096);
+}
+
+
 // With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28); with "issue12", only the
 // histogram, run-length-encoding and segment rows (the same types and sizes); with "segments", only the
-// segment rows; with a number, only f32 reduce and
-// scan at n = 2^number (for profiling one size with ncu).
+// segment rows; with "sort", only the sort rows (measure_sort); with a number, only f32 reduce and
+// scan at n = 2^number (for profiling one size with ncu). The default run and "sort" exit with status 1 when a
+// sort printed a FAIL line.
 int main(int argc, char** argv) {
     if (argc > 1 && std::string(argv[1]) == "compaction") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
@@ -395,6 +594,11 @@ int main(int argc, char** argv) {
         measure_issue12();
         return 0;
     }
+    if (argc > 1 && std::string(argv[1]) == "sort") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio,gkeys_per_s\n");
+        measure_sort();
+        return sort_failures > 0 ? 1 : 0;
+    }
     if (argc > 1) {
         measure<float>("f32", size_t(1) << std::atoi(argv[1]));
         return 0;
@@ -411,5 +615,7 @@ int main(int argc, char** argv) {
     for (int log2 : {20, 24, 28}) measure_compaction<float>("f32", size_t(1) << log2);
     for (int log2 : {20, 24, 28}) measure_compaction<uint32_t>("u32", size_t(1) << log2);
     measure_issue12();
-    return 0;
+    std::printf("# sort rows: algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio,gkeys_per_s\n");
+    measure_sort();
+    return sort_failures > 0 ? 1 : 0;
 }

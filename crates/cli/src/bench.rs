@@ -4,8 +4,9 @@
 //! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
 //! uniform samples), the segmented reduce and scans (by offsets: segments of 1000 items, and one
 //! huge segment after n / 256 of one item; by `u32` key) and the segmented argmin (1000-item
-//! segments) and the row operations ([`bench_rows`](crate::bench_rows)), beside a
-//! device-to-device copy of the same number of elements measured in the same run.
+//! segments), the row operations ([`bench_rows`](crate::bench_rows)) and the radix sort
+//! ([`bench_sort`](crate::bench_sort)), beside a device-to-device copy of the same number of
+//! elements measured in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
 //! device work, queued on the stream between two events (`reduce_into`, not the `reduce` that
@@ -59,6 +60,12 @@ pub struct BenchConfig {
     /// Element types of the row operations (`f32`, `f16`, `bf16`; empty: none), measured at the
     /// shapes of [`ROW_SHAPES`](crate::bench_rows::ROW_SHAPES).
     pub row_types: Vec<String>,
+    /// Key types of the sort rows ([`SORT_TYPES`](crate::bench_sort::SORT_TYPES); empty:
+    /// none): the first at every n of `sort_log2`, `sort_keys` and `sort_pairs` with `u32`
+    /// values; the others `sort_keys` at the largest.
+    pub sort_types: Vec<String>,
+    /// Sizes of the sort rows, as log2 (at most 31).
+    pub sort_log2: Vec<u32>,
 }
 
 /// The element types the benchmark knows, by name (the library's table).
@@ -102,6 +109,19 @@ impl BenchConfig {
                 crate::bench_rows::ROW_TYPES.join(", ")
             ));
         }
+        if let Some(t) = self
+            .sort_types
+            .iter()
+            .find(|t| !crate::bench_sort::SORT_TYPES.contains(&t.as_str()))
+        {
+            return Err(format!(
+                "unknown sort key type {t:?}; known: {}",
+                crate::bench_sort::SORT_TYPES.join(", ")
+            ));
+        }
+        if let Some(k) = self.sort_log2.iter().find(|&&k| k > 31) {
+            return Err(format!("sort size 2^{k} is past the largest, 2^31"));
+        }
         if self.ops.is_empty() {
             return Err(format!("no operator; known: {}", OPS.join(", ")));
         }
@@ -128,6 +148,8 @@ impl Default for BenchConfig {
             compaction_log2: vec![20, 24, 28],
             histogram_types: vec!["f32".into(), "u32".into()],
             row_types: vec!["f32".into(), "bf16".into()],
+            sort_types: vec!["u32".into(), "f32".into(), "u64".into()],
+            sort_log2: vec![20, 24, 28],
         }
     }
 }
@@ -145,7 +167,8 @@ pub struct BenchRow {
     /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
     /// `"segmented_argmin, 1000-item segments"`; or the row operations (`bench_rows`),
     /// `"<op> <rows>x<cols>"`, op one of `softmax`, `log_softmax`, `layer_norm`, `rms_norm`,
-    /// `softmax_backward`, `log_softmax_backward`.
+    /// `softmax_backward`, `log_softmax_backward`; or the radix sort (`bench_sort`, the key type
+    /// as `dtype`), `"sort_keys"`, `"sort_pairs u32 values"`.
     pub algorithm: String,
     /// Element type.
     pub dtype: String,
@@ -733,6 +756,19 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         bench
             .rows
             .extend(crate::bench_rows::run_named(gpu, t, config.runs)?);
+    }
+    let sort_sizes: Vec<usize> = config.sort_log2.iter().map(|k| 1usize << k).collect();
+    let largest = sort_sizes.iter().max().map(|&n| vec![n]).unwrap_or_default();
+    for (i, t) in config.sort_types.iter().enumerate() {
+        bench.progress.set_message(format!("sort {t}"));
+        let (sizes, pairs) = if i == 0 {
+            (&sort_sizes, true)
+        } else {
+            (&largest, false)
+        };
+        bench
+            .rows
+            .extend(crate::bench_sort::run_named(gpu, t, sizes, pairs, config.runs)?);
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)

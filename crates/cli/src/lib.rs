@@ -1,13 +1,15 @@
 //! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`], [`bench_rows`] for the
-//! row operations), the `.npy` file commands ([`npy`], [`cli_ops`] for reduce and scan,
-//! [`compact_ops`] for select and unique, [`histogram_ops`] for histogram, [`run_ops`] for rle,
-//! [`rows_ops`] for rows) and the benchmark plot ([`plot`]). The command itself is `main.rs`.
+//! row operations, [`bench_sort`] for the radix sort), the `.npy` file commands ([`npy`],
+//! [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique, [`histogram_ops`] for
+//! histogram, [`run_ops`] for rle, [`rows_ops`] for rows, [`sort_ops`] for sort) and the
+//! benchmark plot ([`plot`]). The command itself is `main.rs`.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
 pub mod bench_rows;
+pub mod bench_sort;
 pub mod cli_ops;
 pub mod compact_ops;
 pub mod histogram_ops;
@@ -15,3 +17,4 @@ pub mod npy;
 pub mod plot;
 pub mod rows_ops;
 pub mod run_ops;
+pub mod sort_ops;

@@ -26,9 +26,9 @@ enum Command {
     Puzzles,
     /// Print the GPU, its compute capability, driver, memory and the PTX variant loaded.
     Info,
-    /// Benchmark device-wide reduce, scan and compaction beside a device-to-device copy (table on
-    /// stdout).
-    Bench(BenchArgs),
+    /// Benchmark device-wide reduce, scan, compaction, histogram, row operations and radix sort
+    /// beside a device-to-device copy (table on stdout).
+    Bench(Box<BenchArgs>),
     /// Reduce a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU and print the result.
     Reduce(FileArgs),
     /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
@@ -43,6 +43,10 @@ enum Command {
     /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
+    /// Radix sort the keys of a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU,
+    /// ascending or descending, over all bits or a bit range; or --argsort: the permutation that
+    /// sorts them (u32 indices, stable).
+    Sort(SortArgs),
     /// A row operation on each row of a 2-D .npy matrix (f32 f16) on the GPU: softmax,
     /// log-softmax, LayerNorm or RMSNorm.
     Rows(RowsArgs),
@@ -136,6 +140,35 @@ struct RowsArgs {
 }
 
 #[derive(clap::Args)]
+struct SortArgs {
+    /// The keys: a .npy file (1-D, little-endian: f32 f64 i32 u32 i64 u64 f16).
+    input: std::path::PathBuf,
+    /// Largest key first (NaNs first for floats) instead of smallest first; equal keys keep
+    /// their input order either way.
+    #[arg(long)]
+    descending: bool,
+    /// The permutation that sorts the keys (u32 indices: the input index of each key in order)
+    /// instead of the sorted keys.
+    #[arg(long)]
+    argsort: bool,
+    /// The first bit compared, of the keys' ordered bits (CUB's begin_bit): keys equal in the
+    /// compared bits keep their input order.
+    #[arg(long, value_name = "BIT")]
+    begin_bit: Option<u32>,
+    /// The bit after the last one compared (CUB's end_bit; default: the key's width). For floats
+    /// the ordered bits are not the stored bits.
+    #[arg(long, value_name = "BIT")]
+    end_bit: Option<u32>,
+    /// Write the sorted keys (with --argsort: the indices, u32) to this .npy file.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also sort on the CPU (a stable sort) and compare bit for bit, keys and indices (exit
+    /// status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
 struct HistogramArgs {
     /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 f16).
     input: std::path::PathBuf,
@@ -219,6 +252,15 @@ struct BenchArgs {
     /// shapes of 2^28 elements), comma-separated: f32, f16, bf16; "none" skips them.
     #[arg(long, value_delimiter = ',', default_value = "f32,bf16")]
     row_types: Vec<String>,
+    /// Key types of the radix sort rows, comma-separated: u8, u16, u32, i32, f32, u64, i64, f64,
+    /// f16, bf16 (uniform random bits); the first is measured at every --sort-log2 size,
+    /// sort_keys and sort_pairs with u32 values, the others sort_keys at the largest; "none"
+    /// skips them.
+    #[arg(long, value_delimiter = ',', default_value = "u32,f32,u64")]
+    sort_types: Vec<String>,
+    /// Sizes of the sort rows, as log2, comma-separated (at most 31).
+    #[arg(long, value_delimiter = ',', default_value = "20,24,28")]
+    sort_log2: Vec<u32>,
     /// Also write the rows as CSV.
     #[arg(long)]
     csv: Option<std::path::PathBuf>,
@@ -294,6 +336,20 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 },
             )?);
         }
+        Some(Command::Sort(args)) => {
+            return Ok(gpu_primitives_cli::sort_ops::run(
+                &gpu_primitives_cli::sort_ops::SortJob {
+                    input: args.input.clone(),
+                    descending: args.descending,
+                    argsort: args.argsort,
+                    begin_bit: args.begin_bit,
+                    end_bit: args.end_bit,
+                    output: args.output.clone(),
+                    check: args.check,
+                    device: cli.device,
+                },
+            )?);
+        }
         Some(Command::Histogram(args)) => {
             return Ok(gpu_primitives_cli::histogram_ops::run(
                 &gpu_primitives_cli::histogram_ops::HistogramJob {
@@ -351,9 +407,12 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     .cloned()
                     .collect(),
                 row_types: args.row_types.iter().filter(|t| *t != "none").cloned().collect(),
+                sort_types: args.sort_types.iter().filter(|t| *t != "none").cloned().collect(),
+                sort_log2: args.sort_log2.clone(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
             gpu_primitives_cli::bench::print_table(&rows);
+            gpu_primitives_cli::bench_sort::print_rates(&rows);
             let written = [
                 args.csv
                     .as_ref()
@@ -382,6 +441,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         | Command::Unique(_)
         | Command::Rle(_)
         | Command::Rows(_)
+        | Command::Sort(_)
         | Command::Histogram(_)
         | Command::Plot { .. } => {
             unreachable!("handled before the GPU is opened")

@@ -112,6 +112,8 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
         vec!["scan", bad.to_str().unwrap()],
         vec!["select", bad.to_str().unwrap(), "--keep", "lt", "--value", "-1.5"],
         vec!["unique", "/nonexistent/x.npy"],
+        vec!["sort", bad.to_str().unwrap(), "--descending"],
+        vec!["sort", "/nonexistent/x.npy", "--argsort"],
         // Cross-entropy without targets, and with targets that are not i64.
         vec!["rows", bad.to_str().unwrap(), "--op", "cross-entropy"],
         vec![
@@ -147,6 +149,95 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
         );
     } else {
         assert_eq!(out.status.code(), Some(2));
+        assert!(
+            stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
+            "{stderr}"
+        );
+    }
+}
+
+#[test]
+fn help_lists_sort_and_its_options() {
+    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
+    let help = |args: &[&str]| {
+        let out = Command::new(exe).args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let top = help(&["--help"]);
+    assert!(top.lines().any(|l| l.trim_start().starts_with("sort ")), "{top}");
+    let sort = help(&["sort", "--help"]);
+    for option in [
+        "--descending",
+        "--argsort",
+        "--begin-bit <BIT>",
+        "--end-bit <BIT>",
+        "--output",
+        "--check",
+    ] {
+        assert!(sort.contains(option), "{option}: {sort}");
+    }
+    let bench = help(&["bench", "--help"]);
+    assert!(
+        bench.contains("--sort-types") && bench.contains("--sort-log2"),
+        "{bench}"
+    );
+}
+
+#[test]
+fn sort_checks_its_arguments_before_the_gpu() {
+    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
+    let keys = temp("sort-keys.npy");
+    write_npy(&keys, "<f4", "(4,)", &f32_bytes(&[3.0, -1.0, f32::NAN, -0.0]));
+    let keys = keys.to_str().unwrap();
+    // A bit range past the key's width, a reversed one, a bit that is not a number: one-line errors (exit status 2) without a GPU.
+    for (args, message) in [
+        (
+            vec!["sort", keys, "--end-bit", "40"],
+            "bit range 0..40 is not within the 32 bits of f32",
+        ),
+        (
+            vec!["sort", keys, "--begin-bit", "9", "--end-bit", "8"],
+            "bit range 9..8",
+        ),
+        (vec!["sort", keys, "--begin-bit", "x"], "--begin-bit"),
+    ] {
+        let out = Command::new(exe).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(message) && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Good arguments: sorted and checked on a GPU, or the missing device as the one-line error.
+    let out_path = temp("sort-out.npy");
+    let out = Command::new(exe)
+        .args([
+            "sort",
+            keys,
+            "--descending",
+            "--argsort",
+            "--check",
+            "--output",
+            out_path.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    if out.status.success() {
+        // Descending: the NaN first, then 3.0, -0.0, -1.0.
+        assert!(
+            stdout.contains("indices: [2, 0, 3, 1]") && stdout.contains("identical"),
+            "{stdout}"
+        );
+        let indices = gpu_primitives_cli::npy::open(&out_path).unwrap();
+        assert_eq!(indices.dtype, gpu_primitives_cli::npy::NpyDtype::U32);
+    } else {
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
         assert!(
             stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
             "{stderr}"

@@ -1,0 +1,204 @@
+//! The radix sort's benchmark: `sort_keys` of uniformly random keys (every bit pattern equally
+//! likely, from the benchmark's [`hash`]; NaNs included for floats), and `sort_pairs` of them
+//! with `u32` values, beside a device-to-device copy of the keys (and the values) of the same
+//! run. Both sort out of place from the unchanged input, so every timed call sorts the same
+//! random keys; the median of `runs` timed calls after one untimed call that reserves the
+//! workspace ([`median_micros`]). The bytes are those a sort must move at least, each key (and
+//! value) read once and written once: `2 n (key bytes + value bytes)`, the copy's; the time over
+//! the copy's is then the sort's cost in copies (onesweep reads and writes the keys once per
+//! 8-bit digit, and reads them once more for the histogram). [`print_rates`] gives the rows'
+//! rate in keys per second.
+
+use crate::bench::{BenchRow, hash};
+use crate::sort_ops::{key_view, key_view_mut};
+use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
+use gpu_primitives::{Gpu, Result};
+use gpu_primitives_lessons::puzzles::median_micros;
+
+/// The key types the benchmark knows (the library's sort key table).
+pub const SORT_TYPES: &[&str] = device::SORT_KEY_NAMES;
+
+/// The algorithm of the `sort_keys` rows.
+pub const SORT_KEYS: &str = "sort_keys";
+/// The algorithm of the `sort_pairs` rows (the key type is the row's type).
+pub const SORT_PAIRS: &str = "sort_pairs u32 values";
+
+/// 64 uniform bits for key `i`: `hash(i)` above `hash(i | 2^31)` (distinct indices for
+/// `i < 2^31`).
+fn uniform_bits(i: usize) -> u64 {
+    (hash(i) as u64) << 32 | hash(i | 1 << 31) as u64
+}
+
+/// Key `i` of the benchmark's input, as stored: the top bits of [`uniform_bits`] (`hash(i)`
+/// itself for 32-bit keys).
+fn uniform_key<K: SortKey>(i: usize) -> K::Raw {
+    let size = size_of::<K::Raw>();
+    let top = uniform_bits(i) >> (64 - 8 * size);
+    bytemuck::pod_read_unaligned(&top.to_le_bytes()[..size])
+}
+
+/// `sort_keys` (and with `pairs`, `sort_pairs` with `u32` values) of keys of `K` at every n
+/// in `sizes`, over one input of the largest size.
+fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], pairs: bool, runs: usize) -> Result<Vec<BenchRow>> {
+    let max = *sizes.iter().max().unwrap_or(&0);
+    let keys: Vec<K::Raw> = (0..max).map(uniform_key::<K>).collect();
+    let d_keys = gpu.upload(&keys)?;
+    drop(keys);
+    let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(max)?;
+    let mut copy_keys = gpu.alloc_zeroed::<K::Raw>(max)?;
+    // The values, their sorted order and their copy: only for the pairs.
+    let values_len = if pairs { max } else { 0 };
+    let values: Vec<u32> = (0..values_len as u32).collect();
+    let d_values = gpu.upload(&values)?;
+    drop(values);
+    let mut d_values_out = gpu.alloc_zeroed::<u32>(values_len)?;
+    let mut copy_values = gpu.alloc_zeroed::<u32>(values_len)?;
+    let mut workspace = DeviceWorkspace::new();
+    let options = SortOptions::ascending();
+    let key_bytes = size_of::<K::Raw>();
+    let mut out = Vec::new();
+    for &n in sizes {
+        let keys = key_view::<K>(&d_keys, n);
+        let copy = median_micros(gpu, runs, || {
+            gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
+        })?;
+        let time = median_micros(gpu, runs, || {
+            device::sort_keys(
+                gpu,
+                keys,
+                key_view_mut::<K>(&mut d_sorted, n),
+                options,
+                &mut workspace,
+            )
+        })?;
+        let bytes = (2 * n * key_bytes) as f64;
+        out.push(BenchRow::new(
+            gpu,
+            K::NAME,
+            key_bytes,
+            SORT_KEYS.into(),
+            n,
+            time,
+            bytes,
+            copy,
+        ));
+        if !pairs {
+            continue;
+        }
+        let copy = median_micros(gpu, runs, || {
+            gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)?;
+            gpu.copy_device_to_device(&d_values, &mut copy_values, n)
+        })?;
+        let values = DeviceView::from(&d_values).slice(0..n);
+        let time = median_micros(gpu, runs, || {
+            let keys_out = key_view_mut::<K>(&mut d_sorted, n);
+            let values_out = DeviceViewMut::from(&mut d_values_out);
+            device::sort_pairs(gpu, keys, values, keys_out, values_out, options, &mut workspace)
+        })?;
+        let size = key_bytes + size_of::<u32>();
+        let bytes = (2 * n * size) as f64;
+        out.push(BenchRow::new(
+            gpu,
+            K::NAME,
+            size,
+            SORT_PAIRS.into(),
+            n,
+            time,
+            bytes,
+            copy,
+        ));
+    }
+    Ok(out)
+}
+
+/// The sort rows of the key type named `name` (one of [`SORT_TYPES`]) at every n in `sizes`:
+/// `sort_keys`, and with `pairs` also `sort_pairs` with `u32` values.
+///
+/// # Errors
+/// An unknown name; device errors (out of memory: the pairs hold four arrays of keys and
+/// three of values, the sort's alternate buffers included).
+pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usize) -> Result<Vec<BenchRow>> {
+    macro_rules! by_name {
+        ([$gpu:ident, $name_value:ident, $sizes:ident, $pairs:ident, $runs:ident]
+         $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
+            match $name_value {
+                $(stringify!($name) => run::<gpu_primitives::host_type!($name)>($gpu, $sizes, $pairs, $runs),)*
+                other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sort key type {other}"))),
+            }
+        };
+    }
+    gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, pairs, runs)
+}
+
+/// The rate of a sort row, in 10^9 keys per second (`None` for the other rows).
+pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
+    [SORT_KEYS, SORT_PAIRS]
+        .contains(&row.algorithm.as_str())
+        .then(|| row.n as f64 / row.time_us / 1e3)
+}
+
+/// Print the sort rows' rates (Gkeys/s) under the table, if there are sort rows.
+pub fn print_rates(rows: &[BenchRow]) {
+    let rates: Vec<(&BenchRow, f64)> = rows.iter().filter_map(|r| Some((r, gkeys_per_s(r)?))).collect();
+    if rates.is_empty() {
+        return;
+    }
+    println!();
+    println!("{:<42} {:>5} {:>12} {:>12}", "sort", "keys", "n", "Gkeys/s");
+    for (r, rate) in rates {
+        println!("{:<42} {:>5} {:>12} {:>12.3}", r.algorithm, r.dtype, r.n, rate);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_the_hash_bits() {
+        assert_eq!(uniform_key::<u32>(5), hash(5));
+        assert_eq!(uniform_key::<f32>(5).to_bits(), hash(5));
+        assert_eq!(
+            uniform_key::<u64>(5),
+            (hash(5) as u64) << 32 | hash(5 | 1 << 31) as u64
+        );
+        assert_eq!(uniform_key::<half::f16>(5), (hash(5) >> 16) as u16);
+        assert_eq!(uniform_key::<u8>(5), (hash(5) >> 24) as u8);
+    }
+
+    #[test]
+    fn the_config_checks_the_sort_types_and_sizes() {
+        use crate::bench::BenchConfig;
+        assert_eq!(BenchConfig::default().validate(), Ok(()));
+        let config = |types: &[&str], log2: &[u32]| BenchConfig {
+            sort_types: types.iter().map(|t| t.to_string()).collect(),
+            sort_log2: log2.to_vec(),
+            ..BenchConfig::default()
+        };
+        assert_eq!(config(&["u8", "bf16", "i64"], &[31]).validate(), Ok(()));
+        let err = config(&["u128"], &[20]).validate().unwrap_err();
+        assert!(
+            err.contains("unknown sort key type \"u128\"") && err.contains("bf16"),
+            "{err}"
+        );
+        assert!(config(&["u32"], &[32]).validate().is_err());
+    }
+
+    #[test]
+    fn rates_are_keys_per_nanosecond() {
+        let row = |algorithm: &str| BenchRow {
+            gpu: "test GPU".into(),
+            algorithm: algorithm.into(),
+            dtype: "u32".into(),
+            n: 1 << 20,
+            time_us: 1000.0,
+            gb_per_s: 0.0,
+            copy_us: 0.0,
+            copy_gb_per_s: 0.0,
+            time_over_copy: 0.0,
+        };
+        assert_eq!(gkeys_per_s(&row(SORT_KEYS)), Some(1048576.0 / 1000.0 / 1e3));
+        assert!(gkeys_per_s(&row(SORT_PAIRS)).is_some());
+        assert_eq!(gkeys_per_s(&row("reduce sum")), None);
+    }
+}
