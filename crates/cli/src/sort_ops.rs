@@ -92,11 +92,17 @@ fn ends<T: std::fmt::Debug>(values: &[T]) -> String {
     }
 }
 
-/// The first position where `found` and `expected` differ (bit for bit), if any.
-fn first_difference<T: PartialEq>(found: &[T], expected: &[T]) -> Option<usize> {
+/// The first position where `found` and `expected` differ bit for bit (not by `==`, under
+/// which a NaN differs from itself), if any.
+fn first_difference<T: bytemuck::Pod>(found: &[T], expected: &[T]) -> Option<usize> {
     (found.len() != expected.len())
         .then_some(found.len().min(expected.len()))
-        .or_else(|| found.iter().zip(expected).position(|(f, e)| f != e))
+        .or_else(|| {
+            found
+                .iter()
+                .zip(expected)
+                .position(|(f, e)| bytemuck::bytes_of(f) != bytemuck::bytes_of(e))
+        })
 }
 
 fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], job: &SortJob) -> Result<bool, CliError> {
@@ -224,5 +230,8 @@ mod tests {
         assert_eq!(first_difference(&[1, 2, 3], &[1, 2, 3]), None);
         assert_eq!(first_difference(&[1, 2, 3], &[1, 5, 3]), Some(1));
         assert_eq!(first_difference(&[1, 2], &[1, 2, 3]), Some(2));
+        // Bit for bit: a NaN is its own match, -0.0 is not +0.0's.
+        assert_eq!(first_difference(&[f32::NAN, 1.0], &[f32::NAN, 1.0]), None);
+        assert_eq!(first_difference(&[-0.0f32], &[0.0]), Some(0));
     }
 }
