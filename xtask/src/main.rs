@@ -53,10 +53,16 @@ fn main() -> ExitCode {
     for prefix in tuning::SEGMENTED_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
     }
+    // Keys alone first: the first matching prefix gives an entry point its bounds.
+    builder = builder.launch_bounds(
+        tuning::SORT_KEYS_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::SORT_KEYS_BLOCKS_PER_SM,
+    );
     builder = builder.launch_bounds(
         tuning::SORT_FAMILY,
         tuning::SORT_BLOCK,
-        tuning::SORT_BLOCKS_PER_SM,
+        tuning::SORT_PAIRS_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
         tuning::ROW_FAMILY,

@@ -559,7 +559,7 @@ pub struct RadixHistogramParams<K> {
     pub passes: u32,
 }
 
-/// One digit pass of the radix sort (`device_radix_sort_onesweep_<key>_<values>`): moves the
+/// One digit pass of the radix sort (`device_radix_sort_onesweep_<values>_<key>`): moves the
 /// `n` keys (and values) to their places in the order of this pass's digit, stably, from
 /// `keys_in` to `keys_out`. Each tile ranks its keys by digit in shared memory and finds where
 /// each digit's keys go by decoupled look-back over the preceding tiles' counts per digit

@@ -189,7 +189,7 @@ macro_rules! sort_value_table {
 }
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
-/// of every pass's digits) or `device_radix_sort_onesweep_<key>_<values>` (one digit pass).
+/// of every pass's digits) or `device_radix_sort_onesweep_<values>_<key>` (one digit pass).
 #[macro_export]
 macro_rules! radix_sort_kernel_name {
     (histogram, $key:ident) => {
@@ -198,9 +198,9 @@ macro_rules! radix_sort_kernel_name {
     (onesweep, $key:ident, $values:ident) => {
         concat!(
             "device_radix_sort_onesweep_",
-            stringify!($key),
+            stringify!($values),
             "_",
-            stringify!($values)
+            stringify!($key)
         )
     };
 }
@@ -588,9 +588,9 @@ mod tests {
         assert_eq!(
             passes,
             [
-                "device_radix_sort_onesweep_i32_keys",
-                "device_radix_sort_onesweep_i32_v4",
-                "device_radix_sort_onesweep_i32_v8",
+                "device_radix_sort_onesweep_keys_i32",
+                "device_radix_sort_onesweep_v4_i32",
+                "device_radix_sort_onesweep_v8_i32",
             ]
         );
     }

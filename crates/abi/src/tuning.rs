@@ -307,11 +307,19 @@ pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
 /// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
 /// counts, their scan and the look-back, take one thread each).
 pub const SORT_BLOCK: u32 = RADIX_DIGITS;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes are built for
-/// (their PTX declares it): registers for the tile's keys, digits, ranks and values.
-pub const SORT_BLOCKS_PER_SM: u32 = 2;
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
+/// ([`SORT_KEYS_FAMILY`]) are built for (their PTX declares it): 80 registers, a few words
+/// spilled. H100, 2^28 random `u32` keys: 29.0 Gkeys/s at 3 blocks, 25.3 at 2 (116 registers,
+/// no spill): the third block hides the look-back's and the loads' latency.
+pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 3;
+/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
+/// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2).
+pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
 /// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
 pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
+/// Entry-point name prefix of the onesweep passes of keys alone (the others move 4- or 8-byte
+/// values).
+pub const SORT_KEYS_FAMILY: &str = "device_radix_sort_onesweep_keys_";
 /// Threads per block of the radix sort's upfront histogram.
 pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
 /// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the

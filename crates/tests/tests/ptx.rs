@@ -141,7 +141,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM), the row operations 1024
-/// threads and one block, the onesweep passes SORT_BLOCK and SORT_BLOCKS_PER_SM; the others declare none.
+/// threads and one block, the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
+/// or SORT_PAIRS_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -158,8 +159,10 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
+            } else if name.starts_with(SORT_KEYS_FAMILY) {
+                Some(bounds(SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_FAMILY) {
-                Some(bounds(SORT_BLOCK, SORT_BLOCKS_PER_SM))
+                Some(bounds(SORT_BLOCK, SORT_PAIRS_BLOCKS_PER_SM))
             } else {
                 None
             };
@@ -174,10 +177,14 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
     }
 }
 
-/// Most bytes a onesweep pass may spill per thread (each way) under its launch bounds (128
-/// registers): the kernels of 8-byte values hold 16 of them beside the keys, digits and ranks,
-/// and spill up to 32 bytes (sm_80; 8 on sm_90); the others none.
+/// Most bytes a onesweep pass that moves values may spill per thread (each way) under its launch
+/// bounds (2 blocks, 128 registers): the kernels of 8-byte values hold 16 of them beside the
+/// keys, digits and ranks, and spill up to 32 bytes (sm_80; 8 on sm_90); the others none.
 const SORT_SPILL_BYTES: usize = 32;
+/// As [`SORT_SPILL_BYTES`], for the passes of keys alone (3 blocks, 80 registers): up to 116
+/// bytes (sm_80; 104 on sm_90), which measured faster than 2 blocks without spills (tuning's
+/// `SORT_KEYS_BLOCKS_PER_SM`).
+const SORT_KEYS_SPILL_BYTES: usize = 120;
 
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;
@@ -403,6 +410,8 @@ fn ptxas_accepts_every_module() {
                     COMPACTION_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
                     ROW_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SORT_KEYS_FAMILY) {
+                    SORT_KEYS_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
                     SORT_SPILL_BYTES
                 } else {

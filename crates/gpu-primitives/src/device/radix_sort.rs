@@ -363,10 +363,10 @@ fn launch<K: SortKey>(
         4 => "v4",
         _ => "v8",
     };
-    let name = format!("device_radix_sort_onesweep_{}_{values_name}", K::NAME);
+    let name = format!("device_radix_sort_onesweep_{values_name}_{}", K::NAME);
     debug_assert_eq!(
         radix_sort_kernel_name!(onesweep, u32, keys),
-        "device_radix_sort_onesweep_u32_keys"
+        "device_radix_sort_onesweep_keys_u32"
     );
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let tiles = n.div_ceil(tile);

@@ -186,6 +186,9 @@ fn key_digit<K: RadixKey>(key: K, descending: bool, shift: u32, bits: u32) -> (K
     (ordered, ordered.digit(shift, bits))
 }
 
+/// Keys each thread of [`radix_histogram`] loads at once.
+const HISTOGRAM_KEYS: usize = 4;
+
 /// Count the digits of every pass of `keys[0..n]` into `histogram[pass * RADIX_DIGITS + digit]`
 /// (adds to it): each block counts the keys of its grid-stride share in `counters` (shared
 /// memory, `passes * RADIX_DIGITS`), then adds each non-zero count to the global one.
@@ -212,10 +215,7 @@ pub unsafe fn radix_histogram<K: RadixKey>(
     }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
-    let mut i = global_idx();
-    while i < n {
-        // SAFETY: i < n.
-        let key = unsafe { *keys.add(i) };
+    let count = |key: K| {
         for pass in 0..passes {
             let shift = begin_bit + pass * RADIX_BITS;
             let bits = RADIX_BITS.min(end_bit - shift);
@@ -224,7 +224,24 @@ pub unsafe fn radix_histogram<K: RadixKey>(
             // barrier above.
             unsafe { counters.atomic_add_unchecked(pass * RADIX_DIGITS + digit, 1) };
         }
-        i += grid_stride();
+    };
+    // HISTOGRAM_KEYS keys per step of the grid-stride loop, loaded before any is counted so
+    // that their latencies overlap; the last keys one at a time.
+    let stride = grid_stride();
+    let mut i = global_idx();
+    while i + (HISTOGRAM_KEYS - 1) * stride < n {
+        let mut step = [zero_key::<K>(); HISTOGRAM_KEYS];
+        unrolled_for(HISTOGRAM_KEYS, |k| {
+            // SAFETY: i + k * stride < n (the loop's condition).
+            step[k] = unsafe { *keys.add(i + k * stride) };
+        });
+        unrolled_for(HISTOGRAM_KEYS, |k| count(step[k]));
+        i += HISTOGRAM_KEYS * stride;
+    }
+    while i < n {
+        // SAFETY: i < n.
+        count(unsafe { *keys.add(i) });
+        i += stride;
     }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
@@ -324,22 +341,41 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
     let mut digits = [RADIX_DIGITS; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
-    unrolled_for(ITEMS, |i| {
-        let index = warp_first + i * WARP_SIZE as usize;
-        if index < pass.n {
-            // SAFETY: index < n.
-            let key = unsafe { *pass.keys_in.add(index) };
-            (ordered[i], digits[i]) = key_digit(key, pass.descending, pass.shift, pass.bits);
-            if PAIRS {
-                values[i] = if pass.index_values {
-                    V::from_index(index)
-                } else {
-                    // SAFETY: index < n values.
-                    unsafe { *pass.values_in.add(index) }
-                };
-            }
+    let index = |i: usize| warp_first + i * WARP_SIZE as usize;
+    let load_value = |index: usize| {
+        if pass.index_values {
+            V::from_index(index)
+        } else {
+            // SAFETY: the caller's index is below n, and there are n values.
+            unsafe { *pass.values_in.add(index) }
         }
-    });
+    };
+    if tile_items as usize == tile_len {
+        // A whole tile: every load first, with no branch between them, so that their latencies
+        // overlap (a bounds check per item made the compiler wait for each load in turn).
+        let mut keys = [zero_key::<K>(); ITEMS];
+        unrolled_for(ITEMS, |i| {
+            // SAFETY: the tile is whole: index(i) < n.
+            keys[i] = unsafe { *pass.keys_in.add(index(i)) };
+            if PAIRS {
+                values[i] = load_value(index(i));
+            }
+        });
+        unrolled_for(ITEMS, |i| {
+            (ordered[i], digits[i]) = key_digit(keys[i], pass.descending, pass.shift, pass.bits);
+        });
+    } else {
+        unrolled_for(ITEMS, |i| {
+            if index(i) < pass.n {
+                // SAFETY: index(i) < n.
+                let key = unsafe { *pass.keys_in.add(index(i)) };
+                (ordered[i], digits[i]) = key_digit(key, pass.descending, pass.shift, pass.bits);
+                if PAIRS {
+                    values[i] = load_value(index(i));
+                }
+            }
+        });
+    }
 
     let slot = |tile: usize| tile * RADIX_DIGITS as usize + t as usize;
     let publish = |count: u32| {
@@ -439,6 +475,14 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             }
         });
     }
+}
+
+/// A key of zero bits, the placeholder of registers a partial tile does not fill.
+#[inline(always)]
+fn zero_key<K: RadixKey>() -> K {
+    // SAFETY: every key type is an integer or a float (or its bits) of 1 to 8 bytes, for which
+    // zero bits are valid.
+    unsafe { core::mem::zeroed() }
 }
 
 /// A zero of the exchange slot type (the initial value of registers that items past the end

@@ -1,6 +1,6 @@
 //! Radix sort entry points (`device::radix_sort`), generated from `sort_key_table!` and
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
-//! and `device_radix_sort_onesweep_<key>_{keys,v4,v8}` (keys only, 4-byte values, 8-byte values).
+//! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values).
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockScanStorage, RadixRankStorage};
@@ -22,7 +22,7 @@ macro_rules! pairs {
     };
 }
 
-/// `device_radix_sort_onesweep_<key>_<values>`: one digit pass, as [`OnesweepParams`] says.
+/// `device_radix_sort_onesweep_<values>_<key>`: one digit pass, as [`OnesweepParams`] says.
 macro_rules! onesweep_entries {
     ([$key:ident, $ty:ty, $items:literal] $($values:ident => $v:ty;)*) => {$(
         const _: () = {

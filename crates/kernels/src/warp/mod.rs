@@ -13,6 +13,7 @@
 //! | [`warp_inclusive_scan`], [`warp_exclusive_scan`] | every lane | associative |
 //! | [`warp_broadcast`] | every lane | - |
 //! | [`warp_match_any`] | every lane (its peers) | - |
+//! | [`warp_match_bits`] | every lane (its peers in the low bits) | - |
 
 pub mod reduce;
 pub mod scan;
@@ -22,4 +23,4 @@ pub mod vote;
 pub use reduce::{warp_reduce, warp_reduce_all, warp_sum};
 pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
 pub use shuffle::Shuffle;
-pub use vote::{warp_all, warp_any, warp_ballot, warp_match_any};
+pub use vote::{warp_all, warp_any, warp_ballot, warp_match_any, warp_match_bits};

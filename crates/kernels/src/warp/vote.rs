@@ -88,3 +88,26 @@ pub unsafe fn warp_match_any(value: u32, member_mask: u32) -> u32 {
     };
     out
 }
+
+/// The lanes of `member_mask` whose `value` agrees with this lane's in the low `BITS` bits:
+/// this lane's peers, itself included, as [`warp_match_any`] finds them for values below
+/// `2^BITS`, but with one ballot per bit (CUB's `MatchAny`) instead of `match.any.sync`, which
+/// on sm_90 (H100) is slower: `BITS` votes and `BITS` logic operations, no shared-memory
+/// pipe. Valid in every lane of the mask.
+///
+/// - **Example:** lanes 0..32 with `value = lane % 4` and `BITS` 2: lane 1 gets
+///   `0x2222_2222`; with `BITS` 1 it gets `0xAAAA_AAAA` (bit 1 is not compared).
+///
+/// # Safety
+/// See the [module docs](self).
+#[inline(always)]
+pub unsafe fn warp_match_bits<const BITS: u32>(value: u32, member_mask: u32) -> u32 {
+    let mut peers = member_mask;
+    for bit in 0..BITS {
+        let set = (value >> bit) & 1 != 0;
+        // SAFETY: every lane of the mask takes the same BITS votes (the caller's contract).
+        let votes = unsafe { warp_ballot(set, member_mask) };
+        peers &= if set { votes } else { !votes };
+    }
+    peers
+}
