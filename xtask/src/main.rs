@@ -65,6 +65,11 @@ fn main() -> ExitCode {
         tuning::SORT_PAIRS_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
+        tuning::SEGMENTED_SORT_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::SEGMENTED_SORT_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::ROW_FAMILY,
         gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
         1,

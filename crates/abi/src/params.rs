@@ -559,6 +559,57 @@ pub struct RadixHistogramParams<K> {
     pub passes: u32,
 }
 
+/// The segmented radix sort (`device_segmented_radix_sort_<values>_<key>`): each segment's keys
+/// (and values) sorted by bits `begin_bit .. end_bit` of their ordered bits, stably, by one
+/// block: a segment of at most one tile (`SORT_BLOCK * items` keys, `sort_key_table!`) in
+/// shared memory, a longer one by one pass over global memory per digit, through the scratch
+/// buffers.
+///
+/// Segment `s` is `offsets[s] .. offsets[s + 1]`, or with null `offsets` the row
+/// `s * row_len .. (s + 1) * row_len`. Its sorted keys go to the same positions of `keys_out`,
+/// or with `keep` below `usize::MAX` its first `min(keep, len)` to `s * keep ..` (top-k).
+///
+/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, any number of blocks (each sorts
+/// segments `block, block + grid, ...`), [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
+/// bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct SegmentedSortParams<K, V> {
+    /// The keys, read: every segment's.
+    pub keys_in: *const K,
+    /// The sorted keys, written; may be `keys_in` (in place) unless `keep` is set.
+    pub keys_out: *mut K,
+    /// The values, read (pairs, unless `index_values`), or null.
+    pub values_in: *const V,
+    /// The values written (pairs), or null; may be `values_in`.
+    pub values_out: *mut V,
+    /// Two buffers of `scratch_len` keys, `keys_scratch` and `keys_scratch + scratch_len`,
+    /// indexed as the input: the passes of segments longer than a tile alternate between them.
+    /// Null when no segment is longer than a tile.
+    pub keys_scratch: *mut K,
+    /// As `keys_scratch`, for the values (pairs).
+    pub values_scratch: *mut V,
+    /// Keys of each scratch buffer: at least the last segment's end.
+    pub scratch_len: usize,
+    /// `segments + 1` non-decreasing offsets, or null for rows of `row_len`.
+    pub offsets: *const u64,
+    /// The rows' length (with null `offsets`).
+    pub row_len: usize,
+    /// Number of segments.
+    pub segments: usize,
+    /// Keys written per segment, at `s * keep` (top-k), or `usize::MAX`: all, in place.
+    pub keep: usize,
+    /// First bit of the ordered bits compared.
+    pub begin_bit: u32,
+    /// One past the last bit compared.
+    pub end_bit: u32,
+    /// Non-zero: descending order.
+    pub descending: u32,
+    /// Non-zero: the values are the keys' indices within their segment (`values_in` is not
+    /// read).
+    pub index_values: u32,
+}
+
 /// One digit pass of the radix sort (`device_radix_sort_onesweep_<values>_<key>`): moves the
 /// `n` keys (and values) to their places in the order of this pass's digit, stably, from
 /// `keys_in` to `keys_out`. Each tile ranks its keys by digit in shared memory and finds where

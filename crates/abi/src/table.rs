@@ -189,11 +189,20 @@ macro_rules! sort_value_table {
 }
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
-/// of every pass's digits) or `device_radix_sort_onesweep_<values>_<key>` (one digit pass).
+/// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
+/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each).
 #[macro_export]
 macro_rules! radix_sort_kernel_name {
     (histogram, $key:ident) => {
         concat!("device_radix_sort_histogram_", stringify!($key))
+    };
+    (segmented, $key:ident, $values:ident) => {
+        concat!(
+            "device_segmented_radix_sort_",
+            stringify!($values),
+            "_",
+            stringify!($key)
+        )
     };
     (onesweep, $key:ident, $values:ident) => {
         concat!(
@@ -207,14 +216,18 @@ macro_rules! radix_sort_kernel_name {
 
 macro_rules! onesweep_names {
     ([$key:ident] $($values:ident => $ty:ty;)*) => {
-        &[$($crate::radix_sort_kernel_name!(onesweep, $key, $values)),*]
+        &[
+            $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
+            $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
+        ]
     };
 }
 
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
-        /// The radix sort's kernels per key type: its histogram, then one onesweep pass per value
-        /// payload (generated from the key and value tables; the PTX check looks for each).
+        /// The radix sort's kernels per key type: its histogram, then one onesweep pass and one
+        /// segmented sort per value payload (generated from the key and value tables; the PTX
+        /// check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),
             sort_value_table!(onesweep_names, $name),

@@ -770,6 +770,12 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
             .rows
             .extend(crate::bench_sort::run_named(gpu, t, sizes, pairs, config.runs)?);
     }
+    if !config.sort_types.is_empty() {
+        bench.progress.set_message("segmented sort");
+        bench
+            .rows
+            .extend(crate::bench_sort::run_segmented(gpu, config.runs)?);
+    }
     bench.progress.finish_and_clear();
     Ok(bench.rows)
 }

@@ -15,6 +15,17 @@ use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, S
 use gpu_primitives::{Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 
+/// Rows and columns of the segmented sort rows (the shape, torch's `sort(dim=1)`).
+pub const SEGMENTED_SHAPE: (usize, usize) = (65_536, 4096);
+/// The `k` of the top-k row.
+pub const TOP_K: usize = 8;
+/// The algorithm of the segmented rows: keys alone.
+pub const SEGMENTED_KEYS: &str = "segmented_sort_keys 65536 rows";
+/// The segmented rows with each key's column (torch's `sort` returns both).
+pub const SEGMENTED_ARGSORT: &str = "segmented_argsort 65536 rows";
+/// The top-k rows (values and columns of the 8 largest per row).
+pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
+
 /// The key types the benchmark knows (the library's sort key table).
 pub const SORT_TYPES: &[&str] = device::SORT_KEY_NAMES;
 
@@ -130,11 +141,93 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
     gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, pairs, runs)
 }
 
+/// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`]: `segmented_sort_keys`,
+/// `segmented_argsort` (keys and columns) and `top_k` of [`TOP_K`] (largest), beside the copy
+/// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
+/// the keys and writes `k` values and columns per row.
+///
+/// # Errors
+/// Device errors.
+pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
+    let (rows, cols) = SEGMENTED_SHAPE;
+    let n = rows * cols;
+    let keys: Vec<f32> = (0..n).map(uniform_key::<f32>).collect();
+    let d_keys = gpu.upload(&keys)?;
+    drop(keys);
+    let mut d_sorted = gpu.alloc_zeroed::<f32>(n)?;
+    let mut d_indices = gpu.alloc_zeroed::<u32>(n)?;
+    let mut copy_keys = gpu.alloc_zeroed::<f32>(n)?;
+    let mut workspace = DeviceWorkspace::new();
+    let options = SortOptions::ascending();
+    let keys = key_view::<f32>(&d_keys, n);
+    let copy = median_micros(gpu, runs, || {
+        gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
+    })?;
+    let mut out = Vec::new();
+    let time = median_micros(gpu, runs, || {
+        device::segmented_sort_keys(
+            gpu,
+            keys,
+            key_view_mut::<f32>(&mut d_sorted, n),
+            cols,
+            options,
+            &mut workspace,
+        )
+    })?;
+    out.push(BenchRow::new(
+        gpu,
+        "f32",
+        4,
+        SEGMENTED_KEYS.into(),
+        n,
+        time,
+        (8 * n) as f64,
+        copy,
+    ));
+    let time = median_micros(gpu, runs, || {
+        let sorted = key_view_mut::<f32>(&mut d_sorted, n);
+        device::segmented_argsort(gpu, keys, sorted, &mut d_indices, cols, options, &mut workspace)
+    })?;
+    out.push(BenchRow::new(
+        gpu,
+        "f32",
+        4,
+        SEGMENTED_ARGSORT.into(),
+        n,
+        time,
+        (12 * n) as f64,
+        copy,
+    ));
+    let time = median_micros(gpu, runs, || {
+        let values = key_view_mut::<f32>(&mut d_sorted, rows * TOP_K);
+        let indices = key_view_mut::<u32>(&mut d_indices, rows * TOP_K);
+        device::top_k(gpu, keys, cols, TOP_K, true, values, indices, &mut workspace)
+    })?;
+    let bytes = (4 * n + 8 * rows * TOP_K) as f64;
+    out.push(BenchRow::new(
+        gpu,
+        "f32",
+        4,
+        TOP_K_ROWS.into(),
+        n,
+        time,
+        bytes,
+        copy,
+    ));
+    Ok(out)
+}
+
 /// The rate of a sort row, in 10^9 keys per second (`None` for the other rows).
 pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
-    [SORT_KEYS, SORT_PAIRS]
-        .contains(&row.algorithm.as_str())
-        .then(|| row.n as f64 / row.time_us / 1e3)
+    [
+        SORT_KEYS,
+        SORT_PAIRS,
+        SEGMENTED_KEYS,
+        SEGMENTED_ARGSORT,
+        TOP_K_ROWS,
+    ]
+    .contains(&row.algorithm.as_str())
+    .then(|| row.n as f64 / row.time_us / 1e3)
 }
 
 /// Print the sort rows' rates (Gkeys/s) under the table, if there are sort rows.

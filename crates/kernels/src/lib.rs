@@ -9,6 +9,7 @@
 //! | [`thread`] | one thread | thread / block / grid indices and sizes, lane id, warp id |
 //! | [`sync`] | block, device | barrier, memory fences |
 //! | [`op`] | thread | associative operators (sum, min, max) for reductions and scans |
+//! | [`radix`] | thread | the radix sort's key order (ordered bits, digits) and values |
 //! | [`atomic`] | device | atomic add / min / max / compare-and-swap, acquire / release |
 //! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
@@ -34,6 +35,7 @@ pub mod device;
 #[cfg(any(feature = "device", feature = "lessons", feature = "probes"))]
 pub mod kernels;
 pub mod op;
+pub mod radix;
 pub mod shared;
 pub mod sync;
 pub mod thread;

@@ -51,6 +51,7 @@ mod scan;
 mod segmented;
 mod segmented_arg;
 mod segmented_scan;
+mod segmented_sort;
 mod select;
 mod workspace;
 
@@ -86,6 +87,7 @@ pub use segmented_scan::{
     ScanKey, SegmentOffsets, exclusive_scan_by_key, inclusive_scan_by_key, segmented_exclusive_scan,
     segmented_inclusive_scan,
 };
+pub use segmented_sort::{segmented_argsort, segmented_sort_keys, segmented_sort_pairs, top_k};
 pub use select::{
     Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,

@@ -220,7 +220,7 @@ impl SortOptions {
     }
 
     /// The bit range compared for keys of `K`, checked.
-    fn bit_range<K: SortKey>(&self) -> Result<(u32, u32)> {
+    pub(super) fn bit_range<K: SortKey>(&self) -> Result<(u32, u32)> {
         let (begin, end) = self.bits.unwrap_or((0, K::BITS));
         if begin > end || end > K::BITS {
             return Err(Error::InvalidLaunch(format!(
@@ -235,7 +235,7 @@ impl SortOptions {
 
 /// Where a sort's values come from and go.
 #[derive(Clone, Copy)]
-enum Values {
+pub(super) enum Values {
     /// Keys only.
     None,
     /// Values of `bytes` (4 or 8) each, read from `input` (or the keys' indices when `input`
@@ -250,15 +250,15 @@ enum Values {
 /// The device memory one sort reads and writes: inputs, final outputs, whether it sorts in
 /// place (the input is the output).
 #[derive(Clone, Copy)]
-struct SortBuffers {
-    n: usize,
-    keys_in: u64,
-    keys_out: u64,
-    values: Values,
+pub(super) struct SortBuffers {
+    pub(super) n: usize,
+    pub(super) keys_in: u64,
+    pub(super) keys_out: u64,
+    pub(super) values: Values,
 }
 
 /// Check `len` against the keys' number.
-fn check_len(what: &'static str, n: usize, len: usize) -> Result<()> {
+pub(super) fn check_len(what: &'static str, n: usize, len: usize) -> Result<()> {
     if len < n {
         return Err(Error::LengthMismatch {
             what,
@@ -273,7 +273,7 @@ fn check_len(what: &'static str, n: usize, len: usize) -> Result<()> {
 /// from the previous pass's output, alternating between the final output and scratch memory so
 /// that the last pass writes the final output (in place with an odd number of passes, the
 /// input is first copied to the scratch memory).
-fn launch<K: SortKey>(
+pub(super) fn launch<K: SortKey>(
     on: OnStream<'_>,
     buffers: SortBuffers,
     options: SortOptions,
@@ -415,9 +415,9 @@ fn launch<K: SortKey>(
 }
 
 /// The compile-time check that a value type is 4 or 8 bytes.
-struct ValueBytes<V>(std::marker::PhantomData<V>);
+pub(super) struct ValueBytes<V>(std::marker::PhantomData<V>);
 impl<V> ValueBytes<V> {
-    const BYTES: usize = {
+    pub(super) const BYTES: usize = {
         assert!(
             size_of::<V>() == 4 || size_of::<V>() == 8,
             "sort_pairs moves values of 4 or 8 bytes"
@@ -660,13 +660,13 @@ pub fn argsort_slice<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) ->
 }
 
 /// A buffer of stored keys as a view of keys.
-fn raw_view<K: SortKey>(buffer: &crate::DeviceBuffer<K::Raw>) -> DeviceView<'_, K> {
+pub(super) fn raw_view<K: SortKey>(buffer: &crate::DeviceBuffer<K::Raw>) -> DeviceView<'_, K> {
     // SAFETY: a live buffer of `len` keys as stored, borrowed for the view's lifetime.
     unsafe { DeviceView::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
 }
 
 /// A buffer of stored keys as a writable view of keys.
-fn raw_view_mut<K: SortKey>(buffer: &mut crate::DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
+pub(super) fn raw_view_mut<K: SortKey>(buffer: &mut crate::DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
     // SAFETY: a live buffer of `len` keys as stored, borrowed mutably for the view's lifetime.
     unsafe { DeviceViewMut::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
 }

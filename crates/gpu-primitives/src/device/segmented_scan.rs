@@ -40,6 +40,7 @@ use gpu_primitives_abi::tuning::{
 pub struct SegmentOffsets<'a> {
     offsets: DeviceView<'a, u64>,
     end: u64,
+    longest: u64,
 }
 
 impl<'a> SegmentOffsets<'a> {
@@ -57,6 +58,7 @@ impl<'a> SegmentOffsets<'a> {
         Ok(Self {
             offsets,
             end: host[host.len() - 1],
+            longest: host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
         })
     }
 
@@ -69,6 +71,7 @@ impl<'a> SegmentOffsets<'a> {
         Self {
             offsets: offsets.into(),
             end,
+            longest: end,
         }
     }
 
@@ -81,6 +84,12 @@ impl<'a> SegmentOffsets<'a> {
     /// long.
     pub fn end(&self) -> u64 {
         self.end
+    }
+
+    /// The longest segment's length (from [`new`](Self::new); [`new_unchecked`](Self::new_unchecked)
+    /// assumes the last offset).
+    pub fn longest(&self) -> u64 {
+        self.longest
     }
 
     /// The offsets.

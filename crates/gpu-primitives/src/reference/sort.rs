@@ -1,5 +1,6 @@
 //! CPU references of the radix sort: a stable comparison sort in the order the GPU sort
-//! documents ([`SortKey`]): [`sort_keys`], [`sort_pairs`], [`argsort`].
+//! documents ([`SortKey`]): [`sort_keys`], [`sort_pairs`], [`argsort`]; per segment
+//! ([`segmented_argsort`], by CSR offsets) and per row ([`top_k`]).
 
 use crate::device::{SortKey, SortOptions};
 use std::cmp::Ordering;
@@ -61,6 +62,41 @@ pub fn sort_pairs<K: SortKey, V: Copy>(keys: &[K], values: &[V], options: SortOp
         order.iter().map(|&i| keys[i as usize]).collect(),
         order.iter().map(|&i| values[i as usize]).collect(),
     )
+}
+
+/// Each segment `offsets[s] .. offsets[s + 1]` of `keys` argsorted on its own: the indices
+/// are within the segment, at the segment's positions (positions outside every segment are 0).
+///
+/// # Panics
+/// When the offsets decrease or pass the keys.
+pub fn segmented_argsort<K: SortKey>(keys: &[K], offsets: &[u64], options: SortOptions) -> Vec<u32> {
+    let mut indices = vec![0u32; keys.len()];
+    for w in offsets.windows(2) {
+        let (begin, end) = (w[0] as usize, w[1] as usize);
+        indices[begin..end].copy_from_slice(&argsort(&keys[begin..end], options));
+    }
+    indices
+}
+
+/// The first `k` keys of each row of `row_len` in the order of a descending (`largest`) or
+/// ascending stable sort, and their columns (`rows * k` each, row by row).
+///
+/// # Panics
+/// When `k > row_len` or the rows do not divide the keys.
+pub fn top_k<K: SortKey>(keys: &[K], row_len: usize, k: usize, largest: bool) -> (Vec<K>, Vec<u32>) {
+    assert!(k <= row_len && (keys.is_empty() || keys.len().is_multiple_of(row_len)));
+    let options = if largest {
+        SortOptions::descending()
+    } else {
+        SortOptions::ascending()
+    };
+    let (mut values, mut indices) = (Vec::new(), Vec::new());
+    for row in keys.chunks(row_len.max(1)) {
+        let order = argsort(row, options);
+        values.extend(order[..k].iter().map(|&i| row[i as usize]));
+        indices.extend_from_slice(&order[..k]);
+    }
+    (values, indices)
 }
 
 #[cfg(test)]

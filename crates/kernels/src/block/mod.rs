@@ -15,6 +15,7 @@
 //! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
 //! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
 //! | [`block_radix_rank_warp_striped`] | each item's place in the tile ordered by one digit (stable) | every thread | 3 + the scan's |
+//! | [`block_radix_sort_warp_striped`] | a tile (keys, values) sorted by a bit range, stably, warp-striped | every thread | per 8-bit digit: the rank's + 2 (4 with values) |
 //! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
@@ -24,6 +25,7 @@ pub mod broadcast;
 pub mod discontinuity;
 pub mod load;
 pub mod radix_rank;
+pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
 
@@ -31,6 +33,7 @@ pub use broadcast::{BlockBroadcastStorage, block_broadcast};
 pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_striped};
 pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
 pub use radix_rank::{RadixRankStorage, RadixRanks, block_radix_rank_warp_striped};
+pub use radix_sort::{BlockRadixSortStorage, block_radix_sort_warp_striped, warp_striped_position};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_scan_warp_striped,

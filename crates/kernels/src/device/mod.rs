@@ -20,6 +20,7 @@
 //! | [`norm_grads::norm_grads_partial`], [`norm_grads::norm_grads_finish`] | a thread per column sums a chunk of rows; then each column's chunks in order (deterministic) | 2n | a norm's `dweight`, `dbias` |
 //! | [`radix_sort::radix_histogram`] | per-block digit counts of every pass in shared memory, one atomic per count | n | the sort's digit counts |
 //! | [`radix_sort::onesweep_tile`] | one digit pass: block radix rank, look-back over per-digit counts (one thread per digit), scatter through shared memory | n (+ n values) | keys (and values) ordered by the digit, stably |
+//! | [`segmented_sort::segmented_radix_sort`] | a block per segment: the block radix sort in shared memory for one tile, else per digit a count, a scan and the tiles in order | n (+ n values; 2n per digit past a tile) | each segment's keys (and values) sorted, or its first k |
 //! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
 
 pub mod cross_entropy;
@@ -33,6 +34,7 @@ pub mod rows;
 pub mod run_length;
 pub mod scan;
 pub mod segmented_scan;
+pub mod segmented_sort;
 pub mod select;
 pub mod tile_status;
 

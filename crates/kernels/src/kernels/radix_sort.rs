@@ -1,14 +1,17 @@
 //! Radix sort entry points (`device::radix_sort`), generated from `sort_key_table!` and
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
-//! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values).
+//! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values),
+//! and `device_segmented_radix_sort_{keys,v4,v8}_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
-use crate::block::{BlockScanStorage, RadixRankStorage};
+use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
+use crate::device::segmented_sort::{SegmentedSortStorage, segmented_radix_sort};
 use crate::device::tile_status::TileStatus;
 use crate::shared::dynamic_shared;
+use gpu_primitives_abi::layout::OnesweepLayout;
 use gpu_primitives_abi::layout::onesweep_layout;
-use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
+use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams};
 use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
@@ -38,18 +41,15 @@ macro_rules! onesweep_entries {
                     if PAIRS { size_of::<$v>() as u32 } else { 0 },
                 );
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
-                // SAFETY: disjoint regions of the launch's dynamic shared memory, as the layout
-                // (the host sizes the launch with the same) places them, each aligned; keys and
-                // values share the exchange, one after the other.
+                // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
+                // launch with the same) places it.
+                let (rank, digit_places) = unsafe { rank_storage(&layout) };
+                // SAFETY: as above; keys and values share the exchange, one after the other.
                 let storage = unsafe {
                     OnesweepStorage {
                         tile: dynamic_shared(layout.tile),
-                        rank: RadixRankStorage {
-                            warp_counts: dynamic_shared(layout.warp_counts),
-                            digit_starts: dynamic_shared::<u32>(layout.digit_starts).slice(0, RADIX_DIGITS),
-                            scan: BlockScanStorage::new(dynamic_shared(layout.scan)),
-                        },
-                        digit_places: dynamic_shared::<u32>(layout.digit_places).slice(0, RADIX_DIGITS),
+                        rank,
+                        digit_places,
                         keys: dynamic_shared(layout.exchange),
                         values: dynamic_shared(layout.exchange),
                     }
@@ -70,7 +70,59 @@ macro_rules! onesweep_entries {
                 unsafe { onesweep_tile::<$ty, $v, PAIRS, $items>(pass, status, storage) };
             }
         };
+        const _: () = {
+            /// # Safety
+            /// As `segmented_radix_sort`, with the launch [`SegmentedSortParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(segmented, $key, $values))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
+                const PAIRS: bool = pairs!($values);
+                let layout = onesweep_layout(
+                    SORT_BLOCK,
+                    SORT_BLOCK * $items,
+                    size_of::<$ty>() as u32,
+                    if PAIRS { size_of::<$v>() as u32 } else { 0 },
+                );
+                // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
+                // launch with the same) places it.
+                let (rank, digit_places) = unsafe { rank_storage(&layout) };
+                // SAFETY: as above; keys and values share the exchange, one after the other.
+                let storage = unsafe {
+                    SegmentedSortStorage {
+                        sort: BlockRadixSortStorage {
+                            rank,
+                            keys: dynamic_shared(layout.exchange),
+                            values: dynamic_shared(layout.exchange),
+                        },
+                        digit_places,
+                    }
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { segmented_radix_sort::<$ty, $v, PAIRS, $items>(&p, storage) };
+            }
+        };
     )*};
+}
+
+/// The rank's storage and the digit places of a onesweep layout, in the launch's dynamic shared
+/// memory.
+///
+/// # Safety
+/// The launch has `layout.total` bytes of dynamic shared memory; the regions are used as the
+/// layout places them.
+#[inline(always)]
+unsafe fn rank_storage(layout: &OnesweepLayout) -> (RadixRankStorage, crate::shared::SharedArray<u32>) {
+    // SAFETY: disjoint, aligned regions of the launch's dynamic shared memory (the caller's
+    // contract).
+    unsafe {
+        (
+            RadixRankStorage {
+                warp_counts: dynamic_shared(layout.warp_counts),
+                digit_starts: dynamic_shared::<u32>(layout.digit_starts).slice(0, RADIX_DIGITS),
+                scan: BlockScanStorage::new(dynamic_shared(layout.scan)),
+            },
+            dynamic_shared::<u32>(layout.digit_places).slice(0, RADIX_DIGITS),
+        )
+    }
 }
 
 macro_rules! sort_entries {

@@ -20,6 +20,7 @@ mod reduction;
 mod rows;
 mod run_length;
 mod scans;
+mod segmented_sort;
 mod segments;
 mod sort;
 mod streams;
@@ -41,6 +42,7 @@ fn main() {
         segments::TESTS,
         rows::TESTS,
         sort::TESTS,
+        segmented_sort::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,

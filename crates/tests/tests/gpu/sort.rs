@@ -22,13 +22,13 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("sort::past_2_pow_31_keys", past_2_pow_31),
 ];
 
-fn fail(e: Error) -> TestCaseError {
+pub(crate) fn fail(e: Error) -> TestCaseError {
     TestCaseError::fail(e.to_string())
 }
 
 /// Keys of `K` from random bits, shaped by `shape`: 0 uniform, 1 a pool of 5 values
 /// (duplicate-heavy), 2 sorted, 3 reversed, 4 all equal.
-fn make_keys<K: SortKey>(n: usize, shape: u32, seed: u64) -> Vec<K> {
+pub(crate) fn make_keys<K: SortKey>(n: usize, shape: u32, seed: u64) -> Vec<K> {
     let mut r = rng(seed);
     let mut raw = vec![K::Raw::default(); n];
     r.fill(bytemuck::cast_slice_mut::<K::Raw, u8>(&mut raw));
@@ -52,7 +52,7 @@ fn make_keys<K: SortKey>(n: usize, shape: u32, seed: u64) -> Vec<K> {
 }
 
 /// Bits of stored keys (so NaNs compare equal to themselves).
-fn key_bits<K: SortKey>(keys: &[K]) -> Vec<u64> {
+pub(crate) fn key_bits<K: SortKey>(keys: &[K]) -> Vec<u64> {
     K::as_raw(keys)
         .iter()
         .map(|v| {
@@ -64,16 +64,19 @@ fn key_bits<K: SortKey>(keys: &[K]) -> Vec<u64> {
         .collect()
 }
 
-fn download_keys<K: SortKey>(gpu: &Gpu, d: &DeviceBuffer<K::Raw>) -> Result<Vec<K>, TestCaseError> {
+pub(crate) fn download_keys<K: SortKey>(
+    gpu: &Gpu,
+    d: &DeviceBuffer<K::Raw>,
+) -> Result<Vec<K>, TestCaseError> {
     Ok(K::from_raw(&gpu.download(d).map_err(fail)?).to_vec())
 }
 
-fn view<K: SortKey>(d: &DeviceBuffer<K::Raw>, range: std::ops::Range<usize>) -> DeviceView<'_, K> {
+pub(crate) fn view<K: SortKey>(d: &DeviceBuffer<K::Raw>, range: std::ops::Range<usize>) -> DeviceView<'_, K> {
     // SAFETY: a live buffer of keys as stored; the range is within it.
     unsafe { DeviceView::from_raw_parts(d.as_device_ptr().as_raw(), d.len()) }.slice(range)
 }
 
-fn view_mut<K: SortKey>(d: &mut DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
+pub(crate) fn view_mut<K: SortKey>(d: &mut DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
     // SAFETY: a live buffer of keys as stored, borrowed mutably.
     unsafe { DeviceViewMut::from_raw_parts(d.as_device_ptr().as_raw(), d.len()) }
 }

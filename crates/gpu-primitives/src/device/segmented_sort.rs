@@ -1,0 +1,357 @@
+//! Segmented radix sort: [`segmented_sort_keys`], [`segmented_sort_pairs`],
+//! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`) and
+//! [`top_k`] per row (torch's `topk`), on the kernels of `device::segmented_sort`.
+
+use super::element::{DeviceView, DeviceViewMut};
+use super::radix_sort::{
+    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort,
+};
+use super::segmented::Segments;
+use super::workspace::DeviceWorkspace;
+use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::onesweep_layout;
+use gpu_primitives_abi::params::SegmentedSortParams;
+use gpu_primitives_abi::radix_sort_kernel_name;
+use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS};
+use gpu_primitives_runtime::DeviceCopy;
+
+/// One segmented sort: its buffers (`n` is the input's length), its segments and how much of
+/// each it keeps.
+#[derive(Clone, Copy)]
+struct SegmentedCall<'s> {
+    buffers: SortBuffers,
+    segments: Segments<'s>,
+    /// `Some(k)`: the first `k` of each row, to `s * k` (top-k).
+    keep: Option<usize>,
+}
+
+/// The segments of `segments` over an input of `n` keys: (number, offsets address or 0, row
+/// length, the longest segment, one past the last key), checked.
+fn layout(what: &'static str, segments: Segments<'_>, n: usize) -> Result<(usize, u64, usize, usize, usize)> {
+    match segments {
+        Segments::Rows(row_len) => {
+            if n == 0 {
+                return Ok((0, 0, row_len, 0, 0));
+            }
+            if row_len == 0 || !n.is_multiple_of(row_len) {
+                return Err(Error::InvalidLaunch(format!(
+                    "{what}: {n} keys are not a whole number of rows of {row_len}"
+                )));
+            }
+            Ok((n / row_len, 0, row_len, row_len, n))
+        }
+        Segments::Offsets(offsets) => {
+            super::segmented_scan::check_fit(what, &offsets, n)?;
+            Ok((
+                offsets.segments(),
+                offsets.offsets().address,
+                0,
+                offsets.longest() as usize,
+                offsets.end() as usize,
+            ))
+        }
+    }
+}
+
+/// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
+fn launch<K: SortKey>(
+    on: OnStream<'_>,
+    what: &'static str,
+    call: SegmentedCall<'_>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (begin_bit, end_bit) = options.bit_range::<K>()?;
+    let buffers = call.buffers;
+    let (segments, offsets, row_len, longest, end) = layout(what, call.segments, buffers.n)?;
+    if longest > SORT_MAX_KEYS {
+        return Err(Error::InvalidLaunch(format!(
+            "{what}: a segment of {longest} keys, past the most one segment may hold ({SORT_MAX_KEYS})"
+        )));
+    }
+    if segments == 0 || call.keep == Some(0) {
+        return Ok(());
+    }
+    let tile = SORT_BLOCK as usize * K::ITEMS;
+    // A few rows longer than a tile: each through the device-wide sort, which spreads a row over
+    // the whole GPU (one block per row would leave most multiprocessors idle).
+    if offsets == 0
+        && call.keep.is_none()
+        && row_len > tile
+        && segments < on.gpu.info().multiprocessors as usize
+    {
+        for row in 0..segments {
+            let at = |address: u64, bytes: usize| address + (row * row_len * bytes) as u64;
+            let key_bytes = size_of::<K::Raw>();
+            let values = match buffers.values {
+                Values::None => Values::None,
+                Values::Pairs { input, output, bytes } => Values::Pairs {
+                    input: input.map(|a| at(a, bytes)),
+                    output: at(output, bytes),
+                    bytes,
+                },
+            };
+            let row_buffers = SortBuffers {
+                n: row_len,
+                keys_in: at(buffers.keys_in, key_bytes),
+                keys_out: at(buffers.keys_out, key_bytes),
+                values,
+            };
+            device_sort::<K>(on, row_buffers, options, workspace)?;
+        }
+        return Ok(());
+    }
+
+    let key_bytes = size_of::<K::Raw>();
+    let (values_in, values_out, value_bytes, index_values) = match buffers.values {
+        Values::None => (0, 0, 0, false),
+        Values::Pairs { input, output, bytes } => (input.unwrap_or(0), output, bytes, input.is_none()),
+    };
+    let stream = on.stream;
+    // Segments longer than a tile alternate between two scratch buffers, indexed as the input.
+    let (keys_scratch, values_scratch, scratch_len) = if longest > tile {
+        let keys_bytes = (2 * end * key_bytes).next_multiple_of(16);
+        let scratch = workspace.sort_scratch(stream, keys_bytes + 2 * end * value_bytes)?;
+        (scratch, scratch + keys_bytes as u64, end)
+    } else {
+        (0, 0, 0)
+    };
+    let values_name = match value_bytes {
+        0 => "keys",
+        4 => "v4",
+        _ => "v8",
+    };
+    debug_assert_eq!(
+        radix_sort_kernel_name!(segmented, u32, keys),
+        "device_segmented_radix_sort_keys_u32"
+    );
+    let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
+    let kernel = crate::module(on.gpu)?.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
+    let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
+    let grid = segments.min(i32::MAX as usize) as u32;
+    let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
+    let params = SegmentedSortParams::<K::Raw, u64> {
+        keys_in: buffers.keys_in as *const K::Raw,
+        keys_out: buffers.keys_out as *mut K::Raw,
+        values_in: values_in as *const u64,
+        values_out: values_out as *mut u64,
+        keys_scratch: keys_scratch as *mut K::Raw,
+        values_scratch: values_scratch as *mut u64,
+        scratch_len,
+        offsets: offsets as *const u64,
+        row_len,
+        segments,
+        keep: call.keep.unwrap_or(usize::MAX),
+        begin_bit,
+        end_bit,
+        descending: options.is_descending() as u32,
+        index_values: index_values as u32,
+    };
+    // SAFETY: the segments are within the input (checked), each below 2^32 keys; the outputs
+    // hold the input's length (checked by the callers) or `segments * keep` (top_k); scratch
+    // buffers of two inputs' length wherever a segment is longer than a tile; the bit range is
+    // within the key; the layout's shared memory.
+    unsafe { stream.launch(&kernel, config, &params) }
+}
+
+/// Sort each segment of `keys_in` into the same positions of `keys_out` (CUB's
+/// `DeviceSegmentedRadixSort::SortKeys`, torch's `sort(dim=-1)` of rows): stable, in the order of
+/// [`SortKey`] and `options`. Stream-ordered: returns once queued. `keys_in` is not modified;
+/// keys of `keys_out` outside every segment are left alone.
+///
+/// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
+/// [`SegmentOffsets`](super::SegmentOffsets) (any lengths, empty ones too).
+///
+/// One block of [`SORT_BLOCK`] threads per segment: a segment of up to `SORT_BLOCK *
+/// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) is sorted in shared memory by
+/// the block radix sort, reading and writing each key once; a longer one takes, per 8-bit
+/// digit, a count of its digits and one pass over its keys (reading them twice and writing them
+/// once per digit), through two scratch buffers of the input's length in the workspace. Rows
+/// longer than a tile, fewer than the GPU's multiprocessors, go through [`sort_keys`](super::sort_keys)
+/// one row at a time instead. Deterministic.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
+/// [`Error::InvalidLaunch`] for a bit range past the key's width, rows that do not divide the
+/// input, offsets past the input or a segment past [`SORT_MAX_KEYS`] keys; device errors (out
+/// of memory). Nothing is launched on an error.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let rows = DeviceVec::from_slice(&gpu, &[3.0f32, 1.0, 2.0, 0.5, -1.0, 9.0])?; // 2 rows of 3
+/// let mut sorted = DeviceVec::<f32>::zeroed(&gpu, 6)?;
+/// let mut workspace = DeviceWorkspace::new();
+/// device::segmented_sort_keys(&gpu, &rows, &mut sorted, 3, SortOptions::ascending(), &mut workspace)?;
+/// assert_eq!(sorted.to_vec(&gpu)?, [1.0, 2.0, 3.0, -1.0, 0.5, 9.0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    segments: impl Into<Segments<'s>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, keys_out) = (keys_in.into(), keys_out.into());
+    check_len("segmented_sort_keys: keys_out", keys_in.len, keys_out.len)?;
+    let call = SegmentedCall {
+        buffers: SortBuffers {
+            n: keys_in.len,
+            keys_in: keys_in.address,
+            keys_out: keys_out.address,
+            values: Values::None,
+        },
+        segments: segments.into(),
+        keep: None,
+    };
+    launch::<K>(on.into(), "segmented_sort_keys", call, options, workspace)
+}
+
+/// Sort each segment's `(key, value)` pairs by key (CUB's `DeviceSegmentedRadixSort::SortPairs`):
+/// as [`segmented_sort_keys`], each value (any type of 4 or 8 bytes) moving with its key.
+///
+/// # Errors
+/// As [`segmented_sort_keys`], and [`Error::LengthMismatch`] when `values_in` or `values_out` is
+/// shorter than `keys_in`.
+#[allow(clippy::too_many_arguments)] // CUB's SortPairs: inputs, outputs, segments, order, storage.
+pub fn segmented_sort_pairs<'a, 'b, 'o, 'p, 'g, 's, K: SortKey, V: DeviceCopy>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    values_in: impl Into<DeviceView<'b, V>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    values_out: impl Into<DeviceViewMut<'p, V>>,
+    segments: impl Into<Segments<'s>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let bytes = ValueBytes::<V>::BYTES;
+    let (keys_in, keys_out) = (keys_in.into(), keys_out.into());
+    let (values_in, values_out) = (values_in.into(), values_out.into());
+    let n = keys_in.len;
+    check_len("segmented_sort_pairs: keys_out", n, keys_out.len)?;
+    check_len("segmented_sort_pairs: values_in", n, values_in.len)?;
+    check_len("segmented_sort_pairs: values_out", n, values_out.len)?;
+    let call = SegmentedCall {
+        buffers: SortBuffers {
+            n,
+            keys_in: keys_in.address,
+            keys_out: keys_out.address,
+            values: Values::Pairs {
+                input: Some(values_in.address),
+                output: values_out.address,
+                bytes,
+            },
+        },
+        segments: segments.into(),
+        keep: None,
+    };
+    launch::<K>(on.into(), "segmented_sort_pairs", call, options, workspace)
+}
+
+/// Each segment's sorted keys and the permutation that sorts it (torch's `sort(dim=-1)`, which
+/// returns both): `indices_out[i]` is the index *within its segment* of the key that
+/// `keys_out[i]` holds. Stable; otherwise as [`segmented_sort_pairs`].
+///
+/// # Errors
+/// As [`segmented_sort_keys`], and [`Error::LengthMismatch`] when `indices_out` is short.
+pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    keys_out: impl Into<DeviceViewMut<'o, K>>,
+    indices_out: impl Into<DeviceViewMut<'i, u32>>,
+    segments: impl Into<Segments<'s>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, keys_out, indices) = (keys_in.into(), keys_out.into(), indices_out.into());
+    let n = keys_in.len;
+    check_len("segmented_argsort: keys_out", n, keys_out.len)?;
+    check_len("segmented_argsort: indices_out", n, indices.len)?;
+    let call = SegmentedCall {
+        buffers: SortBuffers {
+            n,
+            keys_in: keys_in.address,
+            keys_out: keys_out.address,
+            values: Values::Pairs {
+                input: None,
+                output: indices.address,
+                bytes: 4,
+            },
+        },
+        segments: segments.into(),
+        keep: None,
+    };
+    launch::<K>(on.into(), "segmented_argsort", call, options, workspace)
+}
+
+/// The `k` largest (or smallest) keys of each row of `keys_in` (rows of `row_len`), in order,
+/// and their indices within the row (torch's `topk(k, dim=-1, largest, sorted=True)`):
+/// `values_out[r * k + j]` is row `r`'s `j`-th largest key (smallest with `largest` false) and
+/// `indices_out[r * k + j]` its column. Ties go to the lower column; with `largest`, NaNs come
+/// first (they sort after +infinity, see [`SortKey`]).
+///
+/// Each row is sorted by one block (as [`segmented_sort_keys`]; the whole row, in shared memory
+/// up to a tile) and only its first `k` keys written. `k == 0` queues nothing.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for `k > row_len` or rows that do not divide the input;
+/// [`Error::LengthMismatch`] when an output is shorter than `rows * k`; device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[3.0f32, 1.0, 2.0, 0.5, -1.0, 9.0])?; // 2 rows of 3
+/// let mut values = DeviceVec::<f32>::zeroed(&gpu, 4)?;
+/// let mut indices = DeviceVec::<u32>::zeroed(&gpu, 4)?;
+/// let mut workspace = DeviceWorkspace::new();
+/// device::top_k(&gpu, &x, 3, 2, true, &mut values, &mut indices, &mut workspace)?;
+/// assert_eq!(values.to_vec(&gpu)?, [3.0, 2.0, 9.0, 0.5]);
+/// assert_eq!(indices.to_vec(&gpu)?, [0, 2, 2, 0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+#[allow(clippy::too_many_arguments)] // torch's topk: input, k, dim's length, largest, two outputs.
+pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    row_len: usize,
+    k: usize,
+    largest: bool,
+    values_out: impl Into<DeviceViewMut<'o, K>>,
+    indices_out: impl Into<DeviceViewMut<'i, u32>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, values_out, indices) = (keys_in.into(), values_out.into(), indices_out.into());
+    let n = keys_in.len;
+    if k > row_len {
+        return Err(Error::InvalidLaunch(format!(
+            "top_k: k = {k} is past the rows' {row_len} keys"
+        )));
+    }
+    let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
+    check_len("top_k: values_out", rows * k, values_out.len)?;
+    check_len("top_k: indices_out", rows * k, indices.len)?;
+    let call = SegmentedCall {
+        buffers: SortBuffers {
+            n,
+            keys_in: keys_in.address,
+            keys_out: values_out.address,
+            values: Values::Pairs {
+                input: None,
+                output: indices.address,
+                bytes: 4,
+            },
+        },
+        segments: Segments::Rows(row_len),
+        keep: Some(k),
+    };
+    let options = if largest {
+        SortOptions::descending()
+    } else {
+        SortOptions::ascending()
+    };
+    launch::<K>(on.into(), "top_k", call, options, workspace)
+}

@@ -1,0 +1,385 @@
+//! Device-wide segmented radix sort (CUB's `DeviceSegmentedRadixSort`): every segment's keys (and
+//! values) sorted by one block, segments of one tile or less in shared memory, longer ones by one
+//! pass over global memory per digit.
+//!
+//! - **A segment of at most one tile** (`block_dim() * ITEMS` keys): loaded warp-striped, sorted by
+//!   the block radix sort ([`block_radix_sort_warp_striped`]) without leaving shared
+//!   memory, and stored warp-striped (coalesced).
+//! - **A longer segment**, per digit of [`RADIX_BITS`] bits (as CUB's large-segment agent): the
+//!   block counts the segment's digits in shared memory and scans the counts into each digit's
+//!   start, then takes the segment's tiles in order; each tile is ranked by digit
+//!   ([`block_radix_rank_warp_striped`]), written to the digit's next places through shared
+//!   memory (consecutive threads, consecutive places), and the digits' starts move past the tile's
+//!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
+//!   buffers, the first reading the input and the last writing the output.
+//!
+//! Stable: every pass keeps the order of equal digits.
+
+use crate::block::{
+    BlockRadixSortStorage, block_exclusive_scan, block_radix_rank_warp_striped,
+    block_radix_sort_warp_striped, warp_striped_position,
+};
+use crate::op::Sum;
+use crate::radix::{RadixBits, RadixKey, SortValue, zero_slot};
+use crate::shared::SharedArray;
+use crate::sync::block_barrier;
+use crate::thread::{block_dim, block_idx, grid_dim, thread_idx};
+use crate::unroll::unrolled_for;
+use gpu_primitives_abi::params::SegmentedSortParams;
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+
+/// Shared memory of [`segmented_radix_sort`].
+#[derive(Clone, Copy)]
+pub struct SegmentedSortStorage<S, V> {
+    /// The block radix sort's (its rank's storage also ranks the tiles of long segments, and its
+    /// exchange takes their keys and values).
+    pub sort: BlockRadixSortStorage<S, V>,
+    /// [`RADIX_DIGITS`] counters: a long segment's count of each digit, then each digit's place
+    /// in the output minus its start in the tile.
+    pub digit_places: SharedArray<u32>,
+}
+
+/// One segment of a launch: where it is and where its output goes.
+#[derive(Clone, Copy)]
+struct Segment {
+    /// First key.
+    begin: usize,
+    /// Keys.
+    len: usize,
+    /// Where its first output key goes.
+    out_begin: usize,
+    /// Output keys (`len`, or fewer for a top-k).
+    keep: usize,
+}
+
+/// The ordered bits of `key` for this sort (inverted when descending).
+#[inline(always)]
+fn ordered<K: RadixKey>(key: K, descending: bool) -> K::Bits {
+    let bits = key.to_ordered();
+    if descending { bits.invert() } else { bits }
+}
+
+/// The key of ordered bits `bits` for this sort.
+#[inline(always)]
+fn key_of<K: RadixKey>(bits: K::Bits, descending: bool) -> K {
+    K::from_ordered(if descending { bits.invert() } else { bits })
+}
+
+/// Sort every segment of `p` owned by this block: `block_idx()`, then every `grid_dim()`-th
+/// after it (see the [module docs](self)); with `PAIRS`, the values move with their keys.
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `p` is as
+/// [`SegmentedSortParams`] documents it (the offsets non-decreasing and within the input, the
+/// scratch buffers present when a segment is longer than `block_dim() * ITEMS`, the outputs
+/// not overlapping the inputs except in place); `storage` is this block's, the exchange at
+/// least `block_dim() * ITEMS` long.
+#[inline(always)]
+pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    storage: SegmentedSortStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let tile_len = block_dim() as usize * ITEMS;
+    let mut s = block_idx() as usize;
+    while s < p.segments {
+        let (begin, end) = if p.offsets.is_null() {
+            (s * p.row_len, (s + 1) * p.row_len)
+        } else {
+            // SAFETY: s + 1 <= segments: within the segments + 1 offsets.
+            unsafe { (*p.offsets.add(s) as usize, *p.offsets.add(s + 1) as usize) }
+        };
+        let len = end - begin;
+        let segment = if p.keep == usize::MAX {
+            Segment {
+                begin,
+                len,
+                out_begin: begin,
+                keep: len,
+            }
+        } else {
+            Segment {
+                begin,
+                len,
+                out_begin: s * p.keep,
+                keep: len.min(p.keep),
+            }
+        };
+        if len <= tile_len {
+            // SAFETY: forwarded; the segment is within the input and fits one tile.
+            unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
+        } else {
+            // SAFETY: forwarded; a segment longer than a tile has the scratch buffers.
+            unsafe { sort_long::<K, V, PAIRS, ITEMS>(p, segment, storage) };
+        }
+        s += grid_dim() as usize;
+    }
+}
+
+/// A segment of at most one tile, in shared memory.
+///
+/// # Safety
+/// As [`segmented_radix_sort`], for one of its segments of at most `block_dim() * ITEMS` keys.
+#[inline(always)]
+unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    segment: Segment,
+    storage: SegmentedSortStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let descending = p.descending != 0;
+    let mut keys = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
+    let mut values = [V::from_index(0); ITEMS];
+    let load_value = |j: usize| {
+        if p.index_values != 0 {
+            V::from_index(j)
+        } else {
+            // SAFETY: the caller's j is below the segment's length: a value of the input.
+            unsafe { *p.values_in.add(segment.begin + j) }
+        }
+    };
+    if segment.len == block_dim() as usize * ITEMS {
+        // A whole tile: every load before any is used (a bounds check per item serialises them).
+        let mut loaded = [crate::radix::zero_key::<K>(); ITEMS];
+        unrolled_for(ITEMS, |i| {
+            let j = warp_striped_position::<ITEMS>(i) as usize;
+            // SAFETY: j < the tile, which is the whole segment.
+            loaded[i] = unsafe { *p.keys_in.add(segment.begin + j) };
+            if PAIRS {
+                values[i] = load_value(j);
+            }
+        });
+        unrolled_for(ITEMS, |i| keys[i] = ordered(loaded[i], descending));
+    } else {
+        unrolled_for(ITEMS, |i| {
+            let j = warp_striped_position::<ITEMS>(i) as usize;
+            if j < segment.len {
+                // SAFETY: j < the segment's length.
+                keys[i] = ordered(unsafe { *p.keys_in.add(segment.begin + j) }, descending);
+                if PAIRS {
+                    values[i] = load_value(j);
+                }
+            }
+        });
+    }
+    // SAFETY: the whole block calls it with the segment's length (at most a tile) and the
+    // launch's bit range (within the key, checked by the host).
+    unsafe {
+        block_radix_sort_warp_striped::<K::Bits, V, PAIRS, ITEMS>(
+            &mut keys,
+            &mut values,
+            segment.len as u32,
+            (p.begin_bit, p.end_bit),
+            storage.sort,
+        )
+    };
+    unrolled_for(ITEMS, |i| {
+        let j = warp_striped_position::<ITEMS>(i) as usize;
+        if j < segment.keep {
+            // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
+            // the outputs).
+            unsafe {
+                *p.keys_out.add(segment.out_begin + j) = key_of::<K>(keys[i], descending);
+                if PAIRS {
+                    *p.values_out.add(segment.out_begin + j) = values[i];
+                }
+            }
+        }
+    });
+}
+
+/// A segment longer than a tile: one pass over global memory per digit (see the
+/// [module docs](self)).
+///
+/// # Safety
+/// As [`segmented_radix_sort`], for one of its segments longer than `block_dim() * ITEMS`.
+#[inline(always)]
+unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    segment: Segment,
+    storage: SegmentedSortStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let t = thread_idx();
+    let descending = p.descending != 0;
+    let tile_len = block_dim() as usize * ITEMS;
+    let passes = (p.end_bit - p.begin_bit).div_ceil(RADIX_BITS).max(1);
+    // The scratch buffers: two of scratch_len keys (values) each (the caller's contract), indexed
+    // as the input. Chosen by a select, not an array index (which would live in local memory).
+    let keys_scratch = |second: bool| {
+        if second {
+            // SAFETY: the second buffer starts scratch_len keys after the first, within the
+            // scratch.
+            unsafe { p.keys_scratch.add(p.scratch_len) }
+        } else {
+            p.keys_scratch
+        }
+    };
+    let values_scratch = |second: bool| {
+        if second {
+            // SAFETY: as the keys'.
+            unsafe { p.values_scratch.add(p.scratch_len) }
+        } else {
+            p.values_scratch
+        }
+    };
+    let mut keys_from = p.keys_in;
+    let mut values_from = p.values_in;
+    // One pass in place would overwrite keys it has not read: the segment moves to the second
+    // scratch buffer first.
+    if passes == 1 && core::ptr::eq(p.keys_in, p.keys_out) {
+        let mut j = t as usize;
+        while j < segment.len {
+            // SAFETY: j < len: within the segment, in the input and in the scratch.
+            unsafe {
+                *keys_scratch(true).add(segment.begin + j) = *p.keys_in.add(segment.begin + j);
+                if PAIRS && p.index_values == 0 {
+                    *values_scratch(true).add(segment.begin + j) = *p.values_in.add(segment.begin + j);
+                }
+            }
+            j += block_dim() as usize;
+        }
+        keys_from = keys_scratch(true);
+        values_from = values_scratch(true);
+        // SAFETY: the whole block calls it: the copies are seen by every thread.
+        unsafe { block_barrier() };
+    }
+
+    for pass in 0..passes {
+        let shift = p.begin_bit + pass * RADIX_BITS;
+        let bits = RADIX_BITS.min(p.end_bit - shift);
+        let last = pass + 1 == passes;
+        let (keys_to, values_to, base) = if last {
+            (p.keys_out, p.values_out, segment.out_begin)
+        } else {
+            (
+                keys_scratch(pass % 2 == 1),
+                values_scratch(pass % 2 == 1),
+                segment.begin,
+            )
+        };
+        let index_values = pass == 0 && p.index_values != 0;
+
+        // The segment's count of each digit, scanned into each digit's first place.
+        // SAFETY: t < RADIX_DIGITS counters; read after the barrier.
+        unsafe { storage.digit_places.write(t, 0) };
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        let mut j = t as usize;
+        while j < segment.len {
+            // SAFETY: j < len: a key of the segment.
+            let key = unsafe { *keys_from.add(segment.begin + j) };
+            let digit = ordered(key, descending).digit(shift, bits);
+            // SAFETY: digit < RADIX_DIGITS; zeroed before the barrier.
+            unsafe { storage.digit_places.atomic_add_unchecked(digit, 1) };
+            j += block_dim() as usize;
+        }
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        // SAFETY: t < RADIX_DIGITS; every add is done.
+        let mut start = [unsafe { storage.digit_places.read(t) }];
+        // SAFETY: the whole block calls it with the rank's scan storage, unused until the rank.
+        unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut start, storage.sort.rank.scan) };
+        // This thread's digit's next place in the segment.
+        let mut next = start[0];
+        // SAFETY: the whole block calls it: every count was read before the places reuse them.
+        unsafe { block_barrier() };
+
+        let mut first = 0;
+        while first < segment.len {
+            let items = tile_len.min(segment.len - first) as u32;
+            let mut keys = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
+            let mut digits = [RADIX_DIGITS; ITEMS];
+            let mut values = [V::from_index(0); ITEMS];
+            unrolled_for(ITEMS, |i| {
+                let j = warp_striped_position::<ITEMS>(i);
+                if j < items {
+                    let at = segment.begin + first + j as usize;
+                    // SAFETY: j < items: a key (value) of the segment.
+                    keys[i] = ordered(unsafe { *keys_from.add(at) }, descending);
+                    digits[i] = keys[i].digit(shift, bits);
+                    if PAIRS {
+                        values[i] = if index_values {
+                            V::from_index(first + j as usize)
+                        } else {
+                            // SAFETY: as the key's.
+                            unsafe { *values_from.add(at) }
+                        };
+                    }
+                }
+            });
+            // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
+            let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.sort.rank, |_| {}) };
+            // SAFETY: t < RADIX_DIGITS; read after the barrier below.
+            unsafe { storage.digit_places.write(t, next.wrapping_sub(rank.digit_start)) };
+            unrolled_for(ITEMS, |i| {
+                if digits[i] < RADIX_DIGITS {
+                    // SAFETY: ranks of valid items are distinct and below `items`.
+                    unsafe {
+                        storage
+                            .sort
+                            .keys
+                            .write_unchecked(rank.ranks[i], keys[i].to_slot())
+                    };
+                }
+            });
+            // SAFETY: the whole block calls it.
+            unsafe { block_barrier() };
+            let mut out_digits = [0u32; ITEMS];
+            unrolled_for(ITEMS, |k| {
+                let j = t + k as u32 * block_dim();
+                if j < items {
+                    // SAFETY: written before the barrier.
+                    let bits_of =
+                        <K::Bits as RadixBits>::from_slot(unsafe { storage.sort.keys.read_unchecked(j) });
+                    let digit = bits_of.digit(shift, bits);
+                    out_digits[k] = digit;
+                    // SAFETY: written before the barrier; digit < RADIX_DIGITS.
+                    let place = unsafe { storage.digit_places.read(digit) }.wrapping_add(j) as usize;
+                    if !last || place < segment.keep {
+                        // SAFETY: place < len (the digit's places are the segment's), and
+                        // below keep for the output of a top-k.
+                        unsafe { *keys_to.add(base + place) = key_of::<K>(bits_of, descending) };
+                    }
+                }
+            });
+            if PAIRS {
+                // SAFETY: the whole block calls it: every key was read from the exchange.
+                unsafe { block_barrier() };
+                unrolled_for(ITEMS, |i| {
+                    if digits[i] < RADIX_DIGITS {
+                        // SAFETY: as the keys'.
+                        unsafe { storage.sort.values.write_unchecked(rank.ranks[i], values[i]) };
+                    }
+                });
+                // SAFETY: the whole block calls it.
+                unsafe { block_barrier() };
+                unrolled_for(ITEMS, |k| {
+                    let j = t + k as u32 * block_dim();
+                    if j < items {
+                        // SAFETY: as the keys'.
+                        unsafe {
+                            let place = storage.digit_places.read(out_digits[k]).wrapping_add(j) as usize;
+                            if !last || place < segment.keep {
+                                *values_to.add(base + place) = storage.sort.values.read_unchecked(j);
+                            }
+                        }
+                    }
+                });
+            }
+            next = next.wrapping_add(rank.digit_count);
+            first += tile_len;
+            // Every read of the exchange and the places is done before the next tile's.
+            // SAFETY: the whole block calls it.
+            unsafe { block_barrier() };
+        }
+        keys_from = keys_to;
+        values_from = values_to;
+    }
+}

@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""PyTorch's sort and topk on the segmented sort benchmark's shape (issue 13).
+
+Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
+`torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`) beside a
+copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
+calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
+segmented_argsort, top_k) in the same layout. Run on the GPU machine:
+
+    python3 scripts/torch-sort.py [--runs 21] [--csv out.csv]
+"""
+import argparse
+import csv
+import statistics
+import sys
+
+import torch
+
+ROWS, COLS, K = 65536, 4096, 8
+
+
+def median_us(fn, runs):
+    """Median time of fn() in µs over `runs` calls, each between two CUDA events, after a warm-up."""
+    fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(runs):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e3)
+    return statistics.median(times)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=21)
+    parser.add_argument("--csv", help="also write the rows to this CSV file")
+    args = parser.parse_args()
+    gpu = torch.cuda.get_device_name()
+    x = torch.rand(ROWS, COLS, device="cuda", dtype=torch.float32)
+    out = torch.empty_like(x)
+    copy = median_us(lambda: out.copy_(x), args.runs)
+    rows = []
+    for name, fn in [
+        ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),
+        ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
+        (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
+    ]:
+        rows.append((name, median_us(fn, args.runs)))
+    # The answers are what the library computes: each row sorted, the top k its last k reversed.
+    values, indices = torch.sort(x, dim=1, stable=True)
+    top_values, _ = torch.topk(x, K, dim=1)
+    if not torch.equal(torch.gather(x, 1, indices), values) or not torch.equal(
+        top_values, values[:, -K:].flip(1)
+    ):
+        sys.exit("torch's sort and topk disagree")
+    print(f"GPU: {gpu} (PyTorch {torch.__version__}), {ROWS} x {COLS} f32")
+    print(f"{'algorithm':<28} {'time (µs)':>12} {'copy (µs)':>12} {'time/copy':>10}")
+    for name, time in rows:
+        print(f"{name:<28} {time:>12.2f} {copy:>12.2f} {time / copy:>10.3f}")
+    if args.csv:
+        with open(args.csv, "w", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(["gpu", "algorithm", "dtype", "rows", "cols", "time_us", "copy_us", "time_over_copy"])
+            for name, time in rows:
+                w.writerow([gpu, name, "f32", ROWS, COLS, time, copy, time / copy])
+
+
+if __name__ == "__main__":
+    main()
