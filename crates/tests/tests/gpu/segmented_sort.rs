@@ -5,7 +5,7 @@
 //! directions and bit ranges; stability through pairs carrying the input index; keys outside
 //! every segment untouched; the input unchanged; bad input; a length past 2^31.
 
-use crate::sort::{download_keys, fail, key_bits, make_keys, view, view_mut};
+use crate::sort::{download_keys, fail, key_bits, make_keys, random_options, view, view_mut};
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::device::{self, DeviceWorkspace, SegmentOffsets, Segments, SortKey, SortOptions};
 use gpu_primitives::reference::sort as reference;
@@ -241,20 +241,7 @@ fn random_segmented<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
             |(layout, shape, descending, range, seed)| {
                 let ws = &mut *workspace.borrow_mut();
                 let keys = make_keys::<K>(layout.n(), shape, seed);
-                let mut options = if descending {
-                    SortOptions::descending()
-                } else {
-                    SortOptions::ascending()
-                };
-                let mut r = rng(seed ^ 9);
-                options = match range {
-                    1 => {
-                        let begin = r.random_range(0..K::BITS);
-                        options.bits(begin..r.random_range(begin..=K::BITS))
-                    }
-                    2 => options.bits(0..K::BITS.min(8)),
-                    _ => options,
-                };
+                let options = random_options::<K>(descending, range, seed);
                 check_layout(gpu, &keys, &layout, options, ws)
             },
         )

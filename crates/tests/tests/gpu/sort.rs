@@ -207,6 +207,25 @@ fn length() -> impl Strategy<Value = usize> {
     ]
 }
 
+/// A random sort order: the direction, and for `range` 1 a random bit range, for 2 a single
+/// digit's (the low byte), else all bits.
+pub(crate) fn random_options<K: SortKey>(descending: bool, range: u32, seed: u64) -> SortOptions {
+    let options = if descending {
+        SortOptions::descending()
+    } else {
+        SortOptions::ascending()
+    };
+    let mut r = rng(seed ^ 9);
+    match range {
+        1 => {
+            let begin = r.random_range(0..K::BITS);
+            options.bits(begin..r.random_range(begin..=K::BITS))
+        }
+        2 => options.bits(0..K::BITS.min(8)),
+        _ => options,
+    }
+}
+
 fn random_sorts<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
     let workspace = RefCell::new(DeviceWorkspace::new());
     crate::properties::runner()
@@ -215,21 +234,7 @@ fn random_sorts<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
             |(n, skip, shape, descending, range, seed)| {
                 let ws = &mut *workspace.borrow_mut();
                 let keys = make_keys::<K>(n + skip, shape, seed);
-                let mut options = if descending {
-                    SortOptions::descending()
-                } else {
-                    SortOptions::ascending()
-                };
-                // Sometimes a bit range: a random one, or one of a single digit's edge.
-                let mut r = rng(seed ^ 9);
-                options = match range {
-                    1 => {
-                        let begin = r.random_range(0..K::BITS);
-                        options.bits(begin..r.random_range(begin..=K::BITS))
-                    }
-                    2 => options.bits(0..K::BITS.min(8)),
-                    _ => options,
-                };
+                let options = random_options::<K>(descending, range, seed);
                 check_all(gpu, &keys, skip, options, ws)
             },
         )
