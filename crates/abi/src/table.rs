@@ -604,6 +604,9 @@ mod tests {
                 "device_radix_sort_onesweep_keys_i32",
                 "device_radix_sort_onesweep_v4_i32",
                 "device_radix_sort_onesweep_v8_i32",
+                "device_segmented_radix_sort_keys_i32",
+                "device_segmented_radix_sort_v4_i32",
+                "device_segmented_radix_sort_v8_i32",
             ]
         );
     }
