@@ -358,11 +358,7 @@ pub(super) fn launch<K: SortKey>(
     // (checked) and the passes cover it; the shared memory holds every pass's counters.
     unsafe { stream.launch(&histogram, config, &params)? };
 
-    let values_name = match value_bytes {
-        0 => "keys",
-        4 => "v4",
-        _ => "v8",
-    };
+    let values_name = values_name(value_bytes);
     let name = format!("device_radix_sort_onesweep_{values_name}_{}", K::NAME);
     debug_assert_eq!(
         radix_sort_kernel_name!(onesweep, u32, keys),
@@ -412,6 +408,16 @@ pub(super) fn launch<K: SortKey>(
         }
     }
     Ok(())
+}
+
+/// The value payload's part of a sort kernel's name (`sort_value_table!`) for values of `bytes`
+/// bytes each (0: keys alone).
+pub(super) fn values_name(bytes: usize) -> &'static str {
+    match bytes {
+        0 => "keys",
+        4 => "v4",
+        _ => "v8",
+    }
 }
 
 /// The compile-time check that a value type is 4 or 8 bytes.

@@ -4,7 +4,7 @@
 
 use super::element::{DeviceView, DeviceViewMut};
 use super::radix_sort::{
-    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort,
+    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort, values_name,
 };
 use super::segmented::Segments;
 use super::workspace::DeviceWorkspace;
@@ -73,6 +73,7 @@ fn launch<K: SortKey>(
         return Ok(());
     }
     let tile = SORT_BLOCK as usize * K::ITEMS;
+    let key_bytes = size_of::<K::Raw>();
     // A few rows longer than a tile: each through the device-wide sort, which spreads a row over
     // the whole GPU (one block per row would leave most multiprocessors idle).
     if offsets == 0
@@ -82,7 +83,6 @@ fn launch<K: SortKey>(
     {
         for row in 0..segments {
             let at = |address: u64, bytes: usize| address + (row * row_len * bytes) as u64;
-            let key_bytes = size_of::<K::Raw>();
             let values = match buffers.values {
                 Values::None => Values::None,
                 Values::Pairs { input, output, bytes } => Values::Pairs {
@@ -102,7 +102,6 @@ fn launch<K: SortKey>(
         return Ok(());
     }
 
-    let key_bytes = size_of::<K::Raw>();
     let (values_in, values_out, value_bytes, index_values) = match buffers.values {
         Values::None => (0, 0, 0, false),
         Values::Pairs { input, output, bytes } => (input.unwrap_or(0), output, bytes, input.is_none()),
@@ -116,11 +115,7 @@ fn launch<K: SortKey>(
     } else {
         (0, 0, 0)
     };
-    let values_name = match value_bytes {
-        0 => "keys",
-        4 => "v4",
-        _ => "v8",
-    };
+    let values_name = values_name(value_bytes);
     debug_assert_eq!(
         radix_sort_kernel_name!(segmented, u32, keys),
         "device_segmented_radix_sort_keys_u32"
