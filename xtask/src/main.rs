@@ -70,6 +70,11 @@ fn main() -> ExitCode {
         tuning::SEGMENTED_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
+        tuning::TOP_K_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::TOP_K_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::ROW_FAMILY,
         gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
         1,

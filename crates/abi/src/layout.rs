@@ -193,5 +193,43 @@ pub const fn onesweep_layout(
     }
 }
 
+/// Where the top-k by radix select keeps its state in dynamic shared memory (byte offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopKLayout {
+    /// The block scan's slots (one per warp, [`MAX_SLOT_BYTES`] each).
+    pub scan: u32,
+    /// `RADIX_DIGITS` `u32`: the candidates' count per digit of this pass.
+    pub counts: u32,
+    /// 4 `u32`: the digit found, the keys still needed from it, its candidates, and the
+    /// number of keys gathered ahead of it.
+    pub found: u32,
+    /// [`TOP_K_SELECT_MAX_K`](crate::tuning::TOP_K_SELECT_MAX_K) gathered keys (ordered
+    /// bits; keys of one byte as `u16`).
+    pub keys: u32,
+    /// As many `u32`: the gathered keys' columns.
+    pub indices: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`TopKLayout`] for keys of `key_bytes`.
+pub const fn top_k_layout(key_bytes: u32) -> TopKLayout {
+    let k = crate::tuning::TOP_K_SELECT_MAX_K;
+    let scan = 0;
+    let counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
+    let found = counts + crate::tuning::RADIX_DIGITS * 4;
+    let keys = found + 16;
+    let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
+    let indices = keys + (k * key_slot).next_multiple_of(16);
+    TopKLayout {
+        scan,
+        counts,
+        found,
+        keys,
+        indices,
+        total: indices + k * 4,
+    }
+}
+
 const _: () = assert!(onesweep_layout(256, 256 * 16, 4, 8).total <= 48 * 1024);
 const _: () = assert!(onesweep_layout(256, 256 * 12, 8, 8).total <= 48 * 1024);

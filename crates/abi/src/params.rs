@@ -610,6 +610,34 @@ pub struct SegmentedSortParams<K, V> {
     pub index_values: u32,
 }
 
+/// Top-k of equal rows by radix select (`device_top_k_<key>`): per row of `row_len` keys, the
+/// `k` largest (or smallest) in order, ties to the lower column. One block per row finds the
+/// k-th key's ordered bits one 8-bit digit at a time from the top (a count of the candidates'
+/// digits per pass), gathers the keys before it and the first of its ties, and orders those `k`.
+///
+/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, any number of blocks (each takes
+/// rows `block, block + grid, ...`), [`top_k_layout`](crate::layout::top_k_layout)`.total`
+/// bytes of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct TopKParams<K> {
+    /// `rows * row_len` keys, read.
+    pub keys: *const K,
+    /// `rows * k` keys written: row `r`'s at `r * k ..`, best first.
+    pub values_out: *mut K,
+    /// `rows * k` columns written, beside `values_out`.
+    pub indices_out: *mut u32,
+    /// Number of rows.
+    pub rows: usize,
+    /// Keys per row, below 2^32.
+    pub row_len: usize,
+    /// Keys kept per row: 1 to [`TOP_K_SELECT_MAX_K`](crate::tuning::TOP_K_SELECT_MAX_K), at
+    /// most `row_len`.
+    pub k: u32,
+    /// Non-zero: the largest keys (the order of a descending sort), else the smallest.
+    pub largest: u32,
+}
+
 /// One digit pass of the radix sort (`device_radix_sort_onesweep_<values>_<key>`): moves the
 /// `n` keys (and values) to their places in the order of this pass's digit, stably, from
 /// `keys_in` to `keys_out`. Each tile ranks its keys by digit in shared memory and finds where

@@ -190,7 +190,8 @@ macro_rules! sort_value_table {
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
-/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each).
+/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each) or
+/// `device_top_k_<key>` (top-k of rows by radix select).
 #[macro_export]
 macro_rules! radix_sort_kernel_name {
     (histogram, $key:ident) => {
@@ -203,6 +204,9 @@ macro_rules! radix_sort_kernel_name {
             "_",
             stringify!($key)
         )
+    };
+    (top_k, $key:ident) => {
+        concat!("device_top_k_", stringify!($key))
     };
     (onesweep, $key:ident, $values:ident) => {
         concat!(
@@ -219,6 +223,7 @@ macro_rules! onesweep_names {
         &[
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
             $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
+            $crate::radix_sort_kernel_name!(top_k, $key),
         ]
     };
 }
@@ -226,8 +231,8 @@ macro_rules! onesweep_names {
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass and one
-        /// segmented sort per value payload (generated from the key and value tables; the PTX
-        /// check looks for each).
+        /// segmented sort per value payload, and the top-k by radix select (generated from the
+        /// key and value tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),
             sort_value_table!(onesweep_names, $name),
@@ -607,6 +612,7 @@ mod tests {
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",
+                "device_top_k_i32",
             ]
         );
     }

@@ -328,6 +328,21 @@ pub const SEGMENTED_SORT_FAMILY: &str = "device_segmented_radix_sort_";
 /// (128 registers; ptxas spills 200 to 960 bytes per thread), 10.27 ms at 1 (about 250
 /// registers, no spill).
 pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 2;
+/// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of
+/// [`SORT_BLOCK`] threads per row).
+pub const TOP_K_FAMILY: &str = "device_top_k_";
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the top-k by radix select is built
+/// for (its PTX declares it).
+pub const TOP_K_BLOCKS_PER_SM: u32 = 4;
+/// Keys per thread of the top-k by radix select for keys of `key_bytes`: a row of up to
+/// `SORT_BLOCK` times this many keys stays in registers (4096 keys of up to 4 bytes; 2048 of 8,
+/// which at 16 per thread spill under [`TOP_K_BLOCKS_PER_SM`]'s 64 registers).
+pub const fn top_k_items(key_bytes: u32) -> usize {
+    if key_bytes > 4 { 8 } else { 16 }
+}
+/// Largest `k` the top-k takes by radix select; a larger one sorts each row
+/// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
+pub const TOP_K_SELECT_MAX_K: u32 = 256;
 /// Threads per block of the radix sort's upfront histogram.
 pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
 /// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the

@@ -23,8 +23,11 @@ pub const TOP_K: usize = 8;
 pub const SEGMENTED_KEYS: &str = "segmented_sort_keys 65536 rows";
 /// The segmented rows with each key's column (torch's `sort` returns both).
 pub const SEGMENTED_ARGSORT: &str = "segmented_argsort 65536 rows";
-/// The top-k rows (values and columns of the 8 largest per row).
+/// The top-k rows (values and columns of the 8 largest per row), keys of uniform bits.
 pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
+/// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
+/// `scripts/torch-sort.py`): most keys share their top digits.
+pub const TOP_K_ROWS_UNIT: &str = "top_k k=8 65536 rows [0,1)";
 
 /// The key types the benchmark knows (the library's sort key table).
 pub const SORT_TYPES: &[&str] = device::SORT_KEY_NAMES;
@@ -142,7 +145,8 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
 }
 
 /// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`]: `segmented_sort_keys`,
-/// `segmented_argsort` (keys and columns) and `top_k` of [`TOP_K`] (largest), beside the copy
+/// `segmented_argsort` (keys and columns) and `top_k` of [`TOP_K`] (largest; of the keys and of
+/// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), beside the copy
 /// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
 /// the keys and writes `k` values and columns per row.
 ///
@@ -214,6 +218,28 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         bytes,
         copy,
     ));
+    // The same keys' top 24 bits as a fraction: uniform in [0, 1), 2^-24 apart.
+    let unit: Vec<f32> = (0..n)
+        .map(|i| (uniform_bits(i) >> 40) as f32 / (1u32 << 24) as f32)
+        .collect();
+    let d_unit = gpu.upload(&unit)?;
+    drop(unit);
+    let time = median_micros(gpu, runs, || {
+        let values = key_view_mut::<f32>(&mut d_sorted, rows * TOP_K);
+        let indices = key_view_mut::<u32>(&mut d_indices, rows * TOP_K);
+        let keys = key_view::<f32>(&d_unit, n);
+        device::top_k(gpu, keys, cols, TOP_K, true, values, indices, &mut workspace)
+    })?;
+    out.push(BenchRow::new(
+        gpu,
+        "f32",
+        4,
+        TOP_K_ROWS_UNIT.into(),
+        n,
+        time,
+        bytes,
+        copy,
+    ));
     Ok(out)
 }
 
@@ -225,6 +251,7 @@ pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
         SEGMENTED_KEYS,
         SEGMENTED_ARGSORT,
         TOP_K_ROWS,
+        TOP_K_ROWS_UNIT,
     ]
     .contains(&row.algorithm.as_str())
     .then(|| row.n as f64 / row.time_us / 1e3)

@@ -7,11 +7,21 @@ use crate::shared::SharedValue;
 use gpu_primitives_abi::table::{Bf16, F16};
 
 /// The unsigned integer a key maps to for the sort: `u8`, `u16`, `u32` or `u64`.
-pub trait RadixBits: Copy {
+pub trait RadixBits: Copy + PartialOrd {
     /// How a tile keeps it in shared memory (`u16` for `u8`).
     type Slot: SharedValue;
+    /// Bits in all: 8, 16, 32 or 64.
+    const WIDTH: u32;
+    /// Zero.
+    const ZERO: Self;
     /// The digit of `bits` bits (0 to 8) from bit `shift`.
     fn digit(self, shift: u32, bits: u32) -> u32;
+    /// The bits from bit `shift` up, shifted down (zero for `shift == WIDTH`): the prefix a
+    /// radix select has fixed so far.
+    fn above(self, shift: u32) -> Self;
+    /// This prefix followed by one more [`RADIX_BITS`](gpu_primitives_abi::tuning::RADIX_BITS)
+    /// digit (`self << RADIX_BITS | digit`; the prefix is shorter than the width).
+    fn push_digit(self, digit: u32) -> Self;
     /// All bits inverted (a descending sort).
     fn invert(self) -> Self;
     /// As kept in shared memory.
@@ -24,6 +34,8 @@ macro_rules! radix_bits {
     ($($t:ty => $slot:ty),*) => {$(
         impl RadixBits for $t {
             type Slot = $slot;
+            const WIDTH: u32 = <$t>::BITS;
+            const ZERO: Self = 0;
             #[inline(always)]
             fn digit(self, shift: u32, bits: u32) -> u32 {
                 // A 0-bit digit (an empty bit range) may sit at shift == the width.
@@ -31,6 +43,14 @@ macro_rules! radix_bits {
                     return 0;
                 }
                 ((self >> shift) as u32) & ((1u32 << bits) - 1)
+            }
+            #[inline(always)]
+            fn above(self, shift: u32) -> Self {
+                if shift >= <$t>::BITS { 0 } else { self >> shift }
+            }
+            #[inline(always)]
+            fn push_digit(self, digit: u32) -> Self {
+                (((self as u64) << gpu_primitives_abi::tuning::RADIX_BITS) | digit as u64) as $t
             }
             #[inline(always)]
             fn invert(self) -> Self {
@@ -153,13 +173,23 @@ impl SortValue for u64 {
     }
 }
 
+/// The ordered bits of `key` for a sort in this direction (inverted when `descending`).
+#[inline(always)]
+pub fn ordered_bits<K: RadixKey>(key: K, descending: bool) -> K::Bits {
+    let bits = key.to_ordered();
+    if descending { bits.invert() } else { bits }
+}
+
+/// The key of ordered bits `bits` of a sort in this direction (the inverse of [`ordered_bits`]).
+#[inline(always)]
+pub fn key_of_ordered<K: RadixKey>(bits: K::Bits, descending: bool) -> K {
+    K::from_ordered(if descending { bits.invert() } else { bits })
+}
+
 /// The digit pass `shift`, `bits` takes from `key` (after inverting it for a descending sort).
 #[inline(always)]
 pub fn key_digit<K: RadixKey>(key: K, descending: bool, shift: u32, bits: u32) -> (K::Bits, u32) {
-    let mut ordered = key.to_ordered();
-    if descending {
-        ordered = ordered.invert();
-    }
+    let ordered = ordered_bits(key, descending);
     (ordered, ordered.digit(shift, bits))
 }
 

@@ -142,8 +142,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM), the row operations 1024
 /// threads and one block, the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
-/// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM;
-/// the others declare none.
+/// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM,
+/// the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -164,6 +164,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM))
             } else if name.starts_with(SEGMENTED_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_SORT_BLOCKS_PER_SM))
+            } else if name.starts_with(TOP_K_FAMILY) {
+                Some(bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SORT_PAIRS_BLOCKS_PER_SM))
             } else {
@@ -193,6 +195,10 @@ const SORT_KEYS_SPILL_BYTES: usize = 120;
 /// (the 8-byte values of 1-byte keys, sm_90), which measured 1.43x faster than 1 block
 /// without spills (tuning's `SEGMENTED_SORT_BLOCKS_PER_SM`).
 const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
+
+/// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): up to 48
+/// bytes (f64 keys, sm_80), 8 for the others.
+const TOP_K_SPILL_BYTES: usize = 64;
 
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;
@@ -282,6 +288,8 @@ fn device_kernels_take_one_parameter_struct() {
                 size_of::<OnesweepParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
                 size_of::<SegmentedSortParams<u8, u8>>()
+            } else if name.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
+                size_of::<TopKParams<u8>>()
             } else if name.starts_with("device_radix_sort_histogram_") {
                 size_of::<RadixHistogramParams<u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
@@ -426,6 +434,8 @@ fn ptxas_accepts_every_module() {
                     SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
                     SEGMENTED_SORT_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
+                    TOP_K_SPILL_BYTES
                 } else {
                     0
                 };

@@ -53,6 +53,7 @@ mod segmented_arg;
 mod segmented_scan;
 mod segmented_sort;
 mod select;
+mod top_k;
 mod workspace;
 
 pub use arg::{argmax, argmin};
@@ -67,7 +68,7 @@ pub use gpu_primitives_abi::tuning::{
     HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
     REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX, REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK,
     SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS, SELECT_BLOCK, SELECT_BLOCKS_PER_SM,
-    SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, SORT_BLOCK, SORT_MAX_KEYS,
+    SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K,
 };
 pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, histogram_even,
@@ -87,11 +88,12 @@ pub use segmented_scan::{
     ScanKey, SegmentOffsets, exclusive_scan_by_key, inclusive_scan_by_key, segmented_exclusive_scan,
     segmented_inclusive_scan,
 };
-pub use segmented_sort::{segmented_argsort, segmented_sort_keys, segmented_sort_pairs, top_k};
+pub use segmented_sort::{segmented_argsort, segmented_sort_keys, segmented_sort_pairs};
 pub use select::{
     Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,
 };
+pub use top_k::top_k;
 pub use workspace::DeviceWorkspace;
 
 /// Inclusive (`y[i] = x[0] ⊕ ... ⊕ x[i]`) or exclusive (`y[i] = x[0] ⊕ ... ⊕ x[i-1]`, `y[0]` =

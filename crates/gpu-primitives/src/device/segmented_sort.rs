@@ -1,6 +1,6 @@
 //! Segmented radix sort: [`segmented_sort_keys`], [`segmented_sort_pairs`],
-//! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`) and
-//! [`top_k`] per row (torch's `topk`), on the kernels of `device::segmented_sort`.
+//! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`), on the
+//! kernels of `device::segmented_sort`; also the sort behind [`top_k`](super::top_k) for large k.
 
 use super::element::{DeviceView, DeviceViewMut};
 use super::radix_sort::{
@@ -18,16 +18,20 @@ use gpu_primitives_runtime::DeviceCopy;
 /// One segmented sort: its buffers (`n` is the input's length), its segments and how much of
 /// each it keeps.
 #[derive(Clone, Copy)]
-struct SegmentedCall<'s> {
-    buffers: SortBuffers,
-    segments: Segments<'s>,
+pub(super) struct SegmentedCall<'s> {
+    pub(super) buffers: SortBuffers,
+    pub(super) segments: Segments<'s>,
     /// `Some(k)`: the first `k` of each row, to `s * k` (top-k).
-    keep: Option<usize>,
+    pub(super) keep: Option<usize>,
 }
 
 /// The segments of `segments` over an input of `n` keys: (number, offsets address or 0, row
 /// length, the longest segment, one past the last key), checked.
-fn layout(what: &'static str, segments: Segments<'_>, n: usize) -> Result<(usize, u64, usize, usize, usize)> {
+pub(super) fn layout(
+    what: &'static str,
+    segments: Segments<'_>,
+    n: usize,
+) -> Result<(usize, u64, usize, usize, usize)> {
     match segments {
         Segments::Rows(row_len) => {
             if n == 0 {
@@ -54,7 +58,7 @@ fn layout(what: &'static str, segments: Segments<'_>, n: usize) -> Result<(usize
 }
 
 /// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
-fn launch<K: SortKey>(
+pub(super) fn launch<K: SortKey>(
     on: OnStream<'_>,
     what: &'static str,
     call: SegmentedCall<'_>,
@@ -280,73 +284,4 @@ pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
         keep: None,
     };
     launch::<K>(on.into(), "segmented_argsort", call, options, workspace)
-}
-
-/// The `k` largest (or smallest) keys of each row of `keys_in` (rows of `row_len`), in order,
-/// and their indices within the row (torch's `topk(k, dim=-1, largest, sorted=True)`):
-/// `values_out[r * k + j]` is row `r`'s `j`-th largest key (smallest with `largest` false) and
-/// `indices_out[r * k + j]` its column. Ties go to the lower column; with `largest`, NaNs come
-/// first (they sort after +infinity, see [`SortKey`]).
-///
-/// Each row is sorted by one block (as [`segmented_sort_keys`]; the whole row, in shared memory
-/// up to a tile) and only its first `k` keys written. `k == 0` queues nothing.
-///
-/// # Errors
-/// [`Error::InvalidLaunch`] for `k > row_len` or rows that do not divide the input;
-/// [`Error::LengthMismatch`] when an output is shorter than `rows * k`; device errors.
-///
-/// # Example
-/// ```no_run
-/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
-/// let gpu = gpu_primitives::open_gpu(0)?;
-/// let x = DeviceVec::from_slice(&gpu, &[3.0f32, 1.0, 2.0, 0.5, -1.0, 9.0])?; // 2 rows of 3
-/// let mut values = DeviceVec::<f32>::zeroed(&gpu, 4)?;
-/// let mut indices = DeviceVec::<u32>::zeroed(&gpu, 4)?;
-/// let mut workspace = DeviceWorkspace::new();
-/// device::top_k(&gpu, &x, 3, 2, true, &mut values, &mut indices, &mut workspace)?;
-/// assert_eq!(values.to_vec(&gpu)?, [3.0, 2.0, 9.0, 0.5]);
-/// assert_eq!(indices.to_vec(&gpu)?, [0, 2, 2, 0]);
-/// # Ok::<(), gpu_primitives::Error>(())
-/// ```
-#[allow(clippy::too_many_arguments)] // torch's topk: input, k, dim's length, largest, two outputs.
-pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
-    keys_in: impl Into<DeviceView<'a, K>>,
-    row_len: usize,
-    k: usize,
-    largest: bool,
-    values_out: impl Into<DeviceViewMut<'o, K>>,
-    indices_out: impl Into<DeviceViewMut<'i, u32>>,
-    workspace: &mut DeviceWorkspace,
-) -> Result<()> {
-    let (keys_in, values_out, indices) = (keys_in.into(), values_out.into(), indices_out.into());
-    let n = keys_in.len;
-    if k > row_len {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k: k = {k} is past the rows' {row_len} keys"
-        )));
-    }
-    let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
-    check_len("top_k: values_out", rows * k, values_out.len)?;
-    check_len("top_k: indices_out", rows * k, indices.len)?;
-    let call = SegmentedCall {
-        buffers: SortBuffers {
-            n,
-            keys_in: keys_in.address,
-            keys_out: values_out.address,
-            values: Values::Pairs {
-                input: None,
-                output: indices.address,
-                bytes: 4,
-            },
-        },
-        segments: Segments::Rows(row_len),
-        keep: Some(k),
-    };
-    let options = if largest {
-        SortOptions::descending()
-    } else {
-        SortOptions::ascending()
-    };
-    launch::<K>(on.into(), "top_k", call, options, workspace)
 }

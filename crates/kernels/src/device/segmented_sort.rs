@@ -20,7 +20,7 @@ use crate::block::{
     block_radix_sort_warp_striped, warp_striped_position,
 };
 use crate::op::Sum;
-use crate::radix::{RadixBits, RadixKey, SortValue, zero_slot};
+use crate::radix::{RadixBits, RadixKey, SortValue, key_of_ordered, ordered_bits, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{block_dim, block_idx, grid_dim, thread_idx};
@@ -50,19 +50,6 @@ struct Segment {
     out_begin: usize,
     /// Output keys (`len`, or fewer for a top-k).
     keep: usize,
-}
-
-/// The ordered bits of `key` for this sort (inverted when descending).
-#[inline(always)]
-fn ordered<K: RadixKey>(key: K, descending: bool) -> K::Bits {
-    let bits = key.to_ordered();
-    if descending { bits.invert() } else { bits }
-}
-
-/// The key of ordered bits `bits` for this sort.
-#[inline(always)]
-fn key_of<K: RadixKey>(bits: K::Bits, descending: bool) -> K {
-    K::from_ordered(if descending { bits.invert() } else { bits })
 }
 
 /// Sort every segment of `p` owned by this block: `block_idx()`, then every `grid_dim()`-th
@@ -153,13 +140,13 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
                 values[i] = load_value(j);
             }
         });
-        unrolled_for(ITEMS, |i| keys[i] = ordered(loaded[i], descending));
+        unrolled_for(ITEMS, |i| keys[i] = ordered_bits(loaded[i], descending));
     } else {
         unrolled_for(ITEMS, |i| {
             let j = warp_striped_position::<ITEMS>(i) as usize;
             if j < segment.len {
                 // SAFETY: j < the segment's length.
-                keys[i] = ordered(unsafe { *p.keys_in.add(segment.begin + j) }, descending);
+                keys[i] = ordered_bits(unsafe { *p.keys_in.add(segment.begin + j) }, descending);
                 if PAIRS {
                     values[i] = load_value(j);
                 }
@@ -183,7 +170,7 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
             // the outputs).
             unsafe {
-                *p.keys_out.add(segment.out_begin + j) = key_of::<K>(keys[i], descending);
+                *p.keys_out.add(segment.out_begin + j) = key_of_ordered::<K>(keys[i], descending);
                 if PAIRS {
                     *p.values_out.add(segment.out_begin + j) = values[i];
                 }
@@ -275,7 +262,7 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
         while j < segment.len {
             // SAFETY: j < len: a key of the segment.
             let key = unsafe { *keys_from.add(segment.begin + j) };
-            let digit = ordered(key, descending).digit(shift, bits);
+            let digit = ordered_bits(key, descending).digit(shift, bits);
             // SAFETY: digit < RADIX_DIGITS; zeroed before the barrier.
             unsafe { storage.digit_places.atomic_add_unchecked(digit, 1) };
             j += block_dim() as usize;
@@ -302,7 +289,7 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                 if j < items {
                     let at = segment.begin + first + j as usize;
                     // SAFETY: j < items: a key (value) of the segment.
-                    keys[i] = ordered(unsafe { *keys_from.add(at) }, descending);
+                    keys[i] = ordered_bits(unsafe { *keys_from.add(at) }, descending);
                     digits[i] = keys[i].digit(shift, bits);
                     if PAIRS {
                         values[i] = if index_values {
@@ -345,7 +332,7 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                     if !last || place < segment.keep {
                         // SAFETY: place < len (the digit's places are the segment's), and
                         // below keep for the output of a top-k.
-                        unsafe { *keys_to.add(base + place) = key_of::<K>(bits_of, descending) };
+                        unsafe { *keys_to.add(base + place) = key_of_ordered::<K>(bits_of, descending) };
                     }
                 }
             });

@@ -1,18 +1,19 @@
 //! Radix sort entry points (`device::radix_sort`), generated from `sort_key_table!` and
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
 //! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values),
-//! and `device_segmented_radix_sort_{keys,v4,v8}_<key>`.
+//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
 use crate::device::segmented_sort::{SegmentedSortStorage, segmented_radix_sort};
 use crate::device::tile_status::TileStatus;
+use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::layout::OnesweepLayout;
-use gpu_primitives_abi::layout::onesweep_layout;
-use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams};
-use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK};
+use gpu_primitives_abi::layout::{onesweep_layout, top_k_layout};
+use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
+use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK, top_k_items};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
 /// Whether a value payload of the value table moves values.
@@ -148,6 +149,29 @@ macro_rules! sort_entries {
                         counters,
                     )
                 };
+            }
+        };
+        const _: () = {
+            /// `device_top_k_<key>`: each row's top k by radix select, as [`TopKParams`] says.
+            ///
+            /// # Safety
+            /// As `top_k_rows`, with the launch [`TopKParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(top_k, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: TopKParams<$device>) {
+                let layout = top_k_layout(size_of::<$device>() as u32);
+                // SAFETY: disjoint regions of the launch's dynamic shared memory, as the layout
+                // (the host sizes the launch with the same) places them.
+                let storage = unsafe {
+                    TopKStorage {
+                        scan: BlockScanStorage::new(dynamic_shared(layout.scan)),
+                        counts: dynamic_shared::<u32>(layout.counts).slice(0, RADIX_DIGITS),
+                        found: dynamic_shared::<u32>(layout.found).slice(0, 4),
+                        keys: dynamic_shared(layout.keys),
+                        indices: dynamic_shared(layout.indices),
+                    }
+                };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
             }
         };
         sort_value_table!(onesweep_entries, $name, $device, $items);

@@ -1,0 +1,127 @@
+//! [`top_k`] per row (torch's `topk(dim=-1)`): radix select on the kernels of `device::top_k`
+//! up to [`TOP_K_SELECT_MAX_K`] keys per row, the segmented sort's first k past it.
+
+use super::element::{DeviceView, DeviceViewMut};
+use super::radix_sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
+use super::segmented::Segments;
+use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout};
+use super::workspace::DeviceWorkspace;
+use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::layout::top_k_layout;
+use gpu_primitives_abi::params::TopKParams;
+use gpu_primitives_abi::radix_sort_kernel_name;
+use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K};
+
+/// The `k` largest (or smallest) keys of each row of `keys_in` (rows of `row_len`), in order,
+/// and their indices within the row (torch's `topk(k, dim=-1, largest, sorted=True)`):
+/// `values_out[r * k + j]` is row `r`'s `j`-th largest key (smallest with `largest` false) and
+/// `indices_out[r * k + j]` its column. Ties go to the lower column; with `largest`, NaNs come
+/// first (they sort after +infinity, see [`SortKey`]). The result is the first `k` of the row's
+/// stable sort, so it is deterministic. Stream-ordered; `keys_in` is not modified.
+///
+/// - `k <= TOP_K_SELECT_MAX_K` (256): **radix select**, one block of [`SORT_BLOCK`] threads per
+///   row, no workspace. A threshold first: the k-th smallest of the threads' best keys (found
+///   by radix select over those 256, one 8-bit digit per pass from the top); the keys up to it
+///   (at least k, and for random keys a few more) are gathered in shared memory and ordered by
+///   counting. Where they are too many (keys equal or close to the k-th), the k-th key itself is
+///   found by radix select over the whole row (a count of the matching keys' digits per pass;
+///   at most 4 passes for 4-byte keys) and the keys before it, then the first of its ties by
+///   column, are gathered. A row of up to 4096 keys of up to 4 bytes (2048 of 8,
+///   `top_k_items`) is read from global memory once and kept in registers; a longer one is read
+///   once per pass.
+/// - larger `k`: each row is sorted by one block ([`segmented_sort_keys`](super::segmented_sort_keys);
+///   in shared memory up to a tile) and its first `k` written.
+///
+/// `k == 0` (or no rows) queues nothing.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] for `k > row_len`, rows that do not divide the input or a row past
+/// [`SORT_MAX_KEYS`] keys; [`Error::LengthMismatch`] when an output is shorter than `rows * k`;
+/// device errors. Nothing is launched on an error.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[3.0f32, 1.0, 2.0, 0.5, -1.0, 9.0])?; // 2 rows of 3
+/// let mut values = DeviceVec::<f32>::zeroed(&gpu, 4)?;
+/// let mut indices = DeviceVec::<u32>::zeroed(&gpu, 4)?;
+/// let mut workspace = DeviceWorkspace::new();
+/// device::top_k(&gpu, &x, 3, 2, true, &mut values, &mut indices, &mut workspace)?;
+/// assert_eq!(values.to_vec(&gpu)?, [3.0, 2.0, 9.0, 0.5]);
+/// assert_eq!(indices.to_vec(&gpu)?, [0, 2, 2, 0]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+#[allow(clippy::too_many_arguments)] // torch's topk: input, k, dim's length, largest, two outputs.
+pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys_in: impl Into<DeviceView<'a, K>>,
+    row_len: usize,
+    k: usize,
+    largest: bool,
+    values_out: impl Into<DeviceViewMut<'o, K>>,
+    indices_out: impl Into<DeviceViewMut<'i, u32>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let (keys_in, values_out, indices) = (keys_in.into(), values_out.into(), indices_out.into());
+    let n = keys_in.len;
+    if k > row_len {
+        return Err(Error::InvalidLaunch(format!(
+            "top_k: k = {k} is past the rows' {row_len} keys"
+        )));
+    }
+    if row_len > SORT_MAX_KEYS {
+        return Err(Error::InvalidLaunch(format!(
+            "top_k: rows of {row_len} keys, past the most one row may hold ({SORT_MAX_KEYS})"
+        )));
+    }
+    let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
+    check_len("top_k: values_out", rows * k, values_out.len)?;
+    check_len("top_k: indices_out", rows * k, indices.len)?;
+    let on = on.into();
+    if rows == 0 || k == 0 {
+        return Ok(());
+    }
+    if k > TOP_K_SELECT_MAX_K as usize {
+        let call = SegmentedCall {
+            buffers: SortBuffers {
+                n,
+                keys_in: keys_in.address,
+                keys_out: values_out.address,
+                values: Values::Pairs {
+                    input: None,
+                    output: indices.address,
+                    bytes: 4,
+                },
+            },
+            segments: Segments::Rows(row_len),
+            keep: Some(k),
+        };
+        let options = if largest {
+            SortOptions::descending()
+        } else {
+            SortOptions::ascending()
+        };
+        return segmented_sort::<K>(on, "top_k", call, options, workspace);
+    }
+
+    debug_assert_eq!(radix_sort_kernel_name!(top_k, f32), "device_top_k_f32");
+    let name = format!("device_top_k_{}", K::NAME);
+    let kernel = crate::module(on.gpu)?.kernel::<TopKParams<K::Raw>>(&name)?;
+    let shared = top_k_layout(size_of::<K::Raw>() as u32).total;
+    let grid = rows.min(i32::MAX as usize) as u32;
+    let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(shared);
+    let params = TopKParams::<K::Raw> {
+        keys: keys_in.address as *const K::Raw,
+        values_out: values_out.address as *mut K::Raw,
+        indices_out: indices.address as *mut u32,
+        rows,
+        row_len,
+        k: k as u32,
+        largest: largest as u32,
+    };
+    // SAFETY: `rows * row_len` keys in the input and `rows * k` places in each output
+    // (checked); 1 <= k <= min(row_len, TOP_K_SELECT_MAX_K) and row_len < 2^32 (checked); the
+    // layout's shared memory.
+    unsafe { on.stream.launch(&kernel, config, &params) }
+}
