@@ -14,6 +14,10 @@ pub trait RadixBits: Copy + PartialOrd {
     const WIDTH: u32;
     /// Zero.
     const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// All bits set.
+    const MAX: Self;
     /// The digit of `bits` bits (0 to 8) from bit `shift`.
     fn digit(self, shift: u32, bits: u32) -> u32;
     /// The bits from bit `shift` up, shifted down (zero for `shift == WIDTH`): the prefix a
@@ -24,6 +28,10 @@ pub trait RadixBits: Copy + PartialOrd {
     fn push_digit(self, digit: u32) -> Self;
     /// All bits inverted (a descending sort).
     fn invert(self) -> Self;
+    /// `self - rhs`, wrapping around.
+    fn wrapping_sub(self, rhs: Self) -> Self;
+    /// `self + rhs`, wrapping around.
+    fn wrapping_add(self, rhs: Self) -> Self;
     /// As kept in shared memory.
     fn to_slot(self) -> Self::Slot;
     /// Back from shared memory.
@@ -36,6 +44,8 @@ macro_rules! radix_bits {
             type Slot = $slot;
             const WIDTH: u32 = <$t>::BITS;
             const ZERO: Self = 0;
+            const ONE: Self = 1;
+            const MAX: Self = <$t>::MAX;
             #[inline(always)]
             fn digit(self, shift: u32, bits: u32) -> u32 {
                 // A 0-bit digit (an empty bit range) may sit at shift == the width.
@@ -55,6 +65,14 @@ macro_rules! radix_bits {
             #[inline(always)]
             fn invert(self) -> Self {
                 !self
+            }
+            #[inline(always)]
+            fn wrapping_sub(self, rhs: Self) -> Self {
+                <$t>::wrapping_sub(self, rhs)
+            }
+            #[inline(always)]
+            fn wrapping_add(self, rhs: Self) -> Self {
+                <$t>::wrapping_add(self, rhs)
             }
             #[inline(always)]
             fn to_slot(self) -> $slot {
@@ -87,6 +105,12 @@ pub trait RadixKey: Copy {
     fn to_ordered(self) -> Self::Bits;
     /// The key of ordered bits `bits`.
     fn from_ordered(bits: Self::Bits) -> Self;
+    /// The ordered bits of the largest key that is not a NaN (+infinity for floats, the
+    /// largest value for integers); every NaN's ordered bits are above them.
+    #[inline(always)]
+    fn largest_number() -> Self::Bits {
+        <Self::Bits as RadixBits>::MAX
+    }
 }
 
 macro_rules! unsigned_key {
@@ -125,9 +149,9 @@ signed_key!(i32 => u32, i64 => u64);
 
 /// The float keys' map from their bits `b` (see [`RadixKey`]): total order (`!b` for negative
 /// values, `b` with the sign bit set for positive ones), minus the negative NaN patterns
-/// (`mantissa`: the mantissa's mask), wrapping.
+/// (`mantissa`: the mantissa's mask), wrapping; `infinity` is the type's +infinity.
 macro_rules! float_key {
-    ($($t:ty => $u:ty, $from:expr, $to:expr, $mantissa:expr);* $(;)?) => {$(
+    ($($t:ty => $u:ty, $from:expr, $to:expr, $mantissa:expr, $infinity:expr);* $(;)?) => {$(
         impl RadixKey for $t {
             type Bits = $u;
             #[inline(always)]
@@ -143,14 +167,18 @@ macro_rules! float_key {
                 let total = bits.wrapping_add($mantissa);
                 $to(if total & SIGN != 0 { total & !SIGN } else { !total })
             }
+            #[inline(always)]
+            fn largest_number() -> $u {
+                <$t>::to_ordered($infinity)
+            }
         }
     )*};
 }
 float_key!(
-    f32 => u32, f32::to_bits, f32::from_bits, 0x7f_ffff;
-    f64 => u64, f64::to_bits, f64::from_bits, 0xf_ffff_ffff_ffff;
-    F16 => u16, |k: F16| k.0, F16, 0x3ff;
-    Bf16 => u16, |k: Bf16| k.0, Bf16, 0x7f;
+    f32 => u32, f32::to_bits, f32::from_bits, 0x7f_ffff, f32::INFINITY;
+    f64 => u64, f64::to_bits, f64::from_bits, 0xf_ffff_ffff_ffff, f64::INFINITY;
+    F16 => u16, |k: F16| k.0, F16, 0x3ff, F16(0x7c00);
+    Bf16 => u16, |k: Bf16| k.0, Bf16, 0x7f, Bf16(0x7f80);
 );
 
 /// A value the sort moves with its key: 4 or 8 bytes of any type, as its bits.

@@ -11,6 +11,7 @@
 //! | [`block_inclusive_scan`], [`block_exclusive_scan`] | all -> each | every thread | 1 |
 //! | [`block_scan_warp_striped`] | all -> each, coalesced rows | every thread | 1 |
 //! | [`block_scan_warp_striped_rows`] | as above, each row produced twice (fewer registers) | every thread | 1 + the prefix's |
+//! | [`block_rank_flags_warp_striped`] | each flagged item's rank among the tile's flagged ones (compaction) | every thread | 1 |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
 //! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
 //! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
@@ -36,6 +37,6 @@ pub use radix_rank::{RadixRankStorage, RadixRanks, block_radix_rank_warp_striped
 pub use radix_sort::{BlockRadixSortStorage, block_radix_sort_warp_striped, warp_striped_position};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
-    BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_scan_warp_striped,
-    block_scan_warp_striped_rows,
+    BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_rank_flags_warp_striped,
+    block_scan_warp_striped, block_scan_warp_striped_rows,
 };

@@ -10,12 +10,12 @@
 //!
 //! One barrier; any block size 1..=1024; `Op` associative (operands are never reordered).
 
-use crate::op::ReduceOp;
+use crate::op::{ReduceOp, Sum};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, lanes_in_warp, warp_id, warps_per_block};
 use crate::unroll::unrolled_for;
-use crate::warp::{Shuffle, warp_exclusive_scan, warp_inclusive_scan};
+use crate::warp::{Shuffle, warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
 
 /// Shared memory for the block scans: one slot per warp.
 #[derive(Clone, Copy)]
@@ -267,4 +267,77 @@ pub unsafe fn block_scan_warp_striped_rows<T, Op, const VEC: usize, const ITEMS:
         thread_scan::<T, Op>(&mut row, Op::combine(prefix, before_row[r]), exclusive);
         store_row(r, row);
     });
+}
+
+/// Ranks of the set flags of a warp-striped tile (the arrangement of
+/// [`block_scan_warp_striped`]): bit `v` of `flags[r]` (for `r < ITEMS / VEC`) flags this lane's
+/// item `(r, v)`. Returns, per row `r`, the number of flagged items before the lane's item
+/// `(r, 0)` in the tile, and the tile's count: flagged item `(r, v)` is number
+/// `ranks[r] + (flags[r] & ((1 << v) - 1)).count_ones()`. The ranks of a stream compaction.
+///
+/// The lane's count of each row (at most `VEC`) is packed into a field of a 32-bit word (8 bits,
+/// or 16 when a row of the warp can count 256), so that one warp scan of 5 shuffles ranks four
+/// rows at once (two when the fields are 16 bits); the warps' totals are then scanned by one
+/// warp scan of the per-warp slots in `storage`. Compared with [`block_scan_warp_striped`] over
+/// the flags as `u32` items, a quarter of the shuffles and no loop over the warps.
+///
+/// - **Who calls:** every thread of the block, `VEC` at most 2048.
+/// - **Result valid in:** every thread (its ranks, and the count).
+/// - **Example:** 64 threads, `VEC` 2, `ITEMS` 4, every item flagged: warp 0 lane 3 holds tile
+///   items 6, 7 (row 0) and 70, 71 (row 1): ranks `[6, 70]`, count 256.
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside); the block is whole warps
+/// (`block_dim()` a multiple of 32); call [`block_barrier`] before reusing `storage`.
+#[inline(always)]
+pub unsafe fn block_rank_flags_warp_striped<const VEC: usize, const ITEMS: usize>(
+    flags: &[u32; ITEMS],
+    storage: BlockScanStorage<u32>,
+) -> ([u32; ITEMS], u32) {
+    const { assert_whole_rows(VEC, ITEMS) };
+    const { assert!(VEC <= 2048, "a row's count must fit 16 bits") };
+    let rows = ITEMS / VEC;
+    // A row of the warp counts up to 32 * VEC.
+    let field_bits = if 32 * VEC < 256 { 8 } else { 16 };
+    let fields = 32 / field_bits;
+    let mask = (1u32 << field_bits) - 1;
+    // Row r's count is field r % fields of word r / fields (words past the first unused when
+    // they all fit one).
+    let mut words = [0u32; ITEMS];
+    unrolled_for(rows, |r| {
+        words[r / fields] |= flags[r].count_ones() << ((r % fields) * field_bits)
+    });
+    let mut before = [0u32; ITEMS];
+    let mut totals = [0u32; ITEMS];
+    unrolled_for(rows.div_ceil(fields), |w| {
+        // SAFETY: whole warps call it (the caller's contract).
+        (before[w], totals[w]) = unsafe { warp_exclusive_scan::<u32, Sum>(words[w], WARP_SIZE) };
+    });
+    // Per row: the lane's prefix in the row after the warp's count of the rows before it.
+    let mut ranks = [0u32; ITEMS];
+    let mut warp_count = 0;
+    unrolled_for(rows, |r| {
+        let shift = (r % fields) * field_bits;
+        ranks[r] = warp_count + ((before[r / fields] >> shift) & mask);
+        warp_count += (totals[r / fields] >> shift) & mask;
+    });
+    if lane_id() == 0 {
+        // SAFETY: lane 0 of each warp writes its warp's slot; read after the barrier.
+        unsafe { storage.slots.write(warp_id(), warp_count) };
+    }
+    // SAFETY: the caller guarantees the whole block calls this.
+    unsafe { block_barrier() };
+    let warps = warps_per_block();
+    let slot = if lane_id() < warps {
+        // SAFETY: every slot below `warps` was written before the barrier.
+        unsafe { storage.slots.read(lane_id()) }
+    } else {
+        0
+    };
+    // SAFETY: whole warps call it; each lane's slot is a warp's count (or 0 past the last).
+    let (before, count) = unsafe { warp_exclusive_scan::<u32, Sum>(slot, WARP_SIZE) };
+    // SAFETY: as above.
+    let warp_prefix = unsafe { warp_broadcast(before, warp_id(), WARP_SIZE) };
+    unrolled_for(rows, |r| ranks[r] += warp_prefix);
+    (ranks, count)
 }

@@ -6,14 +6,14 @@
 //! 1. it takes the next tile index from the counter (as the scan, [`super::scan`]);
 //! 2. it loads the tile warp-striped ([`block_load_warp_striped_words`]) and flags each item
 //!    ([`TileFlags`]: a predicate, a flag array, or the head flags of unique);
-//! 3. an exclusive block scan of the flags gives each kept item its rank in the tile and the
-//!    tile's count ([`block_scan_warp_striped_rows`]); warp 0 publishes the count and looks back
-//!    over the preceding tiles' counts (the scan's look-back, over `u64` sums): the number kept
-//!    before the tile;
+//! 3. the flags are ranked ([`block_rank_flags_warp_striped`]: one barrier): each kept item's
+//!    rank in the tile and the tile's count;
 //! 4. kept items go to shared memory at their rank (rejected ones, when partitioning, from the
-//!    tile's end down); after a barrier the block writes them out, consecutive threads to
-//!    consecutive addresses: coalesced whatever the flags (CUB's two-phase scatter);
-//! 5. the last tile writes the total to `*num_selected`.
+//!    tile's end down) while warp 0 publishes the count and looks back over the preceding tiles'
+//!    counts (the scan's look-back, over `u64` sums): the number kept before the tile;
+//! 5. after one barrier the block writes the kept items out, consecutive threads to consecutive
+//!    addresses: coalesced whatever the flags (CUB's two-phase scatter);
+//! 6. the last tile writes the total to `*num_selected`.
 //!
 //! Stable: kept items keep their input order. Rejected items of a partition land at the back
 //! of the output in *reverse* input order (their place is known from the end without the
@@ -24,9 +24,10 @@ use super::scan::{look_back, next_tile};
 use super::tile_status::TileStatus;
 use crate::block::{
     BlockScanStorage, block_flag_heads_warp_striped, block_load_warp_striped_words,
-    block_scan_warp_striped_rows, row_element,
+    block_rank_flags_warp_striped, row_element,
 };
 use crate::op::Sum;
+use crate::radix::{RadixBits, RadixKey};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
@@ -40,63 +41,118 @@ pub trait SelectPredicate<T>: Copy {
     fn keep(&self, item: T) -> bool;
 }
 
-/// The library's prebuilt predicates ([`Comparison`], see [`CompareKind`]), ready to test: the
-/// kind becomes two truth tables over where the item falls against each operand (below, equal,
-/// above, unordered), so that testing an item takes no branch on the kind. Compared in the
-/// accumulator type (f32 for f16 / bf16), IEEE 754 semantics for floats.
+/// The library's prebuilt predicates ([`Comparison`], see [`CompareKind`]), ready to test. Every
+/// kind keeps the items whose ordered bits ([`RadixKey`]: the radix sort's order, NaNs after
+/// +infinity) fall inside one interval, or outside it for `NotEqual`: the interval is found once
+/// from the kind and its operands, and testing an item is a subtraction and an unsigned
+/// comparison, with no branch and no float comparison. The result is IEEE 754's: -0.0 equals
+/// +0.0 (both are in the interval of either), a NaN item or operand compares false except with
+/// `NotEqual`, and f16 / bf16 compare as their f32 values would (the conversion is exact and
+/// keeps the order).
 #[derive(Clone, Copy)]
-pub struct Compare<A> {
-    lo: A,
-    hi: A,
-    lo_accepts: u32,
-    hi_accepts: u32,
+pub struct Compare<B> {
+    /// The interval's smallest ordered bits.
+    first: B,
+    /// Its last minus its first.
+    span: B,
+    /// Keep the items outside the interval instead.
+    outside: bool,
 }
 
-/// Bits of [`Compare`]'s truth tables: where `x` falls against an operand.
-const BELOW: u32 = 1;
-const EQUAL: u32 = 2;
-const ABOVE: u32 = 4;
-const UNORDERED: u32 = 8;
-const ANY: u32 = BELOW | EQUAL | ABOVE | UNORDERED;
+impl<B: RadixBits> Compare<B> {
+    /// Keep nothing.
+    const NONE: Self = Self {
+        first: B::ZERO,
+        span: B::MAX,
+        outside: true,
+    };
 
-impl<A: PartialOrd + Copy> Compare<A> {
-    /// The test a [`Comparison`] of element type `T` (accumulated in `A`) describes; an unknown
-    /// kind keeps nothing.
+    /// Keep everything.
+    const ALL: Self = Self {
+        first: B::ZERO,
+        span: B::MAX,
+        outside: false,
+    };
+
+    /// The items whose ordered bits are in `first ..= last` (nothing when `last < first`).
     #[inline(always)]
-    pub fn new<T: Element<Acc = A>>(c: Comparison<T>) -> Self {
-        let (lo_accepts, hi_accepts) = match CompareKind::from_code(c.kind) {
-            Some(CompareKind::Less) => (BELOW, ANY),
-            Some(CompareKind::LessEqual) => (BELOW | EQUAL, ANY),
-            Some(CompareKind::Greater) => (ABOVE, ANY),
-            Some(CompareKind::GreaterEqual) => (ABOVE | EQUAL, ANY),
-            Some(CompareKind::Equal) => (EQUAL, ANY),
-            Some(CompareKind::NotEqual) => (BELOW | ABOVE | UNORDERED, ANY),
-            Some(CompareKind::InRange) => (ABOVE | EQUAL, BELOW),
-            // Against any number (the host passes 0), only NaN is unordered.
-            Some(CompareKind::NotNan) => (BELOW | EQUAL | ABOVE, ANY),
-            None => (0, 0),
-        };
+    fn within(first: B, last: B) -> Self {
+        if last < first {
+            return Self::NONE;
+        }
         Self {
-            lo: c.lo.to_acc(),
-            hi: c.hi.to_acc(),
-            lo_accepts,
-            hi_accepts,
+            first,
+            span: last.wrapping_sub(first),
+            outside: false,
         }
     }
 
-    /// Where `x` falls against `t`: one of the four bits.
+    /// The test a [`Comparison`] of element type `T` describes; an unknown kind keeps nothing.
+    /// Computed by each thread once (a few dozen instructions on uniform registers).
     #[inline(always)]
-    fn order(x: A, t: A) -> u32 {
-        let (below, equal, above) = ((x < t) as u32, (x == t) as u32, (x > t) as u32);
-        (below * BELOW) | (equal * EQUAL) | (above * ABOVE) | ((1 - (below | equal | above)) * UNORDERED)
+    pub fn new<T: Element + RadixKey<Bits = B>>(c: Comparison<T>) -> Self {
+        let Some(kind) = CompareKind::from_code(c.kind) else {
+            return Self::NONE;
+        };
+        // The largest ordered bits of a number: the NaNs are above.
+        let top = T::largest_number();
+        if kind == CompareKind::NotNan {
+            return Self::within(B::ZERO, top);
+        }
+        let is_nan = |t: T| t.to_acc().partial_cmp(&t.to_acc()).is_none();
+        if is_nan(c.lo) || (kind == CompareKind::InRange && is_nan(c.hi)) {
+            // Every comparison with a NaN is false, but `!=`.
+            return if kind == CompareKind::NotEqual {
+                Self::ALL
+            } else {
+                Self::NONE
+            };
+        }
+        // The ordered bits of the keys equal to `t`, as (lowest, highest): one key, or two for
+        // a zero (-0.0 and +0.0, adjacent in the order).
+        let equal = |t: T| {
+            let bits = t.to_ordered();
+            let same = |other: B| T::from_ordered(other).to_acc() == t.to_acc();
+            let below = bits.wrapping_sub(B::ONE);
+            let above = bits.wrapping_add(B::ONE);
+            (
+                if bits > B::ZERO && same(below) {
+                    below
+                } else {
+                    bits
+                },
+                if bits < B::MAX && same(above) { above } else { bits },
+            )
+        };
+        let (lowest, highest) = equal(c.lo);
+        match kind {
+            CompareKind::Less if lowest > B::ZERO => Self::within(B::ZERO, lowest.wrapping_sub(B::ONE)),
+            CompareKind::LessEqual => Self::within(B::ZERO, highest),
+            CompareKind::Greater if highest < top => Self::within(highest.wrapping_add(B::ONE), top),
+            CompareKind::GreaterEqual => Self::within(lowest, top),
+            CompareKind::Equal => Self::within(lowest, highest),
+            CompareKind::NotEqual => Self {
+                outside: true,
+                ..Self::within(lowest, highest)
+            },
+            CompareKind::InRange => {
+                let (end, _) = equal(c.hi);
+                if end > B::ZERO {
+                    Self::within(lowest, end.wrapping_sub(B::ONE))
+                } else {
+                    Self::NONE
+                }
+            }
+            // `x < lowest` for the lowest key, `x > highest` for the largest number.
+            _ => Self::NONE,
+        }
     }
 }
 
-impl<T: Element> SelectPredicate<T> for Compare<T::Acc> {
+impl<T: Element + RadixKey> SelectPredicate<T> for Compare<T::Bits> {
     #[inline(always)]
     fn keep(&self, item: T) -> bool {
-        let x = item.to_acc();
-        (Self::order(x, self.lo) & self.lo_accepts) != 0 && (Self::order(x, self.hi) & self.hi_accepts) != 0
+        (item.to_ordered().wrapping_sub(self.first) <= self.span) != self.outside
     }
 }
 
@@ -170,6 +226,17 @@ impl<T: Element, const VEC: usize, const ITEMS: usize> LoadedTile<T, VEC, ITEMS>
     pub fn valid(&self, r: usize, v: usize) -> bool {
         self.whole || self.local(r) + (v as u32) < self.tile_items
     }
+
+    /// Bit `v` set where item `(r, v)` is below `n`.
+    #[inline(always)]
+    pub fn valid_bits(&self, r: usize) -> u32 {
+        let row = (1u32 << VEC) - 1;
+        if self.whole {
+            return row;
+        }
+        let left = self.tile_items.saturating_sub(self.local(r));
+        if left >= VEC as u32 { row } else { (1 << left) - 1 }
+    }
 }
 
 /// Where select's flags come from: bit `v` of entry `r` of [`row_flags`](Self::row_flags) keeps
@@ -198,11 +265,9 @@ impl<T: Element, P: SelectPredicate<T>> TileFlags<T> for ByPredicate<P> {
     ) -> [u32; ITEMS] {
         let mut flags = [0; ITEMS];
         unrolled_for(ITEMS / VEC, |r| {
-            unrolled_for(VEC, |v| {
-                if tile.valid(r, v) && self.0.keep(tile.item(r, v)) {
-                    flags[r] |= 1 << v;
-                }
-            });
+            // Items past n are zero bits: tested like the others, then masked off.
+            unrolled_for(VEC, |v| flags[r] |= (self.0.keep(tile.item(r, v)) as u32) << v);
+            flags[r] &= tile.valid_bits(r);
         });
         flags
     }
@@ -335,95 +400,113 @@ pub unsafe fn select_tile<T, F, const VEC: usize, const ITEMS: usize>(
     let t = thread_idx();
     // SAFETY: the whole block calls it; the counter is the status's.
     let tile = unsafe { next_tile(&status, storage.tile) };
-    let tile_len = block_dim() as usize * ITEMS;
+    let tile_len = (block_dim() as usize * ITEMS) as u32;
     // SAFETY: the caller's contract: `input` holds n elements, the grid has one block per tile.
     let loaded = unsafe { LoadedTile::<T, VEC, ITEMS>::load(input, n, tile) };
-    let (tile_first, tile_items) = (loaded.tile_first, loaded.tile_items as usize);
+    let (tile_first, tile_items) = (loaded.tile_first, loaded.tile_items);
     // SAFETY: the whole warp calls it with the tile it loaded.
     let kept = unsafe { flags.row_flags(&loaded) };
-
-    let mut kept_before = 0u64;
-    let mut kept_in_tile = 0u32;
-    let tile_prefix = |count: u32| {
-        if t < WARP_SIZE {
-            // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
-            // warp 0 takes this branch (blocks are whole warps).
-            let before = unsafe { look_back::<u64, Sum>(&status, tile, count as u64, look_back_delay_ns) };
-            if t == 0 {
-                // SAFETY: read by the block after the barrier below.
-                unsafe { storage.prefix.write(0, before) };
-            }
-        }
-        // SAFETY: the whole block calls it.
-        unsafe { block_barrier() };
-        // SAFETY: written before the barrier.
-        kept_before = unsafe { storage.prefix.read(0) };
-        kept_in_tile = count;
-        // Ranks stay tile-local: the tile's place in the output is added when writing out.
-        0
-    };
-    let gather_row = |r: usize, ranks: [u32; VEC]| {
-        unrolled_for(VEC, |v| {
-            if !loaded.valid(r, v) {
-                return;
-            }
-            let item = loaded.item(r, v);
-            if (kept[r] >> v) & 1 != 0 {
-                // SAFETY: a kept item's rank is below the tile's count, within the exchange's
-                // block_dim() * ITEMS slots; each rank is one item's.
-                unsafe { storage.exchange.write_unchecked(ranks[v], item) };
-            } else if output.partition {
-                // Rejected items before this one in the tile: its tile position minus its rank.
-                let rejected_rank = loaded.local(r) + v as u32 - ranks[v];
-                // SAFETY: kept ranks fill the exchange from 0 up, rejected ones from the end
-                // down: together the tile's items, at most its length; each slot is one item's.
-                unsafe {
-                    storage
-                        .exchange
-                        .write_unchecked(tile_len as u32 - 1 - rejected_rank, item)
-                };
-            }
-        });
-    };
+    // Tile-local ranks: the tile's place in the output is added when writing out.
     // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
-    unsafe {
-        block_scan_warp_striped_rows::<u32, Sum, VEC, ITEMS>(
-            |r, v| (kept[r] >> v) & 1,
-            true,
-            storage.scan,
-            tile_prefix,
-            gather_row,
-        )
-    };
-    // SAFETY: the whole block calls it; the exchange was written before it.
-    unsafe { block_barrier() };
+    let (ranks, kept_in_tile) = unsafe { block_rank_flags_warp_striped::<VEC, ITEMS>(&kept, storage.scan) };
 
+    // Kept items to the exchange at their ranks (rejected ones, when partitioning, from the
+    // tile's end down), while warp 0 looks back: one barrier covers both. One branch on the
+    // kind of output, so that the gather of a select is one predicated store per item.
+    // SAFETY: the ranks are the tile's (above); the exchange holds the tile.
+    unsafe {
+        if output.partition {
+            gather_tile::<T, true, VEC, ITEMS>(&loaded, &kept, &ranks, storage.exchange)
+        } else {
+            gather_tile::<T, false, VEC, ITEMS>(&loaded, &kept, &ranks, storage.exchange)
+        }
+    };
+    if t < WARP_SIZE {
+        // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
+        // warp 0 takes this branch (blocks are whole warps).
+        let before = unsafe { look_back::<u64, Sum>(&status, tile, kept_in_tile as u64, look_back_delay_ns) };
+        if t == 0 {
+            // SAFETY: read by the block after the barrier below.
+            unsafe { storage.prefix.write(0, before) };
+        }
+    }
+    // SAFETY: the whole block calls it; the exchange and the prefix were written before it.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    let kept_before = unsafe { storage.prefix.read(0) } as usize;
+
+    // SAFETY: the output has room for every kept item: the tile's are numbers kept_before ..
+    let out = unsafe { output.items.add(kept_before) };
     let mut j = t;
     while j < kept_in_tile {
-        // SAFETY: slot j < the tile's count (within the exchange) was written; the output has
-        // room for every kept item, of which this is number kept_before + j.
-        unsafe { *output.items.add(kept_before as usize + j as usize) = storage.exchange.read_unchecked(j) };
+        // SAFETY: slot j < the tile's count (within the exchange) was written; output item
+        // kept_before + j is in bounds (above).
+        unsafe { *out.add(j as usize) = storage.exchange.read_unchecked(j) };
         j += block_dim();
     }
     if output.partition {
-        let rejected = tile_items as u32 - kept_in_tile;
-        let rejected_before = tile_first - kept_before as usize;
+        let rejected = tile_items - kept_in_tile;
+        let rejected_before = tile_first - kept_before;
+        // SAFETY: the tile's rejected items are numbers rejected_before .. of the input's,
+        // whose places are counted down from the last of the n outputs.
+        let out = unsafe { output.items.add(n - 1 - rejected_before) };
         let mut j = t;
         while j < rejected {
-            // SAFETY: the tile's j-th rejected item is in slot tile_len - 1 - j; it is rejected
-            // item number rejected_before + j of the input, whose place is counted from the end
-            // of the n outputs.
-            unsafe {
-                *output.items.add(n - 1 - rejected_before - j as usize) =
-                    storage.exchange.read_unchecked(tile_len as u32 - 1 - j)
-            };
+            // SAFETY: the tile's j-th rejected item is in slot tile_len - 1 - j; its place is
+            // `out - j`, at least output.items (rejected_before + j < n).
+            unsafe { *out.sub(j as usize) = storage.exchange.read_unchecked(tile_len - 1 - j) };
             j += block_dim();
         }
     }
-    if t == 0 && tile_first + tile_len >= n {
+    if t == 0 && tile_first + tile_len as usize >= n {
         // SAFETY: the last tile knows the total; `num_selected` is one writable u64.
-        unsafe { *output.num_selected = kept_before + kept_in_tile as u64 };
+        unsafe { *output.num_selected = kept_before as u64 + kept_in_tile as u64 };
     }
+}
+
+/// Step 4 of [`select_tile`]: this lane's kept items to `exchange` at their ranks (`ranks[r]`:
+/// the kept items of the tile before the lane's item `(r, 0)`), and with `PARTITION` its
+/// rejected items below `n` from the tile's end down.
+///
+/// # Safety
+/// `ranks` are the tile's ([`block_rank_flags_warp_striped`] of `kept`); `exchange` holds
+/// `block_dim() * ITEMS` items.
+#[inline(always)]
+unsafe fn gather_tile<
+    T: Element + SharedValue,
+    const PARTITION: bool,
+    const VEC: usize,
+    const ITEMS: usize,
+>(
+    loaded: &LoadedTile<T, VEC, ITEMS>,
+    kept: &[u32; ITEMS],
+    ranks: &[u32; ITEMS],
+    exchange: SharedArray<T>,
+) {
+    let tile_len = (block_dim() as usize * ITEMS) as u32;
+    unrolled_for(ITEMS / VEC, |r| {
+        let mut rank = ranks[r];
+        let rejected = if PARTITION {
+            loaded.valid_bits(r) & !kept[r]
+        } else {
+            0
+        };
+        unrolled_for(VEC, |v| {
+            let keep = (kept[r] >> v) & 1;
+            if keep != 0 {
+                // SAFETY: a kept item's rank is below the tile's count, within the exchange;
+                // each rank is one item's.
+                unsafe { exchange.write_unchecked(rank, loaded.item(r, v)) };
+            } else if PARTITION && (rejected >> v) & 1 != 0 {
+                // Rejected items before this one in the tile: its tile position minus its rank.
+                let slot = tile_len - 1 - (loaded.local(r) + v as u32 - rank);
+                // SAFETY: kept ranks fill the exchange from 0 up, rejected ones from the end
+                // down: together the tile's items, at most its length; each slot is one item's.
+                unsafe { exchange.write_unchecked(slot, loaded.item(r, v)) };
+            }
+            rank += keep;
+        });
+    });
 }
 
 /// Reverse `data[begin..n]` in place, over the whole grid (grid-stride loop over the pairs).

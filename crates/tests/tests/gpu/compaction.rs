@@ -1,7 +1,7 @@
 //! Stream compaction (select_if, select_flagged, unique, partition_if, partition_flagged)
 //! against the CPU references: property tests over every element type (random lengths, run
-//! lengths, flag densities, predicates, misaligned views), special float values, bad input,
-//! and lengths past 2^31.
+//! lengths, flag densities, predicates, misaligned views), special float values and integer
+//! extremes against every predicate, bad input, and lengths past 2^31.
 
 use crate::device::TestElement;
 use crate::support::{GpuTest, check_eq, ok, rng};
@@ -17,6 +17,7 @@ use std::cell::RefCell;
 pub const TESTS: &[(&str, GpuTest)] = &[
     ("compaction::every_type_random_layouts", every_type),
     ("compaction::special_float_values", special_floats),
+    ("compaction::integer_extremes", integer_extremes),
     ("compaction::bad_input_and_empty", bad_input),
     ("compaction::past_2_pow_31_elements", past_2_pow_31),
 ];
@@ -235,8 +236,9 @@ fn every_type(gpu: &Gpu) -> Result<(), Failed> {
     random_layouts::<bf16>(gpu)
 }
 
-/// NaN, infinities, -0.0 and +0.0 in runs: unique keeps every NaN and merges -0.0 with +0.0;
-/// every predicate follows IEEE 754.
+/// NaN, infinities, -0.0 and +0.0 in runs, in f32, f64, f16 and bf16: unique keeps every NaN
+/// and merges -0.0 with +0.0; every predicate follows IEEE 754, against every special value as
+/// the threshold (and as either end of a range).
 fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
     let specials = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.0, 0.0, 1.5, -2.0];
     let mut r = rng(7);
@@ -247,23 +249,10 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
             .collect();
         let x = with_runs(&x, 5, n as u64);
         let f = flags(n, 0.5, n as u64);
-        for kind in CompareKind::ALL {
-            for threshold in [0.0f32, -0.0, f32::NAN, f32::INFINITY] {
-                let p = match kind {
-                    CompareKind::InRange => Predicate::in_range(threshold, f32::INFINITY),
-                    CompareKind::NotNan => Predicate::not_nan(),
-                    _ => predicate(kind, &[threshold], 0).unwrap(),
-                };
-                check_all(gpu, &x, 0, Some(p), &f, ws).map_err(|e| Failed::from(e.to_string()))?;
-                let x64: Vec<f64> = x.iter().map(|&v| v as f64).collect();
-                let p64 = match kind {
-                    CompareKind::InRange => Predicate::in_range(threshold as f64, f64::INFINITY),
-                    CompareKind::NotNan => Predicate::not_nan(),
-                    _ => predicate(kind, &[threshold as f64], 0).unwrap(),
-                };
-                check_all(gpu, &x64, 0, Some(p64), &f, ws).map_err(|e| Failed::from(e.to_string()))?;
-            }
-        }
+        special_predicates(gpu, &x, &specials, &f, |v| v, ws)?;
+        special_predicates(gpu, &x, &specials, &f, |v| v as f64, ws)?;
+        special_predicates(gpu, &x, &specials, &f, f16::from_f32, ws)?;
+        special_predicates(gpu, &x, &specials, &f, bf16::from_f32, ws)?;
         // The zeros of different signs are one run; each NaN its own.
         let zeros = [0.0f32, -0.0, 0.0, f32::NAN, f32::NAN];
         check_eq(
@@ -273,6 +262,69 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
         )?;
     }
     Ok(())
+}
+
+/// Every kind against each special value as the threshold, and every range between two of them,
+/// over `x` converted to `T`.
+fn special_predicates<T: Element + std::fmt::Debug>(
+    gpu: &Gpu,
+    x: &[f32],
+    specials: &[f32],
+    flag_bytes: &[u8],
+    to: impl Fn(f32) -> T,
+    ws: &mut DeviceWorkspace,
+) -> Result<(), Failed> {
+    let x: Vec<T> = x.iter().map(|&v| to(v)).collect();
+    let mut predicates = vec![Predicate::not_nan()];
+    for &a in specials {
+        for kind in CompareKind::ALL {
+            match kind {
+                CompareKind::InRange => {
+                    predicates.extend(specials.iter().map(|&b| Predicate::in_range(to(a), to(b))))
+                }
+                CompareKind::NotNan => {}
+                _ => predicates.push(predicate(kind, &[to(a)], 0).unwrap()),
+            }
+        }
+    }
+    for p in predicates {
+        check_all(gpu, &x, 0, Some(p), flag_bytes, ws).map_err(|e| Failed::from(format!("{p:?}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// The integer types' extremes as items and thresholds: the intervals of `<` below the smallest
+/// value and of `>` above the largest are empty, `<=` the largest keeps everything.
+fn integer_extremes(gpu: &Gpu) -> Result<(), Failed> {
+    fn run<T: Element + std::fmt::Debug>(
+        gpu: &Gpu,
+        values: &[T],
+        ws: &mut DeviceWorkspace,
+    ) -> Result<(), Failed> {
+        let mut r = rng(11);
+        let x: Vec<T> = (0..5000)
+            .map(|_| values[r.random_range(0..values.len())])
+            .collect();
+        let f = flags(x.len(), 0.5, 3);
+        for &a in values {
+            for kind in CompareKind::ALL {
+                let ps: Vec<Predicate<T>> = match kind {
+                    CompareKind::InRange => values.iter().map(|&b| Predicate::in_range(a, b)).collect(),
+                    _ => vec![predicate(kind, &[a], 0).unwrap()],
+                };
+                for p in ps {
+                    check_all(gpu, &x, 0, Some(p), &f, ws)
+                        .map_err(|e| Failed::from(format!("{p:?}: {e}")))?;
+                }
+            }
+        }
+        Ok(())
+    }
+    let ws = &mut DeviceWorkspace::new();
+    run(gpu, &[0u32, 1, u32::MAX - 1, u32::MAX], ws)?;
+    run(gpu, &[i32::MIN, i32::MIN + 1, -1, 0, i32::MAX], ws)?;
+    run(gpu, &[0u64, 1, u64::MAX - 1, u64::MAX], ws)?;
+    run(gpu, &[i64::MIN, -1, 0, i64::MAX - 1, i64::MAX], ws)
 }
 
 /// Too short an output, flags or count: an error before any launch, the output untouched;
