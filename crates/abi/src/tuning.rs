@@ -18,10 +18,11 @@ pub const SCAN_BLOCK: u32 = 256;
 /// Threads per block of the compaction kernels (select, partition, unique).
 pub const SELECT_BLOCK: u32 = 256;
 /// 16-byte rows of input each thread of the compaction kernels holds: a tile is
-/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements (4096 f32). Fewer rows
+/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements (6144 f32). Fewer rows
 /// than the scan's: the flags, ranks and gathered items take registers the scan does not need,
-/// and more blocks per multiprocessor hide the look-back.
-pub const SELECT_ROWS: usize = 4;
+/// and 4 blocks per multiprocessor hide the look-back (docs/performance.md: 6 rows x 4 blocks
+/// measured ahead of 4 x 4, 4 x 5 and 8 x 3 on an H100).
+pub const SELECT_ROWS: usize = 6;
 /// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
 /// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
@@ -61,7 +62,7 @@ pub const SELECT_FAMILIES: &[&str] = &[
 
 /// Nanoseconds each compaction tile waits after publishing its count before it looks back, in
 /// grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
-pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 500;
+pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 2000;
 
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_BLOCK: u32 = 256;

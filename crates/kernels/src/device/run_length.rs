@@ -7,7 +7,7 @@
 //! 2. it flags each item that starts a run (head flags, [`block_flag_heads_warp_striped`](crate::block::block_flag_heads_warp_striped)) and
 //!    each that ends one (tail flags, [`block_flag_tails_warp_striped`]); the *selected* items
 //!    are the heads (encode) or the heads whose run goes on past them (non-trivial runs);
-//! 3. an exclusive block scan of the selected flags ranks them; selected items put their tile
+//! 3. the selected flags are ranked ([`block_rank_flags_warp_striped`]); selected items put their tile
 //!    position (and, encoding, their item) in shared memory at their rank; a tail puts its
 //!    end at the rank of its run;
 //! 4. warp 0 looks back over the preceding tiles' `(runs, last start + 1)` pairs, packed in one
@@ -25,8 +25,8 @@ use super::element::Element;
 use super::scan::{look_back, next_tile};
 use super::select::{Heads, LoadedTile, TileFlags};
 use super::tile_status::TileStatus;
-use crate::block::{BlockScanStorage, block_flag_tails_warp_striped, block_scan_warp_striped_rows};
-use crate::op::{ReduceOp, Sum};
+use crate::block::{BlockScanStorage, block_flag_tails_warp_striped, block_rank_flags_warp_striped};
+use crate::op::ReduceOp;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, thread_idx};
@@ -168,9 +168,11 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
             storage.edges.write(1, closes);
         }
     }
-    // The tile's count of selected runs, known from the block scan before the gather.
-    let in_tile = core::cell::Cell::new(0u32);
-    let gather_row = |r: usize, ranks: [u32; VEC]| {
+    // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
+    let (ranks, in_tile) = unsafe { block_rank_flags_warp_striped::<VEC, ITEMS>(&selected, storage.scan) };
+    unrolled_for(ITEMS / VEC, |r| {
+        // Selected items of the tile before item (r, v).
+        let mut rank = ranks[r];
         unrolled_for(VEC, |v| {
             let local = loaded.local(r) + v as u32;
             let chosen = (selected[r] >> v) & 1;
@@ -178,15 +180,15 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
                 // SAFETY: a selected item's rank is below the tile's count, within the arrays'
                 // block_dim() * ITEMS slots; each rank is one item's.
                 unsafe {
-                    storage.starts.write_unchecked(ranks[v], local as u16);
+                    storage.starts.write_unchecked(rank, local as u16);
                     if !NON_TRIVIAL {
-                        storage.values.write_unchecked(ranks[v], loaded.item(r, v));
+                        storage.values.write_unchecked(rank, loaded.item(r, v));
                     }
                 }
             }
             if NON_TRIVIAL && (ends[r] >> v) & 1 != 0 {
                 // Selected runs started up to this item: it ends the latest of them.
-                let run = ranks[v] + chosen;
+                let run = rank + chosen;
                 // SAFETY: 0 < run <= the tile's count (slots as above); one tail per run. The
                 // edges are two u32 of this block, each written by one thread at most.
                 unsafe {
@@ -194,28 +196,15 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
                         storage.edges.write(0, local + 1);
                     } else {
                         storage.ends.write_unchecked(run - 1, (local + 1) as u16);
-                        if run == in_tile.get() {
+                        if run == in_tile {
                             storage.edges.write(1, 1);
                         }
                     }
                 }
             }
+            rank += chosen;
         });
-    };
-    // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
-    unsafe {
-        block_scan_warp_striped_rows::<u32, Sum, VEC, ITEMS>(
-            |r, v| (selected[r] >> v) & 1,
-            true,
-            storage.scan,
-            |count| {
-                in_tile.set(count);
-                0
-            },
-            gather_row,
-        )
-    };
-    let in_tile = in_tile.get();
+    });
     // SAFETY: the whole block calls it; every gather write came before it.
     unsafe { block_barrier() };
     if t < WARP_SIZE {
