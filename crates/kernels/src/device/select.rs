@@ -88,7 +88,7 @@ impl<B: RadixBits> Compare<B> {
     }
 
     /// The test a [`Comparison`] of element type `T` describes; an unknown kind keeps nothing.
-    /// Computed by each thread once (a few dozen instructions on uniform registers).
+    /// Each thread computes it once per tile, from the launch parameters alone.
     #[inline(always)]
     pub fn new<T: Element + RadixKey<Bits = B>>(c: Comparison<T>) -> Self {
         let Some(kind) = CompareKind::from_code(c.kind) else {
