@@ -574,7 +574,7 @@ void measure_sort() {
 // With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28; "compaction 28": f32 at
 // 2^28 only, for ncu); with "issue12", only the
 // histogram, run-length-encoding and segment rows (the same types and sizes); with "segments", only the
-// segment rows; with "sort", only the sort rows (measure_sort); with a number, only f32 reduce and
+// segment rows ("segments 28": f32 at 2^28 only, for ncu); with "sort", only the sort rows (measure_sort); with a number, only f32 reduce and
 // scan at n = 2^number (for profiling one size with ncu). The default run and "sort" exit with status 1 when a
 // sort printed a FAIL line.
 int main(int argc, char** argv) {
@@ -590,6 +590,10 @@ int main(int argc, char** argv) {
     }
     if (argc > 1 && std::string(argv[1]) == "segments") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        if (argc > 2) {
+            measure_segments<float>("f32", size_t(1) << std::atoi(argv[2]));
+            return 0;
+        }
         for (int log2 : {20, 24, 28}) measure_segments<float>("f32", size_t(1) << log2);
         for (int log2 : {20, 24, 28}) measure_segments<uint32_t>("u32", size_t(1) << log2);
         return 0;

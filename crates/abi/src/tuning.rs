@@ -106,9 +106,17 @@ pub const fn segmented_reduce_items(acc_bytes: usize) -> usize {
     64 / acc_bytes
 }
 
-/// Nanoseconds each segmented tile waits after publishing its aggregate before it looks back,
-/// in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
+/// Nanoseconds each tile of the segmented reduce (sums and arg-extremes by offsets) waits after
+/// publishing its aggregate before it looks back, in grids of at least
+/// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;
+
+/// As [`SEGMENTED_LOOK_BACK_DELAY_NS`], for the segmented scans (by key and by offsets), whose
+/// tiles wait longer at the barrier after the look-back since their block scan got cheaper
+/// (H100, 2^28, time / copy at 1000 / 2000 ns: scan by key f32 1.73 / 1.67, u32 1.76 / 1.68;
+/// segmented scan of 1000-item segments f32 1.53 / 1.49; the reduce went 1.60 / 1.65 and keeps
+/// 1000; docs/performance.md).
+pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 
 /// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented kernels are built for
 /// (their PTX declares it): like the compaction, they are bound by the latency of each tile's

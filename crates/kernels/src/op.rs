@@ -1,5 +1,5 @@
-//! Binary operators for reductions and scans: [`Sum`], [`Min`], [`Max`], and the non-commutative
-//! [`Affine`].
+//! Binary operators for reductions and scans: [`Sum`], [`Min`], [`Max`], the non-commutative
+//! [`Affine`], and [`SegmentedOp`], any of them restarted at segment heads over [`Keyed`] pairs.
 //!
 //! An operator is a type implementing [`ReduceOp<T>`]: an associative `combine` and its
 //! `identity` (`combine(identity, x) == x`). The warp and block collectives (except the butterfly
@@ -99,3 +99,45 @@ macro_rules! affine {
 }
 affine!(u32, u16, 16);
 affine!(u64, u32, 32);
+
+/// [`Keyed::segment`] of a stretch of items that holds no head.
+pub const NO_HEAD: u32 = u32::MAX;
+
+/// A value and the segment of the last head in the stretch of items it combines ([`NO_HEAD`]
+/// when there is none): what the segmented scan carries.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C)]
+pub struct Keyed<A> {
+    /// The combination of the stretch's items from its last head on (all of them with none).
+    pub value: A,
+    /// The segment the last head starts (any value but [`NO_HEAD`] when only "there is a head"
+    /// matters, as for scans by key).
+    pub segment: u32,
+}
+
+/// The segmented operator over [`Keyed`] pairs: `combine(a, b)` is `b` when `b`'s stretch holds
+/// a head, else `a`'s segment with `Op::combine(a.value, b.value)`. Associative whenever `Op`
+/// is (Blelloch 1990); not commutative. Identity: `(Op::identity(), NO_HEAD)`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SegmentedOp<Op>(core::marker::PhantomData<Op>);
+
+impl<A, Op: ReduceOp<A>> ReduceOp<Keyed<A>> for SegmentedOp<Op> {
+    #[inline(always)]
+    fn identity() -> Keyed<A> {
+        Keyed {
+            value: Op::identity(),
+            segment: NO_HEAD,
+        }
+    }
+    #[inline(always)]
+    fn combine(a: Keyed<A>, b: Keyed<A>) -> Keyed<A> {
+        if b.segment != NO_HEAD {
+            b
+        } else {
+            Keyed {
+                value: Op::combine(a.value, b.value),
+                segment: a.segment,
+            }
+        }
+    }
+}

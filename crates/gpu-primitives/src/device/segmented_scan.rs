@@ -16,7 +16,8 @@ use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::{SegmentTileStartsParams, SegmentedScanParams};
 use gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL;
 use gpu_primitives_abi::tuning::{
-    SEGMENT_TILE_STARTS_MIN_TILES, SEGMENTED_LOOK_BACK_DELAY_NS, segmented_items, segmented_reduce_items,
+    SEGMENT_TILE_STARTS_MIN_TILES, SEGMENTED_LOOK_BACK_DELAY_NS, SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
+    segmented_items, segmented_reduce_items,
 };
 
 /// CSR segment offsets in device memory, checked: `segments + 1` non-decreasing `u64` offsets,
@@ -151,9 +152,10 @@ impl ScanKey for i64 {
     const VECTOR: u32 = <u64 as ScanKey>::VECTOR;
 }
 
-/// The look-back delay of a segmented grid of `tiles` tiles: [`SEGMENTED_LOOK_BACK_DELAY_NS`],
-/// or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to 4000) when set (a tuning override,
-/// read once); 0 for small grids (the rule of [`look_back_delay`]).
+/// The look-back delay of a segmented reduce grid of `tiles` tiles:
+/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to
+/// 4000) when set (a tuning override, read once); 0 for small grids (the rule of
+/// [`look_back_delay`]).
 pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     look_back_delay(
@@ -161,6 +163,18 @@ pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
         &VALUE,
         "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
         SEGMENTED_LOOK_BACK_DELAY_NS,
+    )
+}
+
+/// As [`look_back_delay_ns`], for the segmented scans: [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or
+/// `$GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`.
+fn scan_look_back_delay_ns(tiles: usize) -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    look_back_delay(
+        tiles,
+        &VALUE,
+        "GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS",
+        SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
     )
 }
 
@@ -203,9 +217,9 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         (Family::Scan(_), Heads::Offsets { .. }) => segmented_items(T::VECTOR as usize, acc),
     };
     let tile = SCAN_BLOCK as usize * items;
-    let kind = match family {
-        Family::Scan(kind) => kind,
-        Family::Reduce => ScanKind::Inclusive,
+    let (kind, delay): (_, fn(usize) -> u32) = match family {
+        Family::Scan(kind) => (kind, scan_look_back_delay_ns),
+        Family::Reduce => (ScanKind::Inclusive, look_back_delay_ns),
     };
     let family = match family {
         Family::Scan(_) => "segmented_scan",
@@ -251,7 +265,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: look_back_delay_ns(tiles),
+        look_back_delay_ns: delay(tiles),
     };
     // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
     // values (scans) or one per segment (reduce), and that the offsets are checked ones that

@@ -11,6 +11,7 @@
 //! | [`block_inclusive_scan`], [`block_exclusive_scan`] | all -> each | every thread | 1 |
 //! | [`block_scan_warp_striped`] | all -> each, coalesced rows | every thread | 1 |
 //! | [`block_scan_warp_striped_rows`] | as above, each row produced twice (fewer registers) | every thread | 1 + the prefix's |
+//! | [`block_segmented_scan_warp_striped`] | all -> each, restarting at head flags (scans by key) | every thread | 1 |
 //! | [`block_rank_flags_warp_striped`] | each flagged item's rank among the tile's flagged ones (compaction) | every thread | 1 |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
 //! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
@@ -38,5 +39,5 @@ pub use radix_sort::{BlockRadixSortStorage, block_radix_sort_warp_striped, warp_
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_rank_flags_warp_striped,
-    block_scan_warp_striped, block_scan_warp_striped_rows,
+    block_scan_warp_striped, block_scan_warp_striped_rows, block_segmented_scan_warp_striped,
 };

@@ -10,12 +10,14 @@
 //!
 //! One barrier; any block size 1..=1024; `Op` associative (operands are never reordered).
 
-use crate::op::{ReduceOp, Sum};
+use crate::op::{Keyed, NO_HEAD, ReduceOp, SegmentedOp, Sum};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, lane_id, lanes_in_warp, warp_id, warps_per_block};
+use crate::thread::{WARP_SIZE, lane_id, lane_mask_below, lanes_in_warp, warp_id, warps_per_block};
 use crate::unroll::unrolled_for;
-use crate::warp::{Shuffle, warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
+use crate::warp::{
+    Shuffle, warp_broadcast, warp_exclusive_scan, warp_inclusive_scan, warp_segmented_exclusive_scan,
+};
 
 /// Shared memory for the block scans: one slot per warp.
 #[derive(Clone, Copy)]
@@ -50,7 +52,7 @@ where
     // SAFETY: the live lanes of this warp call it together.
     let inclusive = unsafe { warp_inclusive_scan::<T, Op>(aggregate, lanes) };
     // SAFETY: as above; lane 0 replaces its own value with the identity.
-    let shifted = unsafe { inclusive.shuffle_up(1, WARP_SIZE, crate::thread::lane_mask_below(lanes)) };
+    let shifted = unsafe { inclusive.shuffle_up(1, WARP_SIZE, lane_mask_below(lanes)) };
     let in_warp_prefix = if lane_id() == 0 { Op::identity() } else { shifted };
     // SAFETY: forwarded from the caller; the last live lane holds the warp's total.
     let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(inclusive, lanes, storage) };
@@ -207,6 +209,96 @@ where
     // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
     let (warp_prefix, total) = unsafe { combine_warp_totals::<T, Op>(carry, WARP_SIZE, storage) };
     unrolled_for(ITEMS, |k| items[k] = Op::combine(warp_prefix, items[k]));
+    total
+}
+
+/// Segmented scan of a warp-striped tile (the arrangement of [`block_scan_warp_striped`]), in
+/// place: bit `v` of `heads[r]` (for `r < ITEMS / VEC`) flags item `(r, v)` as a segment's
+/// first item (a *head*), and each item becomes the combination of the tile's items from the
+/// last head at or before it (inclusive), or of those before it (exclusive: the identity at a
+/// head). Returns the tile's aggregate as a [`Keyed`] pair: the combination from the tile's last
+/// head on, `segment` 0 when the tile has a head and [`NO_HEAD`] when not. On return, bit `v` of
+/// `heads[r]` says whether the tile holds a head at or before item `(r, v)`: where it is clear,
+/// the item still wants what precedes the tile combined on its left (a device scan's prefix).
+///
+/// Per row: each lane combines its `VEC` items from its last head, one segmented warp scan
+/// ([`warp_segmented_exclusive_scan`]: a ballot of the lanes' heads, then one shuffle per step)
+/// orders the lanes; the rows' totals are carried as [`Keyed`] pairs, and the warps' totals are
+/// combined through `storage` as in [`block_exclusive_scan`]; last, each lane scans its items
+/// from its prefix. Against [`block_scan_warp_striped`] over [`Keyed`] items with
+/// [`SegmentedOp`], each item carries a bit instead of a 32-bit segment and each scan step moves
+/// one value instead of a pair (half the shuffles, a third of the registers per item).
+///
+/// - **Who calls:** every thread of the block.
+/// - **Result valid in:** every thread (its items and covered bits, and the aggregate).
+/// - **Example:** 64 threads, `VEC` 2, `ITEMS` 4, all 1, `Sum`, inclusive, heads at tile items
+///   0 and 68: warp 0 lane 3 holds tile items 6, 7 (row 0) and 70, 71 (row 1), which become 7,
+///   8, 3, 4, all covered; the aggregate is `(256 - 68, 0)`.
+///
+/// # Safety
+/// Every thread of the block calls it (one barrier inside); the block is whole warps
+/// (`block_dim()` a multiple of 32); call [`block_barrier`] before reusing `storage`.
+#[inline(always)]
+pub unsafe fn block_segmented_scan_warp_striped<T, Op, const VEC: usize, const ITEMS: usize>(
+    items: &mut [T; ITEMS],
+    heads: &mut [u32; ITEMS],
+    exclusive: bool,
+    storage: BlockScanStorage<Keyed<T>>,
+) -> Keyed<T>
+where
+    T: Shuffle + SharedValue,
+    Keyed<T>: SharedValue,
+    Op: ReduceOp<T>,
+{
+    const { assert_whole_rows(VEC, ITEMS) };
+    let keyed = |value: T, head: bool| Keyed {
+        value,
+        segment: if head { 0 } else { NO_HEAD },
+    };
+    let lane = lane_id();
+    // Per row, the combination of the warp's items before the lane's item (r, 0); only the
+    // first ITEMS / VEC entries are used.
+    let mut before_row = [SegmentedOp::<Op>::identity(); ITEMS];
+    // The combination of the warp's rows before the current one.
+    let mut carry = SegmentedOp::<Op>::identity();
+    unrolled_for(ITEMS / VEC, |r| {
+        let row_heads = heads[r];
+        let mut lane_total = items[r * VEC];
+        for v in 1..VEC {
+            let x = items[r * VEC + v];
+            lane_total = if (row_heads >> v) & 1 != 0 {
+                x
+            } else {
+                Op::combine(lane_total, x)
+            };
+        }
+        // SAFETY: whole warps call it (the caller's contract).
+        let (before, row_total, lanes_with_heads) =
+            unsafe { warp_segmented_exclusive_scan::<T, Op>(lane_total, row_heads != 0) };
+        let head_before = lanes_with_heads & lane_mask_below(lane) != 0;
+        before_row[r] = SegmentedOp::<Op>::combine(carry, keyed(before, head_before));
+        carry = SegmentedOp::<Op>::combine(carry, keyed(row_total, lanes_with_heads != 0));
+    });
+    // SAFETY: forwarded from the caller; every lane holds the warp's total in `carry`.
+    let (warp_prefix, total) =
+        unsafe { combine_warp_totals::<Keyed<T>, SegmentedOp<Op>>(carry, WARP_SIZE, storage) };
+    unrolled_for(ITEMS / VEC, |r| {
+        let row_heads = heads[r];
+        let mut running = SegmentedOp::<Op>::combine(warp_prefix, before_row[r]);
+        let mut covered = 0;
+        for v in 0..VEC {
+            let head = (row_heads >> v) & 1 != 0;
+            let next = SegmentedOp::<Op>::combine(running, keyed(items[r * VEC + v], head));
+            items[r * VEC + v] = match (exclusive, head) {
+                (false, _) => next.value,
+                (true, true) => Op::identity(),
+                (true, false) => running.value,
+            };
+            covered |= ((next.segment != NO_HEAD) as u32) << v;
+            running = next;
+        }
+        heads[r] = covered;
+    });
     total
 }
 

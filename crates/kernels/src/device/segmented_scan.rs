@@ -14,10 +14,12 @@
 //!    before, [`segment_tile_starts`], finds each tile's first segment by a 32-way search of
 //!    the offsets, [`warp_lower_bound`], or in small grids warp 0 searches; the block marks its
 //!    segments' first items in shared memory);
-//! 3. it scans the tile's `(value, segment)` pairs ([`Keyed`]) with the segmented operator
-//!    ([`SegmentedOp`]: a pair whose stretch holds a head discards what came before it) by the
-//!    warp-striped block scan, and warp 0 looks back over the preceding tiles' aggregates of the
-//!    same pairs (the 16-byte tile status: flag and segment in one word, the value in the other);
+//! 3. it scans the tile's values restarting at the heads (one bit per item,
+//!    [`block_segmented_scan_warp_striped`]), and warp 0 looks back over the preceding tiles'
+//!    aggregates as `(value, segment)` pairs ([`Keyed`]) with the segmented operator
+//!    ([`SegmentedOp`]: a pair whose stretch holds a head discards what came before it; the
+//!    16-byte tile status: flag and segment in one word, the value in the other); items with no
+//!    head before them in the tile take the prefix on their left;
 //! 4. it writes each item's scan (scans) or, at each segment's last item, the segment's total
 //!    (reduce); empty segments get the identity.
 //!
@@ -39,56 +41,15 @@ use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
 use crate::atomic::{load_relaxed_pair, store_relaxed_pair};
 use crate::block::{
     BlockScanStorage, block_exclusive_scan, block_flag_heads_warp_striped, block_load_warp_striped,
-    block_scan_warp_striped, row_element,
+    block_segmented_scan_warp_striped, row_element,
 };
 use crate::op::ReduceOp;
+pub use crate::op::{Keyed, NO_HEAD, SegmentedOp};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot};
-
-/// [`Keyed::segment`] of a stretch of items that holds no head.
-pub const NO_HEAD: u32 = u32::MAX;
-
-/// A value and the segment of the last head in the stretch of items it combines ([`NO_HEAD`]
-/// when there is none): what the segmented scan carries.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-pub struct Keyed<A> {
-    /// The combination of the stretch's items from its last head on (all of them with none).
-    pub value: A,
-    /// The segment the last head starts (any value but [`NO_HEAD`] when only "there is a head"
-    /// matters, as for scans by key).
-    pub segment: u32,
-}
-
-/// The segmented operator over [`Keyed`] pairs: `combine(a, b)` is `b` when `b`'s stretch holds
-/// a head, else `a`'s segment with `Op::combine(a.value, b.value)`. Associative whenever `Op`
-/// is (Blelloch 1990); not commutative. Identity: `(Op::identity(), NO_HEAD)`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct SegmentedOp<Op>(PhantomData<Op>);
-
-impl<A, Op: ReduceOp<A>> ReduceOp<Keyed<A>> for SegmentedOp<Op> {
-    #[inline(always)]
-    fn identity() -> Keyed<A> {
-        Keyed {
-            value: Op::identity(),
-            segment: NO_HEAD,
-        }
-    }
-    #[inline(always)]
-    fn combine(a: Keyed<A>, b: Keyed<A>) -> Keyed<A> {
-        if b.segment != NO_HEAD {
-            b
-        } else {
-            Keyed {
-                value: Op::combine(a.value, b.value),
-                segment: a.segment,
-            }
-        }
-    }
-}
 
 /// `Shuffle` and `SharedValue` for a `#[repr(C)]` pair of a value `A` and a `u32` field named
 /// `$field` (at `size_of::<A>()`): each field moves on its own path.
@@ -261,8 +222,8 @@ impl TileSpan {
 
 /// Where the segments' heads come from.
 pub trait SegmentHeads: Copy {
-    /// The segment each of this lane's items starts, or [`NO_HEAD`] (entry `r * VEC + v` for
-    /// item `v` of row `r`); items past `n` are never heads.
+    /// Which of this lane's items start a segment: bit `v` of entry `r` (for `r < ITEMS / VEC`)
+    /// for item `v` of row `r`; items past `n` are never heads.
     ///
     /// # Safety
     /// Every thread of the block calls it (it may use barriers and `storage.heads`), with the
@@ -308,23 +269,14 @@ impl<K: Element<Acc = K> + Shuffle + PartialEq + Default> SegmentHeads for KeyHe
             (first > 0 && span.lane_first <= tile_items).then(|| unsafe { *keys.add(first - 1) })
         };
         // SAFETY: the whole warp calls it (every thread of the block does).
-        let flags = unsafe {
+        unsafe {
             block_flag_heads_warp_striped::<K, VEC, ITEMS>(
                 |r, v| items[r * VEC + v],
                 valid,
                 before_warp,
                 |a, b| a != b,
             )
-        };
-        let mut heads = [NO_HEAD; ITEMS];
-        unrolled_for(ITEMS / VEC, |r| {
-            unrolled_for(VEC, |v| {
-                if (flags[r] >> v) & 1 != 0 {
-                    heads[r * VEC + v] = 0;
-                }
-            });
-        });
-        heads
+        }
     }
 }
 
@@ -471,13 +423,13 @@ impl SegmentHeads for OffsetHeads {
     ) -> [u32; ITEMS] {
         // SAFETY: forwarded from the caller.
         unsafe { self.mark(span, storage, |_| {}) };
-        let mut heads = [NO_HEAD; ITEMS];
+        let mut heads = [0; ITEMS];
         unrolled_for(ITEMS / VEC, |r| {
             unrolled_for(VEC, |v| {
                 let local = span.local::<VEC>(r) + v;
-                if span.first + local < span.n {
-                    // SAFETY: local < len, written by `mark`, which ends with a barrier.
-                    heads[r * VEC + v] = unsafe { storage.read_unchecked(local as u32) };
+                // SAFETY: local < len, written by `mark`, which ends with a barrier.
+                if span.first + local < span.n && unsafe { storage.read_unchecked(local as u32) } != NO_HEAD {
+                    heads[r] |= 1 << v;
                 }
             });
         });
@@ -556,14 +508,8 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
         )
     };
     // SAFETY: the whole block calls it with its tile and storage.
-    let segments = unsafe { heads.heads::<VEC, ITEMS>(span, storage.heads) };
-    let mut items = [SegmentedOp::<Op>::identity(); ITEMS];
-    unrolled_for(ITEMS, |k| {
-        items[k] = Keyed {
-            value: values[k],
-            segment: segments[k],
-        }
-    });
+    let mut covered = unsafe { heads.heads::<VEC, ITEMS>(span, storage.heads) };
+    let mut items = values;
     let ScanOutput {
         output,
         exclusive,
@@ -572,8 +518,9 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     } = output;
     // SAFETY: the whole block calls it with its own storage; blocks are whole warps.
     let aggregate = unsafe {
-        block_scan_warp_striped::<Keyed<T::Acc>, SegmentedOp<Op>, VEC, ITEMS>(
+        block_segmented_scan_warp_striped::<T::Acc, Op, VEC, ITEMS>(
             &mut items,
+            &mut covered,
             exclusive,
             storage.scan,
         )
@@ -598,10 +545,13 @@ pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
     unrolled_for(ITEMS / VEC, |r| {
         let mut row = [Op::identity(); VEC];
         unrolled_for(VEC, |v| {
-            let k = r * VEC + v;
-            if !(exclusive && segments[k] != NO_HEAD) {
-                row[v] = SegmentedOp::<Op>::combine(prefix, items[k]).value;
-            }
+            let item = items[r * VEC + v];
+            // Items with no head before them in the tile continue the prefix's segment.
+            row[v] = if (covered[r] >> v) & 1 != 0 {
+                item
+            } else {
+                Op::combine(prefix.value, item)
+            };
         });
         let first = row_first(r);
         if aligned {

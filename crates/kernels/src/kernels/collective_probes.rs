@@ -224,3 +224,129 @@ macro_rules! tile_probes {
     )*};
 }
 tile_probes!(probe_tile_f32_items4 = 4; probe_tile_f32_items8 = 8; probe_tile_f32_items16 = 16; probe_tile_f32_items32 = 32;);
+
+/// The segmented scan and the flag ranks of a warp-striped tile: block `b` takes tile `b` of
+/// `block_dim() * ITEMS` u32 values (rows of 4, items past `n` the identity, never heads) with
+/// their head flags (`heads[i] != 0`), and scans it restarting at the heads
+/// ([`block_segmented_scan_warp_striped`](crate::block::block_segmented_scan_warp_striped); `op`
+/// 0 `Sum`, else the non-commutative `Affine`; inclusive, or exclusive when `exclusive != 0`),
+/// and ranks the heads among the tile's heads
+/// ([`block_rank_flags_warp_striped`](crate::block::block_rank_flags_warp_striped)). Writes,
+/// below `n`: `output[i]` the scan, `covered[i]` whether the tile has a head at or before `i`,
+/// `ranks[i]` the number of heads before `i` in its tile; per block, `totals[3 b ..]` the
+/// aggregate's value, 1 when the tile has a head (else 0), and the tile's number of heads.
+#[inline(always)]
+unsafe fn segmented_tile_probe<Op: ReduceOp<u32>, const ITEMS: usize>(
+    p: SegmentedTileProbe,
+    scan: BlockScanStorage<crate::op::Keyed<u32>>,
+    rank: BlockScanStorage<u32>,
+) {
+    use crate::block::{block_rank_flags_warp_striped, block_segmented_scan_warp_striped};
+    use crate::op::NO_HEAD;
+    use crate::sync::block_barrier;
+    use crate::thread::{WARP_SIZE, warp_id};
+    use crate::unroll::unrolled_for;
+    const VEC: usize = 4;
+    let tile_first = block_idx() as usize * block_dim() as usize * ITEMS;
+    let warp_first = tile_first + warp_id() as usize * WARP_SIZE as usize * ITEMS;
+    let index = |r: usize, v: usize| warp_first + (r * WARP_SIZE as usize + lane_id() as usize) * VEC + v;
+    let mut items = [Op::identity(); ITEMS];
+    let mut flags = [0u32; ITEMS];
+    // SAFETY: (whole body) reads and writes go below n, one thread per index; `totals` holds 3
+    // values per block; every thread of the block (whole warps, the test's contract) calls both
+    // collectives, with a barrier between their uses of shared memory (distinct arrays).
+    unsafe {
+        unrolled_for(ITEMS / VEC, |r| {
+            unrolled_for(VEC, |v| {
+                let i = index(r, v);
+                if i < p.n {
+                    items[r * VEC + v] = *p.input.add(i);
+                    flags[r] |= u32::from(*p.heads.add(i) != 0) << v;
+                }
+            })
+        });
+        let (ranks, count) = block_rank_flags_warp_striped::<VEC, ITEMS>(&flags, rank);
+        let mut covered = flags;
+        let aggregate = block_segmented_scan_warp_striped::<u32, Op, VEC, ITEMS>(
+            &mut items,
+            &mut covered,
+            p.exclusive != 0,
+            scan,
+        );
+        block_barrier();
+        unrolled_for(ITEMS / VEC, |r| {
+            unrolled_for(VEC, |v| {
+                let i = index(r, v);
+                if i < p.n {
+                    *p.output.add(i) = items[r * VEC + v];
+                    *p.covered.add(i) = ((covered[r] >> v) & 1) as u8;
+                    *p.ranks.add(i) = ranks[r] + (flags[r] & ((1 << v) - 1)).count_ones();
+                }
+            })
+        });
+        if thread_idx() == 0 {
+            let b = block_idx() as usize * 3;
+            *p.totals.add(b) = aggregate.value;
+            *p.totals.add(b + 1) = u32::from(aggregate.segment != NO_HEAD);
+            *p.totals.add(b + 2) = count;
+        }
+    }
+}
+
+/// The parameters of the `probe_segmented_tile_u32_items<K>` kernels, in their order (see
+/// `segmented_tile_probe`).
+#[derive(Clone, Copy)]
+struct SegmentedTileProbe {
+    /// `n` values.
+    input: *const u32,
+    /// `n` head flags.
+    heads: *const u8,
+    /// `n` scanned values.
+    output: *mut u32,
+    /// `n` covered flags.
+    covered: *mut u8,
+    /// `n` ranks.
+    ranks: *mut u32,
+    /// 3 values per block.
+    totals: *mut u32,
+    /// Number of items.
+    n: usize,
+    /// Exclusive rather than inclusive.
+    exclusive: u32,
+}
+
+macro_rules! segmented_tile_probes {
+    ($($name:ident = $items:literal, $scan:ident, $rank:ident;)*) => {$(
+        /// Segmented tile probe (see `segmented_tile_probe`) with this many items per thread
+        /// (rows of 4).
+        ///
+        /// # Safety
+        /// `input`, `output` and `ranks` hold `n` u32, `heads` and `covered` `n` bytes, `totals`
+        /// 3 u32 per block; one block per tile; the block is whole warps. `op` 0 is `Sum`, any
+        /// other `Affine`.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            input: *const u32, heads: *const u8, output: *mut u32, covered: *mut u8,
+            ranks: *mut u32, totals: *mut u32, n: usize, op: u32, exclusive: u32,
+        ) {
+            let p = SegmentedTileProbe { input, heads, output, covered, ranks, totals, n, exclusive };
+            let scan = shared_array!($scan: [crate::op::Keyed<u32>; BlockScanStorage::<u32>::SLOTS as usize]);
+            let rank = shared_array!($rank: [u32; BlockScanStorage::<u32>::SLOTS as usize]);
+            let (scan, rank) = (BlockScanStorage::new(scan), BlockScanStorage::new(rank));
+            // SAFETY: forwarded.
+            unsafe {
+                if op == 0 {
+                    segmented_tile_probe::<Sum, $items>(p, scan, rank)
+                } else {
+                    segmented_tile_probe::<Affine, $items>(p, scan, rank)
+                }
+            }
+        }
+    )*};
+}
+segmented_tile_probes!(
+    probe_segmented_tile_u32_items4 = 4, PROBE_SEGMENTED_SCAN_4, PROBE_SEGMENTED_RANK_4;
+    probe_segmented_tile_u32_items8 = 8, PROBE_SEGMENTED_SCAN_8, PROBE_SEGMENTED_RANK_8;
+    probe_segmented_tile_u32_items24 = 24, PROBE_SEGMENTED_SCAN_24, PROBE_SEGMENTED_RANK_24;
+);

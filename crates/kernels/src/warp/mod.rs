@@ -11,6 +11,7 @@
 //! | [`warp_reduce`] | lane 0 | associative |
 //! | [`warp_reduce_all`] | every lane (full warps) | associative, commutative |
 //! | [`warp_inclusive_scan`], [`warp_exclusive_scan`] | every lane | associative |
+//! | [`warp_segmented_exclusive_scan`] | every lane (full warps) | associative |
 //! | [`warp_broadcast`] | every lane | - |
 //! | [`warp_match_any`] | every lane (its peers) | - |
 //! | [`warp_match_bits`] | every lane (its peers in the low bits) | - |
@@ -21,6 +22,6 @@ pub mod shuffle;
 pub mod vote;
 
 pub use reduce::{warp_reduce, warp_reduce_all, warp_sum};
-pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan};
+pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan, warp_segmented_exclusive_scan};
 pub use shuffle::Shuffle;
 pub use vote::{warp_all, warp_any, warp_ballot, warp_match_any, warp_match_bits};

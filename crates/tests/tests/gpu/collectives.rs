@@ -25,6 +25,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "collectives::tile_load_head_and_tail_flags_sizes_x_items_x_alignment",
         tile_load_and_heads,
     ),
+    (
+        "collectives::segmented_tile_scan_and_flag_ranks_sizes_x_items_x_heads",
+        segmented_tile,
+    ),
 ];
 
 const BLOCK_SIZES: [u32; 7] = [1, 7, 32, 65, 128, 256, 1024];
@@ -398,6 +402,103 @@ fn tile_load_and_heads(gpu: &Gpu) -> Result<(), Failed> {
                     &expected,
                     |_| false,
                 )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The warp-striped segmented scan and flag ranks (`probe_segmented_tile_u32_items<K>`, rows of
+/// 4): block sizes 32 to 1024 (whole warps), 4, 8 and 24 items per thread (1, 2 and 6 rows: one
+/// and two packed rank words), lengths around the tile edges, heads from none to every item, `Sum`
+/// and the non-commutative `Affine`, inclusive and exclusive. Against a CPU model of each tile:
+/// the scan from the last head at or before the item (or the tile's start), whether the tile has
+/// a head at or before it, its heads before it, and the tile's aggregate and count.
+fn segmented_tile(gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(41);
+    for items in [4u32, 8, 24] {
+        // 24 items take about 96 registers: blocks of 512 at most.
+        let largest = if items == 24 { 512 } else { 1024 };
+        for block in [32u32, 64, 96, 256, largest] {
+            let tile = (block * items) as usize;
+            for n in [
+                1,
+                tile - 1,
+                tile,
+                tile + 1,
+                3 * tile + 5,
+                r.random_range(1..5 * tile),
+            ] {
+                let density = [0.0, 0.002, 0.05, 0.5, 1.0][r.random_range(0..5)];
+                let x = u32::inputs(n, r.random());
+                let heads: Vec<u8> = (0..n).map(|_| u8::from(r.random_bool(density))).collect();
+                let grid = n.div_ceil(tile);
+                let d_x = ok(gpu.upload(&x))?;
+                let d_heads = ok(gpu.upload(&heads))?;
+                for (op, exclusive) in [(0u32, 0u32), (3, 0), (0, 1), (3, 1)] {
+                    let d_out = ok(gpu.upload(&vec![7u32; n]))?;
+                    let d_covered = ok(gpu.upload(&vec![9u8; n]))?;
+                    let d_ranks = ok(gpu.upload(&vec![7u32; n]))?;
+                    let d_totals = ok(gpu.upload(&vec![7u32; 3 * grid]))?;
+                    let kernel = format!("probe_segmented_tile_u32_items{items}");
+                    // SAFETY: the probe takes (input, heads, output, covered, ranks, totals, n,
+                    // op, exclusive): n values and flags in, n values, flags and ranks out, 3
+                    // u32 per block; one block per tile, whole warps.
+                    unsafe {
+                        ok(gpu.launch(
+                            &kernel,
+                            LaunchConfig::new(grid as u32, block),
+                            (
+                                d_x.as_device_ptr(),
+                                d_heads.as_device_ptr(),
+                                d_out.as_device_ptr(),
+                                d_covered.as_device_ptr(),
+                                d_ranks.as_device_ptr(),
+                                d_totals.as_device_ptr(),
+                                n,
+                                op,
+                                exclusive,
+                            ),
+                        ))?
+                    };
+                    let mut out = vec![0u32; n];
+                    let mut covered = vec![0u8; n];
+                    let mut ranks = vec![0u32; n];
+                    let mut totals = vec![0u32; 3 * grid];
+                    for b in 0..grid {
+                        let (lo, hi) = (b * tile, ((b + 1) * tile).min(n));
+                        // The scan from the last head (or the tile's start) up to before i.
+                        let mut running = u32::identity(op);
+                        let mut count = 0;
+                        for i in lo..hi {
+                            let head = heads[i] != 0;
+                            let before = if head { u32::identity(op) } else { running };
+                            running = u32::combine(op, before, x[i]);
+                            out[i] = if exclusive == 0 { running } else { before };
+                            ranks[i] = count;
+                            count += u32::from(head);
+                            covered[i] = u8::from(count > 0);
+                        }
+                        totals[3 * b] = running;
+                        totals[3 * b + 1] = u32::from(count > 0);
+                        totals[3 * b + 2] = count;
+                    }
+                    let what = format!(
+                        "{kernel} block {block} n {n} heads {density} {} {}",
+                        u32::OPS[op as usize],
+                        if exclusive == 0 { "inclusive" } else { "exclusive" }
+                    );
+                    let found = |d| ok(gpu.download(d));
+                    check_slices(&format!("{what}: scan"), &found(&d_out)?, &out, |_| false)?;
+                    check_slices(&format!("{what}: ranks"), &found(&d_ranks)?, &ranks, |_| false)?;
+                    check_slices(&format!("{what}: totals"), &found(&d_totals)?, &totals, |_| false)?;
+                    check_slices(
+                        &format!("{what}: covered"),
+                        &ok(gpu.download(&d_covered))?,
+                        &covered,
+                        |_| false,
+                    )?;
+                }
             }
         }
     }
