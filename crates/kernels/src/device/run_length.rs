@@ -131,19 +131,15 @@ pub unsafe fn run_tile<T, const NON_TRIVIAL: bool, const VEC: usize, const ITEMS
         // SAFETY: the whole warp calls it.
         let mut tails = unsafe { block_flag_tails_warp_striped::<VEC, ITEMS>(&heads, after_warp) };
         unrolled_for(ITEMS / VEC, |r| {
-            let mut valid = (1u32 << VEC) - 1;
             if !whole {
-                valid = 0;
                 unrolled_for(VEC, |v| {
-                    if loaded.valid(r, v) {
-                        valid |= 1 << v;
-                    }
                     // The input's last item ends its run (its successor, past n, flags no head).
                     if loaded.row_first(r) + v + 1 == n {
                         tails[r] |= 1 << v;
                     }
                 });
             }
+            let valid = loaded.valid_bits(r);
             selected[r] = heads[r] & !tails[r] & valid;
             ends[r] = !heads[r] & tails[r] & valid;
         });

@@ -345,65 +345,53 @@ fn block_u32(gpu: &Gpu) -> Result<(), Failed> {
 fn tile_load_and_heads(gpu: &Gpu) -> Result<(), Failed> {
     let specials = [f32::NAN, -0.0, 0.0, 1.0, 2.5, -3.0];
     let mut r = rng(31);
-    for items in [4u32, 8, 16, 32] {
-        // 32 items with head and tail flags take about 124 registers: blocks of 512 at most.
-        let largest = if items == 32 { 512 } else { 1024 };
-        for block in [32u32, 64, 96, 256, largest] {
-            let tile = (block * items) as usize;
-            for n in [
-                1,
-                tile - 1,
-                tile,
-                tile + 1,
-                3 * tile + 5,
-                r.random_range(1..5 * tile),
-            ] {
-                let skip = r.random_range(0..4usize);
-                let mut x: Vec<f32> = Vec::with_capacity(n + skip);
-                while x.len() < n + skip {
-                    let v = specials[r.random_range(0..specials.len())];
-                    let run = r.random_range(1..6).min(n + skip - x.len());
-                    x.extend(std::iter::repeat_n(v, run));
-                }
-                let d_x = ok(gpu.upload(&x))?;
-                let d_values = ok(gpu.upload(&vec![7.0f32; n]))?;
-                let d_heads = ok(gpu.upload(&vec![9u8; n]))?;
-                let input = d_x.as_device_ptr().offset(skip);
-                let grid = n.div_ceil(tile) as u32;
-                let kernel = format!("probe_tile_f32_items{items}");
-                // SAFETY: probe_tile_f32_items<K> takes (input, values, heads, n): n f32 from
-                // `input` (inside d_x), n f32 and n bytes out; one block per tile, whole warps.
-                unsafe {
-                    ok(gpu.launch(
-                        &kernel,
-                        LaunchConfig::new(grid, block),
-                        (input, d_values.as_device_ptr(), d_heads.as_device_ptr(), n),
-                    ))?
-                };
-                let view = &x[skip..];
-                let what = format!("{kernel} block {block} n {n} skip {skip}");
-                let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
-                check_slices(
-                    &format!("{what}: values"),
-                    &bits(&ok(gpu.download(&d_values))?),
-                    &bits(view),
-                    |_| false,
-                )?;
-                // Bit 0: starts a run; bit 1: ends one (`!=`: every NaN is a run of its own).
-                let expected: Vec<u8> = (0..n)
-                    .map(|i| {
-                        u8::from(i == 0 || view[i] != view[i - 1])
-                            | u8::from(i + 1 == n || view[i] != view[i + 1]) << 1
-                    })
-                    .collect();
-                check_slices(
-                    &format!("{what}: head and tail flags"),
-                    &ok(gpu.download(&d_heads))?,
-                    &expected,
-                    |_| false,
-                )?;
-            }
+    // 32 items with head and tail flags take about 124 registers.
+    for (items, block, n) in tile_shapes(&[4, 8, 16, 32], 32, &mut r) {
+        let tile = (block * items) as usize;
+        let skip = r.random_range(0..4usize);
+        let mut x: Vec<f32> = Vec::with_capacity(n + skip);
+        while x.len() < n + skip {
+            let v = specials[r.random_range(0..specials.len())];
+            let run = r.random_range(1..6).min(n + skip - x.len());
+            x.extend(std::iter::repeat_n(v, run));
         }
+        let d_x = ok(gpu.upload(&x))?;
+        let d_values = ok(gpu.upload(&vec![7.0f32; n]))?;
+        let d_heads = ok(gpu.upload(&vec![9u8; n]))?;
+        let input = d_x.as_device_ptr().offset(skip);
+        let grid = n.div_ceil(tile) as u32;
+        let kernel = format!("probe_tile_f32_items{items}");
+        // SAFETY: probe_tile_f32_items<K> takes (input, values, heads, n): n f32 from
+        // `input` (inside d_x), n f32 and n bytes out; one block per tile, whole warps.
+        unsafe {
+            ok(gpu.launch(
+                &kernel,
+                LaunchConfig::new(grid, block),
+                (input, d_values.as_device_ptr(), d_heads.as_device_ptr(), n),
+            ))?
+        };
+        let view = &x[skip..];
+        let what = format!("{kernel} block {block} n {n} skip {skip}");
+        let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+        check_slices(
+            &format!("{what}: values"),
+            &bits(&ok(gpu.download(&d_values))?),
+            &bits(view),
+            |_| false,
+        )?;
+        // Bit 0: starts a run; bit 1: ends one (`!=`: every NaN is a run of its own).
+        let expected: Vec<u8> = (0..n)
+            .map(|i| {
+                u8::from(i == 0 || view[i] != view[i - 1])
+                    | u8::from(i + 1 == n || view[i] != view[i + 1]) << 1
+            })
+            .collect();
+        check_slices(
+            &format!("{what}: head and tail flags"),
+            &ok(gpu.download(&d_heads))?,
+            &expected,
+            |_| false,
+        )?;
     }
     Ok(())
 }
@@ -416,11 +404,92 @@ fn tile_load_and_heads(gpu: &Gpu) -> Result<(), Failed> {
 /// a head at or before it, its heads before it, and the tile's aggregate and count.
 fn segmented_tile(gpu: &Gpu) -> Result<(), Failed> {
     let mut r = rng(41);
-    for items in [4u32, 8, 24] {
-        // 24 items take about 96 registers: blocks of 512 at most.
-        let largest = if items == 24 { 512 } else { 1024 };
+    // 24 items take about 96 registers.
+    for (items, block, n) in tile_shapes(&[4, 8, 24], 24, &mut r) {
+        let tile = (block * items) as usize;
+        let density = [0.0, 0.002, 0.05, 0.5, 1.0][r.random_range(0..5)];
+        let x = u32::inputs(n, r.random());
+        let heads: Vec<u8> = (0..n).map(|_| u8::from(r.random_bool(density))).collect();
+        let grid = n.div_ceil(tile);
+        let d_x = ok(gpu.upload(&x))?;
+        let d_heads = ok(gpu.upload(&heads))?;
+        for (op, exclusive) in [(0u32, 0u32), (3, 0), (0, 1), (3, 1)] {
+            let d_out = ok(gpu.upload(&vec![7u32; n]))?;
+            let d_covered = ok(gpu.upload(&vec![9u8; n]))?;
+            let d_ranks = ok(gpu.upload(&vec![7u32; n]))?;
+            let d_totals = ok(gpu.upload(&vec![7u32; 3 * grid]))?;
+            let kernel = format!("probe_segmented_tile_u32_items{items}");
+            // SAFETY: the probe takes (input, heads, output, covered, ranks, totals, n,
+            // op, exclusive): n values and flags in, n values, flags and ranks out, 3
+            // u32 per block; one block per tile, whole warps.
+            unsafe {
+                ok(gpu.launch(
+                    &kernel,
+                    LaunchConfig::new(grid as u32, block),
+                    (
+                        d_x.as_device_ptr(),
+                        d_heads.as_device_ptr(),
+                        d_out.as_device_ptr(),
+                        d_covered.as_device_ptr(),
+                        d_ranks.as_device_ptr(),
+                        d_totals.as_device_ptr(),
+                        n,
+                        op,
+                        exclusive,
+                    ),
+                ))?
+            };
+            let mut out = vec![0u32; n];
+            let mut covered = vec![0u8; n];
+            let mut ranks = vec![0u32; n];
+            let mut totals = vec![0u32; 3 * grid];
+            for b in 0..grid {
+                let (lo, hi) = (b * tile, ((b + 1) * tile).min(n));
+                // The scan from the last head (or the tile's start) up to before i.
+                let mut running = u32::identity(op);
+                let mut count = 0;
+                for i in lo..hi {
+                    let head = heads[i] != 0;
+                    let before = if head { u32::identity(op) } else { running };
+                    running = u32::combine(op, before, x[i]);
+                    out[i] = if exclusive == 0 { running } else { before };
+                    ranks[i] = count;
+                    count += u32::from(head);
+                    covered[i] = u8::from(count > 0);
+                }
+                totals[3 * b] = running;
+                totals[3 * b + 1] = u32::from(count > 0);
+                totals[3 * b + 2] = count;
+            }
+            let what = format!(
+                "{kernel} block {block} n {n} heads {density} {} {}",
+                u32::OPS[op as usize],
+                if exclusive == 0 { "inclusive" } else { "exclusive" }
+            );
+            let found = |d| ok(gpu.download(d));
+            check_slices(&format!("{what}: scan"), &found(&d_out)?, &out, |_| false)?;
+            check_slices(&format!("{what}: ranks"), &found(&d_ranks)?, &ranks, |_| false)?;
+            check_slices(&format!("{what}: totals"), &found(&d_totals)?, &totals, |_| false)?;
+            check_slices(
+                &format!("{what}: covered"),
+                &ok(gpu.download(&d_covered))?,
+                &covered,
+                |_| false,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The `(items, block, n)` shapes of the warp-striped tile probes: blocks of 32 to 1024 threads
+/// (whole warps; 512 at most for `items == widest`, whose registers do not fit 1024 threads),
+/// lengths around the tile edges and one at random.
+fn tile_shapes(items: &[u32], widest: u32, r: &mut impl Rng) -> Vec<(u32, u32, usize)> {
+    let mut shapes = Vec::new();
+    for &k in items {
+        let largest = if k == widest { 512 } else { 1024 };
         for block in [32u32, 64, 96, 256, largest] {
-            let tile = (block * items) as usize;
+            let tile = (block * k) as usize;
             for n in [
                 1,
                 tile - 1,
@@ -429,78 +498,9 @@ fn segmented_tile(gpu: &Gpu) -> Result<(), Failed> {
                 3 * tile + 5,
                 r.random_range(1..5 * tile),
             ] {
-                let density = [0.0, 0.002, 0.05, 0.5, 1.0][r.random_range(0..5)];
-                let x = u32::inputs(n, r.random());
-                let heads: Vec<u8> = (0..n).map(|_| u8::from(r.random_bool(density))).collect();
-                let grid = n.div_ceil(tile);
-                let d_x = ok(gpu.upload(&x))?;
-                let d_heads = ok(gpu.upload(&heads))?;
-                for (op, exclusive) in [(0u32, 0u32), (3, 0), (0, 1), (3, 1)] {
-                    let d_out = ok(gpu.upload(&vec![7u32; n]))?;
-                    let d_covered = ok(gpu.upload(&vec![9u8; n]))?;
-                    let d_ranks = ok(gpu.upload(&vec![7u32; n]))?;
-                    let d_totals = ok(gpu.upload(&vec![7u32; 3 * grid]))?;
-                    let kernel = format!("probe_segmented_tile_u32_items{items}");
-                    // SAFETY: the probe takes (input, heads, output, covered, ranks, totals, n,
-                    // op, exclusive): n values and flags in, n values, flags and ranks out, 3
-                    // u32 per block; one block per tile, whole warps.
-                    unsafe {
-                        ok(gpu.launch(
-                            &kernel,
-                            LaunchConfig::new(grid as u32, block),
-                            (
-                                d_x.as_device_ptr(),
-                                d_heads.as_device_ptr(),
-                                d_out.as_device_ptr(),
-                                d_covered.as_device_ptr(),
-                                d_ranks.as_device_ptr(),
-                                d_totals.as_device_ptr(),
-                                n,
-                                op,
-                                exclusive,
-                            ),
-                        ))?
-                    };
-                    let mut out = vec![0u32; n];
-                    let mut covered = vec![0u8; n];
-                    let mut ranks = vec![0u32; n];
-                    let mut totals = vec![0u32; 3 * grid];
-                    for b in 0..grid {
-                        let (lo, hi) = (b * tile, ((b + 1) * tile).min(n));
-                        // The scan from the last head (or the tile's start) up to before i.
-                        let mut running = u32::identity(op);
-                        let mut count = 0;
-                        for i in lo..hi {
-                            let head = heads[i] != 0;
-                            let before = if head { u32::identity(op) } else { running };
-                            running = u32::combine(op, before, x[i]);
-                            out[i] = if exclusive == 0 { running } else { before };
-                            ranks[i] = count;
-                            count += u32::from(head);
-                            covered[i] = u8::from(count > 0);
-                        }
-                        totals[3 * b] = running;
-                        totals[3 * b + 1] = u32::from(count > 0);
-                        totals[3 * b + 2] = count;
-                    }
-                    let what = format!(
-                        "{kernel} block {block} n {n} heads {density} {} {}",
-                        u32::OPS[op as usize],
-                        if exclusive == 0 { "inclusive" } else { "exclusive" }
-                    );
-                    let found = |d| ok(gpu.download(d));
-                    check_slices(&format!("{what}: scan"), &found(&d_out)?, &out, |_| false)?;
-                    check_slices(&format!("{what}: ranks"), &found(&d_ranks)?, &ranks, |_| false)?;
-                    check_slices(&format!("{what}: totals"), &found(&d_totals)?, &totals, |_| false)?;
-                    check_slices(
-                        &format!("{what}: covered"),
-                        &ok(gpu.download(&d_covered))?,
-                        &covered,
-                        |_| false,
-                    )?;
-                }
+                shapes.push((k, block, n));
             }
         }
     }
-    Ok(())
+    shapes
 }
