@@ -227,7 +227,8 @@ where
 /// combined through `storage` as in [`block_exclusive_scan`]; last, each lane scans its items
 /// from its prefix. Against [`block_scan_warp_striped`] over [`Keyed`] items with
 /// [`SegmentedOp`], each item carries a bit instead of a 32-bit segment and each scan step moves
-/// one value instead of a pair (half the shuffles, a third of the registers per item).
+/// one value instead of a pair (half the shuffles; the scan by key's figures are in
+/// docs/performance.md).
 ///
 /// - **Who calls:** every thread of the block.
 /// - **Result valid in:** every thread (its items and covered bits, and the aggregate).
