@@ -53,6 +53,12 @@ fn main() -> ExitCode {
     for prefix in tuning::SEGMENTED_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
     }
+    for prefix in tuning::SEGMENTED_REDUCE_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_REDUCE_BLOCKS_PER_SM);
+    }
+    for prefix in tuning::SEGMENTED_ARG_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_ARG_BLOCKS_PER_SM);
+    }
     // Keys alone first: the first matching prefix gives an entry point its bounds.
     builder = builder.launch_bounds(
         tuning::SORT_KEYS_FAMILY,

@@ -106,12 +106,26 @@ pub const fn run_layout(tile_items: u32, element_bytes: u32) -> RunLayout {
     }
 }
 
+/// Where the segmented kernels by offsets keep tile position `position`'s head slot (the
+/// segment that starts there), in `u32` from their first: one unused slot after every 32, so
+/// that neither the blocked reduce (thread `t` reading positions `16 t ..= 16 t + 16`, 16
+/// words apart across the warp: a 16-way bank conflict unpadded) nor the warp-striped scans
+/// (4 consecutive positions per lane) read two words of one bank at once.
+pub const fn head_slot(position: u32) -> u32 {
+    position + position / 32
+}
+
+/// Head slots of a tile of `tile_items` items: positions `0 ..= tile_items` (the last being the
+/// next tile's first item), then two for the tile's range of segments, padded ([`head_slot`]).
+pub const fn head_slots(tile_items: u32) -> u32 {
+    head_slot(tile_items + 2) + 1
+}
+
 /// Dynamic shared memory of the segmented kernels by offsets, in bytes, for tiles of
-/// `tile_items` items: [`DEVICE_SHARED_BYTES`], then one `u32` per tile position and one for the
-/// next tile's first (the segment each starts), and two `u32` (the tile's range of segments),
-/// from [`EXCHANGE_OFFSET`].
+/// `tile_items` items: [`DEVICE_SHARED_BYTES`], then the [`head_slots`] `u32` from
+/// [`EXCHANGE_OFFSET`].
 pub const fn segmented_shared_bytes(tile_items: u32) -> u32 {
-    EXCHANGE_OFFSET + ((tile_items + 3) * 4).next_multiple_of(16)
+    EXCHANGE_OFFSET + (head_slots(tile_items) * 4).next_multiple_of(16)
 }
 
 /// Most `f32` statistics one row reduction of the row operations exchanges per warp (LayerNorm:

@@ -123,16 +123,33 @@ pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 /// phases, so their speed follows the tiles in flight per multiprocessor.
 pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
 
-/// Entry-point name prefixes of the segmented kernels (scans by key and by offsets, reduce by
-/// offsets), launched with [`SCAN_BLOCK`] threads and built for at most
-/// [`SEGMENTED_BLOCKS_PER_SM`] blocks per multiprocessor.
-pub const SEGMENTED_FAMILIES: &[&str] = &[
-    "device_scan_by_",
-    "device_segmented_scan_",
-    "device_segmented_reduce_by_offsets_",
-    "device_segmented_argmin_",
-    "device_segmented_argmax_",
-];
+/// Entry-point name prefixes of the segmented scans (by key and by offsets), launched with
+/// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_BLOCKS_PER_SM`] blocks per
+/// multiprocessor.
+pub const SEGMENTED_FAMILIES: &[&str] = &["device_scan_by_", "device_segmented_scan_"];
+
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented reduce by offsets
+/// (sum, min, max) is built for: its tile carries one value per item and one pair per thread,
+/// so ptxas fits it in 40 registers without spilling, and it is bound by each tile's latency
+/// more than the scans (H100, 2^28 f32, 1000-item segments, time / copy at 4 / 6 / 8 blocks:
+/// 1.55 / 1.35 / 1.61 before the head slots were padded, 8 spilling 64-80 bytes;
+/// docs/performance.md).
+pub const SEGMENTED_REDUCE_BLOCKS_PER_SM: u32 = 6;
+
+/// Entry-point name prefixes of the segmented reduce by offsets, launched with [`SCAN_BLOCK`]
+/// threads and built for at most [`SEGMENTED_REDUCE_BLOCKS_PER_SM`] blocks per multiprocessor.
+pub const SEGMENTED_REDUCE_FAMILIES: &[&str] = &["device_segmented_reduce_by_offsets_"];
+
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are
+/// built for: 48 registers, 36 bytes spilled (at 6: 40 registers and 192 bytes spilled), which
+/// measured faster than 4 blocks at 54 registers (H100, 2^28 f32, 1000-item segments, time /
+/// copy 1.68 -> 1.60; docs/performance.md).
+pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 5;
+
+/// Entry-point name prefixes of the segmented argmin / argmax by offsets, launched with
+/// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_ARG_BLOCKS_PER_SM`] blocks per
+/// multiprocessor.
+pub const SEGMENTED_ARG_FAMILIES: &[&str] = &["device_segmented_argmin_", "device_segmented_argmax_"];
 
 /// From this many tiles on, a segmented call by offsets first finds every tile's first segment
 /// in a small kernel of its own (`device_segment_tile_starts`) instead of each tile searching

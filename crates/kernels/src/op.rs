@@ -15,6 +15,13 @@ pub trait ReduceOp<T>: Copy {
     fn identity() -> T;
     /// The operator. Must be associative.
     fn combine(a: T, b: T) -> T;
+    /// Whether `combine(x, b) == b` for every `x`: `b` discards whatever comes before it (a
+    /// segmented pair whose stretch holds a head). The look-back treats a tile whose aggregate
+    /// does so as a finished prefix. `false` (the default) is always correct.
+    #[inline(always)]
+    fn absorbs_left(_b: &T) -> bool {
+        false
+    }
 }
 
 /// `a + b` (wrapping for integers), identity 0.
@@ -139,5 +146,9 @@ impl<A, Op: ReduceOp<A>> ReduceOp<Keyed<A>> for SegmentedOp<Op> {
                 segment: a.segment,
             }
         }
+    }
+    #[inline(always)]
+    fn absorbs_left(b: &Keyed<A>) -> bool {
+        b.segment != NO_HEAD
     }
 }

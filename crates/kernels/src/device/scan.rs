@@ -83,7 +83,10 @@ pub(crate) unsafe fn next_tile<A>(status: &TileStatus<A>, slot: SharedArray<u32>
 /// The look-back reads 32 predecessors at a time, one per lane, lane 31 the nearest: each lane
 /// waits until its tile has a status in this epoch; the newest tile with a published prefix ends
 /// the walk; the lanes from it to lane 31 are combined in tile order ([`warp_reduce`]); with no
-/// prefix in the window, all 32 aggregates are, and the window moves 32 tiles back.
+/// prefix in the window, all 32 aggregates are, and the window moves 32 tiles back. An
+/// aggregate that discards what comes before it ([`ReduceOp::absorbs_left`]: a segmented tile
+/// with a head) is published as the tile's prefix at once, so a walk ends at the nearest tile
+/// holding a head without waiting for that tile's own look-back.
 #[inline(always)]
 pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     status: &TileStatus<A>,
@@ -99,9 +102,14 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
         }
         return Op::identity();
     }
+    // An aggregate that discards what comes before it (a segmented tile holding a head) is
+    // already the tile's inclusive prefix: published as one, it ends its successors' walks
+    // here, without waiting for this tile's own look-back.
+    let finished = Op::absorbs_left(&aggregate);
     if lane == 0 {
+        let state = if finished { STATE_PREFIX } else { STATE_AGGREGATE };
         // SAFETY: tile < number of tiles.
-        unsafe { A::publish(status, tile, STATE_AGGREGATE, aggregate) };
+        unsafe { A::publish(status, tile, state, aggregate) };
     }
     if first_delay_ns > 0 {
         sleep_ns(first_delay_ns);
@@ -144,7 +152,7 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
         }
         newest -= WARP_SIZE as isize;
     }
-    if lane == 0 {
+    if lane == 0 && !finished {
         // SAFETY: tile < number of tiles; `exclusive` is valid in lane 0.
         unsafe { A::publish(status, tile, STATE_PREFIX, Op::combine(exclusive, aggregate)) };
     }

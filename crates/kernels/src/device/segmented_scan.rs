@@ -50,6 +50,7 @@ use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot};
+use gpu_primitives_abi::layout::head_slot;
 
 /// `Shuffle` and `SharedValue` for a `#[repr(C)]` pair of a value `A` and a `u32` field named
 /// `$field` (at `size_of::<A>()`): each field moves on its own path.
@@ -294,14 +295,15 @@ pub struct OffsetHeads {
 }
 
 impl OffsetHeads {
-    /// Mark the tile's heads in `storage`: slot `p` (`0 ..= len`, the last being the next
-    /// tile's first item) gets the segment that starts at tile position `p`, or [`NO_HEAD`];
+    /// Mark the tile's heads in `storage`: slot [`head_slot`]`(p)` (`p` in `0 ..= len`, the
+    /// last being the next tile's first item) gets the segment that starts at tile position
+    /// `p`, or [`NO_HEAD`];
     /// `empty(s)` is called once for each empty segment, by the tile where it sits (the last
     /// tile for those at n). Ends with a barrier, after which every thread may read the slots.
     ///
     /// # Safety
     /// Every thread of the block calls it, with the tile it handles; `storage` holds
-    /// `span.len + 3` u32; `offsets[0 ..= segments]` is readable and non-decreasing, its last
+    /// [`head_slots`](gpu_primitives_abi::layout::head_slots)`(span.len)` u32; `offsets[0 ..= segments]` is readable and non-decreasing, its last
     /// at most n.
     #[inline(always)]
     pub unsafe fn mark(&self, span: TileSpan, storage: SharedArray<u32>, empty: impl Fn(usize)) {
@@ -309,7 +311,8 @@ impl OffsetHeads {
         let block = block_dim() as usize;
         let tile = span.first / span.len;
         let tile_end = span.first + span.len;
-        let bounds_slot = span.len as u32 + 1;
+        let len = span.len as u32;
+        let bounds = [head_slot(len + 1), head_slot(len + 2)];
         if t < WARP_SIZE as usize {
             // The segments that start in the tile: from the first whose offset reaches the
             // tile to the first that reaches the next tile (the last tile takes every segment
@@ -347,27 +350,22 @@ impl OffsetHeads {
                     };
                 // SAFETY: slot len and the two bounds slots after it, read after the barrier.
                 unsafe {
-                    storage.write(span.len as u32, if next_is_head { 0 } else { NO_HEAD });
-                    storage.write(bounds_slot, lo as u32);
-                    storage.write(bounds_slot + 1, hi as u32);
+                    storage.write(head_slot(len), if next_is_head { 0 } else { NO_HEAD });
+                    storage.write(bounds[0], lo as u32);
+                    storage.write(bounds[1], hi as u32);
                 }
             }
         }
         let mut p = t;
         while p < span.len {
             // SAFETY: p < len: one of the head slots.
-            unsafe { storage.write_unchecked(p as u32, NO_HEAD) };
+            unsafe { storage.write_unchecked(head_slot(p as u32), NO_HEAD) };
             p += block;
         }
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
         // SAFETY: written before the barrier.
-        let (lo, hi) = unsafe {
-            (
-                storage.read(bounds_slot) as usize,
-                storage.read(bounds_slot + 1) as usize,
-            )
-        };
+        let (lo, hi) = unsafe { (storage.read(bounds[0]) as usize, storage.read(bounds[1]) as usize) };
         let mut s = lo + t;
         while s < hi {
             // SAFETY: s < segments: offsets[s] and offsets[s + 1] are readable.
@@ -376,7 +374,7 @@ impl OffsetHeads {
                 // SAFETY: first <= begin < min(first + len, n) (the tile's range of segments;
                 // a non-empty segment starts before n); one thread per segment, and non-empty
                 // segments start at different positions.
-                unsafe { storage.write_unchecked((begin - span.first) as u32, s as u32) };
+                unsafe { storage.write_unchecked(head_slot((begin - span.first) as u32), s as u32) };
             } else {
                 empty(s);
             }
@@ -428,7 +426,8 @@ impl SegmentHeads for OffsetHeads {
             unrolled_for(VEC, |v| {
                 let local = span.local::<VEC>(r) + v;
                 // SAFETY: local < len, written by `mark`, which ends with a barrier.
-                if span.first + local < span.n && unsafe { storage.read_unchecked(local as u32) } != NO_HEAD {
+                let head = unsafe { storage.read_unchecked(head_slot(local as u32)) };
+                if span.first + local < span.n && head != NO_HEAD {
                     heads[r] |= 1 << v;
                 }
             });
@@ -463,7 +462,7 @@ pub struct ScanOutput<A> {
 /// # Safety
 /// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
 /// readable elements; the output holds `n` values and does not overlap the input; `status` points at 16 bytes per tile, 16-byte aligned, every slot from
-/// an older epoch; `storage` is this block's, `heads` at least `block_dim() * ITEMS + 3` long;
+/// an older epoch; `storage` is this block's, `heads` at least [`head_slots`](gpu_primitives_abi::layout::head_slots)`(block_dim() * ITEMS)` long;
 /// what `heads` reads is valid (its own contract).
 #[inline(always)]
 pub unsafe fn segmented_tile<T, Op, H, const VEC: usize, const ITEMS: usize>(
@@ -818,11 +817,11 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
         // SAFETY: local + 1 <= len: head slots written by `mark` (which ends with a barrier).
         let (head, after) = unsafe {
             let head = if j == 0 {
-                storage.heads.read_unchecked(local)
+                storage.heads.read_unchecked(head_slot(local))
             } else {
                 next_head
             };
-            (head, storage.heads.read_unchecked(local + 1))
+            (head, storage.heads.read_unchecked(head_slot(local + 1)))
         };
         next_head = after;
         let item = Keyed {

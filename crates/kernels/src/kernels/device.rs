@@ -36,7 +36,7 @@ use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 use gpu_primitives_abi::layout::{
-    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, histogram_levels_offset, run_layout,
+    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, head_slots, histogram_levels_offset, run_layout,
 };
 use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
@@ -148,7 +148,7 @@ macro_rules! segmented_entries {
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: disjoint regions of the launch's dynamic shared memory
                 // (`segmented_shared_bytes` for blocks of SCAN_BLOCK threads), each aligned.
-                let storage = unsafe { segmented_storage::<Acc>(tile_items + 3) };
+                let storage = unsafe { segmented_storage::<Acc>(head_slots(tile_items)) };
                 // SAFETY: offsets[0] and offsets[segments] are readable (the params' contract).
                 let (from, to) = unsafe { (*p.offsets as usize, *p.offsets.add(p.segments) as usize) };
                 let heads = OffsetHeads {
@@ -188,7 +188,7 @@ macro_rules! segmented_entries {
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: as the scan's: the same regions of the same shared memory.
-                let storage = unsafe { segmented_storage::<Acc>(tile_items + 3) };
+                let storage = unsafe { segmented_storage::<Acc>(head_slots(tile_items)) };
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
@@ -239,7 +239,7 @@ macro_rules! segment_arg_entry {
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: as the segmented reduce's: the same regions of the same shared memory.
-                let storage = unsafe { segmented_storage::<ArgPair<Acc>>(tile_items + 3) };
+                let storage = unsafe { segmented_storage::<ArgPair<Acc>>(head_slots(tile_items)) };
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
@@ -316,7 +316,7 @@ macro_rules! by_key_entries {
 }
 
 /// The shared memory of a segmented kernel: the regions of every device-wide kernel, then
-/// `heads` u32 from `EXCHANGE_OFFSET`.
+/// `heads` u32 from `EXCHANGE_OFFSET` (a tile's [`head_slots`]).
 ///
 /// # Safety
 /// The launch's dynamic shared memory holds `EXCHANGE_OFFSET + 4 * heads` bytes.
