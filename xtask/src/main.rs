@@ -50,14 +50,10 @@ fn main() -> ExitCode {
     for prefix in tuning::SELECT_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SELECT_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
     }
-    for prefix in tuning::SEGMENTED_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_BLOCKS_PER_SM);
-    }
-    for prefix in tuning::SEGMENTED_REDUCE_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_REDUCE_BLOCKS_PER_SM);
-    }
-    for prefix in tuning::SEGMENTED_ARG_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, tuning::SEGMENTED_ARG_BLOCKS_PER_SM);
+    for &(prefixes, blocks) in tuning::SEGMENTED_LAUNCH_BOUNDS {
+        for prefix in prefixes {
+            builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, blocks);
+        }
     }
     // Keys alone first: the first matching prefix gives an entry point its bounds.
     builder = builder.launch_bounds(

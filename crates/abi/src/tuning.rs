@@ -118,7 +118,7 @@ pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;
 /// 1000; docs/performance.md).
 pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented kernels are built for
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented scans are built for
 /// (their PTX declares it): like the compaction, they are bound by the latency of each tile's
 /// phases, so their speed follows the tiles in flight per multiprocessor.
 pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
@@ -150,6 +150,15 @@ pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 5;
 /// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_ARG_BLOCKS_PER_SM`] blocks per
 /// multiprocessor.
 pub const SEGMENTED_ARG_FAMILIES: &[&str] = &["device_segmented_argmin_", "device_segmented_argmax_"];
+
+/// Every segmented kernel family's entry-point prefixes and the blocks per multiprocessor it is
+/// built for (all launched with [`SCAN_BLOCK`] threads): what `cargo xtask ptx` declares and
+/// the PTX tests check.
+pub const SEGMENTED_LAUNCH_BOUNDS: &[(&[&str], u32)] = &[
+    (SEGMENTED_FAMILIES, SEGMENTED_BLOCKS_PER_SM),
+    (SEGMENTED_REDUCE_FAMILIES, SEGMENTED_REDUCE_BLOCKS_PER_SM),
+    (SEGMENTED_ARG_FAMILIES, SEGMENTED_ARG_BLOCKS_PER_SM),
+];
 
 /// From this many tiles on, a segmented call by offsets first finds every tile's first segment
 /// in a small kernel of its own (`device_segment_tile_starts`) instead of each tile searching

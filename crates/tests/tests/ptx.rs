@@ -143,8 +143,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
-/// the segmented ones theirs (SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM; the segmented reduce
-/// SEGMENTED_REDUCE_BLOCKS_PER_SM, the argmin / argmax SEGMENTED_ARG_BLOCKS_PER_SM), the row operations 1024
+/// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
+/// row operations 1024
 /// threads and one block, the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM,
 /// the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
@@ -156,16 +156,13 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
         for name in device_kernels() {
             let body = kernel_body(ptx, name);
             let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
+            let segmented = SEGMENTED_LAUNCH_BOUNDS.iter().find(|(prefixes, _)| has(prefixes));
             let expected = if has(REDUCE_FAMILIES) {
                 Some(bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM))
             } else if has(SELECT_FAMILIES) {
                 Some(bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM))
-            } else if has(SEGMENTED_FAMILIES) {
-                Some(bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM))
-            } else if has(SEGMENTED_REDUCE_FAMILIES) {
-                Some(bounds(SCAN_BLOCK, SEGMENTED_REDUCE_BLOCKS_PER_SM))
-            } else if has(SEGMENTED_ARG_FAMILIES) {
-                Some(bounds(SCAN_BLOCK, SEGMENTED_ARG_BLOCKS_PER_SM))
+            } else if let Some(&(_, blocks)) = segmented {
+                Some(bounds(SCAN_BLOCK, blocks))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
             } else if name.starts_with(SORT_KEYS_FAMILY) {
@@ -430,9 +427,11 @@ fn ptxas_accepts_every_module() {
                 // few spilled words (docs/performance.md); anything else must not spill.
                 let allowed = if gpu_primitives_abi::tuning::SELECT_FAMILIES
                     .iter()
-                    .chain(gpu_primitives_abi::tuning::SEGMENTED_FAMILIES)
-                    .chain(gpu_primitives_abi::tuning::SEGMENTED_REDUCE_FAMILIES)
-                    .chain(gpu_primitives_abi::tuning::SEGMENTED_ARG_FAMILIES)
+                    .chain(
+                        gpu_primitives_abi::tuning::SEGMENTED_LAUNCH_BOUNDS
+                            .iter()
+                            .flat_map(|(p, _)| p.iter()),
+                    )
                     .any(|p| kernel.starts_with(p))
                 {
                     COMPACTION_SPILL_BYTES
