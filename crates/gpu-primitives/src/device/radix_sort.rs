@@ -32,8 +32,14 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     const NAME: &'static str;
     /// Bits of the key: the most a bit range may cover.
     const BITS: u32;
-    /// Keys per thread of a onesweep tile (a tile is `SORT_BLOCK * ITEMS` keys).
+    /// Keys per thread of the block radix sort's tile (the segmented sort sorts a segment of up
+    /// to `SORT_BLOCK * ITEMS` keys in one block).
     const ITEMS: usize;
+    /// Keys per thread of a onesweep pass's tile (`SORT_BLOCK * ONESWEEP_KEYS_ITEMS` keys), keys
+    /// alone.
+    const ONESWEEP_KEYS_ITEMS: usize;
+    /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with values.
+    const ONESWEEP_PAIRS_ITEMS: usize;
     /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
     fn sort_cmp(&self, other: &Self) -> Ordering;
     /// The key's *ordered bits* (widened to `u64`): the unsigned image whose order is
@@ -142,7 +148,8 @@ macro_rules! key_order {
 }
 
 macro_rules! sort_keys_impl {
-    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {
+    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
+          $pairs_items:literal;)*) => {
         $(
             impl sealed::Key for crate::host_type!($name) {}
             impl SortKey for crate::host_type!($name) {
@@ -150,6 +157,8 @@ macro_rules! sort_keys_impl {
                 const NAME: &'static str = stringify!($name);
                 const BITS: u32 = <$bits>::BITS;
                 const ITEMS: usize = $items;
+                const ONESWEEP_KEYS_ITEMS: usize = $keys_items;
+                const ONESWEEP_PAIRS_ITEMS: usize = $pairs_items;
                 key_order!($name, k);
                 fn as_raw(values: &[Self]) -> &[$stored] {
                     bytemuck::cast_slice(values)
@@ -340,7 +349,7 @@ pub(super) fn launch<K: SortKey>(
     let counts = workspace.sort_counts(stream, passes as usize * RADIX_DIGITS as usize)?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(&format!("device_radix_sort_histogram_{}", K::NAME))?;
-    let blocks = (on.gpu.info().multiprocessors * SORT_HISTOGRAM_BLOCKS_PER_SM)
+    let blocks = (on.gpu.info().multiprocessors * histogram_blocks_per_sm())
         .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
         .max(1);
     let config =
@@ -364,7 +373,12 @@ pub(super) fn launch<K: SortKey>(
         radix_sort_kernel_name!(onesweep, u32, keys),
         "device_radix_sort_onesweep_keys_u32"
     );
-    let tile = SORT_BLOCK as usize * K::ITEMS;
+    let items = if value_bytes == 0 {
+        K::ONESWEEP_KEYS_ITEMS
+    } else {
+        K::ONESWEEP_PAIRS_ITEMS
+    };
+    let tile = SORT_BLOCK as usize * items;
     let tiles = n.div_ceil(tile);
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, SORT_BLOCK).with_shared_mem(layout.total);
@@ -410,6 +424,18 @@ pub(super) fn launch<K: SortKey>(
     Ok(())
 }
 
+/// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM` (1 to 4)
+/// when set: a tuning override (read once).
+fn histogram_blocks_per_sm() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    super::tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM",
+        SORT_HISTOGRAM_BLOCKS_PER_SM,
+        1..=4,
+    )
+}
+
 /// The value payload's part of a sort kernel's name (`sort_value_table!`) for values of `bytes`
 /// bytes each (0: keys alone).
 pub(super) fn values_name(bytes: usize) -> &'static str {
@@ -439,7 +465,7 @@ impl<V> ValueBytes<V> {
 /// per 8-bit digit of the compared bits (4 for 32-bit keys) moves the keys, each tile finding
 /// its place by decoupled look-back. Deterministic: the output depends only on the input.
 /// Device memory: the workspace grows by one copy of the keys (the passes' alternate buffer),
-/// 2 KiB of status per tile of `SORT_BLOCK * K::ITEMS` keys and 1 KiB per pass.
+/// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys and 1 KiB per pass.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;

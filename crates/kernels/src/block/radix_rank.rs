@@ -1,16 +1,17 @@
 //! Block radix rank: where each item of a tile goes when the tile is ordered by one digit,
-//! stably (CUB's `BlockRadixRankMatch`).
+//! stably (CUB's `BlockRadixRankMatchEarlyCounts`).
 //!
 //! The tile is held *warp-striped*: warp `w`'s item `i` in lane `l` is tile item
-//! `(w * ITEMS + i) * 32 + l`. Each warp ranks its items in that order against a counter per
-//! digit of its own: for item `i`, [`warp_match_bits`] finds the lanes with the same digit (its
-//! peers; one ballot per bit of the digit and one for the tile's end, faster than `match.any`
-//! on the H100), the highest peer adds their number to the warp's counter for the digit with
-//! one shared-memory atomic, and each peer's rank in the warp is the counter's old value plus its
-//! peers in lower lanes. Then one thread per digit turns the warps' counts into each warp's
-//! offset within the digit and the digit's count; a block scan of the counts gives where each
-//! digit starts in the tile. An item's rank is its digit's start, plus its warp's offset within
-//! the digit, plus its rank in the warp: items of one digit keep their tile order.
+//! `(w * ITEMS + i) * 32 + l`. Counts come first: each item adds one to its warp's counter of
+//! its digit (a shared-memory atomic), and one thread per digit sums the warps' counters into
+//! the digit's count, which it hands out at once (the onesweep pass publishes it for the tiles
+//! after, before any item is ranked), then a block scan of the counts gives where each digit
+//! starts in the tile and each warp's counter becomes where its first item of the digit goes.
+//! Then each warp ranks its items in order: for item `i`, [`warp_match_bits`] finds the lanes
+//! with the same digit (its peers; one ballot per bit of the digit and one for the tile's end,
+//! faster than `match.any` on the H100), the highest peer takes their number of places from the
+//! warp's counter of the digit with one shared-memory atomic, and each peer's rank is the
+//! counter's old value plus its peers in lower lanes: items of one digit keep their tile order.
 
 use crate::block::{BlockScanStorage, block_exclusive_scan};
 use crate::op::Sum;
@@ -47,7 +48,8 @@ pub struct RadixRanks<const ITEMS: usize> {
 /// Rank the tile's items by `digits` (see the [module docs](self)). `digits[i]` is item `i`'s
 /// digit, below [`RADIX_DIGITS`], or `RADIX_DIGITS` for an item past the input's end (ranked
 /// nowhere, counted nowhere). `on_counts` is called by every thread with its digit's count as
-/// soon as it is known, before the block scan (the onesweep pass publishes it there).
+/// soon as it is known, before the block scan and before any item is ranked (the onesweep pass
+/// publishes it there).
 ///
 /// - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`] threads (one per digit).
 /// - **Result valid in:** every thread (its items' ranks; its digit's count and start).
@@ -79,50 +81,57 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
 
+    // Count: each item adds one to its warp's counter of its digit (an item past the end to the
+    // row's last counter, which nothing reads).
+    unrolled_for(ITEMS, |i| {
+        // SAFETY: digits[i] <= RADIX_DIGITS < row: within this warp's counters, zeroed before
+        // the barrier.
+        unsafe { counts.atomic_add_unchecked(digits[i], 1) };
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+
+    // Thread t owns digit t: its count over the warps, handed out before any item is ranked.
+    let mut digit_count = 0;
+    for w in 0..warps {
+        // SAFETY: w * row + t < warps * row; every warp's adds are done (barrier above).
+        digit_count += unsafe { storage.warp_counts.read(w * row + t) };
+    }
+    on_counts(digit_count);
+    let mut start = [digit_count];
+    // SAFETY: the whole block calls it with its own storage.
+    unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut start, storage.scan) };
+    // Each warp's counter of digit t becomes the tile place of that warp's first item of it.
+    let mut next = start[0];
+    for w in 0..warps {
+        // SAFETY: as above; only this thread reads or writes column t.
+        unsafe {
+            let slot = w * row + t;
+            let count = storage.warp_counts.read(slot);
+            storage.warp_counts.write(slot, next);
+            next += count;
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+
+    // Rank: the peers' leader takes their places from the warp's counter of their digit.
     let mut ranks = [0u32; ITEMS];
     unrolled_for(ITEMS, |i| {
         let digit = digits[i];
         // SAFETY: the whole (full) warp runs this loop together.
         let peers = unsafe { warp_match_bits::<{ RADIX_BITS + 1 }>(digit, u32::MAX) };
         let leader = WARP_SIZE - 1 - peers.leading_zeros();
-        let mut before = 0;
-        if lane == leader && digit < RADIX_DIGITS {
-            // SAFETY: digit < RADIX_DIGITS < row: within this warp's counters, zeroed before
-            // the barrier; only this warp's lanes add to them.
-            before = unsafe { counts.atomic_fetch_add_unchecked(digit, peers.count_ones()) };
+        let mut first = 0;
+        if lane == leader {
+            // SAFETY: digit <= RADIX_DIGITS < row: within this warp's counters, set before the
+            // barrier; only this warp's lanes add to them.
+            first = unsafe { counts.atomic_fetch_add_unchecked(digit, peers.count_ones()) };
         }
         // SAFETY: the whole warp calls it; the leader is one of its lanes.
-        let before = unsafe { before.shuffle_idx(leader, WARP_SIZE, u32::MAX) };
-        ranks[i] = before + (peers & lane_mask_below(lane)).count_ones();
-    });
-    // SAFETY: the whole block calls it.
-    unsafe { block_barrier() };
-
-    // Thread t owns digit t: each warp's count becomes the digit's items in the warps before it.
-    let mut digit_count = 0;
-    for w in 0..warps {
-        // SAFETY: w * row + t < warps * row; every warp's adds are done (barrier above).
-        unsafe {
-            let slot = w * row + t;
-            let count = storage.warp_counts.read(slot);
-            storage.warp_counts.write(slot, digit_count);
-            digit_count += count;
-        }
-    }
-    on_counts(digit_count);
-    let mut start = [digit_count];
-    // SAFETY: the whole block calls it with its own storage.
-    unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut start, storage.scan) };
-    // SAFETY: t < RADIX_DIGITS; read after the barrier below.
-    unsafe { storage.digit_starts.write(t, start[0]) };
-    // SAFETY: the whole block calls it.
-    unsafe { block_barrier() };
-
-    unrolled_for(ITEMS, |i| {
-        let digit = digits[i];
+        let first = unsafe { first.shuffle_idx(leader, WARP_SIZE, u32::MAX) };
         ranks[i] = if digit < RADIX_DIGITS {
-            // SAFETY: written before the barrier; digit < RADIX_DIGITS.
-            unsafe { storage.digit_starts.read(digit) + counts.read(digit) + ranks[i] }
+            first + (peers & lane_mask_below(lane)).count_ones()
         } else {
             u32::MAX
         };

@@ -234,6 +234,16 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
     let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.rank, publish) };
 
+    // Keys to shared memory in digit order, before the look-back so that
+    // their stores overlap its reads.
+    unrolled_for(ITEMS, |i| {
+        if digits[i] < RADIX_DIGITS {
+            // SAFETY: a rank is below the tile's valid items, within the exchange; each rank is
+            // one item's.
+            unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
+        }
+    });
+
     // Look back: this thread's digit's keys in the tiles before this one.
     if tile > 0 {
         let mut before = 0u32;
@@ -269,14 +279,6 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             .write(t, digit_base.wrapping_sub(rank.digit_start))
     };
 
-    // Keys to shared memory in digit order.
-    unrolled_for(ITEMS, |i| {
-        if digits[i] < RADIX_DIGITS {
-            // SAFETY: a rank is below the tile's valid items, within the exchange; each rank is
-            // one item's.
-            unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
-        }
-    });
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     let mut out_digits = [0u32; ITEMS];

@@ -26,18 +26,30 @@ macro_rules! pairs {
     };
 }
 
+/// The onesweep tile's keys per thread of a value payload: `keys` alone or with values.
+macro_rules! onesweep_items {
+    (keys, $keys_items:literal, $pairs_items:literal) => {
+        $keys_items
+    };
+    ($other:ident, $keys_items:literal, $pairs_items:literal) => {
+        $pairs_items
+    };
+}
+
 /// `device_radix_sort_onesweep_<values>_<key>`: one digit pass, as [`OnesweepParams`] says.
 macro_rules! onesweep_entries {
-    ([$key:ident, $ty:ty, $items:literal] $($values:ident => $v:ty;)*) => {$(
+    ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $pairs_items:literal]
+     $($values:ident => $v:ty;)*) => {$(
         const _: () = {
             /// # Safety
             /// As `onesweep_tile`, with the launch [`OnesweepParams`] describes.
             #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
+                const ITEMS: usize = onesweep_items!($values, $keys_items, $pairs_items);
                 let layout = onesweep_layout(
                     SORT_BLOCK,
-                    SORT_BLOCK * $items,
+                    SORT_BLOCK * ITEMS as u32,
                     size_of::<$ty>() as u32,
                     if PAIRS { size_of::<$v>() as u32 } else { 0 },
                 );
@@ -68,7 +80,7 @@ macro_rules! onesweep_entries {
                     index_values: p.index_values != 0,
                 };
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { onesweep_tile::<$ty, $v, PAIRS, $items>(pass, status, storage) };
+                unsafe { onesweep_tile::<$ty, $v, PAIRS, ITEMS>(pass, status, storage) };
             }
         };
         const _: () = {
@@ -127,7 +139,8 @@ unsafe fn rank_storage(layout: &OnesweepLayout) -> (RadixRankStorage, crate::sha
 }
 
 macro_rules! sort_entries {
-    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal;)*) => {$(
+    ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
+          $pairs_items:literal;)*) => {$(
         const _: () = {
             /// `device_radix_sort_histogram_<key>`: the counts of every pass's digits, as
             /// [`RadixHistogramParams`] says.
@@ -174,7 +187,7 @@ macro_rules! sort_entries {
                 unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
             }
         };
-        sort_value_table!(onesweep_entries, $name, $device, $items);
+        sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $pairs_items);
     )*};
 }
 gpu_primitives_abi::sort_key_table!(sort_entries);
