@@ -28,7 +28,8 @@ pub struct RadixRankStorage {
     /// `warps * (RADIX_DIGITS + 1)` counters: each warp's per digit, and its items past the
     /// input's end.
     pub warp_counts: SharedArray<u32>,
-    /// `RADIX_DIGITS`: where each digit's items start in the tile.
+    /// `RADIX_DIGITS`: neither read nor written by the rank since it counts first (each warp's
+    /// counters hold the digits' starts); the onesweep layout still reserves it.
     pub digit_starts: SharedArray<u32>,
     /// For the block scan of the digits' counts.
     pub scan: BlockScanStorage<u32>,
@@ -59,8 +60,7 @@ pub struct RadixRanks<const ITEMS: usize> {
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `storage` is this
-/// block's, `warp_counts` at least `8 * (RADIX_DIGITS + 1)` long and `digit_starts`
-/// `RADIX_DIGITS`.
+/// block's, `warp_counts` at least `8 * (RADIX_DIGITS + 1)` long.
 #[inline(always)]
 pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     digits: &[u32; ITEMS],
