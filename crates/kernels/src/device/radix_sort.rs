@@ -234,8 +234,8 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
     let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.rank, publish) };
 
-    // Keys to shared memory in digit order, before the look-back so that
-    // their stores overlap its reads.
+    // Keys to shared memory in digit order, before the look-back so that their stores overlap
+    // its reads.
     unrolled_for(ITEMS, |i| {
         if digits[i] < RADIX_DIGITS {
             // SAFETY: a rank is below the tile's valid items, within the exchange; each rank is

@@ -26,16 +26,6 @@ macro_rules! pairs {
     };
 }
 
-/// The onesweep tile's keys per thread of a value payload: `keys` alone or with values.
-macro_rules! onesweep_items {
-    (keys, $keys_items:literal, $pairs_items:literal) => {
-        $keys_items
-    };
-    ($other:ident, $keys_items:literal, $pairs_items:literal) => {
-        $pairs_items
-    };
-}
-
 /// `device_radix_sort_onesweep_<values>_<key>`: one digit pass, as [`OnesweepParams`] says.
 macro_rules! onesweep_entries {
     ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $pairs_items:literal]
@@ -46,7 +36,7 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = onesweep_items!($values, $keys_items, $pairs_items);
+                const ITEMS: usize = if PAIRS { $pairs_items } else { $keys_items };
                 let layout = onesweep_layout(
                     SORT_BLOCK,
                     SORT_BLOCK * ITEMS as u32,
