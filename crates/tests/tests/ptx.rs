@@ -65,6 +65,14 @@ const PROBE_KERNELS: &[&str] = &[
     "probe_block_f32_items2",
     "probe_block_f32_items3",
     "probe_block_f32_items4",
+    "probe_block_radix_rank_items1",
+    "probe_block_radix_rank_items4",
+    "probe_block_radix_rank_items16",
+    "probe_block_radix_sort_u32_items1",
+    "probe_block_radix_sort_u32_items4",
+    "probe_block_radix_sort_u32_items16",
+    "probe_block_radix_sort_u8_items4",
+    "probe_block_radix_sort_u64_items4",
 ];
 
 /// The device-wide kernels, from the tables in gpu-primitives-abi.

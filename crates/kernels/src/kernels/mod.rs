@@ -13,6 +13,8 @@ pub mod device_layer_probes;
 pub mod dot_product;
 #[cfg(feature = "lessons")]
 pub mod puzzles;
+#[cfg(feature = "probes")]
+pub mod radix_probes;
 #[cfg(feature = "device")]
 pub mod radix_sort;
 #[cfg(feature = "lessons")]

@@ -8,6 +8,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod block_radix;
 mod collectives;
 mod compaction;
 mod device;
@@ -35,6 +36,7 @@ fn main() {
     let trials: Vec<Trial> = [
         device_layer::TESTS,
         collectives::TESTS,
+        block_radix::TESTS,
         device::TESTS,
         compaction::TESTS,
         histogram::TESTS,

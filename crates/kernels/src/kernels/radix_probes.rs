@@ -1,0 +1,212 @@
+//! Probe kernels for the block radix rank and the block radix sort, so the GPU tests can check
+//! them at block scope (one tile per block, tiles cut at the input's end) against CPU models,
+//! apart from the device sorts built on them.
+//!
+//! Every probe runs on blocks of exactly [`RADIX_DIGITS`] threads (the pieces' contract) and
+//! holds its tile warp-striped: thread item `i` is tile position
+//! [`warp_striped_position`]`(i)`, element `block_idx() * RADIX_DIGITS * ITEMS + position` of
+//! the input.
+
+use crate::block::{
+    BlockRadixSortStorage, BlockScanStorage, RadixRankStorage, block_radix_rank_warp_striped,
+    block_radix_sort_warp_striped, warp_striped_position,
+};
+use crate::radix::RadixBits;
+use crate::shared::SharedArray;
+use crate::shared_array;
+use crate::thread::{block_idx, thread_idx};
+use crate::unroll::unrolled_for;
+use gpu_primitives_abi::tuning::RADIX_DIGITS;
+
+/// Counters of the rank: each warp's row of `RADIX_DIGITS + 1`, for the 8 warps of a block.
+const WARP_COUNTS: usize = 8 * (RADIX_DIGITS as usize + 1);
+
+/// The first input element of this block's tile of `ITEMS` items per thread.
+#[inline(always)]
+fn tile_first<const ITEMS: usize>() -> usize {
+    block_idx() as usize * RADIX_DIGITS as usize * ITEMS
+}
+
+/// The rank at block scope: block `b` ranks tile `b` by `digits` (each below `RADIX_DIGITS`;
+/// items past `n` are passed to the rank as past the end) and writes, for every item below `n`,
+/// `ranks[i]` = its place in the tile ordered by digit, and per block, at `per_digit[768 b ..]`,
+/// three rows of `RADIX_DIGITS`: the count each thread was handed by `on_counts`, the count it
+/// got back in the result, and where its digit starts in the tile.
+#[inline(always)]
+unsafe fn rank_probe<const ITEMS: usize>(
+    digits: *const u32,
+    ranks: *mut u32,
+    per_digit: *mut u32,
+    n: usize,
+    storage: RadixRankStorage,
+) {
+    let first = tile_first::<ITEMS>();
+    let index = |i: usize| first + warp_striped_position::<ITEMS>(i) as usize;
+    let mut tile = [RADIX_DIGITS; ITEMS];
+    // SAFETY: (whole body) reads and writes go below n, one thread per index; `per_digit` holds
+    // 3 * RADIX_DIGITS values per block and thread t < RADIX_DIGITS writes its own three; the
+    // whole block (of RADIX_DIGITS threads, the test's contract) calls the rank.
+    unsafe {
+        unrolled_for(ITEMS, |i| {
+            if index(i) < n {
+                tile[i] = *digits.add(index(i));
+            }
+        });
+        let row = per_digit.add(3 * RADIX_DIGITS as usize * block_idx() as usize + thread_idx() as usize);
+        let result = block_radix_rank_warp_striped::<ITEMS>(&tile, storage, |count| *row = count);
+        unrolled_for(ITEMS, |i| {
+            if index(i) < n {
+                *ranks.add(index(i)) = result.ranks[i];
+            }
+        });
+        *row.add(RADIX_DIGITS as usize) = result.digit_count;
+        *row.add(2 * RADIX_DIGITS as usize) = result.digit_start;
+    }
+}
+
+/// The sort at block scope: block `b` sorts tile `b` of `keys` (its items below `n`) by bits
+/// `begin_bit .. end_bit`, with each key's input index as its value when `pairs != 0`, and writes
+/// every item below `n` back in place of the input: `keys_out[i]` the sorted tile's key at that
+/// position, and with `pairs`, `values_out[i]` its input index (untouched without).
+#[inline(always)]
+unsafe fn sort_probe<B: RadixBits, const PAIRS: bool, const ITEMS: usize>(
+    p: BlockSortProbe<B>,
+    storage: BlockRadixSortStorage<B::Slot, u32>,
+) {
+    let first = tile_first::<ITEMS>();
+    let index = |i: usize| first + warp_striped_position::<ITEMS>(i) as usize;
+    let valid = p.n.saturating_sub(first).min(RADIX_DIGITS as usize * ITEMS) as u32;
+    let mut keys = [B::ZERO; ITEMS];
+    let mut values = [0u32; ITEMS];
+    // SAFETY: (whole body) reads and writes go below n, one thread per index; the whole block
+    // (of RADIX_DIGITS threads, the test's contract) calls the sort with the same `valid` and
+    // bit range (`begin_bit <= end_bit <=` the key's width, the test's contract).
+    unsafe {
+        unrolled_for(ITEMS, |i| {
+            if index(i) < p.n {
+                keys[i] = *p.keys.add(index(i));
+                values[i] = index(i) as u32;
+            }
+        });
+        block_radix_sort_warp_striped::<B, u32, PAIRS, ITEMS>(
+            &mut keys,
+            &mut values,
+            valid,
+            (p.begin_bit, p.end_bit),
+            storage,
+        );
+        unrolled_for(ITEMS, |i| {
+            if index(i) < p.n {
+                *p.keys_out.add(index(i)) = keys[i];
+                if PAIRS {
+                    *p.values_out.add(index(i)) = values[i];
+                }
+            }
+        });
+    }
+}
+
+/// The parameters of the `probe_block_radix_sort_<key>_items<K>` kernels (see `sort_probe`).
+#[derive(Clone, Copy)]
+struct BlockSortProbe<B> {
+    /// `n` keys.
+    keys: *const B,
+    /// `n` sorted keys (each tile's).
+    keys_out: *mut B,
+    /// `n` input indices (with pairs).
+    values_out: *mut u32,
+    /// Number of keys.
+    n: usize,
+    /// The first compared bit.
+    begin_bit: u32,
+    /// The bit after the last compared one.
+    end_bit: u32,
+}
+
+/// The rank's storage in static shared memory declared by the caller.
+#[inline(always)]
+fn rank_storage(
+    warp_counts: SharedArray<u32>,
+    digit_starts: SharedArray<u32>,
+    scan: SharedArray<u32>,
+) -> RadixRankStorage {
+    RadixRankStorage {
+        warp_counts,
+        digit_starts,
+        scan: BlockScanStorage::new(scan),
+    }
+}
+
+macro_rules! rank_probes {
+    ($($name:ident = $items:literal, $counts:ident, $starts:ident, $scan:ident;)*) => {$(
+        /// Rank probe (see `rank_probe`) with this many items per thread.
+        ///
+        /// # Safety
+        /// `digits` and `ranks` hold `n` u32 (the digits below `RADIX_DIGITS`), `per_digit`
+        /// `3 * RADIX_DIGITS` u32 per block; one block of `RADIX_DIGITS` threads per tile.
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(digits: *const u32, ranks: *mut u32, per_digit: *mut u32, n: usize) {
+            let storage = rank_storage(
+                shared_array!($counts: [u32; WARP_COUNTS]),
+                shared_array!($starts: [u32; RADIX_DIGITS as usize]),
+                shared_array!($scan: [u32; BlockScanStorage::<u32>::SLOTS as usize]),
+            );
+            // SAFETY: forwarded.
+            unsafe { rank_probe::<$items>(digits, ranks, per_digit, n, storage) }
+        }
+    )*};
+}
+rank_probes!(
+    probe_block_radix_rank_items1 = 1, PROBE_RANK_COUNTS_1, PROBE_RANK_STARTS_1, PROBE_RANK_SCAN_1;
+    probe_block_radix_rank_items4 = 4, PROBE_RANK_COUNTS_4, PROBE_RANK_STARTS_4, PROBE_RANK_SCAN_4;
+    probe_block_radix_rank_items16 = 16, PROBE_RANK_COUNTS_16, PROBE_RANK_STARTS_16, PROBE_RANK_SCAN_16;
+);
+
+macro_rules! sort_probes {
+    ($($name:ident: $key:ty = $items:literal, $counts:ident, $starts:ident, $scan:ident, $keys:ident,
+       $values:ident;)*) => {$(
+        /// Block sort probe (see `sort_probe`) of these keys with this many items per thread;
+        /// `pairs != 0` sorts each key's input index with it.
+        ///
+        /// # Safety
+        /// `keys` and `keys_out` hold `n` keys, `values_out` `n` u32; `begin_bit <= end_bit <=`
+        /// the key's width; one block of `RADIX_DIGITS` threads per tile.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            keys: *const $key, keys_out: *mut $key, values_out: *mut u32, n: usize,
+            begin_bit: u32, end_bit: u32, pairs: u32,
+        ) {
+            let p = BlockSortProbe { keys, keys_out, values_out, n, begin_bit, end_bit };
+            let storage = BlockRadixSortStorage {
+                rank: rank_storage(
+                    shared_array!($counts: [u32; WARP_COUNTS]),
+                    shared_array!($starts: [u32; RADIX_DIGITS as usize]),
+                    shared_array!($scan: [u32; BlockScanStorage::<u32>::SLOTS as usize]),
+                ),
+                keys: shared_array!($keys: [<$key as RadixBits>::Slot; RADIX_DIGITS as usize * $items]),
+                values: shared_array!($values: [u32; RADIX_DIGITS as usize * $items]),
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                if pairs != 0 {
+                    sort_probe::<$key, true, $items>(p, storage)
+                } else {
+                    sort_probe::<$key, false, $items>(p, storage)
+                }
+            }
+        }
+    )*};
+}
+sort_probes!(
+    probe_block_radix_sort_u32_items1: u32 = 1, PROBE_SORT_COUNTS_U32_1, PROBE_SORT_STARTS_U32_1,
+        PROBE_SORT_SCAN_U32_1, PROBE_SORT_KEYS_U32_1, PROBE_SORT_VALUES_U32_1;
+    probe_block_radix_sort_u32_items4: u32 = 4, PROBE_SORT_COUNTS_U32_4, PROBE_SORT_STARTS_U32_4,
+        PROBE_SORT_SCAN_U32_4, PROBE_SORT_KEYS_U32_4, PROBE_SORT_VALUES_U32_4;
+    probe_block_radix_sort_u32_items16: u32 = 16, PROBE_SORT_COUNTS_U32_16, PROBE_SORT_STARTS_U32_16,
+        PROBE_SORT_SCAN_U32_16, PROBE_SORT_KEYS_U32_16, PROBE_SORT_VALUES_U32_16;
+    probe_block_radix_sort_u8_items4: u8 = 4, PROBE_SORT_COUNTS_U8_4, PROBE_SORT_STARTS_U8_4,
+        PROBE_SORT_SCAN_U8_4, PROBE_SORT_KEYS_U8_4, PROBE_SORT_VALUES_U8_4;
+    probe_block_radix_sort_u64_items4: u64 = 4, PROBE_SORT_COUNTS_U64_4, PROBE_SORT_STARTS_U64_4,
+        PROBE_SORT_SCAN_U64_4, PROBE_SORT_KEYS_U64_4, PROBE_SORT_VALUES_U64_4;
+);
