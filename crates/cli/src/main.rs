@@ -43,9 +43,10 @@ enum Command {
     /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
-    /// Radix sort the keys of a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU,
-    /// ascending or descending, over all bits or a bit range; or --argsort: the permutation that
-    /// sorts them (u32 indices, stable).
+    /// Radix sort the keys of a .npy array (f32 f64 i32 u32 i64 u64 f16; 1-D, or 2-D: each row
+    /// on its own) on the GPU, ascending or descending, over all bits or a bit range; or
+    /// --argsort: the permutation that sorts them (u32 indices, stable); or --top-k: each row's
+    /// K largest or smallest.
     Sort(SortArgs),
     /// A row operation on each row of a 2-D .npy matrix (f32 f16) on the GPU: softmax,
     /// log-softmax, LayerNorm or RMSNorm.
@@ -141,7 +142,8 @@ struct RowsArgs {
 
 #[derive(clap::Args)]
 struct SortArgs {
-    /// The keys: a .npy file (1-D, little-endian: f32 f64 i32 u32 i64 u64 f16).
+    /// The keys: a .npy file (little-endian: f32 f64 i32 u32 i64 u64 f16), 1-D, or 2-D (C
+    /// order: each row sorted on its own, as torch's sort(dim=-1)).
     input: std::path::PathBuf,
     /// Largest key first (NaNs first for floats) instead of smallest first; equal keys keep
     /// their input order either way.
@@ -159,7 +161,13 @@ struct SortArgs {
     /// the ordered bits are not the stored bits.
     #[arg(long, value_name = "BIT")]
     end_bit: Option<u32>,
-    /// Write the sorted keys (with --argsort: the indices, u32) to this .npy file.
+    /// Keep each row's first K keys of the sort and their columns (torch's topk): the K largest
+    /// with --descending (largest first, NaNs first for floats), else the K smallest; ties go to
+    /// the lower column. Compares whole keys (no bit range).
+    #[arg(long, value_name = "K", conflicts_with_all = ["begin_bit", "end_bit"])]
+    top_k: Option<usize>,
+    /// Write the sorted keys (with --argsort: the indices, u32; 2-D for a 2-D input, each row's
+    /// indices within the row) to this .npy file.
     #[arg(long)]
     output: Option<std::path::PathBuf>,
     /// Also sort on the CPU (a stable sort) and compare bit for bit, keys and indices (exit
@@ -344,6 +352,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     argsort: args.argsort,
                     begin_bit: args.begin_bit,
                     end_bit: args.end_bit,
+                    top_k: args.top_k,
                     output: args.output.clone(),
                     check: args.check,
                     device: cli.device,

@@ -37,7 +37,7 @@ pub enum NpyError {
     /// The array does not have the dimensions the command reads.
     #[error("{path}: the array has shape {shape:?}; {expected} arrays are read here")]
     WrongDimensions {
-        /// What the command reads: "1-D" or "2-D".
+        /// What the command reads: "1-D", "2-D" or "1-D or 2-D".
         expected: &'static str,
         /// The file.
         path: PathBuf,
@@ -150,7 +150,7 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> NpyError + '_ {
 /// # Errors
 /// [`NpyError`] for a missing file, a bad header, another dtype, more than one dimension.
 pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
-    open_with(path, 1, "1-D")
+    open_with(path, &[1], "1-D")
 }
 
 /// Open `path` as a row-major matrix (2-D, C order, a supported dtype): `shape` is
@@ -159,10 +159,18 @@ pub fn open(path: &Path) -> Result<NpyInput, NpyError> {
 /// # Errors
 /// As [`open`], for an array that is not 2-D.
 pub fn open_matrix(path: &Path) -> Result<NpyInput, NpyError> {
-    open_with(path, 2, "2-D")
+    open_with(path, &[2], "2-D")
 }
 
-/// Open `path`, an array of `dimensions` dimensions (`expected` names them).
+/// Open `path` as a 1-D array or a row-major matrix (`shape` says which).
+///
+/// # Errors
+/// As [`open`], for an array of another number of dimensions.
+pub fn open_vector_or_matrix(path: &Path) -> Result<NpyInput, NpyError> {
+    open_with(path, &[1, 2], "1-D or 2-D")
+}
+
+/// Open `path`, an array of one of `dimensions` dimensions (`expected` names them).
 ///
 /// # Example
 /// ```no_run
@@ -170,11 +178,11 @@ pub fn open_matrix(path: &Path) -> Result<NpyInput, NpyError> {
 /// println!("{:?}, {} elements", input.dtype, input.len);
 /// # Ok::<(), gpu_primitives_cli::npy::NpyError>(())
 /// ```
-fn open_with(path: &Path, dimensions: usize, expected: &'static str) -> Result<NpyInput, NpyError> {
+fn open_with(path: &Path, dimensions: &[usize], expected: &'static str) -> Result<NpyInput, NpyError> {
     let reader = BufReader::new(File::open(path).map_err(io_error(path))?);
     let file = npyz::NpyFile::new(reader).map_err(io_error(path))?;
     let shape = file.shape().to_vec();
-    if shape.len() != dimensions {
+    if !dimensions.contains(&shape.len()) {
         return Err(NpyError::WrongDimensions {
             expected,
             path: path.to_owned(),

@@ -1,8 +1,10 @@
-//! The CLI's `sort` command on `.npy` files: read the keys, radix sort them on the GPU
-//! (`device::sort_keys`, or `device::argsort` for the permutation), ascending or descending,
-//! over all bits or a bit range, report, optionally write the sorted keys (or the `u32`
-//! indices), and (`--check`) compare them bit for bit with the CPU reference
-//! (`reference::sort`, a stable comparison sort).
+//! The CLI's `sort` command on `.npy` files: read the keys (a 1-D array, or a 2-D one whose rows
+//! are sorted each on its own, torch's `sort(dim=-1)`), radix sort them on the GPU
+//! (`device::sort_keys` / `device::argsort`; per row `device::segmented_sort_keys` /
+//! `device::segmented_argsort`), ascending or descending, over all bits or a bit range, or take
+//! each row's first `k` of that order (`device::top_k`, torch's `topk`), report, optionally write
+//! the sorted keys (or the `u32` indices), and (`--check`) compare them bit for bit with the CPU
+//! reference (`reference::sort`, a stable comparison sort).
 
 use crate::cli_ops::CliError;
 use crate::npy;
@@ -26,10 +28,27 @@ pub struct SortJob {
     pub end_bit: Option<u32>,
     /// Where to write the sorted keys (or, with `argsort`, the indices).
     pub output: Option<PathBuf>,
+    /// Each row's first `k` keys of the sort (the `k` largest with `descending`, torch's
+    /// `topk`; else the `k` smallest) instead of the whole sort; over whole keys (no bit range).
+    pub top_k: Option<usize>,
     /// Compare with the CPU reference.
     pub check: bool,
     /// GPU ordinal.
     pub device: u32,
+}
+
+/// What the command sorts: `rows` of `cols` keys each (a 1-D array is one row of its length),
+/// and how many of each row it keeps (`cols`, or `k` for `--top-k`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortShape {
+    /// Rows sorted each on its own (1 for a 1-D array).
+    pub rows: usize,
+    /// Keys per row.
+    pub cols: usize,
+    /// Keys written per row.
+    pub keep: usize,
+    /// Whether the input was 2-D (the output is then `rows x keep`, else 1-D).
+    pub matrix: bool,
 }
 
 impl SortJob {
@@ -50,6 +69,38 @@ impl SortJob {
         };
         let bits = options.compared_bits::<K>()?;
         Ok((options, bits))
+    }
+
+    /// The rows of an array of `shape` (1-D or 2-D), and the keys kept per row, checked.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] for `--top-k` past the row's length, or with a bit range (the
+    /// top-k compares whole keys).
+    pub fn shape(&self, shape: &[usize]) -> Result<SortShape, Error> {
+        let (rows, cols) = match *shape {
+            [rows, cols] => (rows, cols),
+            _ => (1, shape.iter().product()),
+        };
+        let keep = match self.top_k {
+            None => cols,
+            Some(_) if self.begin_bit.is_some() || self.end_bit.is_some() => {
+                return Err(Error::InvalidLaunch(
+                    "--top-k compares whole keys: --begin-bit and --end-bit are for the sort alone".into(),
+                ));
+            }
+            Some(k) if k > cols => {
+                return Err(Error::InvalidLaunch(format!(
+                    "--top-k {k} is past the rows' {cols} keys"
+                )));
+            }
+            Some(k) => k,
+        };
+        Ok(SortShape {
+            rows,
+            cols,
+            keep,
+            matrix: shape.len() == 2,
+        })
     }
 }
 
@@ -105,88 +156,168 @@ fn first_difference<T: bytemuck::Pod>(found: &[T], expected: &[T]) -> Option<usi
         })
 }
 
-fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], job: &SortJob) -> Result<bool, CliError> {
-    let (options, bits) = job.options::<K>()?;
-    let n = host.len();
+/// The keys and indices the GPU produced for `job` on `host` (shaped by `shape`), and the time
+/// of the timed call, µs.
+struct Sorted<K> {
+    keys: Vec<K>,
+    indices: Option<Vec<u32>>,
+    micros: f64,
+}
+
+fn sort_on_gpu<K: CliKey>(
+    gpu: &Gpu,
+    host: &[K],
+    shape: SortShape,
+    job: &SortJob,
+) -> Result<Sorted<K>, CliError> {
+    let (options, _) = job.options::<K>()?;
+    let (n, kept) = (host.len(), shape.rows * shape.keep);
     let d_keys = gpu.upload(K::as_raw(host))?;
-    let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(n)?;
-    let mut d_indices = if job.argsort {
-        Some(gpu.alloc_zeroed::<u32>(n)?)
+    let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(kept)?;
+    let mut d_indices = if job.argsort || job.top_k.is_some() {
+        Some(gpu.alloc_zeroed::<u32>(kept)?)
     } else {
         None
     };
     let workspace = &mut DeviceWorkspace::new();
     let mut sort = || {
-        let (keys_in, keys_out) = (key_view::<K>(&d_keys, n), key_view_mut::<K>(&mut d_sorted, n));
-        match &mut d_indices {
-            Some(indices) => device::argsort(gpu, keys_in, keys_out, indices, options, workspace),
-            None => device::sort_keys(gpu, keys_in, keys_out, options, workspace),
+        let (keys_in, keys_out) = (key_view::<K>(&d_keys, n), key_view_mut::<K>(&mut d_sorted, kept));
+        let cols = shape.cols;
+        match (&mut d_indices, job.top_k) {
+            (Some(indices), Some(k)) => device::top_k(
+                gpu,
+                keys_in,
+                cols,
+                k,
+                job.descending,
+                keys_out,
+                indices,
+                workspace,
+            ),
+            (Some(indices), None) if shape.matrix => {
+                device::segmented_argsort(gpu, keys_in, keys_out, indices, cols, options, workspace)
+            }
+            (Some(indices), None) => device::argsort(gpu, keys_in, keys_out, indices, options, workspace),
+            (None, _) if shape.matrix => {
+                device::segmented_sort_keys(gpu, keys_in, keys_out, cols, options, workspace)
+            }
+            (None, _) => device::sort_keys(gpu, keys_in, keys_out, options, workspace),
         }
     };
     // An untimed call reserves the workspace (the alternate keys, the tiles' status); the
     // timed one sorts the unchanged input again (out of place).
     sort()?;
     let ((), elapsed) = gpu.time(&mut sort)?;
-    let sorted: Vec<K> = K::from_raw(&gpu.download(&d_sorted)?).to_vec();
-    let indices = d_indices.as_ref().map(|d| gpu.download(d)).transpose()?;
-    let what = if job.argsort { "argsort" } else { "sort_keys" };
-    let order = if job.descending { "descending" } else { "ascending" };
+    Ok(Sorted {
+        keys: K::from_raw(&gpu.download(&d_sorted)?).to_vec(),
+        indices: d_indices.as_ref().map(|d| gpu.download(d)).transpose()?,
+        micros: elapsed.as_secs_f64() * 1e6,
+    })
+}
+
+/// What the CPU reference gives for `job` on `host`: the kept keys and, per kept key, its index
+/// within its row.
+fn sort_on_cpu<K: CliKey>(host: &[K], shape: SortShape, job: &SortJob) -> Result<(Vec<K>, Vec<u32>), Error> {
+    if let Some(k) = job.top_k {
+        return Ok(reference::sort::top_k(host, shape.cols, k, job.descending));
+    }
+    let (options, _) = job.options::<K>()?;
+    let offsets: Vec<u64> = (0..=shape.rows).map(|r| (r * shape.cols) as u64).collect();
+    let indices = reference::sort::segmented_argsort(host, &offsets, options);
+    let keys = indices
+        .iter()
+        .enumerate()
+        .map(|(i, &j)| host[i / shape.cols.max(1) * shape.cols + j as usize])
+        .collect();
+    Ok((keys, indices))
+}
+
+fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], shape: SortShape, job: &SortJob) -> Result<bool, CliError> {
+    let (_, bits) = job.options::<K>()?;
+    let found = sort_on_gpu(gpu, host, shape, job)?;
+    let what = match (job.top_k, shape.matrix, job.argsort) {
+        (Some(k), ..) => format!(
+            "top_k (k = {k}, {})",
+            if job.descending { "largest" } else { "smallest" }
+        ),
+        (None, true, true) => "segmented_argsort".into(),
+        (None, true, false) => "segmented_sort_keys".into(),
+        (None, false, true) => "argsort".into(),
+        (None, false, false) => "sort_keys".into(),
+    };
+    let order = match (job.top_k, job.descending) {
+        (Some(_), _) => "",
+        (None, true) => " descending",
+        (None, false) => " ascending",
+    };
     let range = if bits == (0..K::BITS) {
         String::new()
     } else {
         format!(", bits {}..{}", bits.start, bits.end)
     };
+    let of = if shape.matrix {
+        format!("{} rows x {}", shape.rows, shape.cols)
+    } else {
+        shape.cols.to_string()
+    };
     println!(
-        "{what} {order}{range} of {n} {} keys on {}: {} ({:.1} µs, after an untimed call that reserved the workspace)",
+        "{what}{order}{range} of {of} {} keys on {}: {} ({:.1} µs, after an untimed call that reserved the workspace)",
         K::NAME,
         gpu.info().name,
-        ends(&sorted),
-        elapsed.as_secs_f64() * 1e6
+        ends(&found.keys),
+        found.micros
     );
-    if let Some(indices) = &indices {
+    if let Some(indices) = &found.indices {
         println!("indices: {}", ends(indices));
     }
     if let Some(path) = &job.output {
-        match &indices {
-            Some(indices) => {
-                npy::write(path, indices)?;
-                println!("wrote {} ({} indices, u32)", path.display(), indices.len());
-            }
-            None => {
-                npy::write(path, &sorted)?;
-                println!("wrote {} ({} keys, {})", path.display(), sorted.len(), K::NAME);
-            }
+        let write =
+            |what: &str, count: usize, ty: &str| println!("wrote {} ({count} {what}, {ty})", path.display());
+        let (rows, cols) = (shape.rows, shape.keep);
+        match (&found.indices, job.argsort) {
+            (Some(indices), true) if shape.matrix => npy::write_matrix(path, rows, cols, indices)?,
+            (Some(indices), true) => npy::write(path, indices)?,
+            _ if shape.matrix => npy::write_matrix(path, rows, cols, &found.keys)?,
+            _ => npy::write(path, &found.keys)?,
+        }
+        if job.argsort {
+            write("indices", rows * cols, "u32");
+        } else {
+            write("keys", rows * cols, K::NAME);
         }
     }
     if !job.check {
         return Ok(true);
     }
-    let expected_indices = reference::sort::argsort(host, options);
-    let expected: Vec<K> = expected_indices.iter().map(|&i| host[i as usize]).collect();
-    let difference = first_difference(K::as_raw(&sorted), K::as_raw(&expected)).or(indices
+    let (expected, expected_indices) = sort_on_cpu(host, shape, job)?;
+    let difference = first_difference(K::as_raw(&found.keys), K::as_raw(&expected)).or(found
+        .indices
         .as_ref()
         .and_then(|indices| first_difference(indices, &expected_indices)));
+    let kept = shape.rows * shape.keep;
     match difference {
         None => println!("CPU reference (stable sort): identical"),
-        Some(at) => println!("CPU reference (stable sort): DIFFERENT (first at position {at} of {n})"),
+        Some(at) => println!("CPU reference (stable sort): DIFFERENT (first at position {at} of {kept})"),
     }
     Ok(difference.is_none())
 }
 
-/// Run `sort` on the file of `job` (read, and the bit range checked, before the GPU is
-/// opened). Returns whether `--check` found the GPU's keys (and indices) equal to the CPU's
-/// (true without `--check`).
+/// Run `sort` on the file of `job` (read, and the bit range and `--top-k` checked, before the
+/// GPU is opened). Returns whether `--check` found the GPU's keys (and indices) equal to the
+/// CPU's (true without `--check`).
 ///
 /// # Errors
-/// [`CliError`] with a one-line message: the file, a bad bit range, GPU errors.
+/// [`CliError`] with a one-line message: the file (1-D or 2-D), a bad bit range or `--top-k`,
+/// GPU errors.
 pub fn run(job: &SortJob) -> Result<bool, CliError> {
-    let input = npy::open(&job.input)?;
+    let input = npy::open_vector_or_matrix(&job.input)?;
+    let shape = job.shape(&input.shape)?;
     let bar = indicatif::ProgressBar::hidden();
     crate::with_npy_type!(input.dtype, T => {
         let host = input.read::<T>(&bar)?;
         job.options::<T>()?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
-        run_typed::<T>(&gpu, &host, job)
+        run_typed::<T>(&gpu, &host, shape, job)
     })
 }
 
@@ -202,6 +333,7 @@ mod tests {
             begin_bit,
             end_bit,
             output: None,
+            top_k: None,
             check: false,
             device: 0,
         }
@@ -221,6 +353,63 @@ mod tests {
         assert!(job(Some(9), Some(8), false).options::<u32>().is_err());
         // An empty range sorts nothing: the keys keep their order, argsort gives the identity.
         assert_eq!(job(Some(8), Some(8), true).options::<u32>().unwrap().1, 8..8);
+    }
+
+    #[test]
+    fn shapes_and_top_k_are_checked_before_the_gpu() {
+        let plain = job(None, None, false);
+        let shape = |rows, cols, keep, matrix| SortShape {
+            rows,
+            cols,
+            keep,
+            matrix,
+        };
+        assert_eq!(plain.shape(&[7]).unwrap(), shape(1, 7, 7, false));
+        assert_eq!(plain.shape(&[3, 5]).unwrap(), shape(3, 5, 5, true));
+        let top = |k| SortJob {
+            top_k: Some(k),
+            ..job(None, None, false)
+        };
+        assert_eq!(top(2).shape(&[3, 5]).unwrap(), shape(3, 5, 2, true));
+        assert_eq!(top(0).shape(&[4]).unwrap(), shape(1, 4, 0, false));
+        let err = top(6).shape(&[3, 5]).unwrap_err().to_string();
+        assert!(err.contains("--top-k 6 is past the rows' 5 keys"), "{err}");
+        let with_bits = SortJob {
+            top_k: Some(1),
+            ..job(Some(4), None, false)
+        };
+        assert!(
+            with_bits
+                .shape(&[8])
+                .unwrap_err()
+                .to_string()
+                .contains("whole keys")
+        );
+    }
+
+    #[test]
+    fn the_cpu_side_sorts_each_row_and_keeps_the_first_k() {
+        // Two rows of 4; equal keys keep their column order (stable).
+        let host = [3.0f32, -1.0, 3.0, 0.5, 2.0, 2.0, f32::NAN, -0.0];
+        let rows = job(None, None, true); // descending
+        let shape = rows.shape(&[2, 4]).unwrap();
+        let (keys, indices) = sort_on_cpu(&host, shape, &rows).unwrap();
+        assert_eq!(indices, [0, 2, 3, 1, 2, 0, 1, 3]);
+        assert_eq!(
+            first_difference(&keys, &[3.0, 3.0, 0.5, -1.0, f32::NAN, 2.0, 2.0, -0.0]),
+            None
+        );
+        let top = SortJob {
+            top_k: Some(2),
+            descending: false,
+            ..job(None, None, true)
+        };
+        let (keys, indices) = sort_on_cpu(&host, top.shape(&[2, 4]).unwrap(), &top).unwrap();
+        assert_eq!((keys, indices), (vec![-1.0, 0.5, -0.0, 2.0], vec![1, 3, 3, 0]));
+        // A 1-D array is one row: the whole sort.
+        let flat = job(None, None, false);
+        let (_, indices) = sort_on_cpu(&host[..4], flat.shape(&[4]).unwrap(), &flat).unwrap();
+        assert_eq!(indices, [0, 2, 3, 1]);
     }
 
     #[test]

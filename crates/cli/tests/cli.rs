@@ -107,12 +107,14 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
     let exe = env!("CARGO_BIN_EXE_gpu-primitives");
     let bad = temp("bad.npy");
     write_npy(&bad, "<f4", "(2, 2)", &f32_bytes(&[0.0; 4]));
+    let cube = temp("cube.npy");
+    write_npy(&cube, "<f4", "(2, 2, 2)", &f32_bytes(&[0.0; 8]));
     for args in [
         vec!["reduce", "/nonexistent/x.npy"],
         vec!["scan", bad.to_str().unwrap()],
         vec!["select", bad.to_str().unwrap(), "--keep", "lt", "--value", "-1.5"],
         vec!["unique", "/nonexistent/x.npy"],
-        vec!["sort", bad.to_str().unwrap(), "--descending"],
+        vec!["sort", cube.to_str().unwrap(), "--descending"],
         vec!["sort", "/nonexistent/x.npy", "--argsort"],
         // Cross-entropy without targets, and with targets that are not i64.
         vec!["rows", bad.to_str().unwrap(), "--op", "cross-entropy"],
@@ -172,6 +174,7 @@ fn help_lists_sort_and_its_options() {
         "--argsort",
         "--begin-bit <BIT>",
         "--end-bit <BIT>",
+        "--top-k <K>",
         "--output",
         "--check",
     ] {
@@ -242,6 +245,66 @@ fn sort_checks_its_arguments_before_the_gpu() {
             stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
             "{stderr}"
         );
+    }
+}
+
+#[test]
+fn sort_takes_rows_and_top_k_of_a_matrix() {
+    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
+    let matrix = temp("sort-matrix.npy");
+    // Two rows of 3.
+    write_npy(
+        &matrix,
+        "<f4",
+        "(2, 3)",
+        &f32_bytes(&[3.0, 1.0, 2.0, 0.5, -1.0, 9.0]),
+    );
+    let matrix = matrix.to_str().unwrap();
+    // --top-k past the rows, or beside a bit range: one-line errors (exit status 2) without a GPU.
+    for (args, message) in [
+        (
+            vec!["sort", matrix, "--top-k", "4"],
+            "--top-k 4 is past the rows' 3 keys",
+        ),
+        (
+            vec!["sort", matrix, "--top-k", "2", "--end-bit", "8"],
+            "cannot be used with",
+        ),
+    ] {
+        let out = Command::new(exe).args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(message) && !stderr.contains("panicked"),
+            "{args:?}: {stderr}"
+        );
+    }
+    // Each row sorted, and each row's 2 largest with their columns: checked on a GPU, or the
+    // missing device as the one-line error.
+    for (args, printed) in [
+        (vec!["sort", matrix, "--check"], "[1.0, 2.0, 3.0, -1.0, 0.5, 9.0]"),
+        (
+            vec!["sort", matrix, "--top-k", "2", "--descending", "--check"],
+            "indices: [0, 2, 2, 0]",
+        ),
+    ] {
+        let out = Command::new(exe).args(&args).output().unwrap();
+        let (stdout, stderr) = (
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+        );
+        if out.status.success() {
+            assert!(
+                stdout.contains(printed) && stdout.contains("identical"),
+                "{stdout}"
+            );
+        } else {
+            assert_eq!(out.status.code(), Some(2), "{stderr}");
+            assert!(
+                stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
+                "{stderr}"
+            );
+        }
     }
 }
 
