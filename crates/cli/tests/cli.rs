@@ -30,6 +30,44 @@ fn f32_bytes(values: &[f32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// Run the binary with `args`: its stdout, stderr and exit status.
+fn run(args: &[&str]) -> (String, String, Option<i32>) {
+    let out = Command::new(env!("CARGO_BIN_EXE_gpu-primitives"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+/// The binary refuses `args` without a GPU: exit status 2 and `message` on stderr, no panic.
+fn refused(args: &[&str], message: &str) {
+    let (_, stderr, status) = run(args);
+    assert_eq!(status, Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(message) && !stderr.contains("panicked"),
+        "{args:?}: {stderr}"
+    );
+}
+
+/// Run `args`, good arguments for a GPU: its stdout where it succeeded, or `None` where there
+/// is no GPU (checked: the missing device is the one-line error, exit status 2).
+fn on_gpu(args: &[&str]) -> Option<String> {
+    let (stdout, stderr, status) = run(args);
+    if status == Some(0) {
+        return Some(stdout);
+    }
+    assert_eq!(status, Some(2), "{args:?}: {stderr}");
+    assert!(
+        stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
+        "{args:?}: {stderr}"
+    );
+    None
+}
+
 #[test]
 fn reads_a_good_file() {
     let path = temp("good.npy");
@@ -104,7 +142,6 @@ fn truncated_file_is_detected() {
 
 #[test]
 fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
-    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
     let bad = temp("bad.npy");
     write_npy(&bad, "<f4", "(2, 2)", &f32_bytes(&[0.0; 4]));
     let cube = temp("cube.npy");
@@ -127,34 +164,20 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
             bad.to_str().unwrap(),
         ],
     ] {
-        let out = Command::new(exe).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+        let (_, stderr, status) = run(&args);
+        assert_eq!(status, Some(2), "{args:?}: {stderr}");
         assert!(
-            stderr.starts_with("error: ") && !stderr.contains("panicked"),
+            stderr.starts_with("error: ")
+                && stderr.trim().lines().count() == 1
+                && !stderr.contains("panicked"),
             "{args:?}: {stderr}"
         );
     }
     // A good file: on a machine without a GPU, the missing device is the one-line error.
     let good = temp("good-for-binary.npy");
     write_npy(&good, "<f4", "(3,)", &f32_bytes(&[1.0, 2.0, 3.0]));
-    let out = Command::new(exe)
-        .args(["reduce", good.to_str().unwrap(), "--check"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if out.status.success() {
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("6"),
-            "a GPU summed 1 + 2 + 3"
-        );
-    } else {
-        assert_eq!(out.status.code(), Some(2));
-        assert!(
-            stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
-            "{stderr}"
-        );
+    if let Some(stdout) = on_gpu(&["reduce", good.to_str().unwrap(), "--check"]) {
+        assert!(stdout.contains("6"), "a GPU summed 1 + 2 + 3");
     }
 }
 
@@ -189,49 +212,32 @@ fn help_lists_sort_and_its_options() {
 
 #[test]
 fn sort_checks_its_arguments_before_the_gpu() {
-    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
     let keys = temp("sort-keys.npy");
     write_npy(&keys, "<f4", "(4,)", &f32_bytes(&[3.0, -1.0, f32::NAN, -0.0]));
     let keys = keys.to_str().unwrap();
-    // A bit range past the key's width, a reversed one, a bit that is not a number: one-line errors (exit status 2) without a GPU.
-    for (args, message) in [
-        (
-            vec!["sort", keys, "--end-bit", "40"],
-            "bit range 0..40 is not within the 32 bits of f32",
-        ),
-        (
-            vec!["sort", keys, "--begin-bit", "9", "--end-bit", "8"],
-            "bit range 9..8",
-        ),
-        (vec!["sort", keys, "--begin-bit", "x"], "--begin-bit"),
-    ] {
-        let out = Command::new(exe).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(message) && !stderr.contains("panicked"),
-            "{args:?}: {stderr}"
-        );
-    }
+    // A bit range past the key's width, a reversed one, a bit that is not a number: one-line
+    // errors (exit status 2) without a GPU.
+    refused(
+        &["sort", keys, "--end-bit", "40"],
+        "bit range 0..40 is not within the 32 bits of f32",
+    );
+    refused(
+        &["sort", keys, "--begin-bit", "9", "--end-bit", "8"],
+        "bit range 9..8",
+    );
+    refused(&["sort", keys, "--begin-bit", "x"], "--begin-bit");
     // Good arguments: sorted and checked on a GPU, or the missing device as the one-line error.
     let out_path = temp("sort-out.npy");
-    let out = Command::new(exe)
-        .args([
-            "sort",
-            keys,
-            "--descending",
-            "--argsort",
-            "--check",
-            "--output",
-            out_path.to_str().unwrap(),
-        ])
-        .output()
-        .unwrap();
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    if out.status.success() {
+    let out = out_path.to_str().unwrap();
+    if let Some(stdout) = on_gpu(&[
+        "sort",
+        keys,
+        "--descending",
+        "--argsort",
+        "--check",
+        "--output",
+        out,
+    ]) {
         // Descending: the NaN first, then 3.0, -0.0, -1.0.
         assert!(
             stdout.contains("indices: [2, 0, 3, 1]") && stdout.contains("identical"),
@@ -239,18 +245,11 @@ fn sort_checks_its_arguments_before_the_gpu() {
         );
         let indices = gpu_primitives_cli::npy::open(&out_path).unwrap();
         assert_eq!(indices.dtype, gpu_primitives_cli::npy::NpyDtype::U32);
-    } else {
-        assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(
-            stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
-            "{stderr}"
-        );
     }
 }
 
 #[test]
 fn sort_takes_rows_and_top_k_of_a_matrix() {
-    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
     let matrix = temp("sort-matrix.npy");
     // Two rows of 3.
     write_npy(
@@ -260,27 +259,16 @@ fn sort_takes_rows_and_top_k_of_a_matrix() {
         &f32_bytes(&[3.0, 1.0, 2.0, 0.5, -1.0, 9.0]),
     );
     let matrix = matrix.to_str().unwrap();
-    // --top-k past the rows, or beside a bit range: one-line errors (exit status 2) without a GPU.
-    for (args, message) in [
-        (
-            vec!["sort", matrix, "--top-k", "4"],
-            "--top-k 4 is past the rows' 3 keys",
-        ),
-        (
-            vec!["sort", matrix, "--top-k", "2", "--end-bit", "8"],
-            "cannot be used with",
-        ),
-    ] {
-        let out = Command::new(exe).args(&args).output().unwrap();
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-        assert!(
-            stderr.contains(message) && !stderr.contains("panicked"),
-            "{args:?}: {stderr}"
-        );
-    }
-    // Each row sorted, and each row's 2 largest with their columns: checked on a GPU, or the
-    // missing device as the one-line error.
+    // --top-k past the rows, or beside a bit range: refused without a GPU.
+    refused(
+        &["sort", matrix, "--top-k", "4"],
+        "--top-k 4 is past the rows' 3 keys",
+    );
+    refused(
+        &["sort", matrix, "--top-k", "2", "--end-bit", "8"],
+        "cannot be used with",
+    );
+    // Each row sorted, and each row's 2 largest with their columns, checked on a GPU.
     for (args, printed) in [
         (vec!["sort", matrix, "--check"], "[1.0, 2.0, 3.0, -1.0, 0.5, 9.0]"),
         (
@@ -288,21 +276,10 @@ fn sort_takes_rows_and_top_k_of_a_matrix() {
             "indices: [0, 2, 2, 0]",
         ),
     ] {
-        let out = Command::new(exe).args(&args).output().unwrap();
-        let (stdout, stderr) = (
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr),
-        );
-        if out.status.success() {
+        if let Some(stdout) = on_gpu(&args) {
             assert!(
                 stdout.contains(printed) && stdout.contains("identical"),
                 "{stdout}"
-            );
-        } else {
-            assert_eq!(out.status.code(), Some(2), "{stderr}");
-            assert!(
-                stderr.starts_with("error: no CUDA device") && stderr.trim().lines().count() == 1,
-                "{stderr}"
             );
         }
     }
