@@ -2,6 +2,8 @@
 //! CUB's `DeviceRadixSort` (Onesweep; kernels `device::radix_sort`).
 
 use super::element::{DeviceView, DeviceViewMut};
+use super::segmented::Segments;
+use super::segmented_sort::{self, SegmentedCall};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
@@ -306,6 +308,17 @@ pub(super) fn launch<K: SortKey>(
     if n == 0 {
         return Ok(());
     }
+    if n <= SORT_BLOCK as usize * K::ITEMS {
+        // One tile: one block sorts it in shared memory (the segmented sort's tile path, one
+        // segment: one launch, each key read and written once, in place too) instead of the
+        // upfront count and a onesweep pass per digit (CUB's single-tile sort).
+        let call = SegmentedCall {
+            buffers,
+            segments: Segments::Rows(n),
+            keep: None,
+        };
+        return segmented_sort::launch::<K>(on, "sort", call, options, workspace);
+    }
     let stream = on.stream;
     // Scratch: the alternate keys, then the alternate values (16-byte aligned).
     let keys_scratch_bytes = (n * key_bytes).next_multiple_of(16);
@@ -466,6 +479,9 @@ impl<V> ValueBytes<V> {
 /// its place by decoupled look-back. Deterministic: the output depends only on the input.
 /// Device memory: the workspace grows by one copy of the keys (the passes' alternate buffer),
 /// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys and 1 KiB per pass.
+/// Up to one tile of the block radix sort (`SORT_BLOCK * K::ITEMS` keys: 4096 of 4 bytes or
+/// less, 3072 of 8) one block sorts the keys in shared memory in one launch, with no workspace
+/// (CUB's single-tile sort); the result is the same.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
