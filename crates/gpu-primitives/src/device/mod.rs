@@ -88,7 +88,10 @@ pub use segmented_scan::{
     ScanKey, SegmentOffsets, exclusive_scan_by_key, inclusive_scan_by_key, segmented_exclusive_scan,
     segmented_inclusive_scan,
 };
-pub use segmented_sort::{segmented_argsort, segmented_sort_keys, segmented_sort_pairs};
+pub use segmented_sort::{
+    segmented_argsort, segmented_sort_keys, segmented_sort_keys_in_place, segmented_sort_pairs,
+    segmented_sort_pairs_in_place,
+};
 pub use select::{
     Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,

@@ -268,6 +268,26 @@ pub(super) struct SortBuffers {
     pub(super) values: Values,
 }
 
+impl SortBuffers {
+    /// `n` keys at `keys` sorted where they lie, with `values` (their address and bytes per
+    /// value) where given, sorted where they lie too.
+    pub(super) fn in_place(n: usize, keys: u64, values: Option<(u64, usize)>) -> Self {
+        Self {
+            n,
+            keys_in: keys,
+            keys_out: keys,
+            values: match values {
+                None => Values::None,
+                Some((address, bytes)) => Values::Pairs {
+                    input: Some(address),
+                    output: address,
+                    bytes,
+                },
+            },
+        }
+    }
+}
+
 /// Check `len` against the keys' number.
 pub(super) fn check_len(what: &'static str, n: usize, len: usize) -> Result<()> {
     if len < n {
@@ -530,12 +550,7 @@ pub fn sort_keys_in_place<'k, 'g, K: SortKey>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let keys = keys.into();
-    let buffers = SortBuffers {
-        n: keys.len,
-        keys_in: keys.address,
-        keys_out: keys.address,
-        values: Values::None,
-    };
+    let buffers = SortBuffers::in_place(keys.len, keys.address, None);
     launch::<K>(on.into(), buffers, options, workspace)
 }
 
@@ -589,16 +604,7 @@ pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
     let bytes = ValueBytes::<V>::BYTES;
     let (keys, values) = (keys.into(), values.into());
     check_len("sort_pairs_in_place: values", keys.len, values.len)?;
-    let buffers = SortBuffers {
-        n: keys.len,
-        keys_in: keys.address,
-        keys_out: keys.address,
-        values: Values::Pairs {
-            input: Some(values.address),
-            output: values.address,
-            bytes,
-        },
-    };
+    let buffers = SortBuffers::in_place(keys.len, keys.address, Some((values.address, bytes)));
     launch::<K>(on.into(), buffers, options, workspace)
 }
 

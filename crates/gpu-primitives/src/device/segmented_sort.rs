@@ -209,6 +209,66 @@ pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
     launch::<K>(on.into(), "segmented_sort_keys", call, options, workspace)
 }
 
+/// Sort each segment of `keys` in place (CUB's `DeviceSegmentedRadixSort::SortKeys` on a
+/// `DoubleBuffer`, whose result may be in either buffer; here it is always in `keys`); otherwise
+/// as [`segmented_sort_keys`], keys outside every segment left as they are. A segment of up to a tile is read into the block before any key is
+/// written; a longer one goes through the workspace's scratch buffers (copied there first when
+/// the bit range is one digit), so the extra device memory is the out-of-place call's.
+///
+/// # Errors
+/// As [`segmented_sort_keys`].
+pub fn segmented_sort_keys_in_place<'k, 'g, 's, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceViewMut<'k, K>>,
+    segments: impl Into<Segments<'s>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let keys = keys.into();
+    let call = SegmentedCall {
+        buffers: SortBuffers::in_place(keys.len, keys.address, None),
+        segments: segments.into(),
+        keep: None,
+    };
+    launch::<K>(
+        on.into(),
+        "segmented_sort_keys_in_place",
+        call,
+        options,
+        workspace,
+    )
+}
+
+/// Sort each segment's `(key, value)` pairs by key in place; as [`segmented_sort_pairs`] and
+/// [`segmented_sort_keys_in_place`].
+///
+/// # Errors
+/// As [`segmented_sort_pairs`] (`values` shorter than `keys`).
+pub fn segmented_sort_pairs_in_place<'k, 'v, 'g, 's, K: SortKey, V: DeviceCopy>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceViewMut<'k, K>>,
+    values: impl Into<DeviceViewMut<'v, V>>,
+    segments: impl Into<Segments<'s>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    let bytes = ValueBytes::<V>::BYTES;
+    let (keys, values) = (keys.into(), values.into());
+    check_len("segmented_sort_pairs_in_place: values", keys.len, values.len)?;
+    let call = SegmentedCall {
+        buffers: SortBuffers::in_place(keys.len, keys.address, Some((values.address, bytes))),
+        segments: segments.into(),
+        keep: None,
+    };
+    launch::<K>(
+        on.into(),
+        "segmented_sort_pairs_in_place",
+        call,
+        options,
+        workspace,
+    )
+}
+
 /// Sort each segment's `(key, value)` pairs by key (CUB's `DeviceSegmentedRadixSort::SortPairs`):
 /// as [`segmented_sort_keys`], each value (any type of 4 or 8 bytes) moving with its key.
 ///

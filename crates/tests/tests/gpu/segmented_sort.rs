@@ -1,4 +1,4 @@
-//! Segmented radix sort (segmented_sort_keys / _pairs, segmented_argsort) and top_k against the
+//! Segmented radix sort (segmented_sort_keys / _pairs, segmented_argsort, both in place) and top_k against the
 //! CPU reference (`reference::sort`: each segment's stable sort): property tests over every key
 //! type and segment layouts from empty segments to one long one beside many short ones, rows of
 //! 1 to 10^4 keys (past a tile, and the rows that go through the device-wide sort), both
@@ -151,19 +151,22 @@ fn check_layout<K: SortKey>(
     let mut d_wide_out = gpu.upload(&vec![u64::MAX; n]).map_err(fail)?;
     let in_segments = |j: usize| expected_global[j] != u32::MAX;
 
-    let check_keys = |name: &str, d: &gpu_primitives::DeviceBuffer<K::Raw>| -> Result<(), TestCaseError> {
+    let check_bits = |name: &str,
+                      d: &gpu_primitives::DeviceBuffer<K::Raw>,
+                      expected: &[u64]|
+     -> Result<(), TestCaseError> {
         let found = key_bits(&download_keys::<K>(gpu, d)?);
-        if let Some(i) = (0..n).find(|&i| found[i] != expected_bits[i]) {
+        if let Some(i) = (0..n).find(|&i| found[i] != expected[i]) {
             return Err(TestCaseError::fail(format!(
                 "{name} {what}: index {i}: found bits {:#x}, expected {:#x}",
-                found[i], expected_bits[i]
+                found[i], expected[i]
             )));
         }
         Ok(())
     };
     device::segmented_sort_keys(gpu, keys_in(), view_mut::<K>(&mut d_out), segments(), options, ws)
         .map_err(fail)?;
-    check_keys("segmented_sort_keys", &d_out)?;
+    check_bits("segmented_sort_keys", &d_out, &expected_bits)?;
 
     device::segmented_sort_pairs(
         gpu,
@@ -176,7 +179,7 @@ fn check_layout<K: SortKey>(
         ws,
     )
     .map_err(fail)?;
-    check_keys("segmented_sort_pairs", &d_out)?;
+    check_bits("segmented_sort_pairs", &d_out, &expected_bits)?;
     let values = gpu.download(&d_values).map_err(fail)?;
     prop_assert!(
         values == expected_global,
@@ -218,7 +221,7 @@ fn check_layout<K: SortKey>(
         ws,
     )
     .map_err(fail)?;
-    check_keys("segmented_argsort", &d_out)?;
+    check_bits("segmented_argsort", &d_out, &expected_bits)?;
     let indices = gpu.download(&d_indices).map_err(fail)?;
     prop_assert!(
         (0..n).all(|j| indices[j] == if in_segments(j) { local[j] } else { u32::MAX }),
@@ -228,6 +231,40 @@ fn check_layout<K: SortKey>(
     prop_assert!(
         key_bits(&download_keys::<K>(gpu, &d_keys)?) == key_bits(keys),
         "{}: the input changed",
+        what
+    );
+
+    // In place: each segment sorted where it lies, the keys (values) outside every segment as
+    // they were.
+    let in_place: Vec<K> = (0..n)
+        .map(|j| if in_segments(j) { expected_keys[j] } else { keys[j] })
+        .collect();
+    let in_place_bits = key_bits(&in_place);
+    let mut d_sorted = gpu.upload(K::as_raw(keys)).map_err(fail)?;
+    device::segmented_sort_keys_in_place(gpu, view_mut::<K>(&mut d_sorted), segments(), options, ws)
+        .map_err(fail)?;
+    check_bits("segmented_sort_keys_in_place", &d_sorted, &in_place_bits)?;
+    let mut d_sorted = gpu.upload(K::as_raw(keys)).map_err(fail)?;
+    let mut d_moved = gpu.upload(&index).map_err(fail)?;
+    device::segmented_sort_pairs_in_place(
+        gpu,
+        view_mut::<K>(&mut d_sorted),
+        &mut d_moved,
+        segments(),
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    check_bits("segmented_sort_pairs_in_place", &d_sorted, &in_place_bits)?;
+    let moved = gpu.download(&d_moved).map_err(fail)?;
+    prop_assert!(
+        (0..n).all(|j| moved[j]
+            == if in_segments(j) {
+                expected_global[j]
+            } else {
+                j as u32
+            }),
+        "segmented_sort_pairs_in_place {}: values (the input index) out of order",
         what
     );
     Ok(())
