@@ -211,9 +211,10 @@ pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
 
 /// Sort each segment of `keys` in place (CUB's `DeviceSegmentedRadixSort::SortKeys` on a
 /// `DoubleBuffer`, whose result may be in either buffer; here it is always in `keys`); otherwise
-/// as [`segmented_sort_keys`], keys outside every segment left as they are. A segment of up to a tile is read into the block before any key is
-/// written; a longer one goes through the workspace's scratch buffers (copied there first when
-/// the bit range is one digit), so the extra device memory is the out-of-place call's.
+/// as [`segmented_sort_keys`], keys outside every segment left as they are. A segment of up to
+/// a tile is read into the block before any key is written; a longer one goes through the
+/// workspace's scratch buffers (copied there first when the bit range is one digit), so the
+/// extra device memory is the out-of-place call's.
 ///
 /// # Errors
 /// As [`segmented_sort_keys`].
