@@ -5,7 +5,7 @@
 //! built on them are tested in `sort` and `segmented_sort`.
 
 use crate::sort::make_keys;
-use crate::support::{GpuTest, check_slices, ok, rng};
+use crate::support::{GpuTest, check_slices, ok, rng, tile_edge_lengths};
 use gpu_primitives::device::{SortKey, SortOptions};
 use gpu_primitives::reference::sort as reference;
 use gpu_primitives::{Gpu, LaunchConfig};
@@ -18,18 +18,6 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("block_radix::rank_items_x_tile_edges_x_digit_shapes", rank),
     ("block_radix::sort_keys_and_pairs_x_key_types_x_bit_ranges", sort),
 ];
-
-/// The lengths of the probes for a tile of `tile` items: around its edges and one at random.
-fn lengths(tile: usize, r: &mut impl Rng) -> [usize; 6] {
-    [
-        1,
-        tile - 1,
-        tile,
-        tile + 1,
-        3 * tile + 5,
-        r.random_range(1..5 * tile),
-    ]
-}
 
 /// `n` digits below `RADIX_DIGITS`: 0 uniform, 1 a handful of values, 2 one value, 3 ascending,
 /// 4 descending (the tile's order reversed), 5 the digit of the position within its warp.
@@ -56,7 +44,7 @@ fn rank(gpu: &Gpu) -> Result<(), Failed> {
     let d = RADIX_DIGITS as usize;
     for items in [1usize, 4, 16] {
         let tile = d * items;
-        for n in lengths(tile, &mut r) {
+        for n in tile_edge_lengths(tile, &mut r) {
             for shape in 0..6 {
                 let input = digits(n, shape, &mut r);
                 let grid = n.div_ceil(tile);
@@ -153,7 +141,7 @@ fn sort_tiles<K: SortKey + DeviceCopy + Default + PartialEq>(
         (width - 8, width),
         (random_begin, r.random_range(random_begin..=width)),
     ];
-    for n in lengths(tile, r) {
+    for n in tile_edge_lengths(tile, r) {
         for shape in 0..5 {
             let keys = make_keys::<K>(n, shape, r.random());
             let grid = n.div_ceil(tile);

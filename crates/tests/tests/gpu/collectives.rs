@@ -2,7 +2,7 @@
 //! i32 and f32, Sum / Max / Min, over block sizes 1..1024 (not only warp multiples), 1 to 4 items
 //! per thread, and lengths at tile boundaries, against CPU references.
 
-use crate::support::{GpuTest, check_slices, grid_values, ok, rng};
+use crate::support::{GpuTest, check_slices, grid_values, ok, rng, tile_edge_lengths};
 use gpu_primitives::{Gpu, LaunchConfig, WARP_SIZE};
 use gpu_primitives_runtime::DeviceCopy;
 use libtest_mimic::Failed;
@@ -490,14 +490,7 @@ fn tile_shapes(items: &[u32], widest: u32, r: &mut impl Rng) -> Vec<(u32, u32, u
         let largest = if k == widest { 512 } else { 1024 };
         for block in [32u32, 64, 96, 256, largest] {
             let tile = (block * k) as usize;
-            for n in [
-                1,
-                tile - 1,
-                tile,
-                tile + 1,
-                3 * tile + 5,
-                r.random_range(1..5 * tile),
-            ] {
+            for n in tile_edge_lengths(tile, r) {
                 shapes.push((k, block, n));
             }
         }

@@ -104,6 +104,19 @@ pub fn rng(salt: u64) -> StdRng {
     StdRng::seed_from_u64(0x5eed + salt)
 }
 
+/// Lengths for the tile probes, for tiles of `tile` items: one item, around the tile's edges,
+/// three tiles and a part, and one at random below five tiles.
+pub fn tile_edge_lengths(tile: usize, r: &mut impl Rng) -> [usize; 6] {
+    [
+        1,
+        tile - 1,
+        tile,
+        tile + 1,
+        3 * tile + 5,
+        r.random_range(1..5 * tile),
+    ]
+}
+
 /// `n` values on the grid {k/4 : -8 <= k <= 8}: sums of up to 2^20 of them are exact in f32
 /// in any order, so GPU and CPU results must be bitwise equal.
 pub fn grid_values(n: usize, salt: u64) -> Vec<f32> {
