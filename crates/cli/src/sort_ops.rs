@@ -168,9 +168,9 @@ fn sort_on_gpu<K: CliKey>(
     gpu: &Gpu,
     host: &[K],
     shape: SortShape,
+    options: SortOptions,
     job: &SortJob,
 ) -> Result<Sorted<K>, CliError> {
-    let (options, _) = job.options::<K>()?;
     let (n, kept) = (host.len(), shape.rows * shape.keep);
     let d_keys = gpu.upload(K::as_raw(host))?;
     let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(kept)?;
@@ -215,13 +215,17 @@ fn sort_on_gpu<K: CliKey>(
     })
 }
 
-/// What the CPU reference gives for `job` on `host`: the kept keys and, per kept key, its index
-/// within its row.
-fn sort_on_cpu<K: CliKey>(host: &[K], shape: SortShape, job: &SortJob) -> Result<(Vec<K>, Vec<u32>), Error> {
+/// What the CPU reference gives for `job` (sorting by `options`) on `host`: the kept keys and,
+/// per kept key, its index within its row.
+fn sort_on_cpu<K: CliKey>(
+    host: &[K],
+    shape: SortShape,
+    options: SortOptions,
+    job: &SortJob,
+) -> (Vec<K>, Vec<u32>) {
     if let Some(k) = job.top_k {
-        return Ok(reference::sort::top_k(host, shape.cols, k, job.descending));
+        return reference::sort::top_k(host, shape.cols, k, job.descending);
     }
-    let (options, _) = job.options::<K>()?;
     let offsets: Vec<u64> = (0..=shape.rows).map(|r| (r * shape.cols) as u64).collect();
     let indices = reference::sort::segmented_argsort(host, &offsets, options);
     let keys = indices
@@ -229,12 +233,12 @@ fn sort_on_cpu<K: CliKey>(host: &[K], shape: SortShape, job: &SortJob) -> Result
         .enumerate()
         .map(|(i, &j)| host[i / shape.cols.max(1) * shape.cols + j as usize])
         .collect();
-    Ok((keys, indices))
+    (keys, indices)
 }
 
 fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], shape: SortShape, job: &SortJob) -> Result<bool, CliError> {
-    let (_, bits) = job.options::<K>()?;
-    let found = sort_on_gpu(gpu, host, shape, job)?;
+    let (options, bits) = job.options::<K>()?;
+    let found = sort_on_gpu(gpu, host, shape, options, job)?;
     let what = match (job.top_k, shape.matrix, job.argsort) {
         (Some(k), ..) => format!(
             "top_k (k = {k}, {})",
@@ -289,7 +293,7 @@ fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], shape: SortShape, job: &SortJob) 
     if !job.check {
         return Ok(true);
     }
-    let (expected, expected_indices) = sort_on_cpu(host, shape, job)?;
+    let (expected, expected_indices) = sort_on_cpu(host, shape, options, job);
     let difference = first_difference(K::as_raw(&found.keys), K::as_raw(&expected)).or(found
         .indices
         .as_ref()
@@ -393,7 +397,7 @@ mod tests {
         let host = [3.0f32, -1.0, 3.0, 0.5, 2.0, 2.0, f32::NAN, -0.0];
         let rows = job(None, None, true); // descending
         let shape = rows.shape(&[2, 4]).unwrap();
-        let (keys, indices) = sort_on_cpu(&host, shape, &rows).unwrap();
+        let (keys, indices) = sort_on_cpu(&host, shape, rows.options::<f32>().unwrap().0, &rows);
         assert_eq!(indices, [0, 2, 3, 1, 2, 0, 1, 3]);
         assert_eq!(
             first_difference(&keys, &[3.0, 3.0, 0.5, -1.0, f32::NAN, 2.0, 2.0, -0.0]),
@@ -404,11 +408,21 @@ mod tests {
             descending: false,
             ..job(None, None, true)
         };
-        let (keys, indices) = sort_on_cpu(&host, top.shape(&[2, 4]).unwrap(), &top).unwrap();
+        let (keys, indices) = sort_on_cpu(
+            &host,
+            top.shape(&[2, 4]).unwrap(),
+            top.options::<f32>().unwrap().0,
+            &top,
+        );
         assert_eq!((keys, indices), (vec![-1.0, 0.5, -0.0, 2.0], vec![1, 3, 3, 0]));
         // A 1-D array is one row: the whole sort.
         let flat = job(None, None, false);
-        let (_, indices) = sort_on_cpu(&host[..4], flat.shape(&[4]).unwrap(), &flat).unwrap();
+        let (_, indices) = sort_on_cpu(
+            &host[..4],
+            flat.shape(&[4]).unwrap(),
+            flat.options::<f32>().unwrap().0,
+            &flat,
+        );
         assert_eq!(indices, [0, 2, 3, 1]);
     }
 
