@@ -148,6 +148,16 @@ pub const fn row_column_sums_bytes(items_per_thread: u32, block: u32) -> u32 {
     4 * (2 * items_per_thread + 1) * block
 }
 
+/// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation keeping `tiles` tiles of
+/// its row in shared memory (`RowParams::shared_tiles`), in bytes: `words` 32-bit words of each
+/// of its `inputs` row inputs per thread of the `block`, per tile. Tile `t`'s 16-byte chunk `c`
+/// of input `i` of thread `r` is vector `((t * inputs + i) * words / 4 + c) * block + r`: a
+/// warp's chunks are consecutive (no bank conflicts), and each thread reads back only what it
+/// wrote (no barrier). Computed in `u64`: the host checks it against the device's limit.
+pub const fn row_staged_tiles_bytes(tiles: u32, words: u32, inputs: u32, block: u32) -> u64 {
+    tiles as u64 * words as u64 * 4 * inputs as u64 * block as u64
+}
+
 /// Dynamic shared memory of the radix sort's upfront histogram, in bytes: one `u32` counter per
 /// digit of each pass.
 pub const fn sort_histogram_shared_bytes(passes: u32) -> u32 {

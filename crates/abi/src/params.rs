@@ -453,6 +453,12 @@ pub struct RowParams<T> {
     pub ignore_index: i64,
     /// Threads per row.
     pub group: u32,
+    /// Where the row is read in more than one tile (a group of the whole block), how many of
+    /// its first tiles the block keeps in dynamic shared memory, past `ROW_SHARED_BYTES`,
+    /// between its reduction and its output instead of reading them again (their bytes:
+    /// [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)); 0 reads every tile
+    /// but the last again. Never with `column_partials` (which need one tile).
+    pub shared_tiles: u32,
     /// Norms: added to the variance (LayerNorm) or the mean square (RMSNorm).
     pub eps: f32,
     /// Cross-entropy: the label smoothing, in `[0, 1]`.

@@ -330,6 +330,24 @@ pub const fn row_plan(cols: usize, vector: usize, inputs: usize, op_words: u32, 
     }
 }
 
+/// How many of a row's first tiles the block keeps in shared memory between its reduction and
+/// its output (`RowParams::shared_tiles`) under `plan`, for an operation of `inputs` row inputs
+/// given `available_bytes` of dynamic shared memory past `ROW_SHARED_BYTES`: every tile but the
+/// last (which stays in registers) where they fit, else as many as fit (the others are read
+/// again); 0 for a row of one tile. A tile is
+/// [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)`(1, ..)`: 64 KiB for 1024
+/// threads of 16 words, so an H100 (227 KiB a block) keeps 3, and reads a row of 4 tiles
+/// (65536 `f32`) once.
+pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, available_bytes: u64) -> u32 {
+    if plan.tiles <= 1 {
+        return 0;
+    }
+    let tile = crate::layout::row_staged_tiles_bytes(1, plan.words, inputs as u32, plan.block);
+    let fit = available_bytes / tile;
+    let wanted = (plan.tiles - 1) as u64;
+    if fit < wanted { fit as u32 } else { wanted as u32 }
+}
+
 /// Threads (a power of two) that hold `cols` items at `words` words of `items_per_word` each.
 const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
     cols.div_ceil(words as usize * items_per_word).next_power_of_two()
@@ -388,7 +406,35 @@ pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
 
 #[cfg(test)]
 mod row_plan_tests {
-    use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan};
+    use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles};
+
+    #[test]
+    fn shared_tiles_keep_what_fits_and_leave_the_last_tile_in_registers() {
+        use crate::layout::{ROW_SHARED_BYTES, row_staged_tiles_bytes};
+        // H100 (sm_90): 227 KiB a block where a kernel opts in; A100 (sm_80): 163 KiB.
+        let h100 = 227 * 1024 - ROW_SHARED_BYTES as u64;
+        let a100 = 163 * 1024 - ROW_SHARED_BYTES as u64;
+        // (cols, vector, inputs, op words, H100 tiles kept, A100 tiles kept)
+        for (cols, vector, inputs, words, h, a) in [
+            (16384, 4, 1, 16, 0, 0),  // f32 softmax: one tile
+            (65536, 4, 1, 16, 3, 2),  // 4 tiles of 64 KiB
+            (262144, 4, 1, 16, 3, 2), // 16 tiles: 3 kept, 12 read again
+            (65536, 8, 1, 16, 3, 3),  // bf16: 4 tiles of 32 KiB
+            (262144, 8, 1, 16, 7, 5), // bf16: 16 tiles of 32 KiB
+            (65536, 4, 2, 16, 3, 2),  // f32 backward: 8 tiles of 2 x 32 KiB
+            (3000, 4, 1, 8, 1, 1),    // LayerNorm f32: 2 tiles of 256 threads, 8 KiB
+            (8000, 4, 1, 8, 3, 3),    // LayerNorm f32: 4 tiles of 256 threads
+        ] {
+            let plan = row_plan(cols, vector, inputs, words, 1024);
+            for (available, expected) in [(h100, h), (a100, a)] {
+                let kept = row_shared_tiles(plan, inputs, available);
+                assert_eq!(kept, expected, "{cols} cols, {plan:?}, {available} bytes");
+                assert!(kept as usize <= plan.tiles.saturating_sub(1));
+                assert!(row_staged_tiles_bytes(kept, plan.words, inputs as u32, plan.block) <= available);
+            }
+        }
+        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 1024), 1, 0), 0);
+    }
 
     #[test]
     fn norm_grad_chunks_cover_the_rows() {

@@ -12,12 +12,20 @@
 //!
 //! | operation, type | in a warp or less up to (cols) | in one block's registers up to | past it |
 //! |---|---|---|---|
-//! | softmax, log-softmax, RMSNorm: f32 | 512 | 16384 (1024 threads) | a block of 1024 threads reads the row twice, in tiles (the last tile once) |
+//! | softmax, log-softmax, RMSNorm: f32 | 512 | 16384 (1024 threads) | a block of 1024 threads reads the row in tiles, keeps the first in shared memory and reads the others again (the last tile once) |
 //! | the same: f16, bf16 | 512 | 4096 (256 threads) | as above (256 threads up to 4 tiles) |
 //! | LayerNorm: f32 / halves | 256 / 512 | 2048 / 4096 (256 threads) | as above |
 //! | the backward: f32 / halves | 256 / 512 | 8192 / 16384 (1024 threads) | as above |
 //! | the norms' backward: f32 / halves | 128 / 256 | 1024 / 2048 (256 threads) | as above |
 //! | cross-entropy: f32 / halves | 256 / 512 | 2048 / 4096 (256 threads) | as above |
+//!
+//! Rows read in tiles keep every tile but the last in shared memory between the reduction and the
+//! output while the device's shared memory per block holds them
+//! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), less 768
+//! bytes), so they are read once while the row's inputs take at most 256 KiB on an H100 (227
+//! KiB of shared memory a block, beside the tile in registers): 65536 `f32` or 131072 halves
+//! for the forward operations, half that for the backward. Longer rows keep as many tiles as
+//! fit and read the rest again.
 //!
 //! Every call:
 //! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);
@@ -41,12 +49,14 @@
 
 use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
-use gpu_primitives_abi::layout::{NORM_GRAD_FINISH_SHARED_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes};
+use gpu_primitives_abi::layout::{
+    NORM_GRAD_FINISH_SHARED_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes, row_staged_tiles_bytes,
+};
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_MAX_GROUP, RowPlan, TARGET_COUNT_BLOCK,
-    TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_plan,
+    TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_plan, row_shared_tiles,
 };
 
 mod sealed {
@@ -307,7 +317,18 @@ fn launch_summing<T: RowElement>(
         column_partials = Some((partials, chunks));
     }
     let items = plan.words * T::ROW_VECTOR as u32 / 4;
-    let shared = ROW_SHARED_BYTES + column_partials.map_or(0, |_| row_column_sums_bytes(items, plan.block));
+    // Rows of several tiles keep what the device's shared memory holds of them (none where no
+    // output is written); column sums need one tile, so never both.
+    let available = u64::from(on.gpu.info().max_shared_per_block).saturating_sub(u64::from(ROW_SHARED_BYTES));
+    let shared_tiles = if call.output.is_some() {
+        row_shared_tiles(plan, k.inputs, available).min(max_shared_tiles())
+    } else {
+        0
+    };
+    let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
+    let shared = ROW_SHARED_BYTES
+        + staged_bytes
+        + column_partials.map_or(0, |_| row_column_sums_bytes(items, plan.block));
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
     let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
     let params = RowParams {
@@ -326,6 +347,7 @@ fn launch_summing<T: RowElement>(
         cols,
         ignore_index: call.ignore_index,
         group: plan.group,
+        shared_tiles,
         eps: call.eps,
         smoothing: call.smoothing,
     };
@@ -333,7 +355,7 @@ fn launch_summing<T: RowElement>(
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
     // most a warp or the whole block; ROW_SHARED_BYTES of shared memory); the column partials
     // hold 2 f32 per column for each of the grid's groups, and their sums have their shared
-    // memory.
+    // memory, as have the kept tiles (within the device's limit: `available`).
     unsafe { on.stream.launch(&kernel, config, &params)? };
     Ok(column_partials)
 }
@@ -349,6 +371,14 @@ fn max_group() -> u32 {
     } else {
         ROW_MAX_GROUP
     }
+}
+
+/// Most tiles of a row kept in shared memory (`row_shared_tiles`, which also caps them at what
+/// fits): all that fit, or `GPU_PRIMITIVES_ROW_SHARED_TILES` (0 to 64; 0 reads every tile
+/// again) for measurements.
+fn max_shared_tiles() -> u32 {
+    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SHARED_TILES", u32::MAX, 0..=64)
 }
 
 fn view<T>(v: &DeviceView<'_, T>) -> (u64, usize) {

@@ -190,6 +190,40 @@ impl<T: SharedValue> SharedArray<T> {
 }
 
 impl SharedArray<u32> {
+    /// Words `i .. i + 4` in one 16-byte access (`ld.shared.v4.b32`), without a bounds check
+    /// (for loops whose registers are tight: no length is kept).
+    ///
+    /// # Safety
+    /// As [`read_unchecked`](Self::read_unchecked) for each word, and `i` a multiple of 4 (the
+    /// array starts 16-byte aligned).
+    #[inline(always)]
+    pub unsafe fn read_vector_unchecked(&self, i: u32) -> [u32; 4] {
+        let address = self.base + 4 * i;
+        let (a, b, c, d): (u32, u32, u32, u32);
+        // SAFETY: 16 in-bounds, 16-byte-aligned bytes (the caller's); ordering is the caller's.
+        unsafe {
+            asm!("ld.shared.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}];", a = out(reg32) a, b = out(reg32) b,
+                 c = out(reg32) c, d = out(reg32) d, p = in(reg32) address, options(nostack, readonly))
+        };
+        [a, b, c, d]
+    }
+
+    /// Store `words` as words `i .. i + 4` in one 16-byte access (`st.shared.v4.b32`), without a
+    /// bounds check.
+    ///
+    /// # Safety
+    /// As [`write_unchecked`](Self::write_unchecked) for each word, and `i` a multiple of 4 (the
+    /// array starts 16-byte aligned).
+    #[inline(always)]
+    pub unsafe fn write_vector_unchecked(&self, i: u32, [a, b, c, d]: [u32; 4]) {
+        let address = self.base + 4 * i;
+        // SAFETY: 16 in-bounds, 16-byte-aligned bytes (the caller's); ordering is the caller's.
+        unsafe {
+            asm!("st.shared.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg32) address, a = in(reg32) a,
+                 b = in(reg32) b, c = in(reg32) c, d = in(reg32) d, options(nostack))
+        };
+    }
+
     /// `element i += value`, atomically among the block's threads (`red.shared.add.u32`), without
     /// a bounds check: for counters that many threads bump at once (a privatized histogram).
     ///

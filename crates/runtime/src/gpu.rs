@@ -19,6 +19,11 @@ pub struct DeviceInfo {
     pub arch: u32,
     /// Streaming multiprocessors.
     pub multiprocessors: u32,
+    /// Most shared memory one block may use, static and dynamic together, in bytes, where the
+    /// kernel opts in (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on sm_90,
+    /// 163 KiB on sm_80). Launches asking for more than 48 KiB of dynamic shared memory opt in
+    /// themselves ([`Stream::launch`](crate::Stream::launch)).
+    pub max_shared_per_block: u32,
     /// Threads per warp, as the device reports it.
     pub warp_size: u32,
     /// Total device memory, bytes.
@@ -158,6 +163,10 @@ impl Gpu {
             name,
             arch,
             multiprocessors: attribute(device, A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            max_shared_per_block: attribute(
+                device,
+                A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
             warp_size: device_warp,
             total_memory,
             driver_cuda_version: crate::ptx::format_cuda_version(driver_version),

@@ -185,7 +185,9 @@ impl Module {
 }
 
 impl Stream {
-    /// Queue `kernel` with `params` (copied at the call: they may be dropped after it).
+    /// Queue `kernel` with `params` (copied at the call: they may be dropped after it). A launch
+    /// asking for more than [`LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES`] of dynamic shared
+    /// memory first raises its kernel's limit to that (`cuFuncSetAttribute`).
     ///
     /// # Safety
     /// The pointers in `params` must address device memory that is large enough for what the
@@ -212,6 +214,21 @@ impl Stream {
     ) -> Result<()> {
         config.validate()?;
         self.bind_context()?;
+        if config.shared_mem_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
+            // SAFETY: a function of a loaded module; a plain attribute value. The driver refuses
+            // more than the device's opt-in limit less the function's static shared memory.
+            let status = unsafe {
+                raw::cuFuncSetAttribute(
+                    function,
+                    raw::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    config.shared_mem_bytes as i32,
+                )
+            };
+            check(
+                status,
+                "allowing a kernel more than 48 KiB of dynamic shared memory",
+            )?;
+        }
         // SAFETY: forwarded from the caller; the parameter array outlives the call
         // (cuLaunchKernel copies the values before it returns).
         let status = unsafe {

@@ -13,7 +13,10 @@
 //!   A row of at most `G * W * 4` bytes is one tile: loaded once, reduced, written from the same
 //!   registers. Longer rows (past what the group holds) are read twice: every tile for the
 //!   statistics, then every tile again for the output, last tile first (it is still in
-//!   registers, and the tiles read last are likeliest to be in L2).
+//!   registers, and the tiles read last are likeliest to be in L2), except the first
+//!   `RowParams::shared_tiles`, which the block keeps in shared memory in between (as many as
+//!   the device's shared memory holds: a row of up to 4 tiles of 1024 threads (65536 `f32`) is
+//!   read once on an H100).
 //! - **Loads:** chunk `c` of thread `r` is columns `(c * G + r) * V ..` (`V` elements per 16
 //!   bytes), read with one 16-byte load when every row and pointer allows it (`cols` a
 //!   multiple of `V`, 16-byte aligned pointers), otherwise one element per load.
@@ -1057,7 +1060,9 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
 ///   norms' backward) holds `2 * cols` `f32` for each group of the grid (`grid * block / group`
 ///   groups of a warp or less, else `grid`), and the launch gives
 ///   [`row_column_sums_bytes`](gpu_primitives_abi::layout::row_column_sums_bytes) of dynamic
-///   shared memory past `ROW_SHARED_BYTES`.
+///   shared memory past `ROW_SHARED_BYTES`; a non-zero `shared_tiles` (rows of more than one
+///   tile only) comes with
+///   [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes) there.
 #[inline(always)]
 pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>, slots: SharedArray<f32>) {
     const { assert!(W.is_multiple_of(4) && W >= 4) };
@@ -1104,6 +1109,23 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             }
         }
     }
+    // Rows read in tiles: the first `staged` tiles of the row stay in shared memory between the
+    // reduction and the output (RowParams::shared_tiles), past the reductions' slots, where the
+    // column sums would be (they need one tile: never both). Each thread reads back only its own
+    // vectors, after writing them, so no barrier is needed.
+    // Tile t is kept where t < p.shared_tiles (read from the parameters at each use, so that no
+    // register holds it: the rows in registers have none to spare); the group is the block. The
+    // kernels summing parameter gradients take one tile only: none of this is compiled there.
+    let keeps = !Op::PARAMETER_GRADS;
+    let writes = !(Op::OUTPUT_OPTIONAL && p.output.is_null());
+    // SAFETY: past ROW_SHARED_BYTES (a multiple of 16), viewed as u32 only where tiles are kept
+    // (rows of more than one tile), which excludes the column sums' view of the same bytes.
+    let stage = unsafe { dynamic_shared::<u32>(ROW_SHARED_BYTES) };
+    let inputs = if Op::GRAD { 2 } else { 1 };
+    let stage_at = |t: u32, input: u32, c: usize| {
+        let vector = ((t * inputs + input) * (W as u32 / 4) + c as u32) * p.group + thread_idx();
+        4 * vector
+    };
     let stride = grid_dim() as usize * groups as usize;
     let mut first_row = block_idx() as usize * groups as usize;
     while first_row < p.rows {
@@ -1114,24 +1136,58 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
         } else {
             (0, 0)
         };
+        let tile_of = |first: u32, x: [u32; W], dy: [u32; W]| RowTile::<T, W> {
+            x,
+            dy,
+            grad: Op::GRAD,
+            weight: p.weight,
+            first,
+            cols: row_cols,
+            map,
+            _element: core::marker::PhantomData,
+        };
         let load = |first: u32| {
             // SAFETY: the row lies in the inputs (the caller's contract); row_cols is 0 past them.
-            unsafe {
-                RowTile::<T, W> {
-                    x: load_tile::<T, W>(p.input.add(offset), row_cols, first, map, T::from_f32(Op::PAD)),
-                    dy: if Op::GRAD {
+            let (x, dy) = unsafe {
+                (
+                    load_tile::<T, W>(p.input.add(offset), row_cols, first, map, T::from_f32(Op::PAD)),
+                    if Op::GRAD {
                         load_tile::<T, W>(p.grad.add(offset), row_cols, first, map, T::from_f32(0.0))
                     } else {
                         [0; W]
                     },
-                    grad: Op::GRAD,
-                    weight: p.weight,
-                    first,
-                    cols: row_cols,
-                    map,
-                    _element: core::marker::PhantomData,
+                )
+            };
+            tile_of(first, x, dy)
+        };
+        // Tile `t` (< staged) of this thread into shared memory, and back.
+        let keep = |t: u32, tile: &RowTile<T, W>| {
+            unrolled_for(W / 4, |c| {
+                let words = |w: &[u32; W]| [w[4 * c], w[4 * c + 1], w[4 * c + 2], w[4 * c + 3]];
+                // SAFETY: this thread's own vectors of a kept tile (t < shared_tiles), inside the
+                // launch's dynamic shared memory (row_staged_tiles_bytes past ROW_SHARED_BYTES:
+                // the kernel's contract), at multiples of 4 words.
+                unsafe {
+                    stage.write_vector_unchecked(stage_at(t, 0, c), words(&tile.x));
+                    if Op::GRAD {
+                        stage.write_vector_unchecked(stage_at(t, 1, c), words(&tile.dy));
+                    }
                 }
-            }
+            });
+        };
+        let restore = |t: u32| {
+            let (mut x, mut dy) = ([0u32; W], [0u32; W]);
+            unrolled_for(W / 4, |c| {
+                // SAFETY: written by this thread's `keep` of tile t for this row, before; in
+                // bounds as there.
+                unsafe {
+                    x[4 * c..4 * c + 4].copy_from_slice(&stage.read_vector_unchecked(stage_at(t, 0, c)));
+                    if Op::GRAD {
+                        dy[4 * c..4 * c + 4].copy_from_slice(&stage.read_vector_unchecked(stage_at(t, 1, c)));
+                    }
+                }
+            });
+            tile_of(t * per_tile, x, dy)
         };
         let facts = RowFacts {
             cols,
@@ -1157,6 +1213,9 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
         } else {
             let mut partial = Op::fold(&tile, &facts);
             for t in 1..tiles {
+                if keeps && writes && t - 1 < p.shared_tiles {
+                    keep(t - 1, &tile);
+                }
                 tile = load(t * per_tile);
                 partial = Op::combine(partial, Op::fold(&tile, &facts));
             }
@@ -1178,14 +1237,14 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             // SAFETY: a row of the matrix (the kernel's contract covers what Op writes of it).
             unsafe { Op::write_row(p, row, &stats) };
         }
-        let tiles_out = if Op::OUTPUT_OPTIONAL && p.output.is_null() {
-            0
-        } else {
-            tiles
-        };
+        let tiles_out = if writes { tiles } else { 0 };
         for t in (tiles - tiles_out..tiles).rev() {
             if t + 1 != tiles {
-                tile = load(t * per_tile);
+                tile = if keeps && t < p.shared_tiles {
+                    restore(t)
+                } else {
+                    load(t * per_tile)
+                };
             }
             // SAFETY: the output row lies in `output` (row_cols is 0 past the last row).
             unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats) };

@@ -27,6 +27,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "rows::cross_entropy_every_type_and_shape",
         cross_entropy_every_type,
     ),
+    (
+        "rows::long_rows_x_tiles_kept_in_shared_memory",
+        long_rows_kept_in_shared_memory,
+    ),
     ("rows::special_rows", special_rows),
     ("rows::bad_input_and_empty", bad_input),
     ("rows::past_2_pow_31_elements", past_2_pow_31),
@@ -651,6 +655,41 @@ fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
             check_cross_entropy::<bf16>,
         ],
     )
+}
+
+/// Rows read in tiles, every check over every type at lengths where the block keeps all its
+/// tiles but the last in shared memory (on an H100: 40009 and 65536 columns forward, halves up
+/// to 131072), some of them (262144: the rest read again), both load paths (aligned and one
+/// element per load), 3 rows each: the random shapes of the property tests reach these lengths
+/// only now and then.
+fn long_rows_kept_in_shared_memory(gpu: &Gpu) -> Result<(), Failed> {
+    let checks: [[RowCheck; 3]; 4] = [
+        [check_forward::<f32>, check_forward::<f16>, check_forward::<bf16>],
+        [
+            check_backward::<f32>,
+            check_backward::<f16>,
+            check_backward::<bf16>,
+        ],
+        [
+            check_norm_backward::<f32>,
+            check_norm_backward::<f16>,
+            check_norm_backward::<bf16>,
+        ],
+        [
+            check_cross_entropy::<f32>,
+            check_cross_entropy::<f16>,
+            check_cross_entropy::<bf16>,
+        ],
+    ];
+    for (k, check) in checks.iter().flatten().enumerate() {
+        for cols in [40_009, 65_536, 131_072, 262_144] {
+            for skip in [false, true] {
+                check(gpu, 3, cols, skip, (k * 1000 + cols) as u64)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Rows whose answer is known exactly: LayerNorm of one column (or of equal items) is the bias,
