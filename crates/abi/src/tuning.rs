@@ -282,9 +282,10 @@ pub struct RowPlan {
 ///   do, then the fewest threads (several rows per warp for short rows);
 /// - **a block per row** while [`row_register_group`] threads hold it (`inputs` row inputs:
 ///   1, or 2 for the backward): the fewest threads that do;
-/// - **longer rows**: a block loops over the row twice (statistics, then output), reading it
-///   twice: of [`row_register_group`] threads for up to [`ROW_FEW_TILES`] tiles, else of
-///   `max_group` threads ([`ROW_MAX_GROUP`], which also caps the others).
+/// - **longer rows**: a block loops over the row in tiles of [`row_words`] words per thread
+///   (statistics, then output), keeping what fits in shared memory ([`row_shared_tiles`]) and
+///   reading the rest again: of [`row_register_group`] threads for up to [`ROW_FEW_TILES`]
+///   tiles, else of `max_group` threads ([`ROW_MAX_GROUP`], which also caps the others).
 pub const fn row_plan(cols: usize, vector: usize, inputs: usize, op_words: u32, max_group: u32) -> RowPlan {
     let items_per_word = vector / 4;
     let most_words = row_words(vector, inputs, op_words);
@@ -573,6 +574,10 @@ mod row_plan_tests {
                     assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
                     assert!(p.words as usize * vector / 4 <= super::ROW_ITEMS);
                     assert!(p.words as usize * inputs <= op_words as usize && p.words >= 4);
+                    // Rows of several tiles: at the operation's most words.
+                    for q in [p, small] {
+                        assert!(q.tiles == 1 || q.words == super::row_words(vector, inputs, op_words));
+                    }
                 }
             }
         }

@@ -218,7 +218,7 @@ const COMPACTION_SPILL_BYTES: usize = 192;
 
 /// Most bytes a row kernel may spill per thread (each way): built for 1024 threads (64
 /// registers), the halves' LayerNorm kernels of 8 words spill 60 bytes, their cross-entropy 28,
-/// the halves' norm backward 44 (sm_80 and sm_90); the kernels of more words than an operation's
+/// the halves' norm backward summing the parameter gradients 28 (sm_80 and sm_90); the kernels of more words than an operation's
 /// threads hold are never launched and only trap.
 const ROW_SPILL_BYTES: usize = 64;
 
