@@ -1118,13 +1118,13 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             }
         }
     }
-    // Rows read in tiles: the first `staged` tiles of the row stay in shared memory between the
-    // reduction and the output (RowParams::shared_tiles), past the reductions' slots, where the
-    // column sums would be (they need one tile: never both). Each thread reads back only its own
-    // vectors, after writing them, so no barrier is needed.
-    // Tile t is kept where t < p.shared_tiles (read from the parameters at each use, so that no
-    // register holds it: the rows in registers have none to spare); the group is the block. The
-    // kernels summing parameter gradients take one tile only: none of this is compiled there.
+    // Rows read in tiles: tile t < p.shared_tiles stays in shared memory between the reduction
+    // and the output, past the reductions' slots, where the column sums would be (they need one
+    // tile: never both; the kernels summing parameter gradients compile none of this). The
+    // count is read from the parameters at each use, so that no register holds it (the rows in
+    // registers have none to spare). The group is the block; each thread reads back only its
+    // own vectors, after writing them, so no barrier is needed (nor between rows: the same
+    // thread overwrites them only after reading them back).
     let keeps = !Op::PARAMETER_GRADS;
     let writes = !(Op::OUTPUT_OPTIONAL && p.output.is_null());
     // SAFETY: past ROW_SHARED_BYTES (a multiple of 16), viewed as u32 only where tiles are kept
@@ -1169,7 +1169,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
             };
             tile_of(first, x, dy)
         };
-        // Tile `t` (< staged) of this thread into shared memory, and back.
+        // This thread's part of tile t (< p.shared_tiles) into shared memory, and back.
         let keep = |t: u32, tile: &RowTile<T, W>| {
             unrolled_for(W / 4, |c| {
                 let words = |w: &[u32; W]| [w[4 * c], w[4 * c + 1], w[4 * c + 2], w[4 * c + 3]];
