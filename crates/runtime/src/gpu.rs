@@ -21,8 +21,8 @@ pub struct DeviceInfo {
     pub multiprocessors: u32,
     /// Most shared memory one block may use, static and dynamic together, in bytes, where the
     /// kernel opts in (`CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN`: 227 KiB on sm_90,
-    /// 163 KiB on sm_80). Launches asking for more than 48 KiB of dynamic shared memory opt in
-    /// themselves ([`Stream::launch`](crate::Stream::launch)).
+    /// 163 KiB on sm_80). A launch may ask for more than 48 KiB of dynamic shared memory, up
+    /// to this less the kernel's static shared memory ([`Stream::launch`](crate::Stream::launch)).
     pub max_shared_per_block: u32,
     /// Threads per warp, as the device reports it.
     pub warp_size: u32,

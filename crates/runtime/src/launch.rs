@@ -21,9 +21,9 @@ impl LaunchConfig {
     /// Largest grid in x (blocks).
     pub const MAX_GRID: u32 = i32::MAX as u32;
     /// Dynamic shared memory a launch may ask for without opting in, in bytes (48 KiB on every
-    /// GPU since sm_70). A launch asking for more opts its kernel in first, up to
-    /// [`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block) less the
-    /// kernel's static shared memory.
+    /// GPU since sm_70). A launch asking for more first allows its kernel
+    /// [`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block) less its
+    /// static shared memory.
     pub const DEFAULT_DYNAMIC_SHARED_BYTES: u32 = 48 * 1024;
 
     /// `grid` blocks of `block` threads, no dynamic shared memory.

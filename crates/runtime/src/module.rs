@@ -21,6 +21,8 @@ pub struct Module {
     /// Each `.entry`'s parameter sizes, read from the PTX text at load.
     entries: HashMap<String, Vec<usize>>,
     functions: Mutex<HashMap<String, raw::CUfunction>>,
+    /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
+    max_shared_per_block: u32,
 }
 
 // SAFETY: a CUmodule and its CUfunctions are driver handles usable from any thread; the cache is
@@ -43,6 +45,8 @@ impl Drop for Module {
 pub struct Kernel<P> {
     function: raw::CUfunction,
     name: String,
+    /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
+    max_shared_per_block: u32,
     _params: PhantomData<fn(P)>,
 }
 
@@ -56,6 +60,7 @@ impl<P> Clone for Kernel<P> {
         Self {
             function: self.function,
             name: self.name.clone(),
+            max_shared_per_block: self.max_shared_per_block,
             _params: PhantomData,
         }
     }
@@ -92,6 +97,7 @@ impl Module {
             raw,
             entries: entry_param_bytes(ptx),
             functions: Mutex::new(HashMap::new()),
+            max_shared_per_block: device.max_shared_per_block,
         })
     }
 
@@ -146,6 +152,7 @@ impl Module {
         Ok(Kernel {
             function,
             name: name.to_owned(),
+            max_shared_per_block: self.max_shared_per_block,
             _params: PhantomData,
         })
     }
@@ -179,15 +186,16 @@ impl Module {
         args.with_pointers(|pointers| {
             // SAFETY: the caller guarantees the arguments match the kernel; the pointers point at
             // `args`, alive for this call (cuLaunchKernel copies the values).
-            unsafe { stream.launch_raw(function, config, pointers) }
+            unsafe { stream.launch_raw(function, config, self.max_shared_per_block, pointers) }
         })
     }
 }
 
 impl Stream {
     /// Queue `kernel` with `params` (copied at the call: they may be dropped after it). A launch
-    /// asking for more than [`LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES`] of dynamic shared
-    /// memory first raises its kernel's limit to that (`cuFuncSetAttribute`).
+    /// may ask for more than [`LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES`] of dynamic shared
+    /// memory, up to the device's limit less the kernel's static shared memory (such a launch
+    /// first allows its kernel that much, `cuFuncSetAttribute`).
     ///
     /// # Safety
     /// The pointers in `params` must address device memory that is large enough for what the
@@ -201,33 +209,23 @@ impl Stream {
         let pointer = params as *const P as *mut c_void;
         // SAFETY: forwarded; the one pointer addresses a `P`, the kernel's one parameter (its
         // size was checked against the PTX by `Module::kernel`).
-        unsafe { self.launch_raw(kernel.function, config, &[pointer]) }
+        unsafe { self.launch_raw(kernel.function, config, kernel.max_shared_per_block, &[pointer]) }
     }
 
     /// # Safety
     /// `pointers` match `function`'s parameters; as [`Stream::launch`] otherwise.
+    /// `max_shared_per_block` is the device's (`DeviceInfo::max_shared_per_block`).
     pub(crate) unsafe fn launch_raw(
         &self,
         function: raw::CUfunction,
         config: LaunchConfig,
+        max_shared_per_block: u32,
         pointers: &[*mut c_void],
     ) -> Result<()> {
         config.validate()?;
         self.bind_context()?;
         if config.shared_mem_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
-            // SAFETY: a function of a loaded module; a plain attribute value. The driver refuses
-            // more than the device's opt-in limit less the function's static shared memory.
-            let status = unsafe {
-                raw::cuFuncSetAttribute(
-                    function,
-                    raw::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    config.shared_mem_bytes as i32,
-                )
-            };
-            check(
-                status,
-                "allowing a kernel more than 48 KiB of dynamic shared memory",
-            )?;
+            allow_all_shared_memory(function, max_shared_per_block)?;
         }
         // SAFETY: forwarded from the caller; the parameter array outlives the call
         // (cuLaunchKernel copies the values before it returns).
@@ -248,6 +246,38 @@ impl Stream {
         };
         check(status, "launching a kernel")
     }
+}
+
+/// Let `function` take as much dynamic shared memory as the device allows a block
+/// (`max_shared_per_block`) beside its static shared memory, where that is more than
+/// [`LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES`]: always that same value, whatever the launch
+/// asks for, so that concurrent launches asking for different sizes cannot lower it under one
+/// another. It is a limit only: each launch uses what it asks for.
+fn allow_all_shared_memory(function: raw::CUfunction, max_shared_per_block: u32) -> Result<()> {
+    use raw::CUfunction_attribute_enum as A;
+    let mut static_bytes = 0i32;
+    // SAFETY: a function of a loaded module, a valid out-pointer.
+    let status = unsafe {
+        raw::cuFuncGetAttribute(
+            &mut static_bytes,
+            A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            function,
+        )
+    };
+    check(status, "reading a kernel's static shared memory")?;
+    let dynamic = i64::from(max_shared_per_block) - i64::from(static_bytes);
+    if dynamic > i64::from(LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES) {
+        // SAFETY: as above; a value within the device's opt-in limit less the static bytes.
+        let status = unsafe {
+            raw::cuFuncSetAttribute(
+                function,
+                A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                dynamic as i32,
+            )
+        };
+        check(status, "allowing a kernel the device's shared memory")?;
+    }
+    Ok(())
 }
 
 /// Load a PTX module; on failure, load it again with an error-log buffer, so that the JIT
