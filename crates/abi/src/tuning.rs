@@ -333,18 +333,25 @@ pub const fn row_plan(cols: usize, vector: usize, inputs: usize, op_words: u32, 
 
 /// How many of a row's first tiles the block keeps in shared memory between its reduction and
 /// its output (`RowParams::shared_tiles`) under `plan`, for an operation of `inputs` row inputs
-/// given `available_bytes` of dynamic shared memory past `ROW_SHARED_BYTES`: every tile but the
-/// last (which stays in registers) where they fit, else as many as fit (the others are read
-/// again); 0 for a row of one tile. A tile is
-/// [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)`(1, ..)`: 64 KiB for 1024
-/// threads of 16 words, so an H100 (227 KiB a block) keeps 3, and reads a row of 4 tiles
-/// (65536 `f32`) once.
-pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, available_bytes: u64) -> u32 {
+/// on a device allowing a block `block_limit_bytes` of shared memory (its opt-in limit): every
+/// tile but the last (which stays in registers) where they fit, else as many as fit (the others
+/// are read again); 0 for a row of one tile. They fit in the block's share of that limit among
+/// the blocks the row kernels' registers let a multiprocessor hold (built for
+/// [`MAX_BLOCK_THREADS`](crate::layout::MAX_BLOCK_THREADS) threads: that many threads per
+/// multiprocessor), less `ROW_SHARED_BYTES`, so that kept tiles never cost a block of
+/// occupancy. A tile is [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)`(1,
+/// ..)`: 64 KiB for 1024 threads of 16 words, so an H100 (227 KiB a block) keeps 3, and reads a
+/// row of 4 tiles (65536 `f32`) once.
+pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u64) -> u32 {
     if plan.tiles <= 1 {
         return 0;
     }
+    let blocks = (crate::layout::MAX_BLOCK_THREADS / plan.block) as u64;
+    let share = block_limit_bytes / if blocks == 0 { 1 } else { blocks };
+    let reductions = crate::layout::ROW_SHARED_BYTES as u64;
+    let available = share.saturating_sub(reductions);
     let tile = crate::layout::row_staged_tiles_bytes(1, plan.words, inputs as u32, plan.block);
-    let fit = available_bytes / tile;
+    let fit = available / tile;
     let wanted = (plan.tiles - 1) as u64;
     if fit < wanted { fit as u32 } else { wanted as u32 }
 }
@@ -413,8 +420,7 @@ mod row_plan_tests {
     fn shared_tiles_keep_what_fits_and_leave_the_last_tile_in_registers() {
         use crate::layout::{ROW_SHARED_BYTES, row_staged_tiles_bytes};
         // H100 (sm_90): 227 KiB a block where a kernel opts in; A100 (sm_80): 163 KiB.
-        let h100 = 227 * 1024 - ROW_SHARED_BYTES as u64;
-        let a100 = 163 * 1024 - ROW_SHARED_BYTES as u64;
+        let (h100, a100) = (227 * 1024, 163 * 1024);
         // (cols, vector, inputs, op words, H100 tiles kept, A100 tiles kept)
         for (cols, vector, inputs, words, h, a) in [
             (16384, 4, 1, 16, 0, 0),  // f32 softmax: one tile
@@ -431,10 +437,16 @@ mod row_plan_tests {
                 let kept = row_shared_tiles(plan, inputs, available);
                 assert_eq!(kept, expected, "{cols} cols, {plan:?}, {available} bytes");
                 assert!(kept as usize <= plan.tiles.saturating_sub(1));
-                assert!(row_staged_tiles_bytes(kept, plan.words, inputs as u32, plan.block) <= available);
+                // Within the block's share of the limit (1024 threads a multiprocessor).
+                let blocks = 1024 / plan.block as u64;
+                let used = row_staged_tiles_bytes(kept, plan.words, inputs as u32, plan.block);
+                assert!(blocks * (used + ROW_SHARED_BYTES as u64) <= available);
             }
         }
         assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 1024), 1, 0), 0);
+        // Blocks of 256 threads (a tuning override) keep a quarter: 65536 f32 in 16 tiles of
+        // 16 KiB keeps 3 on an H100, not 14 (which would leave one block a multiprocessor).
+        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 256), 1, h100), 3);
     }
 
     #[test]

@@ -21,8 +21,8 @@
 //!
 //! Rows read in tiles keep every tile but the last in shared memory between the reduction and the
 //! output while the device's shared memory per block holds them
-//! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), less 768
-//! bytes), so they are read once while the row's inputs take at most 256 KiB on an H100 (227
+//! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), shared by the
+//! blocks of 256 threads a multiprocessor holds, less 768 bytes), so they are read once while the row's inputs take at most 256 KiB on an H100 (227
 //! KiB of shared memory a block, beside the tile in registers): 65536 `f32` or 131072 halves
 //! for the forward operations, half that for the backward. Longer rows keep as many tiles as
 //! fit and read the rest again.
@@ -319,9 +319,9 @@ fn launch_summing<T: RowElement>(
     let items = plan.words * T::ROW_VECTOR as u32 / 4;
     // Rows of several tiles keep what the device's shared memory holds of them (none where no
     // output is written); column sums need one tile, so never both.
-    let available = u64::from(on.gpu.info().max_shared_per_block).saturating_sub(u64::from(ROW_SHARED_BYTES));
+    let limit = u64::from(on.gpu.info().max_shared_per_block);
     let shared_tiles = if call.output.is_some() {
-        row_shared_tiles(plan, k.inputs, available).min(max_shared_tiles())
+        row_shared_tiles(plan, k.inputs, limit).min(max_shared_tiles())
     } else {
         0
     };
@@ -355,7 +355,7 @@ fn launch_summing<T: RowElement>(
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
     // most a warp or the whole block; ROW_SHARED_BYTES of shared memory); the column partials
     // hold 2 f32 per column for each of the grid's groups, and their sums have their shared
-    // memory, as have the kept tiles (within the device's limit: `available`).
+    // memory, as have the kept tiles (within the device's limit: row_shared_tiles).
     unsafe { on.stream.launch(&kernel, config, &params)? };
     Ok(column_partials)
 }
