@@ -21,11 +21,12 @@
 //!
 //! Rows read in tiles keep every tile but the last in shared memory between the reduction and the
 //! output while the device's shared memory per block holds them
-//! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), shared by the
-//! blocks of 256 threads a multiprocessor holds, less 768 bytes), so they are read once while the row's inputs take at most 256 KiB on an H100 (227
-//! KiB of shared memory a block, beside the tile in registers): 65536 `f32` or 131072 halves
-//! for the forward operations, half that for the backward. Longer rows keep as many tiles as
-//! fit and read the rest again.
+//! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), split among
+//! the blocks a multiprocessor holds, less 768 bytes; `tuning::row_shared_tiles`), so they are
+//! read once while the row's inputs take at most 256 KiB on an H100 (227 KiB of shared memory
+//! beside the tile in a block of 1024 threads' registers): 65536 `f32` or 131072 halves for the
+//! forward operations, half that for the backward. Longer rows keep as many tiles as fit and
+//! read the rest again.
 //!
 //! Every call:
 //! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);
