@@ -150,30 +150,34 @@ macro_rules! segment_arg_table {
 }
 
 /// Calls `$callback! { [args] name => device type, stored as, ordered bits, block items, onesweep
-/// keys items, onesweep pairs items; ... }` with every key type of the radix sort
+/// keys items, onesweep v4 items, onesweep v8 items; ... }` with every key type of the radix sort
 /// (`device::radix_sort`):
 ///
 /// - *ordered bits*: the unsigned integer of the key's width that the key maps to, keeping its
 ///   order (the digits are taken from it);
 /// - *block items*: keys per thread of the block radix sort's tile (the segmented sort sorts a
 ///   segment of up to `SORT_BLOCK * items` keys in one block);
-/// - *onesweep keys items* / *onesweep pairs items*: keys per thread of a onesweep pass's tile
-///   (`SORT_BLOCK * items` keys), keys alone / keys with values.
+/// - *onesweep keys items* / *onesweep v4 items* / *onesweep v8 items*: keys per thread of a
+///   onesweep pass's tile (`SORT_BLOCK * items` keys), keys alone / with 4-byte values / with
+///   8-byte values (the value payloads of `sort_value_table!`). H100, 2^28 random keys: 4-byte
+///   keys alone at 20 (80 registers, 56 bytes spilled) 33.9 Gkeys/s against 31.6 at 16 (no
+///   spill); with `u32` values at 24 (24 bytes spilled) 25.4 Gpairs/s against 22.0 at 16; with
+///   8-byte values 24 spills 120 bytes (ptxas), so they stay at 16.
 #[macro_export]
 macro_rules! sort_key_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            u8 => u8, u8, u8, 16, 16, 16;
-            u16 => u16, u16, u16, 16, 16, 16;
-            u32 => u32, u32, u32, 16, 16, 16;
-            i32 => i32, i32, u32, 16, 16, 16;
-            f32 => f32, f32, u32, 16, 16, 16;
-            u64 => u64, u64, u64, 12, 12, 12;
-            i64 => i64, i64, u64, 12, 12, 12;
-            f64 => f64, f64, u64, 12, 12, 12;
-            f16 => $crate::table::F16, u16, u16, 16, 16, 16;
-            bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16;
+            u8 => u8, u8, u8, 16, 16, 16, 16;
+            u16 => u16, u16, u16, 16, 16, 16, 16;
+            u32 => u32, u32, u32, 16, 20, 24, 16;
+            i32 => i32, i32, u32, 16, 20, 24, 16;
+            f32 => f32, f32, u32, 16, 20, 24, 16;
+            u64 => u64, u64, u64, 12, 12, 12, 12;
+            i64 => i64, i64, u64, 12, 12, 12, 12;
+            f64 => f64, f64, u64, 12, 12, 12, 12;
+            f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16;
+            bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16;
         }
     };
 }
@@ -234,7 +238,7 @@ macro_rules! onesweep_names {
 
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $pairs_items:literal;)*) => {
+          $v4_items:literal, $v8_items:literal;)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass and one
         /// segmented sort per value payload, and the top-k by radix select (generated from the
         /// key and value tables; the PTX check looks for each).

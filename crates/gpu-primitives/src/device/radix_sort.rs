@@ -40,8 +40,10 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     /// Keys per thread of a onesweep pass's tile (`SORT_BLOCK * ONESWEEP_KEYS_ITEMS` keys), keys
     /// alone.
     const ONESWEEP_KEYS_ITEMS: usize;
-    /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with values.
-    const ONESWEEP_PAIRS_ITEMS: usize;
+    /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with 4-byte values.
+    const ONESWEEP_V4_ITEMS: usize;
+    /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with 8-byte values.
+    const ONESWEEP_V8_ITEMS: usize;
     /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
     fn sort_cmp(&self, other: &Self) -> Ordering;
     /// The key's *ordered bits* (widened to `u64`): the unsigned image whose order is
@@ -151,7 +153,7 @@ macro_rules! key_order {
 
 macro_rules! sort_keys_impl {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $pairs_items:literal;)*) => {
+          $v4_items:literal, $v8_items:literal;)*) => {
         $(
             impl sealed::Key for crate::host_type!($name) {}
             impl SortKey for crate::host_type!($name) {
@@ -160,7 +162,8 @@ macro_rules! sort_keys_impl {
                 const BITS: u32 = <$bits>::BITS;
                 const ITEMS: usize = $items;
                 const ONESWEEP_KEYS_ITEMS: usize = $keys_items;
-                const ONESWEEP_PAIRS_ITEMS: usize = $pairs_items;
+                const ONESWEEP_V4_ITEMS: usize = $v4_items;
+                const ONESWEEP_V8_ITEMS: usize = $v8_items;
                 key_order!($name, k);
                 fn as_raw(values: &[Self]) -> &[$stored] {
                     bytemuck::cast_slice(values)
@@ -406,10 +409,10 @@ pub(super) fn launch<K: SortKey>(
         radix_sort_kernel_name!(onesweep, u32, keys),
         "device_radix_sort_onesweep_keys_u32"
     );
-    let items = if value_bytes == 0 {
-        K::ONESWEEP_KEYS_ITEMS
-    } else {
-        K::ONESWEEP_PAIRS_ITEMS
+    let items = match value_bytes {
+        0 => K::ONESWEEP_KEYS_ITEMS,
+        4 => K::ONESWEEP_V4_ITEMS,
+        _ => K::ONESWEEP_V8_ITEMS,
     };
     let tile = SORT_BLOCK as usize * items;
     let tiles = n.div_ceil(tile);

@@ -1053,8 +1053,19 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
     });
 }
 
+/// Tiles of `W` words per thread in which a group of `p.group` threads reads a row of `p` (1: the
+/// row stays in registers).
+#[inline(always)]
+pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
+    let per_tile = p.group * (W as u32 / 4) * per_chunk::<T>() as u32;
+    (p.cols as u32).div_ceil(per_tile)
+}
+
 /// The row operation `Op` over every row of `p` (see [`RowParams`] and the [module docs](self)),
-/// each thread holding `W` words (a multiple of 4) of each row input per tile.
+/// each thread holding `W` words (a multiple of 4) of each row input per tile. `TILED`: rows of
+/// any number of tiles ([`row_tiles`]); else rows of one tile only, compiled without the tile
+/// loop (the kernels summing the norms' parameter gradients, which the host launches on such
+/// rows only: ptxas spills 28 -> 8 bytes in halves, sm_90).
 ///
 /// # Safety
 /// - Launched as [`RowParams`] says: every thread of the block calls it; `p.group` divides the
@@ -1073,7 +1084,10 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
 ///   tile only) comes with
 ///   [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes) there.
 #[inline(always)]
-pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>, slots: SharedArray<f32>) {
+pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool>(
+    p: &RowParams<T>,
+    slots: SharedArray<f32>,
+) {
     const { assert!(W.is_multiple_of(4) && W >= 4) };
     let group = p.group;
     let (groups, index, rank) = if group <= WARP_SIZE {
@@ -1095,7 +1109,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize>(p: &RowParams<T>,
         vector,
     };
     let per_tile = group * (W as u32 / 4) * chunk;
-    let tiles = cols.div_ceil(per_tile);
+    let tiles = if TILED { row_tiles::<T, W>(p) } else { 1 };
     let mut reducer = RowGroup::new(group, slots);
     // The norms' backward: this thread's share of the weight's and bias's gradients, item by
     // item, over the rows its group takes (a tile holds each row: the same columns every row).

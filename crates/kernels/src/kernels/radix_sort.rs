@@ -28,7 +28,7 @@ macro_rules! pairs {
 
 /// `device_radix_sort_onesweep_<values>_<key>`: one digit pass, as [`OnesweepParams`] says.
 macro_rules! onesweep_entries {
-    ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $pairs_items:literal]
+    ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $v4_items:literal, $v8_items:literal]
      $($values:ident => $v:ty;)*) => {$(
         const _: () = {
             /// # Safety
@@ -36,7 +36,13 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = if PAIRS { $pairs_items } else { $keys_items };
+                const ITEMS: usize = if !PAIRS {
+                    $keys_items
+                } else if size_of::<$v>() == 4 {
+                    $v4_items
+                } else {
+                    $v8_items
+                };
                 let layout = onesweep_layout(
                     SORT_BLOCK,
                     SORT_BLOCK * ITEMS as u32,
@@ -130,7 +136,7 @@ unsafe fn rank_storage(layout: &OnesweepLayout) -> (RadixRankStorage, crate::sha
 
 macro_rules! sort_entries {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $pairs_items:literal;)*) => {$(
+          $v4_items:literal, $v8_items:literal;)*) => {$(
         const _: () = {
             /// `device_radix_sort_histogram_<key>`: the counts of every pass's digits, as
             /// [`RadixHistogramParams`] says.
@@ -177,7 +183,7 @@ macro_rules! sort_entries {
                 unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
             }
         };
-        sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $pairs_items);
+        sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $v4_items, $v8_items);
     )*};
 }
 gpu_primitives_abi::sort_key_table!(sort_entries);

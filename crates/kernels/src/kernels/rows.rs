@@ -11,7 +11,7 @@ use crate::device::cross_entropy::{count_valid_targets, mean_loss};
 use crate::device::norm_grads::{norm_grads_finish, norm_grads_partial};
 use crate::device::rows::{
     CrossEntropy, LayerNorm, LayerNormBackward, LayerNormBackwardSums, LogSoftmax, LogSoftmaxBackward,
-    RmsNorm, RmsNormBackward, RmsNormBackwardSums, RowOp, Softmax, SoftmaxBackward, row_op,
+    RmsNorm, RmsNormBackward, RmsNormBackwardSums, RowOp, Softmax, SoftmaxBackward, row_op, row_tiles,
 };
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
@@ -27,14 +27,25 @@ macro_rules! row_entries_per_words {
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                if $words <= row_words($vec, $inputs, $op_words) {
+                // The kernels summing the norms' parameter gradients take rows of one tile only
+                // (the host launches them on no others).
+                let one_tile = <$Op as RowOp>::PARAMETER_GRADS;
+                if $words > row_words($vec, $inputs, $op_words)
+                    || (one_tile && row_tiles::<$ty, $words>(&p) != 1)
+                {
+                    // SAFETY: ends the launch with an error. More words than the operation's
+                    // threads hold (`row_words`: `row_plan` never picks this kernel), or a row
+                    // of several tiles for a one-tile kernel (`rows::launch` never asks).
+                    unsafe { core::arch::nvptx::trap() };
+                } else if one_tile {
+                    // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory;
+                    // rows of one tile (tested above); the rest is forwarded from the kernel's
+                    // contract.
+                    unsafe { row_op::<$ty, $Op, $words, false>(&p, dynamic_shared(0)) };
+                } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words>(&p, dynamic_shared(0)) };
-                } else {
-                    // SAFETY: ends the launch with an error. More words than the operation's
-                    // threads hold (`row_words`): `row_plan` never picks this kernel.
-                    unsafe { core::arch::nvptx::trap() };
+                    unsafe { row_op::<$ty, $Op, $words, true>(&p, dynamic_shared(0)) };
                 }
             }
         };
