@@ -195,10 +195,14 @@ fn check_all<K: SortKey>(
     Ok(())
 }
 
-/// Lengths around the tile edges (4096 keys of 4 bytes or less, 3072 of 8), small and large.
+/// Lengths around the tile edges, small and large: the one-block sort's (4096 keys of 4 bytes
+/// or less, 3072 of 8) and the onesweep passes' (`sort_key_table!`: 5120 keys of 4 bytes
+/// alone, 6144 with 4-byte values, 4096 with 8-byte values, 3072 of 8-byte keys), one and two
+/// tiles.
 fn length() -> impl Strategy<Value = usize> {
     let edges: Vec<usize> = vec![
-        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 8192, 12_289, 65_537, 1_048_573,
+        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 5119, 5120, 5121, 6143, 6144, 6145, 8192,
+        10_241, 12_289, 65_537, 1_048_573,
     ];
     prop_oneof![
         5 => prop::sample::select(edges),
