@@ -150,12 +150,29 @@ pub const fn row_column_sums_bytes(items_per_thread: u32, block: u32) -> u32 {
 
 /// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation keeping `tiles` tiles of
 /// its row in shared memory (`RowParams::shared_tiles`), in bytes: `words` 32-bit words of each
-/// of its `inputs` row inputs per thread of the `block`, per tile. Tile `t`'s 16-byte chunk `c`
-/// of input `i` of thread `r` is vector `((t * inputs + i) * words / 4 + c) * block + r`: a
-/// warp's chunks are consecutive (no bank conflicts), and each thread reads back only what it
-/// wrote (no barrier). Computed in `u64`: the host checks it against the device's limit.
+/// of its `inputs` row inputs per thread of the `block`, per tile, each thread's 16-byte chunks
+/// where [`row_staged_word`] places them: a warp's chunks are consecutive (no bank conflicts),
+/// and each thread reads back only what it wrote (no barrier). Computed in `u64`: the host
+/// checks it against the device's limit.
 pub const fn row_staged_tiles_bytes(tiles: u32, words: u32, inputs: u32, block: u32) -> u64 {
     tiles as u64 * words as u64 * 4 * inputs as u64 * block as u64
+}
+
+/// The first word (`u32` index from the start of the kept tiles) of 16-byte chunk `chunk` of
+/// input `input` of thread `thread`, in kept tile `tile`, laid out as
+/// [`row_staged_tiles_bytes`] says for `words` words of each of `inputs` inputs and `block`
+/// threads: word `4 * (((tile * inputs + input) * words / 4 + chunk) * block + thread)`. The
+/// row kernels' one place for it; the caller keeps it below `row_staged_tiles_bytes / 4`.
+pub const fn row_staged_word(
+    tile: u32,
+    input: u32,
+    chunk: u32,
+    words: u32,
+    inputs: u32,
+    block: u32,
+    thread: u32,
+) -> u32 {
+    4 * (((tile * inputs + input) * (words / 4) + chunk) * block + thread)
 }
 
 /// Dynamic shared memory of the radix sort's upfront histogram, in bytes: one `u32` counter per

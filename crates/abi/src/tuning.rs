@@ -450,6 +450,33 @@ mod row_plan_tests {
     }
 
     #[test]
+    fn kept_tiles_chunks_are_distinct_within_their_bytes_and_a_warp_s_consecutive() {
+        use crate::layout::{row_staged_tiles_bytes, row_staged_word};
+        for (tiles, words, inputs, block) in
+            [(3, 16, 1, 1024), (7, 8, 1, 1024), (3, 8, 2, 1024), (3, 8, 1, 256)]
+        {
+            let total = row_staged_tiles_bytes(tiles, words, inputs, block) / 4;
+            let mut seen = std::vec![false; total as usize / 4];
+            for t in 0..tiles {
+                for i in 0..inputs {
+                    for c in 0..words / 4 {
+                        for r in 0..block {
+                            let w = row_staged_word(t, i, c, words, inputs, block, r);
+                            assert!(w % 4 == 0 && u64::from(w) + 4 <= total);
+                            assert!(!std::mem::replace(&mut seen[w as usize / 4], true));
+                            if r % 32 != 0 {
+                                // Lanes of a warp: consecutive 16-byte chunks.
+                                assert_eq!(w, row_staged_word(t, i, c, words, inputs, block, r - 1) + 4);
+                            }
+                        }
+                    }
+                }
+            }
+            assert!(seen.iter().all(|&s| s), "every chunk of the bytes is used");
+        }
+    }
+
+    #[test]
     fn norm_grad_chunks_cover_the_rows() {
         for (rows, cols) in [
             (0, 5),

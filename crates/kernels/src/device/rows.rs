@@ -45,7 +45,7 @@ use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_i
 use crate::unroll::unrolled_for;
 use crate::warp::Shuffle;
 use core::arch::asm;
-use gpu_primitives_abi::layout::{MAX_WARPS, ROW_SHARED_BYTES, ROW_STATS};
+use gpu_primitives_abi::layout::{MAX_WARPS, ROW_SHARED_BYTES, ROW_STATS, row_staged_word};
 use gpu_primitives_abi::params::RowParams;
 
 /// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
@@ -1146,8 +1146,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
     let stage = unsafe { dynamic_shared::<u32>(ROW_SHARED_BYTES) };
     let inputs = if Op::GRAD { 2 } else { 1 };
     let stage_at = |t: u32, input: u32, c: usize| {
-        let vector = ((t * inputs + input) * (W as u32 / 4) + c as u32) * p.group + thread_idx();
-        4 * vector
+        row_staged_word(t, input, c as u32, W as u32, inputs, p.group, thread_idx())
     };
     let stride = grid_dim() as usize * groups as usize;
     let mut first_row = block_idx() as usize * groups as usize;
