@@ -462,7 +462,7 @@ mod row_plan_tests {
                     for c in 0..words / 4 {
                         for r in 0..block {
                             let w = row_staged_word(t, i, c, words, inputs, block, r);
-                            assert!(w % 4 == 0 && u64::from(w) + 4 <= total);
+                            assert!(w.is_multiple_of(4) && u64::from(w) + 4 <= total);
                             assert!(!std::mem::replace(&mut seen[w as usize / 4], true));
                             if r % 32 != 0 {
                                 // Lanes of a warp: consecutive 16-byte chunks.
