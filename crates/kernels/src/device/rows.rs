@@ -1053,12 +1053,17 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
     });
 }
 
+/// Items of a row in one tile of `W` words per thread of a group of `group` threads.
+#[inline(always)]
+fn row_tile_items<T: RowElement, const W: usize>(group: u32) -> u32 {
+    group * (W as u32 / 4) * per_chunk::<T>() as u32
+}
+
 /// Tiles of `W` words per thread in which a group of `p.group` threads reads a row of `p` (1: the
 /// row stays in registers).
 #[inline(always)]
 pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
-    let per_tile = p.group * (W as u32 / 4) * per_chunk::<T>() as u32;
-    (p.cols as u32).div_ceil(per_tile)
+    (p.cols as u32).div_ceil(row_tile_items::<T, W>(p.group))
 }
 
 /// The row operation `Op` over every row of `p` (see [`RowParams`] and the [module docs](self)),
@@ -1108,7 +1113,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         step: group * chunk,
         vector,
     };
-    let per_tile = group * (W as u32 / 4) * chunk;
+    let per_tile = row_tile_items::<T, W>(group);
     let tiles = if TILED { row_tiles::<T, W>(p) } else { 1 };
     let mut reducer = RowGroup::new(group, slots);
     // The norms' backward: this thread's share of the weight's and bias's gradients, item by
