@@ -376,6 +376,20 @@ pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 3;
 /// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
 /// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2).
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
+/// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
+/// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.
+pub const fn onesweep_items(
+    value_bytes: usize,
+    keys_items: usize,
+    v4_items: usize,
+    v8_items: usize,
+) -> usize {
+    match value_bytes {
+        0 => keys_items,
+        4 => v4_items,
+        _ => v8_items,
+    }
+}
 /// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
 pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
 /// Entry-point name prefix of the onesweep passes of keys alone (the others move 4- or 8-byte

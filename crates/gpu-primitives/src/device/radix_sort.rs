@@ -11,6 +11,7 @@ use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
+    onesweep_items,
 };
 use gpu_primitives_runtime::DeviceCopy;
 use std::cmp::Ordering;
@@ -409,11 +410,12 @@ pub(super) fn launch<K: SortKey>(
         radix_sort_kernel_name!(onesweep, u32, keys),
         "device_radix_sort_onesweep_keys_u32"
     );
-    let items = match value_bytes {
-        0 => K::ONESWEEP_KEYS_ITEMS,
-        4 => K::ONESWEEP_V4_ITEMS,
-        _ => K::ONESWEEP_V8_ITEMS,
-    };
+    let items = onesweep_items(
+        value_bytes,
+        K::ONESWEEP_KEYS_ITEMS,
+        K::ONESWEEP_V4_ITEMS,
+        K::ONESWEEP_V8_ITEMS,
+    );
     let tile = SORT_BLOCK as usize * items;
     let tiles = n.div_ceil(tile);
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);

@@ -13,7 +13,7 @@ use crate::shared::dynamic_shared;
 use gpu_primitives_abi::layout::OnesweepLayout;
 use gpu_primitives_abi::layout::{onesweep_layout, top_k_layout};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
-use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK, top_k_items};
+use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK, onesweep_items, top_k_items};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
 /// Whether a value payload of the value table moves values.
@@ -36,13 +36,12 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = if !PAIRS {
-                    $keys_items
-                } else if size_of::<$v>() == 4 {
-                    $v4_items
-                } else {
-                    $v8_items
-                };
+                const ITEMS: usize = onesweep_items(
+                    if PAIRS { size_of::<$v>() } else { 0 },
+                    $keys_items,
+                    $v4_items,
+                    $v8_items,
+                );
                 let layout = onesweep_layout(
                     SORT_BLOCK,
                     SORT_BLOCK * ITEMS as u32,
