@@ -438,34 +438,42 @@ macro_rules! row_table {
     };
 }
 
-/// Calls `$callback! { [args] name => Type, inputs, words; ... }` with the row operations: the
-/// kernel-name part, the device type implementing it, the row inputs it reads (2 for the
-/// backward: the forward's output and its gradient), and the most 32-bit words of all its
-/// inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
+/// Calls `$callback! { [args] name => Type, inputs, words, paths; ... }` with the row
+/// operations: the kernel-name part, the device type implementing it, the row inputs it reads
+/// (2 for the backward: the forward's output and its gradient), the most 32-bit words of all
+/// its inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
 /// kernels spilled at 16, for the norms' backward, whose halves spilled at 16, and for
-/// cross-entropy, whose `f32` kernel spilled at 16). The kernels
-/// of more words than `row_words` allows are never launched (they trap).
+/// cross-entropy, whose `f32` kernel spilled at 16), and its kernels per word count: `any`, one
+/// (`_w<words>`) for rows of any number of tiles; `split`, that one for rows of one tile and
+/// `_w<words>_tiled` for longer rows (without the tile loop the one-tile kernel needs fewer
+/// registers: ptxas spills of the halves' LayerNorm 60 -> 0 bytes, sm_90; RMSNorm stays `any`,
+/// its `f32` one-tile kernel of 16 words spilled 56 bytes where the joined one spills none);
+/// `one`, the one-tile kernel alone (the norms' parameter sums, launched on such
+/// rows only). The kernels of more words than `row_words` allows, or given rows they do not
+/// take, are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            softmax => Softmax, 1, 16;
-            log_softmax => LogSoftmax, 1, 16;
-            softmax_backward => SoftmaxBackward, 2, 16;
-            log_softmax_backward => LogSoftmaxBackward, 2, 16;
-            rms_norm => RmsNorm, 1, 16;
-            layer_norm => LayerNorm, 1, 8;
-            layer_norm_backward => LayerNormBackward, 2, 8;
-            rms_norm_backward => RmsNormBackward, 2, 8;
-            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8;
-            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8;
-            cross_entropy => CrossEntropy, 1, 8;
+            softmax => Softmax, 1, 16, split;
+            log_softmax => LogSoftmax, 1, 16, split;
+            softmax_backward => SoftmaxBackward, 2, 16, split;
+            log_softmax_backward => LogSoftmaxBackward, 2, 16, split;
+            rms_norm => RmsNorm, 1, 16, any;
+            layer_norm => LayerNorm, 1, 8, split;
+            layer_norm_backward => LayerNormBackward, 2, 8, split;
+            rms_norm_backward => RmsNormBackward, 2, 8, split;
+            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8, one;
+            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8, one;
+            cross_entropy => CrossEntropy, 1, 8, split;
         }
     };
 }
 
-/// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, a string literal.
+/// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, or with `tiled` its
+/// kernel for rows of several tiles, `device_rows_<op>_<element>_w<words>_tiled` (a `split`
+/// operation of `row_op_table!`), a string literal.
 #[macro_export]
 macro_rules! row_kernel_name {
     ($op:ident, $element:ident, $words:literal) => {
@@ -478,17 +486,27 @@ macro_rules! row_kernel_name {
             stringify!($words)
         )
     };
+    ($op:ident, $element:ident, $words:literal, tiled) => {
+        concat!($crate::row_kernel_name!($op, $element, $words), "_tiled")
+    };
 }
 
 macro_rules! row_names_per_words {
-    ($op:ident, $element:ident, [$($words:literal),*]) => {
+    (split, $op:ident, $element:ident, [$($words:literal),*]) => {
+        &[
+            $($crate::row_kernel_name!($op, $element, $words),)*
+            $($crate::row_kernel_name!($op, $element, $words, tiled),)*
+        ]
+    };
+    ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
         &[$($crate::row_kernel_name!($op, $element, $words)),*]
     };
 }
 
 macro_rules! row_names_per_op {
-    ([$element:ident, $words:tt] $($op:ident => $ty:ident, $inputs:literal, $op_words:literal;)*) => {
-        &[$(row_names_per_words!($op, $element, $words)),*]
+    ([$element:ident, $words:tt]
+     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {
+        &[$(row_names_per_words!($paths, $op, $element, $words)),*]
     };
 }
 
@@ -632,8 +650,11 @@ mod tests {
             .iter()
             .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
             .collect();
-        // 11 operations x (f32: 3 word counts, halves: 2 each).
-        assert_eq!(names.len(), 11 * (3 + 2 + 2));
+        // 11 operations x (f32: 3 word counts, halves: 2 each), and a tiled kernel of each for
+        // the 8 split operations.
+        assert_eq!(names.len(), (11 + 8) * (3 + 2 + 2));
+        assert!(names.contains(&"device_rows_layer_norm_f32_w8_tiled"));
+        assert!(!names.contains(&"device_rows_layer_norm_backward_sums_f32_w8_tiled"));
         assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
         assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
         assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));

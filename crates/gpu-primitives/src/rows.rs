@@ -98,12 +98,19 @@ mod kernels {
         pub inputs: usize,
         /// Most words of all its inputs a thread holds.
         pub words: u32,
+        /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
+        pub split: bool,
     }
     macro_rules! row_kernels {
-        ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal;)*) => {
+        ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $paths:ident;)*) => {
             $(
                 #[allow(non_upper_case_globals)]
-                pub(super) const $op: RowKernel = RowKernel { name: stringify!($op), inputs: $inputs, words: $words };
+                pub(super) const $op: RowKernel = RowKernel {
+                    name: stringify!($op),
+                    inputs: $inputs,
+                    words: $words,
+                    split: matches!(stringify!($paths).as_bytes(), b"split"),
+                };
             )*
         };
     }
@@ -301,7 +308,8 @@ fn launch_summing<T: RowElement>(
         call.kernel = *summing;
     }
     let k = &call.kernel;
-    let name = format!("device_rows_{}_{}_w{}", k.name, T::NAME, plan.words);
+    let tiled = if k.split && plan.tiles > 1 { "_tiled" } else { "" };
+    let name = format!("device_rows_{}_{}_w{}{tiled}", k.name, T::NAME, plan.words);
     let kernel = crate::module(on.gpu)?.kernel::<RowParams<T::Raw>>(&name)?;
     let rows_per_block = if plan.group <= 32 {
         (plan.block / plan.group) as usize

@@ -21,27 +21,61 @@ use gpu_primitives_abi::{
 };
 
 macro_rules! row_entries_per_words {
-    ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, [$($words:literal),*]) => {$(
+    ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $paths:ident,
+     [$($words:literal),*]) => {$(
         const _: () = {
             /// # Safety
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                // The kernels summing the norms' parameter gradients take rows of one tile only
-                // (the host launches them on no others).
-                let one_tile = <$Op as RowOp>::PARAMETER_GRADS;
-                if $words > row_words($vec, $inputs, $op_words)
-                    || (one_tile && row_tiles::<$ty, $words>(&p) != 1)
-                {
+                // Rows of several tiles too (`any`), or of one tile only (`split`: those go to
+                // the `_tiled` kernel; `one`: the host launches it on no others).
+                let any_tiles = row_paths!($paths);
+                if $words > row_words($vec, $inputs, $op_words) || (!any_tiles && row_tiles::<$ty, $words>(&p) != 1) {
                     // SAFETY: ends the launch with an error. More words than the operation's
                     // threads hold (`row_words`: `row_plan` never picks this kernel), or a row
                     // of several tiles for a one-tile kernel (`rows::launch` never asks).
                     unsafe { core::arch::nvptx::trap() };
-                } else if one_tile {
+                } else if any_tiles {
+                    // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
+                    // the rest is forwarded from the kernel's contract.
+                    unsafe { row_op::<$ty, $Op, $words, true>(&p, dynamic_shared(0)) };
+                } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory;
                     // rows of one tile (tested above); the rest is forwarded from the kernel's
                     // contract.
                     unsafe { row_op::<$ty, $Op, $words, false>(&p, dynamic_shared(0)) };
+                }
+            }
+        };
+        row_tiled_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
+    )*};
+}
+
+/// Whether a `row_op_table!` operation's `_w<words>` kernel takes rows of several tiles.
+macro_rules! row_paths {
+    (any) => {
+        true
+    };
+    (split) => {
+        false
+    };
+    (one) => {
+        false
+    };
+}
+
+/// The `_w<words>_tiled` kernel of a `split` operation: rows of any number of tiles.
+macro_rules! row_tiled_entry {
+    (split, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $words:literal) => {
+        const _: () = {
+            /// # Safety
+            /// As `row_op`, with the launch [`RowParams`] describes.
+            #[unsafe(export_name = row_kernel_name!($op, $name, $words, tiled))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
+                if $words > row_words($vec, $inputs, $op_words) {
+                    // SAFETY: ends the launch with an error, as in the one-tile kernel.
+                    unsafe { core::arch::nvptx::trap() };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
@@ -49,13 +83,15 @@ macro_rules! row_entries_per_words {
                 }
             }
         };
-    )*};
+    };
+    ($paths:ident, $($rest:tt)*) => {};
 }
 
 macro_rules! row_entries_per_op {
-    ([$name:ident, $ty:ty, $vec:literal, $words:tt] $($op:ident => $Op:ident, $inputs:literal, $op_words:literal;)*) => {$(
+    ([$name:ident, $ty:ty, $vec:literal, $words:tt]
+     $($op:ident => $Op:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {$(
         const _: () = assert!(<$Op as RowOp>::GRAD == ($inputs == 2), "the table's inputs are the operation's");
-        row_entries_per_words!($op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
+        row_entries_per_words!($op, $Op, $name, $ty, $vec, $inputs, $op_words, $paths, $words);
     )*};
 }
 
