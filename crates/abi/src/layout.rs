@@ -191,8 +191,6 @@ pub struct OnesweepLayout {
     /// `warps * (RADIX_DIGITS + 1)` `u32`: each warp's count per digit (and of the keys past
     /// the input's end), then the digit's keys in the warps before it.
     pub warp_counts: u32,
-    /// `RADIX_DIGITS` `u32`: where each digit's keys start in the tile.
-    pub digit_starts: u32,
     /// `RADIX_DIGITS` `u32`: the digit's place in the output minus its start in the tile.
     pub digit_places: u32,
     /// The tile's keys in digit order (ordered bits), then its values in the same order.
@@ -214,8 +212,7 @@ pub const fn onesweep_layout(
     let tile = 0;
     let scan = 16;
     let warp_counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
-    let digit_starts = warp_counts + (block / WARP_SIZE * (digits + 1) * 4).next_multiple_of(16);
-    let digit_places = digit_starts + digits * 4;
+    let digit_places = warp_counts + (block / WARP_SIZE * (digits + 1) * 4).next_multiple_of(16);
     let exchange = digit_places + digits * 4;
     let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
     let slot = if value_bytes > key_slot {
@@ -227,7 +224,6 @@ pub const fn onesweep_layout(
         tile,
         scan,
         warp_counts,
-        digit_starts,
         digit_places,
         exchange,
         total: exchange + (tile_items * slot).next_multiple_of(16),

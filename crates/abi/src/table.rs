@@ -150,7 +150,7 @@ macro_rules! segment_arg_table {
 }
 
 /// Calls `$callback! { [args] name => device type, stored as, ordered bits, block items, onesweep
-/// keys items, onesweep v4 items, onesweep v8 items; ... }` with every key type of the radix sort
+/// keys items, onesweep v4 items, onesweep v8 items, [small tiles]; ... }` with every key type of the radix sort
 /// (`device::radix_sort`):
 ///
 /// - *ordered bits*: the unsigned integer of the key's width that the key maps to, keeping its
@@ -163,21 +163,26 @@ macro_rules! segment_arg_table {
 ///   keys alone at 20 (80 registers, 56 bytes spilled) 33.9 Gkeys/s against 31.6 at 16 (no
 ///   spill); with `u32` values at 24 (24 bytes spilled) 25.4 Gpairs/s against 22.0 at 16; with
 ///   8-byte values 24 spills 120 bytes (ptxas), so they stay at 16.
+/// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
+///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
+///   for inputs too short for the larger tiles to spread over every multiprocessor
+///   ([`onesweep_small_tiles`](crate::tuning::onesweep_small_tiles)). Checked when the table
+///   compiles: a payload is listed exactly when its items differ.
 #[macro_export]
 macro_rules! sort_key_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            u8 => u8, u8, u8, 16, 16, 16, 16;
-            u16 => u16, u16, u16, 16, 16, 16, 16;
-            u32 => u32, u32, u32, 16, 20, 24, 16;
-            i32 => i32, i32, u32, 16, 20, 24, 16;
-            f32 => f32, f32, u32, 16, 20, 24, 16;
-            u64 => u64, u64, u64, 12, 12, 12, 12;
-            i64 => i64, i64, u64, 12, 12, 12, 12;
-            f64 => f64, f64, u64, 12, 12, 12, 12;
-            f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16;
-            bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16;
+            u8 => u8, u8, u8, 16, 16, 16, 16, [];
+            u16 => u16, u16, u16, 16, 16, 16, 16, [];
+            u32 => u32, u32, u32, 16, 20, 24, 16, [keys v4];
+            i32 => i32, i32, u32, 16, 20, 24, 16, [keys v4];
+            f32 => f32, f32, u32, 16, 20, 24, 16, [keys v4];
+            u64 => u64, u64, u64, 12, 12, 12, 12, [];
+            i64 => i64, i64, u64, 12, 12, 12, 12, [];
+            f64 => f64, f64, u64, 12, 12, 12, 12, [];
+            f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16, [];
+            bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16, [];
         }
     };
 }
@@ -224,12 +229,21 @@ macro_rules! radix_sort_kernel_name {
             stringify!($key)
         )
     };
+    (onesweep_small, $key:ident, $values:ident) => {
+        concat!(
+            "device_radix_sort_onesweep_",
+            stringify!($values),
+            "_small_",
+            stringify!($key)
+        )
+    };
 }
 
 macro_rules! onesweep_names {
-    ([$key:ident] $($values:ident => $ty:ty;)*) => {
+    ([$key:ident, [$($small:ident)*]] $($values:ident => $ty:ty;)*) => {
         &[
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
+            $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
             $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
             $crate::radix_sort_kernel_name!(top_k, $key),
         ]
@@ -238,15 +252,41 @@ macro_rules! onesweep_names {
 
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $v4_items:literal, $v8_items:literal;)*) => {
-        /// The radix sort's kernels per key type: its histogram, then one onesweep pass and one
-        /// segmented sort per value payload, and the top-k by radix select (generated from the
-        /// key and value tables; the PTX check looks for each).
+          $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
+        /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
+        /// value payload (and one of smaller tiles per listed payload) and one segmented sort
+        /// per value payload, and the top-k by radix select (generated from the key and value
+        /// tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),
-            sort_value_table!(onesweep_names, $name),
+            sort_value_table!(onesweep_names, $name, [$($small)*]),
         )),*];
+        $(const _: () = assert!(
+            small_tiles_listed($items, $keys_items, $v4_items, $v8_items, &[$(stringify!($small)),*]),
+            concat!("sort_key_table!: ", stringify!($name), "'s small tiles must list exactly the payloads whose onesweep items differ from its block items"),
+        );)*
     };
+}
+
+/// Whether `small` names exactly the value payloads (`keys`, `v4`, `v8`) whose onesweep items
+/// differ from the block items `items` (the table's check).
+const fn small_tiles_listed(items: usize, keys: usize, v4: usize, v8: usize, small: &[&str]) -> bool {
+    let payloads: [(&str, usize); 3] = [("keys", keys), ("v4", v4), ("v8", v8)];
+    let mut p = 0;
+    while p < payloads.len() {
+        let (name, payload_items) = payloads[p];
+        let mut listed = false;
+        let mut s = 0;
+        while s < small.len() {
+            listed |= small[s].eq_ignore_ascii_case(name);
+            s += 1;
+        }
+        if listed != (payload_items != items) {
+            return false;
+        }
+        p += 1;
+    }
+    true
 }
 sort_key_table!(sort_kernel_list);
 
@@ -636,6 +676,8 @@ mod tests {
                 "device_radix_sort_onesweep_keys_i32",
                 "device_radix_sort_onesweep_v4_i32",
                 "device_radix_sort_onesweep_v8_i32",
+                "device_radix_sort_onesweep_keys_small_i32",
+                "device_radix_sort_onesweep_v4_small_i32",
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",

@@ -390,6 +390,30 @@ pub const fn onesweep_items(
         _ => v8_items,
     }
 }
+/// Whether a onesweep sort of `n` keys takes its smaller tiles (`small_items` keys per thread,
+/// the key type's block items) over its larger ones (`items`), on a GPU of `multiprocessors`:
+/// when the busiest multiprocessor gets more than an eighth fewer keys so (the tiles dealt out
+/// evenly). The larger tiles are faster per key (H100, 2^28 keys: 7 % alone, 15 % with
+/// values), but an input of only a few tiles per multiprocessor splits unevenly: 2^20 4-byte
+/// keys make 205 tiles of 5120 keys on an H200's 132 multiprocessors (10240 keys on the
+/// busiest), 256 of 4096 (8192). H200, keys alone at 2^20: 20 keys per thread 4 % slower than
+/// 16, with `u32` values 24 10 % slower.
+pub const fn onesweep_small_tiles(n: usize, multiprocessors: u32, items: usize, small_items: usize) -> bool {
+    small_items < items
+        && busiest_keys(n, multiprocessors, small_items) * 8 < busiest_keys(n, multiprocessors, items) * 7
+}
+
+/// Keys of the busiest multiprocessor when `n` keys in tiles of `items` keys per thread are
+/// dealt out evenly over `multiprocessors`.
+const fn busiest_keys(n: usize, multiprocessors: u32, items: usize) -> usize {
+    let tile = SORT_BLOCK as usize * items;
+    let sms = if multiprocessors == 0 {
+        1
+    } else {
+        multiprocessors as usize
+    };
+    n.div_ceil(tile).div_ceil(sms) * tile
+}
 /// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
 pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
 /// Entry-point name prefix of the onesweep passes of keys alone (the others move 4- or 8-byte
@@ -633,6 +657,33 @@ mod row_plan_tests {
                     }
                 }
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod onesweep_tests {
+    use super::onesweep_small_tiles;
+
+    #[test]
+    fn small_tiles_where_the_larger_ones_split_unevenly() {
+        // (n, multiprocessors, items, small items, small tiles taken)
+        for (n, sms, items, small, expected) in [
+            (1 << 20, 132, 20, 16, true),  // 205 tiles: 2 on the busiest (10240 keys) vs 8192
+            (1 << 20, 132, 24, 16, true),  // pairs: 171 tiles of 6144 (12288 keys) vs 8192
+            (1 << 24, 132, 20, 16, false), // 3277 tiles: 128000 keys vs 131072
+            (1 << 28, 132, 20, 16, false),
+            (1 << 20, 132, 16, 16, false), // the same tiles: never
+            (5120, 132, 20, 16, true),     // one tile of 5120 or two of 4096 side by side
+            (1 << 22, 132, 20, 16, false), // 35840 keys vs 32768: not an eighth fewer
+            (0, 132, 20, 16, false),
+            (1 << 20, 0, 20, 16, false), // no multiprocessors counted: as one
+        ] {
+            assert_eq!(
+                onesweep_small_tiles(n, sms, items, small),
+                expected,
+                "{n} keys, {sms} SMs, {items} vs {small}"
+            );
         }
     }
 }

@@ -135,7 +135,7 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
     macro_rules! by_name {
         ([$gpu:ident, $name_value:ident, $sizes:ident, $pairs:ident, $runs:ident]
          $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-           $v4_items:literal, $v8_items:literal;)*) => {
+           $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
             match $name_value {
                 $(stringify!($name) => run::<gpu_primitives::host_type!($name)>($gpu, $sizes, $pairs, $runs),)*
                 other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sort key type {other}"))),

@@ -11,7 +11,7 @@ use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
-    onesweep_items,
+    onesweep_items, onesweep_small_tiles,
 };
 use gpu_primitives_runtime::DeviceCopy;
 use std::cmp::Ordering;
@@ -45,6 +45,10 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     const ONESWEEP_V4_ITEMS: usize;
     /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with 8-byte values.
     const ONESWEEP_V8_ITEMS: usize;
+    /// The value payloads ("keys", "v4", "v8") whose onesweep passes also come with tiles of
+    /// [`ITEMS`](Self::ITEMS) keys per thread, taken for inputs too short for the larger tiles
+    /// to spread evenly ([`onesweep_small_tiles`]).
+    const ONESWEEP_SMALL: &'static [&'static str];
     /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
     fn sort_cmp(&self, other: &Self) -> Ordering;
     /// The key's *ordered bits* (widened to `u64`): the unsigned image whose order is
@@ -154,7 +158,7 @@ macro_rules! key_order {
 
 macro_rules! sort_keys_impl {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $v4_items:literal, $v8_items:literal;)*) => {
+          $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
         $(
             impl sealed::Key for crate::host_type!($name) {}
             impl SortKey for crate::host_type!($name) {
@@ -165,6 +169,7 @@ macro_rules! sort_keys_impl {
                 const ONESWEEP_KEYS_ITEMS: usize = $keys_items;
                 const ONESWEEP_V4_ITEMS: usize = $v4_items;
                 const ONESWEEP_V8_ITEMS: usize = $v8_items;
+                const ONESWEEP_SMALL: &'static [&'static str] = &[$(stringify!($small)),*];
                 key_order!($name, k);
                 fn as_raw(values: &[Self]) -> &[$stored] {
                     bytemuck::cast_slice(values)
@@ -405,16 +410,25 @@ pub(super) fn launch<K: SortKey>(
     unsafe { stream.launch(&histogram, config, &params)? };
 
     let values_name = values_name(value_bytes);
-    let name = format!("device_radix_sort_onesweep_{values_name}_{}", K::NAME);
-    debug_assert_eq!(
-        radix_sort_kernel_name!(onesweep, u32, keys),
-        "device_radix_sort_onesweep_keys_u32"
-    );
-    let items = onesweep_items(
+    let mut items = onesweep_items(
         value_bytes,
         K::ONESWEEP_KEYS_ITEMS,
         K::ONESWEEP_V4_ITEMS,
         K::ONESWEEP_V8_ITEMS,
+    );
+    let small = K::ONESWEEP_SMALL.contains(&values_name)
+        && onesweep_small_tiles(n, on.gpu.info().multiprocessors, items, K::ITEMS);
+    if small {
+        items = K::ITEMS;
+    }
+    let name = format!(
+        "device_radix_sort_onesweep_{values_name}_{}{}",
+        if small { "small_" } else { "" },
+        K::NAME
+    );
+    debug_assert_eq!(
+        radix_sort_kernel_name!(onesweep_small, u32, keys),
+        "device_radix_sort_onesweep_keys_small_u32"
     );
     let tile = SORT_BLOCK as usize * items;
     let tiles = n.div_ceil(tile);
@@ -503,7 +517,8 @@ impl<V> ValueBytes<V> {
 /// per 8-bit digit of the compared bits (4 for 32-bit keys) moves the keys, each tile finding
 /// its place by decoupled look-back. Deterministic: the output depends only on the input.
 /// Device memory: the workspace grows by one copy of the keys (the passes' alternate buffer),
-/// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys and 1 KiB per pass.
+/// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys (of `K::ITEMS` for
+/// inputs of a few tiles per multiprocessor, [`SortKey::ONESWEEP_SMALL`]) and 1 KiB per pass.
 /// Up to one tile of the block radix sort (`SORT_BLOCK * K::ITEMS` keys: 4096 of 4 bytes or
 /// less, 3072 of 8) one block sorts the keys in shared memory in one launch, with no workspace
 /// (CUB's single-tile sort); the result is the same.

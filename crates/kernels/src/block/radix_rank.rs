@@ -28,9 +28,6 @@ pub struct RadixRankStorage {
     /// `warps * (RADIX_DIGITS + 1)` counters: each warp's per digit, and its items past the
     /// input's end.
     pub warp_counts: SharedArray<u32>,
-    /// `RADIX_DIGITS`: neither read nor written by the rank since it counts first (each warp's
-    /// counters hold the digits' starts); the onesweep layout still reserves it.
-    pub digit_starts: SharedArray<u32>,
     /// For the block scan of the digits' counts.
     pub scan: BlockScanStorage<u32>,
 }

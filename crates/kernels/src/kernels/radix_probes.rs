@@ -125,20 +125,15 @@ struct BlockSortProbe<B> {
 
 /// The rank's storage in static shared memory declared by the caller.
 #[inline(always)]
-fn rank_storage(
-    warp_counts: SharedArray<u32>,
-    digit_starts: SharedArray<u32>,
-    scan: SharedArray<u32>,
-) -> RadixRankStorage {
+fn rank_storage(warp_counts: SharedArray<u32>, scan: SharedArray<u32>) -> RadixRankStorage {
     RadixRankStorage {
         warp_counts,
-        digit_starts,
         scan: BlockScanStorage::new(scan),
     }
 }
 
 macro_rules! rank_probes {
-    ($($name:ident = $items:literal, $counts:ident, $starts:ident, $scan:ident;)*) => {$(
+    ($($name:ident = $items:literal, $counts:ident, $scan:ident;)*) => {$(
         /// Rank probe (see `rank_probe`) with this many items per thread.
         ///
         /// # Safety
@@ -148,7 +143,6 @@ macro_rules! rank_probes {
         pub unsafe extern "ptx-kernel" fn $name(digits: *const u32, ranks: *mut u32, per_digit: *mut u32, n: usize) {
             let storage = rank_storage(
                 shared_array!($counts: [u32; WARP_COUNTS]),
-                shared_array!($starts: [u32; RADIX_DIGITS as usize]),
                 shared_array!($scan: [u32; BlockScanStorage::<u32>::SLOTS as usize]),
             );
             // SAFETY: forwarded.
@@ -157,13 +151,13 @@ macro_rules! rank_probes {
     )*};
 }
 rank_probes!(
-    probe_block_radix_rank_items1 = 1, PROBE_RANK_COUNTS_1, PROBE_RANK_STARTS_1, PROBE_RANK_SCAN_1;
-    probe_block_radix_rank_items4 = 4, PROBE_RANK_COUNTS_4, PROBE_RANK_STARTS_4, PROBE_RANK_SCAN_4;
-    probe_block_radix_rank_items16 = 16, PROBE_RANK_COUNTS_16, PROBE_RANK_STARTS_16, PROBE_RANK_SCAN_16;
+    probe_block_radix_rank_items1 = 1, PROBE_RANK_COUNTS_1, PROBE_RANK_SCAN_1;
+    probe_block_radix_rank_items4 = 4, PROBE_RANK_COUNTS_4, PROBE_RANK_SCAN_4;
+    probe_block_radix_rank_items16 = 16, PROBE_RANK_COUNTS_16, PROBE_RANK_SCAN_16;
 );
 
 macro_rules! sort_probes {
-    ($($name:ident: $key:ty = $items:literal, $counts:ident, $starts:ident, $scan:ident, $keys:ident,
+    ($($name:ident: $key:ty = $items:literal, $counts:ident, $scan:ident, $keys:ident,
        $values:ident;)*) => {$(
         /// Block sort probe (see `sort_probe`) of these keys with this many items per thread;
         /// `pairs != 0` sorts each key's input index with it.
@@ -181,7 +175,6 @@ macro_rules! sort_probes {
             let storage = BlockRadixSortStorage {
                 rank: rank_storage(
                     shared_array!($counts: [u32; WARP_COUNTS]),
-                    shared_array!($starts: [u32; RADIX_DIGITS as usize]),
                     shared_array!($scan: [u32; BlockScanStorage::<u32>::SLOTS as usize]),
                 ),
                 keys: shared_array!($keys: [<$key as RadixBits>::Slot; RADIX_DIGITS as usize * $items]),
@@ -199,14 +192,14 @@ macro_rules! sort_probes {
     )*};
 }
 sort_probes!(
-    probe_block_radix_sort_u32_items1: u32 = 1, PROBE_SORT_COUNTS_U32_1, PROBE_SORT_STARTS_U32_1,
+    probe_block_radix_sort_u32_items1: u32 = 1, PROBE_SORT_COUNTS_U32_1,
         PROBE_SORT_SCAN_U32_1, PROBE_SORT_KEYS_U32_1, PROBE_SORT_VALUES_U32_1;
-    probe_block_radix_sort_u32_items4: u32 = 4, PROBE_SORT_COUNTS_U32_4, PROBE_SORT_STARTS_U32_4,
+    probe_block_radix_sort_u32_items4: u32 = 4, PROBE_SORT_COUNTS_U32_4,
         PROBE_SORT_SCAN_U32_4, PROBE_SORT_KEYS_U32_4, PROBE_SORT_VALUES_U32_4;
-    probe_block_radix_sort_u32_items16: u32 = 16, PROBE_SORT_COUNTS_U32_16, PROBE_SORT_STARTS_U32_16,
+    probe_block_radix_sort_u32_items16: u32 = 16, PROBE_SORT_COUNTS_U32_16,
         PROBE_SORT_SCAN_U32_16, PROBE_SORT_KEYS_U32_16, PROBE_SORT_VALUES_U32_16;
-    probe_block_radix_sort_u8_items4: u8 = 4, PROBE_SORT_COUNTS_U8_4, PROBE_SORT_STARTS_U8_4,
+    probe_block_radix_sort_u8_items4: u8 = 4, PROBE_SORT_COUNTS_U8_4,
         PROBE_SORT_SCAN_U8_4, PROBE_SORT_KEYS_U8_4, PROBE_SORT_VALUES_U8_4;
-    probe_block_radix_sort_u64_items4: u64 = 4, PROBE_SORT_COUNTS_U64_4, PROBE_SORT_STARTS_U64_4,
+    probe_block_radix_sort_u64_items4: u64 = 4, PROBE_SORT_COUNTS_U64_4,
         PROBE_SORT_SCAN_U64_4, PROBE_SORT_KEYS_U64_4, PROBE_SORT_VALUES_U64_4;
 );

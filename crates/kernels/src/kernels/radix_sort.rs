@@ -1,6 +1,7 @@
 //! Radix sort entry points (`device::radix_sort`), generated from `sort_key_table!` and
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
-//! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values),
+//! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values;
+//! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
 //! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
@@ -26,22 +27,29 @@ macro_rules! pairs {
     };
 }
 
-/// `device_radix_sort_onesweep_<values>_<key>`: one digit pass, as [`OnesweepParams`] says.
-macro_rules! onesweep_entries {
-    ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $v4_items:literal, $v8_items:literal]
-     $($values:ident => $v:ty;)*) => {$(
+/// Emits `$body` when the value payload `$values` is one of the bracketed list (a key type's
+/// small tiles in `sort_key_table!`).
+macro_rules! if_payload_listed {
+    ($values:ident [] $body:tt) => {};
+    (keys [keys $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
+    (v4 [v4 $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
+    (v8 [v8 $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
+    ($values:ident [$other:ident $($rest:ident)*] $body:tt) => {
+        if_payload_listed!($values [$($rest)*] $body);
+    };
+}
+
+/// A onesweep pass named `$name` with tiles of `$items` keys per thread, as [`OnesweepParams`]
+/// says.
+macro_rules! onesweep_kernel {
+    ($name:expr, $ty:ty, $v:ty, $values:ident, $items:expr) => {
         const _: () = {
             /// # Safety
             /// As `onesweep_tile`, with the launch [`OnesweepParams`] describes.
-            #[unsafe(export_name = radix_sort_kernel_name!(onesweep, $key, $values))]
+            #[unsafe(export_name = $name)]
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = onesweep_items(
-                    if PAIRS { size_of::<$v>() } else { 0 },
-                    $keys_items,
-                    $v4_items,
-                    $v8_items,
-                );
+                const ITEMS: usize = $items;
                 let layout = onesweep_layout(
                     SORT_BLOCK,
                     SORT_BLOCK * ITEMS as u32,
@@ -78,6 +86,32 @@ macro_rules! onesweep_entries {
                 unsafe { onesweep_tile::<$ty, $v, PAIRS, ITEMS>(pass, status, storage) };
             }
         };
+    };
+}
+
+/// Per value payload: `device_radix_sort_onesweep_<values>_<key>` (one digit pass, tiles of the
+/// payload's onesweep items), `device_radix_sort_onesweep_<values>_small_<key>` (tiles of the
+/// block items, for the payloads the key's small tiles list) and
+/// `device_segmented_radix_sort_<values>_<key>`.
+macro_rules! onesweep_entries {
+    ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $v4_items:literal, $v8_items:literal,
+      $small:tt]
+     $($values:ident => $v:ty;)*) => {$(
+        onesweep_kernel!(
+            radix_sort_kernel_name!(onesweep, $key, $values),
+            $ty,
+            $v,
+            $values,
+            onesweep_items(
+                if pairs!($values) { size_of::<$v>() } else { 0 },
+                $keys_items,
+                $v4_items,
+                $v8_items,
+            )
+        );
+        if_payload_listed!($values $small {
+            onesweep_kernel!(radix_sort_kernel_name!(onesweep_small, $key, $values), $ty, $v, $values, $items);
+        });
         const _: () = {
             /// # Safety
             /// As `segmented_radix_sort`, with the launch [`SegmentedSortParams`] describes.
@@ -125,7 +159,6 @@ unsafe fn rank_storage(layout: &OnesweepLayout) -> (RadixRankStorage, crate::sha
         (
             RadixRankStorage {
                 warp_counts: dynamic_shared(layout.warp_counts),
-                digit_starts: dynamic_shared::<u32>(layout.digit_starts).slice(0, RADIX_DIGITS),
                 scan: BlockScanStorage::new(dynamic_shared(layout.scan)),
             },
             dynamic_shared::<u32>(layout.digit_places).slice(0, RADIX_DIGITS),
@@ -135,7 +168,7 @@ unsafe fn rank_storage(layout: &OnesweepLayout) -> (RadixRankStorage, crate::sha
 
 macro_rules! sort_entries {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $v4_items:literal, $v8_items:literal;)*) => {$(
+          $v4_items:literal, $v8_items:literal, $small:tt;)*) => {$(
         const _: () = {
             /// `device_radix_sort_histogram_<key>`: the counts of every pass's digits, as
             /// [`RadixHistogramParams`] says.
@@ -182,7 +215,7 @@ macro_rules! sort_entries {
                 unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
             }
         };
-        sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $v4_items, $v8_items);
+        sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $v4_items, $v8_items, $small);
     )*};
 }
 gpu_primitives_abi::sort_key_table!(sort_entries);

@@ -2,7 +2,8 @@
 //! (`reference::sort`, a stable comparison sort): property tests over every key type (random
 //! lengths around tile edges, uniform / duplicate-heavy / sorted / reversed keys, both
 //! directions, bit ranges, misaligned views), stability through pairs carrying the input
-//! index, special float values, bad input, and a length past 2^31.
+//! index, special float values, both onesweep tile sizes at their tiles' edges, bad input, and a
+//! length past 2^31.
 
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
@@ -18,6 +19,7 @@ use std::cell::RefCell;
 pub const TESTS: &[(&str, GpuTest)] = &[
     ("sort::every_key_type_random", every_key_type),
     ("sort::special_float_values", special_floats),
+    ("sort::both_onesweep_tile_sizes", both_tile_sizes),
     ("sort::bad_input_and_empty", bad_input),
     ("sort::past_2_pow_31_keys", past_2_pow_31),
 ];
@@ -320,6 +322,51 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
             0xff80_0001,
         ],
     )
+}
+
+/// The 4-byte keys' onesweep passes of both tile sizes (`sort_key_table!`'s small tiles, taken
+/// by `tuning::onesweep_small_tiles` for this GPU's multiprocessors), keys alone and with
+/// values, at lengths one past a whole number of tiles of each: every key and value checked.
+fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
+    use gpu_primitives_abi::tuning::{SORT_BLOCK, onesweep_small_tiles};
+    let sms = gpu.info().multiprocessors;
+    let ws = &mut DeviceWorkspace::new();
+    fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+        let (large, small) = (K::ONESWEEP_KEYS_ITEMS.max(K::ONESWEEP_V4_ITEMS), K::ITEMS);
+        let mut taken = [[false; 2]; 2];
+        for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
+            for (j, items) in [K::ONESWEEP_KEYS_ITEMS, K::ONESWEEP_V4_ITEMS]
+                .into_iter()
+                .enumerate()
+            {
+                let n = tiles * SORT_BLOCK as usize * items + 1;
+                for (payload, payload_items) in [K::ONESWEEP_KEYS_ITEMS, K::ONESWEEP_V4_ITEMS]
+                    .into_iter()
+                    .enumerate()
+                {
+                    taken[payload][onesweep_small_tiles(n, sms, payload_items, small) as usize] = true;
+                }
+                let keys = make_keys::<K>(n, 0, n as u64);
+                let options = if (i + j) % 2 == 0 {
+                    SortOptions::ascending()
+                } else {
+                    SortOptions::descending()
+                };
+                check_all(gpu, &keys, 0, options, ws).map_err(|e| Failed::from(e.to_string()))?;
+            }
+        }
+        check_eq(
+            &format!(
+                "{} tile sizes taken (keys, pairs) x (large, small), {large} vs {small} items",
+                K::NAME
+            ),
+            taken,
+            [[true; 2]; 2],
+        )
+    }
+    sorts::<u32>(gpu, sms, ws)?;
+    sorts::<i32>(gpu, sms, ws)?;
+    sorts::<f32>(gpu, sms, ws)
 }
 
 /// Short outputs and bad bit ranges: an error before any launch, outputs untouched. n = 0 and
