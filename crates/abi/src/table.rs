@@ -150,8 +150,8 @@ macro_rules! segment_arg_table {
 }
 
 /// Calls `$callback! { [args] name => device type, stored as, ordered bits, block items, onesweep
-/// keys items, onesweep v4 items, onesweep v8 items, [small tiles]; ... }` with every key type of the radix sort
-/// (`device::radix_sort`):
+/// keys items, onesweep v4 items, onesweep v8 items, [small tiles]; ... }` with every key type
+/// of the radix sort (`device::radix_sort`):
 ///
 /// - *ordered bits*: the unsigned integer of the key's width that the key maps to, keeping its
 ///   order (the digits are taken from it);
