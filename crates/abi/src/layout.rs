@@ -188,8 +188,8 @@ pub struct OnesweepLayout {
     pub tile: u32,
     /// The block scan's slots (one per warp, [`MAX_SLOT_BYTES`] each).
     pub scan: u32,
-    /// `warps * (RADIX_DIGITS + 1)` `u32`: each warp's count per digit (and of the keys past
-    /// the input's end), then the digit's keys in the warps before it.
+    /// `warps * RADIX_DIGITS` `u32`: each warp's count per digit, then the digit's keys in the
+    /// warps before it.
     pub warp_counts: u32,
     /// `RADIX_DIGITS` `u32`: the digit's place in the output minus its start in the tile.
     pub digit_places: u32,
@@ -212,7 +212,7 @@ pub const fn onesweep_layout(
     let tile = 0;
     let scan = 16;
     let warp_counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
-    let digit_places = warp_counts + (block / WARP_SIZE * (digits + 1) * 4).next_multiple_of(16);
+    let digit_places = warp_counts + (block / WARP_SIZE * digits * 4).next_multiple_of(16);
     let exchange = digit_places + digits * 4;
     let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
     let slot = if value_bytes > key_slot {

@@ -48,11 +48,9 @@ macro_rules! radix_bits {
             const MAX: Self = <$t>::MAX;
             #[inline(always)]
             fn digit(self, shift: u32, bits: u32) -> u32 {
-                // A 0-bit digit (an empty bit range) may sit at shift == the width.
-                if bits == 0 {
-                    return 0;
-                }
-                ((self >> shift) as u32) & ((1u32 << bits) - 1)
+                // A 0-bit digit (an empty bit range) may sit at shift == the width: the shift
+                // wraps, and the mask is 0. No branch, so that a pass's mask is computed once.
+                (self.wrapping_shr(shift) as u32) & ((1u32 << bits) - 1)
             }
             #[inline(always)]
             fn above(self, shift: u32) -> Self {

@@ -8,10 +8,14 @@
 //! after, before any item is ranked), then a block scan of the counts gives where each digit
 //! starts in the tile and each warp's counter becomes where its first item of the digit goes.
 //! Then each warp ranks its items in order: for item `i`, [`warp_match_bits`] finds the lanes
-//! with the same digit (its peers; one ballot per bit of the digit and one for the tile's end,
-//! faster than `match.any` on the H100), the highest peer takes their number of places from the
+//! with the same digit (its peers; one ballot per bit of the digit, faster than `match.any` on
+//! the H100), the highest peer takes their number of places from the
 //! warp's counter of the digit with one shared-memory atomic, and each peer's rank is the
 //! counter's old value plus its peers in lower lanes: items of one digit keep their tile order.
+//!
+//! A partial tile's items past its end take the last digit, [`PAST_END_DIGIT`] (as in CUB, rather
+//! than one more vote per item for a marker): they come last in tile order, so they rank after
+//! every valid item, and the last digit's count leaves them out.
 
 use crate::block::{BlockScanStorage, block_exclusive_scan};
 use crate::op::Sum;
@@ -22,11 +26,14 @@ use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_match_bits};
 use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
 
+/// The digit of a partial tile's items past its end: the last, so that they rank after every
+/// valid item (see the [module docs](self)).
+pub const PAST_END_DIGIT: u32 = RADIX_DIGITS - 1;
+
 /// Shared memory of [`block_radix_rank_warp_striped`].
 #[derive(Clone, Copy)]
 pub struct RadixRankStorage {
-    /// `warps * (RADIX_DIGITS + 1)` counters: each warp's per digit, and its items past the
-    /// input's end.
+    /// `warps * RADIX_DIGITS` counters: each warp's per digit.
     pub warp_counts: SharedArray<u32>,
     /// For the block scan of the digits' counts.
     pub scan: BlockScanStorage<u32>,
@@ -35,7 +42,8 @@ pub struct RadixRankStorage {
 /// What [`block_radix_rank_warp_striped`] returns to each thread.
 #[derive(Clone, Copy)]
 pub struct RadixRanks<const ITEMS: usize> {
-    /// Each item's place in the tile ordered by digit (`u32::MAX` for items past the end).
+    /// Each item's place in the tile ordered by digit: below `valid` for the valid items, at or
+    /// past it for the items past the end.
     pub ranks: [u32; ITEMS],
     /// Items of digit `thread_idx()` in the tile.
     pub digit_count: u32,
@@ -43,30 +51,33 @@ pub struct RadixRanks<const ITEMS: usize> {
     pub digit_start: u32,
 }
 
-/// Rank the tile's items by `digits` (see the [module docs](self)). `digits[i]` is item `i`'s
-/// digit, below [`RADIX_DIGITS`], or `RADIX_DIGITS` for an item past the input's end (ranked
-/// nowhere, counted nowhere). `on_counts` is called by every thread with its digit's count as
+/// Rank the tile's first `valid` items by `digits` (see the [module docs](self)). `digits[i]`
+/// is item `i`'s digit, below [`RADIX_DIGITS`]; an item past the first `valid` (warp-striped
+/// position `valid` or more) has [`PAST_END_DIGIT`] and is counted nowhere. `on_counts` is called by every thread with its digit's count as
 /// soon as it is known, before the block scan and before any item is ranked (the onesweep pass
 /// publishes it there).
 ///
 /// - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`] threads (one per digit).
 /// - **Result valid in:** every thread (its items' ranks; its digit's count and start).
 /// - **Barriers:** 3 (and the block scan's); `storage` may be reused after one more.
-/// - **Example:** 256 threads, 1 item each, digit `255 - t` for thread `t`: thread `t` gets rank
-///   `255 - t`, and every digit count 1, digit `d` starting at `d`.
+/// - **Example:** 256 threads, 1 item each, digit `255 - t` for thread `t`, `valid` 256: thread
+///   `t` gets rank `255 - t`, and every digit count 1, digit `d` starting at `d`.
 ///
 /// # Safety
-/// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `storage` is this
-/// block's, `warp_counts` at least `8 * (RADIX_DIGITS + 1)` long.
+/// Every thread of the block calls it with the same `valid`, at most `block_dim() * ITEMS`;
+/// `block_dim() == RADIX_DIGITS`; every digit is below [`RADIX_DIGITS`], and
+/// [`PAST_END_DIGIT`] past the first `valid` items; `storage` is this block's, `warp_counts` at
+/// least `8 * RADIX_DIGITS` long.
 #[inline(always)]
 pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     digits: &[u32; ITEMS],
+    valid: u32,
     storage: RadixRankStorage,
     on_counts: impl FnOnce(u32),
 ) -> RadixRanks<ITEMS> {
     let t = thread_idx();
     let lane = lane_id();
-    let row = RADIX_DIGITS + 1;
+    let row = RADIX_DIGITS;
     let counts = storage.warp_counts.slice(warp_id() * row, row);
     let warps = block_dim() / WARP_SIZE;
     let mut c = t;
@@ -78,10 +89,10 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
 
-    // Count: each item adds one to its warp's counter of its digit (an item past the end to the
-    // row's last counter, which nothing reads).
+    // Count: each item adds one to its warp's counter of its digit (an item past the end too,
+    // taken off the last digit's count below).
     unrolled_for(ITEMS, |i| {
-        // SAFETY: digits[i] <= RADIX_DIGITS < row: within this warp's counters, zeroed before
+        // SAFETY: digits[i] < RADIX_DIGITS == row: within this warp's counters, zeroed before
         // the barrier.
         unsafe { counts.atomic_add_unchecked(digits[i], 1) };
     });
@@ -94,7 +105,12 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
         // SAFETY: w * row + t < warps * row; every warp's adds are done (barrier above).
         digit_count += unsafe { storage.warp_counts.read(w * row + t) };
     }
+    if t == PAST_END_DIGIT {
+        digit_count -= block_dim() * ITEMS as u32 - valid;
+    }
     on_counts(digit_count);
+    // The last digit's start does not depend on its count: the items past the end rank after
+    // it, from `valid` on.
     let mut start = [digit_count];
     // SAFETY: the whole block calls it with its own storage.
     unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut start, storage.scan) };
@@ -117,21 +133,17 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     unrolled_for(ITEMS, |i| {
         let digit = digits[i];
         // SAFETY: the whole (full) warp runs this loop together.
-        let peers = unsafe { warp_match_bits::<{ RADIX_BITS + 1 }>(digit, u32::MAX) };
+        let peers = unsafe { warp_match_bits::<RADIX_BITS>(digit, u32::MAX) };
         let leader = WARP_SIZE - 1 - peers.leading_zeros();
         let mut first = 0;
         if lane == leader {
-            // SAFETY: digit <= RADIX_DIGITS < row: within this warp's counters, set before the
+            // SAFETY: digit < RADIX_DIGITS == row: within this warp's counters, set before the
             // barrier; only this warp's lanes add to them.
             first = unsafe { counts.atomic_fetch_add_unchecked(digit, peers.count_ones()) };
         }
         // SAFETY: the whole warp calls it; the leader is one of its lanes.
         let first = unsafe { first.shuffle_idx(leader, WARP_SIZE, u32::MAX) };
-        ranks[i] = if digit < RADIX_DIGITS {
-            first + (peers & lane_mask_below(lane)).count_ones()
-        } else {
-            u32::MAX
-        };
+        ranks[i] = first + (peers & lane_mask_below(lane)).count_ones();
     });
     RadixRanks {
         ranks,

@@ -12,19 +12,19 @@
 //! Keys are given as their ordered bits ([`RadixKey::to_ordered`](crate::radix::RadixKey), inverted
 //! for a descending sort): the sort orders unsigned integers.
 //!
-//! - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`] threads.
+//! - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) threads.
 //! - **Result valid in:** every thread (its items of the sorted tile, warp-striped).
 //! - **Barriers:** per pass, the rank's and 2 (4 with values); `storage` may be reused on return.
 //! - **Example:** 256 threads, 1 item each, `u32` keys `255 - p` at warp-striped position `p`, bits
 //!   0..8: thread `t` (warp `t / 32`, lane `t % 32`) holds key `t` after the sort.
 
-use super::radix_rank::{RadixRankStorage, block_radix_rank_warp_striped};
+use super::radix_rank::{PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped};
 use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+use gpu_primitives_abi::tuning::RADIX_BITS;
 
 /// Shared memory of [`block_radix_sort_warp_striped`].
 #[derive(Clone, Copy)]
@@ -71,16 +71,16 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
         let shift = begin_bit + pass * RADIX_BITS;
         let bits = RADIX_BITS.min(end_bit - shift);
         let back = |i: usize| warp_striped_position::<ITEMS>(i);
-        let mut digits = [RADIX_DIGITS; ITEMS];
+        let mut digits = [PAST_END_DIGIT; ITEMS];
         unrolled_for(ITEMS, |i| {
             if warp_striped_position::<ITEMS>(i) < valid {
                 digits[i] = keys[i].digit(shift, bits);
             }
         });
         // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
-        let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.rank, |_| {}) };
+        let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, valid, storage.rank, |_| {}) };
         unrolled_for(ITEMS, |i| {
-            if digits[i] < RADIX_DIGITS {
+            if rank.ranks[i] < valid {
                 // SAFETY: ranks of valid items are distinct and below `valid`, within `keys`.
                 unsafe { storage.keys.write_unchecked(rank.ranks[i], keys[i].to_slot()) };
             }
@@ -97,7 +97,7 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
             // SAFETY: the whole block calls it: every key was read (the values may share them).
             unsafe { block_barrier() };
             unrolled_for(ITEMS, |i| {
-                if digits[i] < RADIX_DIGITS {
+                if rank.ranks[i] < valid {
                     // SAFETY: as the keys'.
                     unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
                 }

@@ -20,7 +20,7 @@
 
 use super::scan::next_tile;
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
-use crate::block::{RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped};
+use crate::block::{PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped};
 use crate::op::Sum;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
 use crate::radix::{key_digit, zero_key, zero_slot};
@@ -183,7 +183,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     }
 
     let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
-    let mut digits = [RADIX_DIGITS; ITEMS];
+    let mut digits = [PAST_END_DIGIT; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
     let index = |i: usize| warp_first + i * WARP_SIZE as usize;
     let load_value = |index: usize| {
@@ -194,7 +194,8 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             unsafe { *pass.values_in.add(index) }
         }
     };
-    if tile_items as usize == tile_len {
+    let whole = tile_items as usize == tile_len;
+    if whole {
         // A whole tile: every load first, with no branch between them, so that their latencies
         // overlap (a bounds check per item made the compiler wait for each load in turn).
         let mut keys = [zero_key::<K>(); ITEMS];
@@ -232,14 +233,14 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         }
     };
     // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
-    let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.rank, publish) };
+    let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, tile_items, storage.rank, publish) };
 
     // Keys to shared memory in digit order, before the look-back so that their stores overlap
     // its reads.
     unrolled_for(ITEMS, |i| {
-        if digits[i] < RADIX_DIGITS {
-            // SAFETY: a rank is below the tile's valid items, within the exchange; each rank is
-            // one item's.
+        if whole || rank.ranks[i] < tile_items {
+            // SAFETY: a valid item's rank is below the tile's valid items, within the exchange;
+            // each rank is one item's.
             unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
         }
     });
@@ -282,43 +283,59 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     let mut out_digits = [0u32; ITEMS];
-    unrolled_for(ITEMS, |k| {
+    let write_key = |k: usize, out_digit: &mut u32| {
         let j = t + (k as u32) * block_dim();
-        if j < tile_items {
-            // SAFETY: slot j < the tile's valid items was written before the barrier.
-            let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
-            let digit = bits.digit(pass.shift, pass.bits);
-            out_digits[k] = digit;
-            // SAFETY: written before the barrier; digit < RADIX_DIGITS.
-            let place = unsafe { storage.digit_places.read(digit) }.wrapping_add(j);
-            let key_bits = if pass.descending { bits.invert() } else { bits };
-            // SAFETY: place < n: the digit's place in the output, the tiles before and the
-            // histogram's count of the smaller digits being exact.
-            unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(key_bits) };
-        }
-    });
+        // SAFETY: slot j < the tile's valid items (the caller's check) was written before the
+        // barrier.
+        let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
+        let digit = bits.digit(pass.shift, pass.bits);
+        *out_digit = digit;
+        // SAFETY: written before the barrier; digit < RADIX_DIGITS, the places' length.
+        let place = unsafe { storage.digit_places.read_unchecked(digit) }.wrapping_add(j);
+        let key_bits = if pass.descending { bits.invert() } else { bits };
+        // SAFETY: place < n: the digit's place in the output, the tiles before and the
+        // histogram's count of the smaller digits being exact.
+        unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(key_bits) };
+    };
+    // A whole tile without a bounds check per key (each cost a compare and a branch).
+    if whole {
+        unrolled_for(ITEMS, |k| write_key(k, &mut out_digits[k]));
+    } else {
+        unrolled_for(ITEMS, |k| {
+            if t + (k as u32) * block_dim() < tile_items {
+                write_key(k, &mut out_digits[k]);
+            }
+        });
+    }
     if PAIRS {
         // The values were loaded with the keys: loading them here, after the rank, made the
         // kernels of 8-byte values spill more (88 bytes on sm_80 instead of 24).
         // SAFETY: the whole block calls it: every key was read from the exchange.
         unsafe { block_barrier() };
         unrolled_for(ITEMS, |i| {
-            if digits[i] < RADIX_DIGITS {
+            if whole || rank.ranks[i] < tile_items {
                 // SAFETY: as the keys' scatter; the values use the same bytes after the barrier.
                 unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
             }
         });
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
-        unrolled_for(ITEMS, |k| {
+        let write_value = |k: usize| {
             let j = t + (k as u32) * block_dim();
-            if j < tile_items {
-                // SAFETY: as the keys' write-out: the value of the key written to the same place.
-                unsafe {
-                    let place = storage.digit_places.read(out_digits[k]).wrapping_add(j);
-                    *pass.values_out.add(place as usize) = storage.values.read_unchecked(j);
-                }
+            // SAFETY: as the keys' write-out: the value of the key written to the same place.
+            unsafe {
+                let place = storage.digit_places.read_unchecked(out_digits[k]).wrapping_add(j);
+                *pass.values_out.add(place as usize) = storage.values.read_unchecked(j);
             }
-        });
+        };
+        if whole {
+            unrolled_for(ITEMS, write_value);
+        } else {
+            unrolled_for(ITEMS, |k| {
+                if t + (k as u32) * block_dim() < tile_items {
+                    write_value(k);
+                }
+            });
+        }
     }
 }

@@ -16,7 +16,7 @@
 //! Stable: every pass keeps the order of equal digits.
 
 use crate::block::{
-    BlockRadixSortStorage, block_exclusive_scan, block_radix_rank_warp_striped,
+    BlockRadixSortStorage, PAST_END_DIGIT, block_exclusive_scan, block_radix_rank_warp_striped,
     block_radix_sort_warp_striped, warp_striped_position,
 };
 use crate::op::Sum;
@@ -26,7 +26,7 @@ use crate::sync::block_barrier;
 use crate::thread::{block_dim, block_idx, grid_dim, thread_idx};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::params::SegmentedSortParams;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+use gpu_primitives_abi::tuning::RADIX_BITS;
 
 /// Shared memory of [`segmented_radix_sort`].
 #[derive(Clone, Copy)]
@@ -34,7 +34,7 @@ pub struct SegmentedSortStorage<S, V> {
     /// The block radix sort's (its rank's storage also ranks the tiles of long segments, and its
     /// exchange takes their keys and values).
     pub sort: BlockRadixSortStorage<S, V>,
-    /// [`RADIX_DIGITS`] counters: a long segment's count of each digit, then each digit's place
+    /// [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) counters: a long segment's count of each digit, then each digit's place
     /// in the output minus its start in the tile.
     pub digit_places: SharedArray<u32>,
 }
@@ -282,7 +282,7 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
         while first < segment.len {
             let items = tile_len.min(segment.len - first) as u32;
             let mut keys = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
-            let mut digits = [RADIX_DIGITS; ITEMS];
+            let mut digits = [PAST_END_DIGIT; ITEMS];
             let mut values = [V::from_index(0); ITEMS];
             unrolled_for(ITEMS, |i| {
                 let j = warp_striped_position::<ITEMS>(i);
@@ -302,11 +302,12 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                 }
             });
             // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
-            let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, storage.sort.rank, |_| {}) };
+            let rank =
+                unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, items, storage.sort.rank, |_| {}) };
             // SAFETY: t < RADIX_DIGITS; read after the barrier below.
             unsafe { storage.digit_places.write(t, next.wrapping_sub(rank.digit_start)) };
             unrolled_for(ITEMS, |i| {
-                if digits[i] < RADIX_DIGITS {
+                if rank.ranks[i] < items {
                     // SAFETY: ranks of valid items are distinct and below `items`.
                     unsafe {
                         storage
@@ -328,7 +329,8 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                     let digit = bits_of.digit(shift, bits);
                     out_digits[k] = digit;
                     // SAFETY: written before the barrier; digit < RADIX_DIGITS.
-                    let place = unsafe { storage.digit_places.read(digit) }.wrapping_add(j) as usize;
+                    let place =
+                        unsafe { storage.digit_places.read_unchecked(digit) }.wrapping_add(j) as usize;
                     if !last || place < segment.keep {
                         // SAFETY: place < len (the digit's places are the segment's), and
                         // below keep for the output of a top-k.
@@ -340,7 +342,7 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                 // SAFETY: the whole block calls it: every key was read from the exchange.
                 unsafe { block_barrier() };
                 unrolled_for(ITEMS, |i| {
-                    if digits[i] < RADIX_DIGITS {
+                    if rank.ranks[i] < items {
                         // SAFETY: as the keys'.
                         unsafe { storage.sort.values.write_unchecked(rank.ranks[i], values[i]) };
                     }
@@ -352,7 +354,8 @@ unsafe fn sort_long<K, V, const PAIRS: bool, const ITEMS: usize>(
                     if j < items {
                         // SAFETY: as the keys'.
                         unsafe {
-                            let place = storage.digit_places.read(out_digits[k]).wrapping_add(j) as usize;
+                            let place =
+                                storage.digit_places.read_unchecked(out_digits[k]).wrapping_add(j) as usize;
                             if !last || place < segment.keep {
                                 *values_to.add(base + place) = storage.sort.values.read_unchecked(j);
                             }

@@ -8,7 +8,7 @@
 //! the input.
 
 use crate::block::{
-    BlockRadixSortStorage, BlockScanStorage, RadixRankStorage, block_radix_rank_warp_striped,
+    BlockRadixSortStorage, BlockScanStorage, PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped,
     block_radix_sort_warp_striped, warp_striped_position,
 };
 use crate::radix::RadixBits;
@@ -18,8 +18,8 @@ use crate::thread::{block_idx, thread_idx};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::tuning::RADIX_DIGITS;
 
-/// Counters of the rank: each warp's row of `RADIX_DIGITS + 1`, for the 8 warps of a block.
-const WARP_COUNTS: usize = 8 * (RADIX_DIGITS as usize + 1);
+/// Counters of the rank: each warp's row of `RADIX_DIGITS`, for the 8 warps of a block.
+const WARP_COUNTS: usize = 8 * RADIX_DIGITS as usize;
 
 /// The first input element of this block's tile of `ITEMS` items per thread.
 #[inline(always)]
@@ -42,7 +42,8 @@ unsafe fn rank_probe<const ITEMS: usize>(
 ) {
     let first = tile_first::<ITEMS>();
     let index = |i: usize| first + warp_striped_position::<ITEMS>(i) as usize;
-    let mut tile = [RADIX_DIGITS; ITEMS];
+    let valid = n.saturating_sub(first).min(RADIX_DIGITS as usize * ITEMS) as u32;
+    let mut tile = [PAST_END_DIGIT; ITEMS];
     // SAFETY: (whole body) reads and writes go below n, one thread per index; `per_digit` holds
     // 3 * RADIX_DIGITS values per block and thread t < RADIX_DIGITS writes its own three; the
     // whole block (of RADIX_DIGITS threads, the test's contract) calls the rank.
@@ -53,7 +54,7 @@ unsafe fn rank_probe<const ITEMS: usize>(
             }
         });
         let row = per_digit.add(3 * RADIX_DIGITS as usize * block_idx() as usize + thread_idx() as usize);
-        let result = block_radix_rank_warp_striped::<ITEMS>(&tile, storage, |count| *row = count);
+        let result = block_radix_rank_warp_striped::<ITEMS>(&tile, valid, storage, |count| *row = count);
         unrolled_for(ITEMS, |i| {
             if index(i) < n {
                 *ranks.add(index(i)) = result.ranks[i];
