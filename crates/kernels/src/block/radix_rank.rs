@@ -9,9 +9,9 @@
 //! starts in the tile and each warp's counter becomes where its first item of the digit goes.
 //! Then each warp ranks its items in order: for item `i`, [`warp_match_bits`] finds the lanes
 //! with the same digit (its peers; one ballot per bit of the digit, faster than `match.any` on
-//! the H100), the highest peer takes their number of places from the
-//! warp's counter of the digit with one shared-memory atomic, and each peer's rank is the
-//! counter's old value plus its peers in lower lanes: items of one digit keep their tile order.
+//! the H100), the highest peer takes their number of places from the warp's counter of the
+//! digit with one shared-memory atomic, and each peer's rank is the counter's old value plus its
+//! peers in lower lanes: items of one digit keep their tile order.
 //!
 //! A partial tile's items past its end take the last digit, [`PAST_END_DIGIT`] (as in CUB, rather
 //! than one more vote per item for a marker): they come last in tile order, so they rank after
@@ -53,9 +53,9 @@ pub struct RadixRanks<const ITEMS: usize> {
 
 /// Rank the tile's first `valid` items by `digits` (see the [module docs](self)). `digits[i]`
 /// is item `i`'s digit, below [`RADIX_DIGITS`]; an item past the first `valid` (warp-striped
-/// position `valid` or more) has [`PAST_END_DIGIT`] and is counted nowhere. `on_counts` is called by every thread with its digit's count as
-/// soon as it is known, before the block scan and before any item is ranked (the onesweep pass
-/// publishes it there).
+/// position `valid` or more) has [`PAST_END_DIGIT`] and is counted nowhere. `on_counts` is
+/// called by every thread with its digit's count as soon as it is known, before the block scan
+/// and before any item is ranked (the onesweep pass publishes it there).
 ///
 /// - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`] threads (one per digit).
 /// - **Result valid in:** every thread (its items' ranks; its digit's count and start).

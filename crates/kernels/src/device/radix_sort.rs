@@ -102,6 +102,23 @@ pub unsafe fn radix_histogram<K: RadixKey>(
     }
 }
 
+/// `body(k, j)` for this thread's exchange slots `j = thread_idx() + k * block_dim()` (`k <
+/// ITEMS`) below the tile's `valid` items: on a `whole` tile every slot, without a bounds check
+/// per slot (each cost a compare and a branch).
+#[inline(always)]
+fn for_each_valid_slot<const ITEMS: usize>(whole: bool, valid: u32, mut body: impl FnMut(usize, u32)) {
+    let slot = |k: usize| thread_idx() + (k as u32) * block_dim();
+    if whole {
+        unrolled_for(ITEMS, |k| body(k, slot(k)));
+    } else {
+        unrolled_for(ITEMS, |k| {
+            if slot(k) < valid {
+                body(k, slot(k));
+            }
+        });
+    }
+}
+
 /// Shared memory of [`onesweep_tile`].
 #[derive(Clone, Copy)]
 pub struct OnesweepStorage<S, V> {
@@ -283,30 +300,18 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     let mut out_digits = [0u32; ITEMS];
-    let write_key = |k: usize, out_digit: &mut u32| {
-        let j = t + (k as u32) * block_dim();
-        // SAFETY: slot j < the tile's valid items (the caller's check) was written before the
-        // barrier.
+    for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
+        // SAFETY: slot j < the tile's valid items was written before the barrier.
         let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
         let digit = bits.digit(pass.shift, pass.bits);
-        *out_digit = digit;
+        out_digits[k] = digit;
         // SAFETY: written before the barrier; digit < RADIX_DIGITS, the places' length.
         let place = unsafe { storage.digit_places.read_unchecked(digit) }.wrapping_add(j);
         let key_bits = if pass.descending { bits.invert() } else { bits };
         // SAFETY: place < n: the digit's place in the output, the tiles before and the
         // histogram's count of the smaller digits being exact.
         unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(key_bits) };
-    };
-    // A whole tile without a bounds check per key (each cost a compare and a branch).
-    if whole {
-        unrolled_for(ITEMS, |k| write_key(k, &mut out_digits[k]));
-    } else {
-        unrolled_for(ITEMS, |k| {
-            if t + (k as u32) * block_dim() < tile_items {
-                write_key(k, &mut out_digits[k]);
-            }
-        });
-    }
+    });
     if PAIRS {
         // The values were loaded with the keys: loading them here, after the rank, made the
         // kernels of 8-byte values spill more (88 bytes on sm_80 instead of 24).
@@ -320,22 +325,12 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         });
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
-        let write_value = |k: usize| {
-            let j = t + (k as u32) * block_dim();
+        for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
             // SAFETY: as the keys' write-out: the value of the key written to the same place.
             unsafe {
                 let place = storage.digit_places.read_unchecked(out_digits[k]).wrapping_add(j);
                 *pass.values_out.add(place as usize) = storage.values.read_unchecked(j);
             }
-        };
-        if whole {
-            unrolled_for(ITEMS, write_value);
-        } else {
-            unrolled_for(ITEMS, |k| {
-                if t + (k as u32) * block_dim() < tile_items {
-                    write_value(k);
-                }
-            });
-        }
+        });
     }
 }

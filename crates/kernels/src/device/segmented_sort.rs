@@ -34,8 +34,8 @@ pub struct SegmentedSortStorage<S, V> {
     /// The block radix sort's (its rank's storage also ranks the tiles of long segments, and its
     /// exchange takes their keys and values).
     pub sort: BlockRadixSortStorage<S, V>,
-    /// [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) counters: a long segment's count of each digit, then each digit's place
-    /// in the output minus its start in the tile.
+    /// [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) counters: a long segment's
+    /// count of each digit, then each digit's place in the output minus its start in the tile.
     pub digit_places: SharedArray<u32>,
 }
 
