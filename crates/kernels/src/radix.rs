@@ -212,6 +212,15 @@ pub fn key_of_ordered<K: RadixKey>(bits: K::Bits, descending: bool) -> K {
     K::from_ordered(if descending { bits.invert() } else { bits })
 }
 
+/// What turns a digit of a key's ascending ordered bits into the digit of its descending ones,
+/// by exclusive or: all `bits` of the digit when `descending`, else 0. (Inverting the bits
+/// inverts each digit's, the digit lying within the key's width.) So that the bits themselves
+/// need not be inverted and back: the onesweep pass keeps ascending bits and flips digits.
+#[inline(always)]
+pub fn digit_flip(descending: bool, bits: u32) -> u32 {
+    if descending { (1u32 << bits) - 1 } else { 0 }
+}
+
 /// The digit pass `shift`, `bits` takes from `key` (after inverting it for a descending sort).
 #[inline(always)]
 pub fn key_digit<K: RadixKey>(key: K, descending: bool, shift: u32, bits: u32) -> (K::Bits, u32) {

@@ -23,7 +23,7 @@ use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusVa
 use crate::block::{PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped};
 use crate::op::Sum;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
-use crate::radix::{key_digit, zero_key, zero_slot};
+use crate::radix::{digit_flip, key_digit, zero_key, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
@@ -102,12 +102,13 @@ pub unsafe fn radix_histogram<K: RadixKey>(
     }
 }
 
-/// `body(k, j)` for this thread's exchange slots `j = thread_idx() + k * block_dim()` (`k <
-/// ITEMS`) below the tile's `valid` items: on a `whole` tile every slot, without a bounds check
+/// `body(k, j)` for this thread's exchange slots `j = thread_idx() + k * RADIX_DIGITS` (`k <
+/// ITEMS`; the block is [`RADIX_DIGITS`] threads, a constant so that the slots' offsets are
+/// too) below the tile's `valid` items: on a `whole` tile every slot, without a bounds check
 /// per slot (each cost a compare and a branch).
 #[inline(always)]
 fn for_each_valid_slot<const ITEMS: usize>(whole: bool, valid: u32, mut body: impl FnMut(usize, u32)) {
-    let slot = |k: usize| thread_idx() + (k as u32) * block_dim();
+    let slot = |k: usize| thread_idx() + (k as u32) * RADIX_DIGITS;
     if whole {
         unrolled_for(ITEMS, |k| body(k, slot(k)));
     } else {
@@ -128,7 +129,7 @@ pub struct OnesweepStorage<S, V> {
     pub rank: RadixRankStorage,
     /// `RADIX_DIGITS`: each digit's place in the output minus its start in the tile.
     pub digit_places: SharedArray<u32>,
-    /// The tile's keys (ordered bits) in digit order.
+    /// The tile's keys (ascending ordered bits, whatever the direction) in digit order.
     pub keys: SharedArray<S>,
     /// The tile's values in digit order: the same bytes as `keys`, used after them.
     pub values: SharedArray<V>,
@@ -183,7 +184,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     let t = thread_idx();
     // SAFETY: the whole block calls it; the counter is the status's.
     let tile = unsafe { next_tile(&status, storage.tile) };
-    let tile_len = block_dim() as usize * ITEMS;
+    let tile_len = RADIX_DIGITS as usize * ITEMS;
     let tile_first = tile * tile_len;
     let tile_items = tile_len.min(pass.n - tile_first) as u32;
     let warp_first = tile_first + (warp_id() as usize * ITEMS) * WARP_SIZE as usize + lane_id() as usize;
@@ -199,6 +200,8 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         digit_base = count[0];
     }
 
+    // The keys' ascending ordered bits, and their digits in the sort's direction.
+    let flip = digit_flip(pass.descending, pass.bits);
     let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
     let mut digits = [PAST_END_DIGIT; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
@@ -224,14 +227,16 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             }
         });
         unrolled_for(ITEMS, |i| {
-            (ordered[i], digits[i]) = key_digit(keys[i], pass.descending, pass.shift, pass.bits);
+            ordered[i] = keys[i].to_ordered();
+            digits[i] = ordered[i].digit(pass.shift, pass.bits) ^ flip;
         });
     } else {
         unrolled_for(ITEMS, |i| {
             if index(i) < pass.n {
                 // SAFETY: index(i) < n.
                 let key = unsafe { *pass.keys_in.add(index(i)) };
-                (ordered[i], digits[i]) = key_digit(key, pass.descending, pass.shift, pass.bits);
+                ordered[i] = key.to_ordered();
+                digits[i] = ordered[i].digit(pass.shift, pass.bits) ^ flip;
                 if PAIRS {
                     values[i] = load_value(index(i));
                 }
@@ -253,13 +258,11 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, tile_items, storage.rank, publish) };
 
     // Keys to shared memory in digit order, before the look-back so that their stores overlap
-    // its reads.
+    // its reads. The items past a partial tile's end too (without a test per item): they rank
+    // after the valid ones, in slots the write-out does not read.
     unrolled_for(ITEMS, |i| {
-        if whole || rank.ranks[i] < tile_items {
-            // SAFETY: a valid item's rank is below the tile's valid items, within the exchange;
-            // each rank is one item's.
-            unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
-        }
+        // SAFETY: every rank is below the tile's length, within the exchange; each is one item's.
+        unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
     });
 
     // Look back: this thread's digit's keys in the tiles before this one.
@@ -290,11 +293,11 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             )
         };
     }
-    // SAFETY: t < RADIX_DIGITS; read after the barrier below.
+    // SAFETY: t < RADIX_DIGITS, the places' length; read after the barrier below.
     unsafe {
         storage
             .digit_places
-            .write(t, digit_base.wrapping_sub(rank.digit_start))
+            .write_unchecked(t, digit_base.wrapping_sub(rank.digit_start))
     };
 
     // SAFETY: the whole block calls it.
@@ -303,14 +306,13 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
         // SAFETY: slot j < the tile's valid items was written before the barrier.
         let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
-        let digit = bits.digit(pass.shift, pass.bits);
+        let digit = bits.digit(pass.shift, pass.bits) ^ flip;
         out_digits[k] = digit;
         // SAFETY: written before the barrier; digit < RADIX_DIGITS, the places' length.
         let place = unsafe { storage.digit_places.read_unchecked(digit) }.wrapping_add(j);
-        let key_bits = if pass.descending { bits.invert() } else { bits };
         // SAFETY: place < n: the digit's place in the output, the tiles before and the
         // histogram's count of the smaller digits being exact.
-        unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(key_bits) };
+        unsafe { *pass.keys_out.add(place as usize) = K::from_ordered(bits) };
     });
     if PAIRS {
         // The values were loaded with the keys: loading them here, after the rank, made the
@@ -318,10 +320,8 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         // SAFETY: the whole block calls it: every key was read from the exchange.
         unsafe { block_barrier() };
         unrolled_for(ITEMS, |i| {
-            if whole || rank.ranks[i] < tile_items {
-                // SAFETY: as the keys' scatter; the values use the same bytes after the barrier.
-                unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
-            }
+            // SAFETY: as the keys' scatter; the values use the same bytes after the barrier.
+            unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
         });
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
