@@ -202,6 +202,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
 
     // The keys' ascending ordered bits, and their digits in the sort's direction.
     let flip = digit_flip(pass.descending, pass.bits);
+    let digit_of = |bits: K::Bits| bits.digit(pass.shift, pass.bits) ^ flip;
     let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
     let mut digits = [PAST_END_DIGIT; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
@@ -228,7 +229,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         });
         unrolled_for(ITEMS, |i| {
             ordered[i] = keys[i].to_ordered();
-            digits[i] = ordered[i].digit(pass.shift, pass.bits) ^ flip;
+            digits[i] = digit_of(ordered[i]);
         });
     } else {
         unrolled_for(ITEMS, |i| {
@@ -236,7 +237,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
                 // SAFETY: index(i) < n.
                 let key = unsafe { *pass.keys_in.add(index(i)) };
                 ordered[i] = key.to_ordered();
-                digits[i] = ordered[i].digit(pass.shift, pass.bits) ^ flip;
+                digits[i] = digit_of(ordered[i]);
                 if PAIRS {
                     values[i] = load_value(index(i));
                 }
@@ -306,7 +307,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
         // SAFETY: slot j < the tile's valid items was written before the barrier.
         let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
-        let digit = bits.digit(pass.shift, pass.bits) ^ flip;
+        let digit = digit_of(bits);
         out_digits[k] = digit;
         // SAFETY: written before the barrier; digit < RADIX_DIGITS, the places' length.
         let place = unsafe { storage.digit_places.read_unchecked(digit) }.wrapping_add(j);
