@@ -81,6 +81,7 @@ fn main() -> ExitCode {
         gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
         1,
     );
+    builder = builder.cluster_dims(tuning::ROW_CLUSTER_SUFFIX, tuning::ROW_CLUSTER_BLOCKS);
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {

@@ -137,6 +137,12 @@ pub const ROW_STATS: u32 = 3;
 /// per warp of the largest block.
 pub const ROW_SHARED_BYTES: u32 = 2 * ROW_STATS * MAX_WARPS * 4;
 
+/// Static shared memory of the row operations' cluster kernels, in bytes: where a block of a
+/// thread-block cluster leaves its statistics for the cluster's other blocks, two alternating
+/// sets of [`ROW_STATS`] `f32` (a `.shared` array of their own, so that the other row kernels'
+/// layout does not move; the host takes it off the block's shared-memory limit).
+pub const ROW_CLUSTER_SLOTS_BYTES: u32 = 2 * ROW_STATS * 4;
+
 /// Dynamic shared memory of the finish of the norms' weight and bias gradients
 /// (`NormGradParams`), in bytes: two `f32` per thread of its block.
 pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * crate::tuning::NORM_GRAD_BLOCK;

@@ -515,7 +515,9 @@ macro_rules! row_op_table {
 
 /// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, or with `tiled` its
 /// kernel for rows of several tiles, `device_rows_<op>_<element>_w<words>_tiled` (a `split`
-/// operation of `row_op_table!`), a string literal.
+/// operation of `row_op_table!`), or with `cluster` its kernel sharing each row among the
+/// blocks of a thread-block cluster (`any` and `split` operations, sm_90 modules only:
+/// [`ROW_CLUSTER_SUFFIX`](crate::tuning::ROW_CLUSTER_SUFFIX)), a string literal.
 #[macro_export]
 macro_rules! row_kernel_name {
     ($op:ident, $element:ident, $words:literal) => {
@@ -530,6 +532,9 @@ macro_rules! row_kernel_name {
     };
     ($op:ident, $element:ident, $words:literal, tiled) => {
         concat!($crate::row_kernel_name!($op, $element, $words), "_tiled")
+    };
+    ($op:ident, $element:ident, $words:literal, cluster) => {
+        concat!($crate::row_kernel_name!($op, $element, $words), "_cluster")
     };
 }
 
@@ -560,6 +565,33 @@ macro_rules! row_kernel_list {
     };
 }
 row_table!(row_kernel_list);
+
+macro_rules! row_cluster_names_per_words {
+    (one, $op:ident, $element:ident, [$($words:literal),*]) => {
+        &[]
+    };
+    ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
+        &[$($crate::row_kernel_name!($op, $element, $words, cluster)),*]
+    };
+}
+
+macro_rules! row_cluster_names_per_op {
+    ([$element:ident, $words:tt]
+     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {
+        &[$(row_cluster_names_per_words!($paths, $op, $element, $words)),*]
+    };
+}
+
+macro_rules! row_cluster_kernel_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
+        /// The row operations' cluster kernels, `device_rows_<op>_<element>_w<words>_cluster`, per
+        /// element type, operation (of rows of several tiles: not the `one` operations) and words
+        /// per thread; in the sm_90 module only (the PTX check looks for each there).
+        pub const ROW_CLUSTER_KERNELS: &[&[&[&str]]] =
+            &[$(row_op_table!(row_cluster_names_per_op, $name, [$($words),*])),*];
+    };
+}
+row_table!(row_cluster_kernel_list);
 
 /// The PTX name of a stage (`partial`, `finish`) of the norms' weight and bias gradients
 /// ([`NormGradParams`](crate::params::NormGradParams)): `device_rows_norm_grads_<stage>_<element>`.

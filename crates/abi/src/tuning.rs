@@ -356,6 +356,47 @@ pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u
     if fit < wanted { fit as u32 } else { wanted as u32 }
 }
 
+/// Blocks of a thread-block cluster that share one row of the row operations (sm_90 and later):
+/// a row of at least this many tiles of [`ROW_MAX_GROUP`] threads is split among them, each
+/// block holding its share of the tiles (in registers and its own shared memory) and the
+/// blocks exchanging only their statistics through distributed shared memory, so that rows of
+/// up to this many times what one block holds are read once. 4 is portable (the limit is 8),
+/// and a GPC of an H100 (16 or 18 multiprocessors) holds four such clusters of one block each.
+pub const ROW_CLUSTER_BLOCKS: u32 = 4;
+
+/// Name suffix of the row operations' cluster kernels (`device_rows_<op>_<type>_w<words>_cluster`),
+/// whose PTX declares [`ROW_CLUSTER_BLOCKS`] blocks per cluster (`.reqnctapercluster`): built
+/// for sm_90 and later only.
+pub const ROW_CLUSTER_SUFFIX: &str = "_cluster";
+
+/// Whether a row of `plan` (an operation of `inputs` row inputs of `vector` elements per 16
+/// bytes, writing an output) is split among the [`ROW_CLUSTER_BLOCKS`] blocks of a cluster on a
+/// device that has clusters, where one block alone would keep `kept` of its tiles in shared
+/// memory ([`row_shared_tiles`]): rows of at least that many tiles of [`ROW_MAX_GROUP`] threads
+/// that one block would read partly twice (`kept < tiles - 1`), except the halves' one-input
+/// operations. Measured on an H100 (time / copy, one block -> a cluster): where one block
+/// reads the row once, the cluster only adds its barrier (`f32` softmax 4096 x 65536 1.03 ->
+/// 1.33); where it reads tiles twice the cluster gains (`f32` softmax 1024 x 262144 1.42 ->
+/// 1.11, the `f32` and `bf16` softmax backward at 4096 and 262144 columns 1.9-2.4 -> 1.5-1.9,
+/// the norms' backward 6-9 %), but not for the halves' forward operations, bound by their
+/// instructions with the re-read tiles mostly in L2 (`bf16` softmax 1024 x 262144 1.31 ->
+/// 1.60).
+pub const fn row_cluster(plan: RowPlan, inputs: usize, vector: usize, kept: u32) -> bool {
+    plan.group == ROW_MAX_GROUP
+        && plan.tiles >= ROW_CLUSTER_BLOCKS as usize
+        && (kept as usize) + 1 < plan.tiles
+        && (vector == 4 || inputs == 2)
+}
+
+/// The tiles of a row of `plan` that block `rank` of `blocks` sharing it reads: tiles
+/// `rank * tiles / blocks ..` up to `(rank + 1) * tiles / blocks` (every block at least one
+/// when `tiles >= blocks`; sizes differ by at most one). The kernels' and the host's one place
+/// for it.
+pub const fn row_block_tiles(tiles: u32, rank: u32, blocks: u32) -> (u32, u32) {
+    let first = rank * tiles / blocks;
+    (first, (rank + 1) * tiles / blocks - first)
+}
+
 /// Threads (a power of two) that hold `cols` items at `words` words of `items_per_word` each.
 const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
     cols.div_ceil(words as usize * items_per_word).next_power_of_two()
@@ -452,6 +493,46 @@ pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
 
 #[cfg(test)]
 mod row_plan_tests {
+    #[test]
+    fn cluster_blocks_share_every_tile_once() {
+        use super::{ROW_CLUSTER_BLOCKS, row_block_tiles};
+        for tiles in ROW_CLUSTER_BLOCKS..200 {
+            let mut next = 0;
+            for rank in 0..ROW_CLUSTER_BLOCKS {
+                let (first, count) = row_block_tiles(tiles, rank, ROW_CLUSTER_BLOCKS);
+                assert_eq!(
+                    first, next,
+                    "{tiles} tiles: block {rank} starts where the last ended"
+                );
+                assert!(count >= tiles / ROW_CLUSTER_BLOCKS && count <= tiles.div_ceil(ROW_CLUSTER_BLOCKS));
+                next = first + count;
+            }
+            assert_eq!(next, tiles);
+        }
+    }
+
+    #[test]
+    fn clusters_take_rows_one_block_would_read_twice() {
+        use super::row_cluster;
+        let h100 = 227 * 1024;
+        let cluster = |cols: usize, vector: usize, inputs: usize, words: u32, max_group: u32| {
+            let plan = row_plan(cols, vector, inputs, words, max_group);
+            row_cluster(plan, inputs, vector, row_shared_tiles(plan, inputs, h100))
+        };
+        // f32 forward: 16384 columns a tile of 1024 threads; one block reads 65536 once.
+        assert!(!cluster(16384, 4, 1, 16, 1024));
+        assert!(!cluster(65536, 4, 1, 16, 1024));
+        assert!(cluster(262_144, 4, 1, 16, 1024));
+        assert!(cluster(1 << 20, 4, 1, 16, 1024));
+        // f32 backward: 8192 columns a tile; one block keeps 3 of 8 at 65536.
+        assert!(cluster(65536, 4, 2, 16, 1024));
+        // bf16: the backward, not the forward.
+        assert!(!cluster(262_144, 8, 1, 16, 1024));
+        assert!(cluster(262_144, 8, 2, 16, 1024));
+        // A cap on the threads per row (tuning sweeps) keeps rows to one block.
+        assert!(!cluster(1 << 20, 4, 1, 16, 256));
+    }
+
     use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles};
 
     #[test]

@@ -28,14 +28,27 @@
 //! forward operations, half that for the backward. Longer rows keep as many tiles as fit and
 //! read the rest again.
 //!
+//! **Thread-block clusters** (sm_90 and later: H100, H200): a row that one block of 1024 threads
+//! would read partly twice (past 65536 `f32` forward on an H100, past 16384 for the backward) is
+//! shared among the `tuning::ROW_CLUSTER_BLOCKS` (4) blocks of a cluster, on 4
+//! multiprocessors: each block reads a quarter of the tiles (`tuning::row_block_tiles`),
+//! keeping them in its registers and shared memory as above, and the blocks exchange only their
+//! statistics, through distributed shared memory. Rows of up to 1 MiB (262144 `f32`) are then
+//! read once on an H100. Not for the halves' forward operations and cross-entropy's loss alone,
+//! which measured slower so (`tuning::row_cluster` has the figures). The blocks' statistics are combined in
+//! rank order, so results are still the same from run to run, though not bitwise the same as on
+//! a GPU without clusters (or with `GPU_PRIMITIVES_ROW_CLUSTER=0`, which keeps one block a row
+//! for comparisons). Source: CUDA C++ Programming Guide, "Thread Block Clusters" and
+//! "Distributed Shared Memory".
+//!
 //! Every call:
 //! - takes a matrix as a flat device view of `rows * cols` elements (`rows = len / cols`);
 //!   `cols` is `1 .. 2^31`, the matrix may pass 2^31 elements;
 //! - reads and writes `f32`, `half::f16` or `half::bf16` ([`RowElement`]), computing in `f32`
 //!   (halves widen exactly, outputs round to nearest even);
 //! - is stream-ordered and never synchronises, and never modifies its inputs;
-//! - is deterministic: the order of every combination depends only on `cols` (and the type),
-//!   so results are bitwise identical from run to run;
+//! - is deterministic: the order of every combination depends only on `cols`, the type and
+//!   whether the GPU has clusters, so results are bitwise identical from run to run;
 //! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
 //!   non-empty input) or past 2^31, an input that is not a whole number of rows, or an output
 //!   overlapping an input; [`Error::LengthMismatch`] for an output, gradient, weight, bias or
@@ -51,13 +64,15 @@
 use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{
-    NORM_GRAD_FINISH_SHARED_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes, row_staged_tiles_bytes,
+    NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes,
+    row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_MAX_GROUP, RowPlan, TARGET_COUNT_BLOCK,
-    TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_plan, row_shared_tiles,
+    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
+    RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles, row_cluster,
+    row_plan, row_shared_tiles,
 };
 
 mod sealed {
@@ -100,6 +115,8 @@ mod kernels {
         pub words: u32,
         /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
         pub split: bool,
+        /// Has `_cluster` kernels (rows of several tiles: not a `one` operation).
+        pub cluster: bool,
     }
     macro_rules! row_kernels {
         ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $paths:ident;)*) => {
@@ -110,6 +127,7 @@ mod kernels {
                     inputs: $inputs,
                     words: $words,
                     split: matches!(stringify!($paths).as_bytes(), b"split"),
+                    cluster: !matches!(stringify!($paths).as_bytes(), b"one"),
                 };
             )*
         };
@@ -308,9 +326,32 @@ fn launch_summing<T: RowElement>(
         call.kernel = *summing;
     }
     let k = &call.kernel;
-    let tiled = if k.split && plan.tiles > 1 { "_tiled" } else { "" };
-    let name = format!("device_rows_{}_{}_w{}{tiled}", k.name, T::NAME, plan.words);
-    let kernel = crate::module(on.gpu)?.kernel::<RowParams<T::Raw>>(&name)?;
+    let module = crate::module(on.gpu)?;
+    // Rows of several tiles keep what the device's shared memory holds of them (none where no
+    // output is written; column sums need one tile, so never both). Rows one block would read
+    // partly twice go to the blocks of a cluster where the module has cluster kernels (sm_90
+    // and later) and tuning::row_cluster found it faster.
+    let limit = on.gpu.info().max_shared_per_block;
+    let alone = if call.output.is_some() {
+        row_shared_tiles(plan, k.inputs, u64::from(limit))
+    } else {
+        0
+    };
+    let cluster = k.cluster
+        && column_sums.is_none()
+        && call.output.is_some()
+        && row_cluster(plan, k.inputs, T::ROW_VECTOR, alone)
+        && module.ptx_arch() >= 90
+        && clusters_enabled();
+    let suffix = if cluster {
+        ROW_CLUSTER_SUFFIX
+    } else if k.split && plan.tiles > 1 {
+        "_tiled"
+    } else {
+        ""
+    };
+    let name = format!("device_rows_{}_{}_w{}{suffix}", k.name, T::NAME, plan.words);
+    let kernel = module.kernel::<RowParams<T::Raw>>(&name)?;
     let rows_per_block = if plan.group <= 32 {
         (plan.block / plan.group) as usize
     } else {
@@ -318,6 +359,11 @@ fn launch_summing<T: RowElement>(
     };
     let wave = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
+    if cluster {
+        // A cluster a row (a whole number of clusters, each looping over rows as a block does).
+        let clusters = rows.min(wave * 16 / ROW_CLUSTER_BLOCKS as usize);
+        grid = (clusters * ROW_CLUSTER_BLOCKS as usize) as u32;
+    }
     let mut column_partials = None;
     if let Some((workspace, _)) = column_sums {
         grid = grid.min(wave as u32);
@@ -326,14 +372,19 @@ fn launch_summing<T: RowElement>(
         column_partials = Some((partials, chunks));
     }
     let items = plan.words * T::ROW_VECTOR as u32 / 4;
-    // Rows of several tiles keep what the device's shared memory holds of them (none where no
-    // output is written); column sums need one tile, so never both.
-    let limit = u64::from(on.gpu.info().max_shared_per_block);
-    let shared_tiles = if call.output.is_some() {
-        row_shared_tiles(plan, k.inputs, limit).min(max_shared_tiles())
+    // A block of a cluster keeps its own share of the tiles (at most the first block's), within
+    // the limit less the cluster kernel's static slots.
+    let shared_tiles = if cluster {
+        let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
+        let block_plan = RowPlan {
+            tiles: tiles as usize,
+            ..plan
+        };
+        row_shared_tiles(block_plan, k.inputs, u64::from(limit - ROW_CLUSTER_SLOTS_BYTES))
     } else {
-        0
-    };
+        alone
+    }
+    .min(max_shared_tiles());
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
     let shared = ROW_SHARED_BYTES
         + staged_bytes
@@ -364,7 +415,9 @@ fn launch_summing<T: RowElement>(
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
     // most a warp or the whole block; ROW_SHARED_BYTES of shared memory); the column partials
     // hold 2 f32 per column for each of the grid's groups, and their sums have their shared
-    // memory, as have the kept tiles (within the device's limit: row_shared_tiles).
+    // memory, as have the kept tiles (within the device's limit: row_shared_tiles); a cluster
+    // kernel gets a whole number of clusters, rows of at least ROW_CLUSTER_BLOCKS tiles of
+    // whole blocks (row_cluster) and no column partials.
     unsafe { on.stream.launch(&kernel, config, &params)? };
     Ok(column_partials)
 }
@@ -380,6 +433,14 @@ fn max_group() -> u32 {
     } else {
         ROW_MAX_GROUP
     }
+}
+
+/// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
+/// cluster (where the GPU has clusters): yes, or not with `GPU_PRIMITIVES_ROW_CLUSTER=0` (for
+/// measurements beside one block a row).
+fn clusters_enabled() -> bool {
+    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_CLUSTER", 1, 0..=1) == 1
 }
 
 /// Most tiles of a row kept in shared memory (`row_shared_tiles`, which also caps them at what

@@ -14,6 +14,7 @@
 //! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
 //! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
+//! | [`cluster`] | cluster | the blocks of a thread-block cluster (sm_90): barrier, ranks, distributed shared memory |
 //! | [`device`] | grid | device-wide reduce and single-pass scan (agents) |
 //! | [`unroll`] | thread | loops written out at compile time (register arrays stay in registers) |
 //! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
@@ -31,6 +32,7 @@
 
 pub mod atomic;
 pub mod block;
+pub mod cluster;
 pub mod device;
 #[cfg(any(feature = "device", feature = "lessons", feature = "probes"))]
 pub mod kernels;

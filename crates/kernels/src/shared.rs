@@ -189,6 +189,22 @@ impl<T: SharedValue> SharedArray<T> {
     }
 }
 
+impl SharedArray<f32> {
+    /// Element `i` of this array in block `rank` of this block's thread-block cluster
+    /// (distributed shared memory, sm_90: [`read_f32_of_block`](crate::cluster::read_f32_of_block)).
+    /// Traps if `i >= len`.
+    ///
+    /// # Safety
+    /// As [`read_f32_of_block`](crate::cluster::read_f32_of_block): the array lies at the same
+    /// place in every block of the cluster, `rank` is one of them, and it wrote element `i`
+    /// before a cluster barrier this thread has passed.
+    #[inline(always)]
+    pub unsafe fn read_of_block(&self, rank: u32, i: u32) -> f32 {
+        // SAFETY: in bounds (checked); the rest is the caller's contract.
+        unsafe { crate::cluster::read_f32_of_block(self.address(i), rank) }
+    }
+}
+
 impl SharedArray<u32> {
     /// Words `i .. i + 4` in one 16-byte access (`ld.shared.v4.b32`), without a bounds check
     /// (for loops whose registers are tight: no length is kept).

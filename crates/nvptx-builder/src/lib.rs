@@ -228,6 +228,20 @@ pub struct PtxBuilder {
     out_dir: Option<PathBuf>,
     watched: Vec<PathBuf>,
     launch_bounds: Vec<LaunchBounds>,
+    cluster_dims: Vec<ClusterDims>,
+}
+
+/// CUDA's `__cluster_dims__(blocks, 1, 1)` for the entry points whose names end with `suffix`:
+/// [`PtxBuilder::cluster_dims`] writes the PTX directive `.reqnctapercluster blocks, 1, 1`, so
+/// that an ordinary launch runs the grid in thread-block clusters of `blocks` blocks (sm_90
+/// and later; the grid must be a whole number of clusters). PTX ISA, "Performance-Tuning
+/// Directives: .reqnctapercluster".
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterDims {
+    /// Entry-name suffix.
+    pub suffix: String,
+    /// Blocks per cluster along x.
+    pub blocks: u32,
 }
 
 /// CUDA's `__launch_bounds__(max_threads, min_blocks)` for the entry points whose names start
@@ -267,6 +281,7 @@ impl PtxBuilder {
             out_dir: None,
             watched: Vec::new(),
             launch_bounds: Vec::new(),
+            cluster_dims: Vec::new(),
         }
     }
 
@@ -280,6 +295,17 @@ impl PtxBuilder {
             prefix: prefix.to_owned(),
             max_threads,
             min_blocks_per_sm,
+        });
+        self
+    }
+
+    /// Declare clusters of `blocks` blocks (CUDA's `__cluster_dims__`) for every entry point whose
+    /// name ends with `suffix`: `.reqnctapercluster blocks, 1, 1` (see [`ClusterDims`]). Only
+    /// modules for sm_90 and later may hold such entries (ptxas rejects the directive below).
+    pub fn cluster_dims(mut self, suffix: &str, blocks: u32) -> Self {
+        self.cluster_dims.push(ClusterDims {
+            suffix: suffix.to_owned(),
+            blocks,
         });
         self
     }
@@ -410,10 +436,10 @@ impl PtxBuilder {
             if !ptx.is_file() {
                 return Err(BuildError::NoOutput(krate.clone(), ptx));
             }
-            if !self.launch_bounds.is_empty() {
+            if !self.launch_bounds.is_empty() || !self.cluster_dims.is_empty() {
                 let text = std::fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-                std::fs::write(&ptx, with_launch_bounds(&text, &self.launch_bounds))
-                    .map_err(|e| BuildError::Io(ptx.clone(), e))?;
+                let directives = with_entry_directives(&text, &self.launch_bounds, &self.cluster_dims);
+                std::fs::write(&ptx, directives).map_err(|e| BuildError::Io(ptx.clone(), e))?;
             }
             artifacts.push(PtxArtifact { arch, path: ptx });
         }
@@ -421,8 +447,9 @@ impl PtxBuilder {
     }
 }
 
-/// `ptx` with the directives of `bounds` after the parameter list of every matching entry.
-pub fn with_launch_bounds(ptx: &str, bounds: &[LaunchBounds]) -> String {
+/// `ptx` with the directives of `clusters`, then of `bounds`, after the parameter list of every
+/// matching entry.
+pub fn with_entry_directives(ptx: &str, bounds: &[LaunchBounds], clusters: &[ClusterDims]) -> String {
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
     let mut rest = ptx;
     while let Some(at) = rest.find(".entry ") {
@@ -436,6 +463,9 @@ pub fn with_launch_bounds(ptx: &str, bounds: &[LaunchBounds]) -> String {
             .find(")\n")
             .map_or(rest.len(), |i| name_end + i + 2);
         out.push_str(&rest[..close]);
+        if let Some(c) = clusters.iter().find(|c| name.ends_with(&c.suffix)) {
+            out.push_str(&format!(".reqnctapercluster {}, 1, 1\n", c.blocks));
+        }
         if let Some(b) = bounds.iter().find(|b| name.starts_with(&b.prefix)) {
             out.push_str(&format!(".maxntid {}, 1, 1\n", b.max_threads));
             if b.min_blocks_per_sm > 0 {
@@ -523,10 +553,29 @@ mod tests {
             max_threads: 256,
             min_blocks_per_sm: 4,
         }];
-        let out = with_launch_bounds(ptx, &bounds);
+        let out = with_entry_directives(ptx, &bounds, &[]);
         assert!(out.contains("k_reduce(\n\t.param .u64 a\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"));
         assert!(out.contains("k_scan(\n\t.param .u64 a\n)\n{"));
-        assert_eq!(with_launch_bounds(ptx, &[]), ptx);
+        assert_eq!(with_entry_directives(ptx, &[], &[]), ptx);
+    }
+
+    #[test]
+    fn cluster_dims_precede_the_launch_bounds_of_matching_entries() {
+        let ptx = ".visible .entry k_row_cluster(\n\t.param .u64 a\n)\n{\n}\n.visible .entry k_row(\n\t.param .u64 a\n)\n{\n}\n";
+        let bounds = [LaunchBounds {
+            prefix: "k_row".into(),
+            max_threads: 1024,
+            min_blocks_per_sm: 1,
+        }];
+        let clusters = [ClusterDims {
+            suffix: "_cluster".into(),
+            blocks: 4,
+        }];
+        let out = with_entry_directives(ptx, &bounds, &clusters);
+        assert!(out.contains(
+            "k_row_cluster(\n\t.param .u64 a\n)\n.reqnctapercluster 4, 1, 1\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"
+        ));
+        assert!(out.contains("k_row(\n\t.param .u64 a\n)\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"));
     }
 
     #[test]

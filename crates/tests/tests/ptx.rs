@@ -100,6 +100,22 @@ fn device_kernels() -> Vec<&'static str> {
         .collect()
 }
 
+/// The device-wide kernels of the library's module for sm_`arch`: the row operations' cluster
+/// kernels too from sm_90 on.
+fn device_kernels_for(arch: u32) -> Vec<&'static str> {
+    let mut names = device_kernels();
+    if arch >= 90 {
+        let clusters = gpu_primitives_abi::table::ROW_CLUSTER_KERNELS;
+        names.extend(
+            clusters
+                .iter()
+                .flat_map(|element| element.iter())
+                .flat_map(|op| op.iter().copied()),
+        );
+    }
+    names
+}
+
 /// The names of the `.entry` points of a module.
 fn entries(ptx: &str) -> Vec<&str> {
     ptx.split(".entry ")
@@ -137,11 +153,13 @@ fn variants_exist_for_sm80_and_sm90() {
 /// them apart).
 #[test]
 fn each_module_holds_exactly_what_its_crate_launches() {
-    let device = device_kernels();
-    for ((whose, variants), launched) in MODULES.iter().zip([&device[..], LESSON_KERNELS, PROBE_KERNELS]) {
+    for ((whose, variants), launched) in MODULES
+        .iter()
+        .zip([None, Some(LESSON_KERNELS), Some(PROBE_KERNELS)])
+    {
         for (arch, ptx) in *variants {
             let mut found = entries(ptx);
-            let mut expected = launched.to_vec();
+            let mut expected = launched.map_or_else(|| device_kernels_for(*arch), <[&str]>::to_vec);
             found.sort_unstable();
             expected.sort_unstable();
             assert_eq!(found, expected, "{whose} sm_{arch}: entry points");
@@ -161,7 +179,7 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
     let bounds = |threads: u32, blocks: u32| format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n{{");
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
-        for name in device_kernels() {
+        for name in device_kernels_for(*arch) {
             let body = kernel_body(ptx, name);
             let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
             let segmented = SEGMENTED_LAUNCH_BOUNDS.iter().find(|(prefixes, _)| has(prefixes));
@@ -275,12 +293,36 @@ fn histogram_param_bytes(name: &str) -> Option<usize> {
 
 /// Every device-wide kernel takes its parameter struct by value: one `.param` of the struct's
 /// size (the host checks the same at load; this catches it without a GPU).
+/// The row operations' cluster kernels, and only they, declare clusters of `ROW_CLUSTER_BLOCKS`
+/// blocks (before their launch bounds); the sm_80 module has none.
+#[test]
+fn row_cluster_kernels_declare_their_clusters() {
+    use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX};
+    let directive = format!(".reqnctapercluster {ROW_CLUSTER_BLOCKS}, 1, 1\n.maxntid ");
+    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+        for name in device_kernels_for(*arch) {
+            let body = kernel_body(ptx, name);
+            let cluster = name.ends_with(ROW_CLUSTER_SUFFIX);
+            assert!(
+                !cluster || *arch >= 90,
+                "sm_{arch} {name}: a cluster kernel below sm_90"
+            );
+            assert_eq!(
+                body.contains(&directive),
+                cluster,
+                "sm_{arch} {name}: cluster directive"
+            );
+            assert_eq!(body.contains(".reqnctapercluster"), cluster, "sm_{arch} {name}");
+        }
+    }
+}
+
 #[test]
 fn device_kernels_take_one_parameter_struct() {
     use gpu_primitives_abi::params::*;
     for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
         let params = gpu_primitives_runtime::ptx::entry_param_bytes(ptx);
-        for name in device_kernels() {
+        for name in device_kernels_for(*arch) {
             let segmented = [
                 "device_scan_by_",
                 "device_segmented_scan_",

@@ -17,6 +17,10 @@
 //!   `RowParams::shared_tiles`, which the block keeps in shared memory in between (as many as
 //!   the device's shared memory holds: a row of up to 4 tiles of 1024 threads (65536 `f32`) is
 //!   read once on an H100).
+//! - **Clusters** (sm_90): a row of at least `ROW_CLUSTER_BLOCKS` tiles of whole blocks is
+//!   shared among the blocks of a thread-block cluster, each reading its share of the tiles as
+//!   above (`row_block_tiles`); the blocks' statistics are combined through distributed shared
+//!   memory (`cluster_all`), so a cluster holds four times the row one block holds.
 //! - **Loads:** chunk `c` of thread `r` is columns `(c * G + r) * V ..` (`V` elements per 16
 //!   bytes), read with one 16-byte load when every row and pointer allows it (`cols` a
 //!   multiple of `V`, 16-byte aligned pointers), otherwise one element per load.
@@ -39,14 +43,18 @@
 //! algorithm for computing sample variances" (1979).
 
 use super::element::{MAX_WORDS, RowElement, load_words_read_only, store_words};
+use crate::cluster::{cluster_barrier, cluster_count, cluster_idx, cluster_rank};
 use crate::shared::{SharedArray, dynamic_shared};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
 use crate::unroll::unrolled_for;
 use crate::warp::Shuffle;
 use core::arch::asm;
-use gpu_primitives_abi::layout::{MAX_WARPS, ROW_SHARED_BYTES, ROW_STATS, row_staged_word};
+use gpu_primitives_abi::layout::{
+    MAX_WARPS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, ROW_STATS, row_staged_word,
+};
 use gpu_primitives_abi::params::RowParams;
+use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, row_block_tiles};
 
 /// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
 #[inline(always)]
@@ -192,6 +200,46 @@ unsafe fn tree<S: Stats>(value: S, width: u32, broadcast: u32, combine: &impl Fn
     }
     // SAFETY: as above; lane 0 of each segment holds its total.
     S::from_fn(|k| unsafe { value.get(k).shuffle_idx(0, broadcast, u32::MAX) })
+}
+
+/// `combine` of each block's `value` (the same bits in every thread of the block) over the
+/// [`ROW_CLUSTER_BLOCKS`] blocks of this block's thread-block cluster, in rank order: every
+/// thread of the cluster gets the same bits. Thread 0 of each block leaves its value in its
+/// block's `slots` (set `set` of two), a cluster barrier, then every thread reads each block's
+/// through distributed shared memory: [`ROW_CLUSTER_BLOCKS`] x [`ROW_STATS`] loads a thread,
+/// once a row.
+///
+/// # Safety
+/// Every thread of every block of the cluster calls it, as many times, with `set` alternating
+/// between calls (the barrier of the call between orders one call's reads before the next
+/// writes of the same set); `slots` is `2 * ROW_STATS` `f32` at the same place in every block,
+/// used by nothing else; a block does not exit before a last [`cluster_barrier`] after its last
+/// call (others may still read its slots). Needs sm_90.
+#[inline(always)]
+unsafe fn cluster_all<S: Stats>(
+    value: S,
+    slots: SharedArray<f32>,
+    set: u32,
+    combine: impl Fn(S, S) -> S,
+) -> S {
+    let base = set * ROW_STATS;
+    if thread_idx() == 0 {
+        for k in 0..S::LEN {
+            // SAFETY: within the slots (k < ROW_STATS); only this thread writes them, and no
+            // block reads this set before the barrier below.
+            unsafe { slots.write(base + k as u32, value.get(k)) };
+        }
+    }
+    // SAFETY: the whole cluster calls this (the caller's contract).
+    unsafe { cluster_barrier() };
+    // SAFETY: written by thread 0 of block `rank` before the barrier just passed; that block
+    // runs until the last cluster barrier (the caller's contract).
+    let of_block = |rank: u32| S::from_fn(|k| unsafe { slots.read_of_block(rank, base + k as u32) });
+    let mut total = of_block(0);
+    for rank in 1..ROW_CLUSTER_BLOCKS {
+        total = combine(total, of_block(rank));
+    }
+    total
 }
 
 /// Where a thread's items lie in a tile of its row: 16-byte chunk `c` of the thread starts at
@@ -1070,9 +1118,17 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 /// each thread holding `W` words (a multiple of 4) of each row input per tile. `TILED`: rows of
 /// any number of tiles ([`row_tiles`]); else rows of one tile only, compiled without the tile
 /// loop (the kernels summing the norms' parameter gradients, which the host launches on such
-/// rows only: ptxas spills 28 -> 8 bytes in halves, sm_90).
+/// rows only: ptxas spills 28 -> 8 bytes in halves, sm_90). `CLUSTER` (with `TILED`): each row
+/// shared among the [`ROW_CLUSTER_BLOCKS`] blocks of a thread-block cluster (sm_90), block `r`
+/// reading the tiles [`row_block_tiles`] gives it (as a block alone reads all of them, keeping
+/// `shared_tiles` of its own in shared memory), the blocks' statistics combined through
+/// distributed shared memory in rank order; cluster `c` takes rows `c`, `c + clusters`, ...
 ///
 /// # Safety
+/// - With `CLUSTER`: launched in clusters of [`ROW_CLUSTER_BLOCKS`] blocks (the grid a whole
+///   number of them), `p.group` the block, rows of at least `ROW_CLUSTER_BLOCKS` tiles, no
+///   `column_partials` (the blocks' statistics go through a static shared array of
+///   `ROW_CLUSTER_SLOTS_BYTES`); needs sm_90.
 /// - Launched as [`RowParams`] says: every thread of the block calls it; `p.group` divides the
 ///   block and is at most a warp or the whole block; `slots` is
 ///   [`ROW_SHARED_BYTES`] of this block's shared
@@ -1089,11 +1145,11 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 ///   tile only) comes with
 ///   [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes) there.
 #[inline(always)]
-pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool>(
+pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool, const CLUSTER: bool>(
     p: &RowParams<T>,
     slots: SharedArray<f32>,
 ) {
-    const { assert!(W.is_multiple_of(4) && W >= 4) };
+    const { assert!(W.is_multiple_of(4) && W >= 4 && (TILED || !CLUSTER)) };
     let group = p.group;
     let (groups, index, rank) = if group <= WARP_SIZE {
         (block_dim() / group, thread_idx() / group, thread_idx() % group)
@@ -1114,14 +1170,26 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         vector,
     };
     let per_tile = row_tile_items::<T, W>(group);
-    let tiles = if TILED { row_tiles::<T, W>(p) } else { 1 };
+    let all_tiles = if TILED { row_tiles::<T, W>(p) } else { 1 };
+    if CLUSTER && all_tiles < ROW_CLUSTER_BLOCKS {
+        // SAFETY: ends the launch with an error: a block of the cluster would have no tile (the
+        // host never asks).
+        unsafe { core::arch::nvptx::trap() };
+    }
+    // This block's tiles of each row: all of them, or its share of the cluster's.
+    let (first_tile, tiles) = if CLUSTER {
+        row_block_tiles(all_tiles, cluster_rank(), ROW_CLUSTER_BLOCKS)
+    } else {
+        (0, all_tiles)
+    };
+    let mut cluster_set = 0;
     let mut reducer = RowGroup::new(group, slots);
     // The norms' backward: this thread's share of the weight's and bias's gradients, item by
     // item, over the rows its group takes (a tile holds each row: the same columns every row).
     // Kept in shared memory (in registers they spilled), each thread's own slots, so no barrier
     // is needed: sum `s` of item `k` at `thread * (2 items + 1) + 2 k + s` (one base address
     // and constant offsets; the odd stride keeps a warp's accesses on distinct banks).
-    let column_sums = Op::PARAMETER_GRADS && !p.column_partials.is_null() && tiles == 1;
+    let column_sums = Op::PARAMETER_GRADS && !CLUSTER && !p.column_partials.is_null() && all_tiles == 1;
     let items = W / 4 * per_chunk::<T>();
     // SAFETY: past the reductions' ROW_SHARED_BYTES (a multiple of 4), viewed as f32 only here.
     let sums = unsafe { dynamic_shared::<f32>(ROW_SHARED_BYTES) };
@@ -1153,8 +1221,14 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
     let stage_at = |t: u32, input: u32, c: usize| {
         row_staged_word(t, input, c as u32, W as u32, inputs, p.group, thread_idx())
     };
-    let stride = grid_dim() as usize * groups as usize;
-    let mut first_row = block_idx() as usize * groups as usize;
+    let (stride, mut first_row) = if CLUSTER {
+        (cluster_count() as usize, cluster_idx() as usize)
+    } else {
+        (
+            grid_dim() as usize * groups as usize,
+            block_idx() as usize * groups as usize,
+        )
+    };
     while first_row < p.rows {
         let row = first_row + index as usize;
         // A group past the last row takes part in the reductions with no items.
@@ -1214,7 +1288,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
                     }
                 }
             });
-            tile_of(t * per_tile, x, dy)
+            tile_of((first_tile + t) * per_tile, x, dy)
         };
         let facts = RowFacts {
             cols,
@@ -1232,8 +1306,8 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         } else {
             facts
         };
-        let mut tile = load(0);
-        let stats = if tiles == 1 {
+        let mut tile = load(first_tile * per_tile);
+        let stats = if !CLUSTER && tiles == 1 {
             // SAFETY: every thread of the block reaches the group's reductions once per
             // iteration (the loop bounds and `tiles` are uniform over the block).
             unsafe { Op::in_registers(&tile, &mut reducer, &facts) }
@@ -1243,11 +1317,22 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
                 if keeps && writes && t - 1 < p.shared_tiles {
                     keep(t - 1, &tile);
                 }
-                tile = load(t * per_tile);
+                tile = load((first_tile + t) * per_tile);
                 partial = Op::combine(partial, Op::fold(&tile, &facts));
             }
             // SAFETY: as above.
             let total = unsafe { reducer.all(partial, Op::identity(), Op::combine) };
+            let total = if CLUSTER {
+                cluster_set ^= 1;
+                let cluster_slots =
+                    crate::shared_array!(ROW_CLUSTER_SLOTS: [f32; ROW_CLUSTER_SLOTS_BYTES as usize / 4]);
+                // SAFETY: every thread of the cluster's blocks reaches this once per row (they
+                // take the same rows), the sets alternate, and the blocks wait at a last cluster
+                // barrier after the loop.
+                unsafe { cluster_all(total, cluster_slots, cluster_set, Op::combine) }
+            } else {
+                total
+            };
             Op::finish(total, &facts)
         };
         if column_sums && row < p.rows {
@@ -1260,7 +1345,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
                 }
             });
         }
-        if row < p.rows && rank == 0 {
+        if row < p.rows && rank == 0 && (!CLUSTER || cluster_rank() == 0) {
             // SAFETY: a row of the matrix (the kernel's contract covers what Op writes of it).
             unsafe { Op::write_row(p, row, &stats) };
         }
@@ -1270,13 +1355,18 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
                 tile = if keeps && t < p.shared_tiles {
                     restore(t)
                 } else {
-                    load(t * per_tile)
+                    load((first_tile + t) * per_tile)
                 };
             }
             // SAFETY: the output row lies in `output` (row_cols is 0 past the last row).
             unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats) };
         }
         first_row += stride;
+    }
+    if CLUSTER {
+        // SAFETY: every thread of the cluster's blocks reaches this once, after its last read
+        // of another block's slots: no block exits while its slots may still be read.
+        unsafe { cluster_barrier() };
     }
     if column_sums {
         let slot = block_idx() as usize * groups as usize + index as usize;

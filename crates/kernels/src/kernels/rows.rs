@@ -1,6 +1,7 @@
 //! Row-operation entry points, generated from the row tables of `gpu-primitives-abi` (`table`):
 //! per element type and words per thread (`row_table!`) and operation (`row_op_table!`),
-//! `device_rows_<op>_<type>_w<words>`, each calling [`row_op`] with [`RowParams`] and
+//! `device_rows_<op>_<type>_w<words>` (with `_tiled` and, in the sm_90 module, `_cluster`
+//! variants for rows of several tiles), each calling [`row_op`] with [`RowParams`] and
 //! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory;
 //! the entries of more words than `row_words` gives the operation are never launched and trap
 //! (compiled, they only spilled); per element type the two launches of the norms' weight and
@@ -39,16 +40,17 @@ macro_rules! row_entries_per_words {
                 } else if any_tiles {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words, true>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, true, false>(&p, dynamic_shared(0)) };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory;
                     // rows of one tile (tested above); the rest is forwarded from the kernel's
                     // contract.
-                    unsafe { row_op::<$ty, $Op, $words, false>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, false, false>(&p, dynamic_shared(0)) };
                 }
             }
         };
         row_tiled_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
+        row_cluster_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
     )*};
 }
 
@@ -79,12 +81,40 @@ macro_rules! row_tiled_entry {
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words, true>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, true, false>(&p, dynamic_shared(0)) };
                 }
             }
         };
     };
     ($paths:ident, $($rest:tt)*) => {};
+}
+
+/// The `_w<words>_cluster` kernel of an operation of rows of several tiles (`any`, `split`):
+/// each row shared among the blocks of a thread-block cluster (sm_90 modules only; its PTX
+/// declares `ROW_CLUSTER_BLOCKS` blocks per cluster). Only the operation's `row_words` kernel
+/// is compiled; the others trap.
+macro_rules! row_cluster_entry {
+    (one, $($rest:tt)*) => {};
+    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $words:literal) => {
+        #[cfg(target_feature = "sm_90")]
+        const _: () = {
+            /// # Safety
+            /// As `row_op` with `CLUSTER`, with the launch [`RowParams`] describes.
+            #[unsafe(export_name = row_kernel_name!($op, $name, $words, cluster))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
+                if $words != row_words($vec, $inputs, $op_words) {
+                    // SAFETY: ends the launch with an error: the host launches only the
+                    // operation's `row_words` cluster kernel.
+                    unsafe { core::arch::nvptx::trap() };
+                } else {
+                    // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory in
+                    // clusters of ROW_CLUSTER_BLOCKS (the PTX's `.reqnctapercluster`), and the
+                    // rest is forwarded from the kernel's contract.
+                    unsafe { row_op::<$ty, $Op, $words, true, true>(&p, dynamic_shared(0)) };
+                }
+            }
+        };
+    };
 }
 
 macro_rules! row_entries_per_op {
