@@ -480,35 +480,38 @@ macro_rules! row_table {
     };
 }
 
-/// Calls `$callback! { [args] name => Type, inputs, words, paths; ... }` with the row
-/// operations: the kernel-name part, the device type implementing it, the row inputs it reads
-/// (2 for the backward: the forward's output and its gradient), the most 32-bit words of all
-/// its inputs a thread holds ([`row_words`](crate::tuning::row_words): 8 for LayerNorm, whose
-/// kernels spilled at 16, for the norms' backward, whose halves spilled at 16, and for
-/// cross-entropy, whose `f32` kernel spilled at 16), and its kernels per word count: `any`, one
-/// (`_w<words>`) for rows of any number of tiles; `split`, that one for rows of one tile and
-/// `_w<words>_tiled` for longer rows (without the tile loop the one-tile kernel needs fewer
-/// registers: ptxas spills of the halves' LayerNorm 60 -> 0 bytes, sm_90; RMSNorm stays `any`,
-/// its `f32` one-tile kernel of 16 words spilled 56 bytes where the joined one spills none);
-/// `one`, the one-tile kernel alone (the norms' parameter sums, launched on such
-/// rows only). The kernels of more words than `row_words` allows, or given rows they do not
-/// take, are never launched (they trap).
+/// Calls `$callback! { [args] name => Type, inputs, words, tiled_words, paths; ... }` with the
+/// row operations: the kernel-name part, the device type implementing it, the row inputs it
+/// reads (2 for the backward: the forward's output and its gradient), the most 32-bit words of
+/// all its inputs a thread holds ([`row_words`](crate::tuning::row_words)) for rows one group
+/// holds in registers, and for rows read in several tiles (8 for the norms' backward, whose
+/// halves spilled at 16, and for cross-entropy, whose `f32` kernel spilled at 16; LayerNorm
+/// holds 16 `f32` words where one tile holds the row and 8 in tiles: H100, time / copy at
+/// 4096, 16384 and 65536 columns 1.10, 1.21 and 1.51 at 16 words, 1.16, 1.41 and 1.42 at 8,
+/// whose rows of 4096 and 16384 columns take two tiles), and its kernels per word count: `any`,
+/// one (`_w<words>`) for rows of any number of tiles (both word counts the same); `split`, that
+/// one for rows of one tile and `_w<words>_tiled` for longer rows (without the tile loop the
+/// one-tile kernel needs fewer registers: ptxas spills of the halves' LayerNorm 60 -> 0 bytes,
+/// sm_90; RMSNorm stays `any`, its `f32` one-tile kernel of 16 words spilled 56 bytes where
+/// the joined one spills none); `one`, the one-tile kernel alone (the norms' parameter sums,
+/// launched on such rows only). The kernels of more words than `row_words` allows, or given
+/// rows they do not take, are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
         $callback! {
             [$($($args)*)?]
-            softmax => Softmax, 1, 16, split;
-            log_softmax => LogSoftmax, 1, 16, split;
-            softmax_backward => SoftmaxBackward, 2, 16, split;
-            log_softmax_backward => LogSoftmaxBackward, 2, 16, split;
-            rms_norm => RmsNorm, 1, 16, any;
-            layer_norm => LayerNorm, 1, 8, split;
-            layer_norm_backward => LayerNormBackward, 2, 8, split;
-            rms_norm_backward => RmsNormBackward, 2, 8, split;
-            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8, one;
-            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8, one;
-            cross_entropy => CrossEntropy, 1, 8, split;
+            softmax => Softmax, 1, 16, 16, split;
+            log_softmax => LogSoftmax, 1, 16, 16, split;
+            softmax_backward => SoftmaxBackward, 2, 16, 16, split;
+            log_softmax_backward => LogSoftmaxBackward, 2, 16, 16, split;
+            rms_norm => RmsNorm, 1, 16, 16, any;
+            layer_norm => LayerNorm, 1, 16, 8, split;
+            layer_norm_backward => LayerNormBackward, 2, 8, 8, split;
+            rms_norm_backward => RmsNormBackward, 2, 8, 8, split;
+            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8, 8, one;
+            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8, 8, one;
+            cross_entropy => CrossEntropy, 1, 8, 8, split;
         }
     };
 }
@@ -552,7 +555,7 @@ macro_rules! row_names_per_words {
 
 macro_rules! row_names_per_op {
     ([$element:ident, $words:tt]
-     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {
+     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $tiled_words:literal, $paths:ident;)*) => {
         &[$(row_names_per_words!($paths, $op, $element, $words)),*]
     };
 }
@@ -577,7 +580,7 @@ macro_rules! row_cluster_names_per_words {
 
 macro_rules! row_cluster_names_per_op {
     ([$element:ident, $words:tt]
-     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {
+     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $tiled_words:literal, $paths:ident;)*) => {
         &[$(row_cluster_names_per_words!($paths, $op, $element, $words)),*]
     };
 }

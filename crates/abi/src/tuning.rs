@@ -276,7 +276,8 @@ pub struct RowPlan {
 
 /// The launch of a row operation over rows of `cols` elements (at least 1) of `vector` elements
 /// per 16 bytes, whose threads hold at most [`row_words`]`(vector, inputs, op_words)` words of
-/// each of its `inputs` row inputs:
+/// each of its `inputs` row inputs where one tile holds the row, and
+/// [`row_words`]`(vector, inputs, tiled_words)` where it does not (`row_op_table!`):
 ///
 /// - **a warp or less per row** while 32 threads hold the row: the fewest words per thread that
 ///   do, then the fewest threads (several rows per warp for short rows);
@@ -286,7 +287,30 @@ pub struct RowPlan {
 ///   (statistics, then output), keeping what fits in shared memory ([`row_shared_tiles`]) and
 ///   reading the rest again: of [`row_register_group`] threads for up to [`ROW_FEW_TILES`]
 ///   tiles, else of `max_group` threads ([`ROW_MAX_GROUP`], which also caps the others).
-pub const fn row_plan(cols: usize, vector: usize, inputs: usize, op_words: u32, max_group: u32) -> RowPlan {
+pub const fn row_plan(
+    cols: usize,
+    vector: usize,
+    inputs: usize,
+    op_words: u32,
+    tiled_words: u32,
+    max_group: u32,
+) -> RowPlan {
+    let plan = row_plan_of_words(cols, vector, inputs, op_words, max_group);
+    if plan.tiles > 1 && tiled_words != op_words {
+        row_plan_of_words(cols, vector, inputs, tiled_words, max_group)
+    } else {
+        plan
+    }
+}
+
+/// [`row_plan`] of one word count for every row length.
+const fn row_plan_of_words(
+    cols: usize,
+    vector: usize,
+    inputs: usize,
+    op_words: u32,
+    max_group: u32,
+) -> RowPlan {
     let items_per_word = vector / 4;
     let most_words = row_words(vector, inputs, op_words);
     let items = most_words as usize * items_per_word;
@@ -516,7 +540,7 @@ mod row_plan_tests {
         use super::row_cluster;
         let h100 = 227 * 1024;
         let cluster = |cols: usize, vector: usize, inputs: usize, words: u32, max_group: u32| {
-            let plan = row_plan(cols, vector, inputs, words, max_group);
+            let plan = row_plan(cols, vector, inputs, words, words, max_group);
             row_cluster(plan, inputs, vector, row_shared_tiles(plan, inputs, h100))
         };
         // f32 forward: 16384 columns a tile of 1024 threads; one block reads 65536 once.
@@ -551,7 +575,7 @@ mod row_plan_tests {
             (3000, 4, 1, 8, 1, 1),    // LayerNorm f32: 2 tiles of 256 threads, 8 KiB
             (8000, 4, 1, 8, 3, 3),    // LayerNorm f32: 4 tiles of 256 threads
         ] {
-            let plan = row_plan(cols, vector, inputs, words, 1024);
+            let plan = row_plan(cols, vector, inputs, words, words, 1024);
             for (available, expected) in [(h100, h), (a100, a)] {
                 let kept = row_shared_tiles(plan, inputs, available);
                 assert_eq!(kept, expected, "{cols} cols, {plan:?}, {available} bytes");
@@ -562,10 +586,10 @@ mod row_plan_tests {
                 assert!(blocks * (used + ROW_SHARED_BYTES as u64) <= available);
             }
         }
-        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 1024), 1, 0), 0);
+        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 16, 1024), 1, 0), 0);
         // Blocks of 256 threads (a tuning override) keep a quarter: 65536 f32 in 16 tiles of
         // 16 KiB keeps 3 on an H100, not 14 (which would leave one block a multiprocessor).
-        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 256), 1, h100), 3);
+        assert_eq!(row_shared_tiles(row_plan(65536, 4, 1, 16, 16, 256), 1, h100), 3);
     }
 
     #[test]
@@ -621,7 +645,7 @@ mod row_plan_tests {
     fn short_rows_share_a_warp_long_rows_take_a_block() {
         // 8 f32: 4 words (4 items) per thread, 2 threads per row.
         assert_eq!(
-            row_plan(8, 4, 1, 16, 1024),
+            row_plan(8, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 4,
                 group: 2,
@@ -630,10 +654,10 @@ mod row_plan_tests {
             }
         );
         // 1 item: one thread per row.
-        assert_eq!(row_plan(1, 4, 1, 16, 1024).group, 1);
+        assert_eq!(row_plan(1, 4, 1, 16, 16, 1024).group, 1);
         // 512 f32: a warp of 16 words each; 1024: two warps.
         assert_eq!(
-            row_plan(512, 4, 1, 16, 1024),
+            row_plan(512, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 32,
@@ -642,7 +666,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(1024, 4, 1, 16, 1024),
+            row_plan(1024, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 64,
@@ -652,7 +676,7 @@ mod row_plan_tests {
         );
         // 512 bf16: a warp of 8 words (16 halves) each.
         assert_eq!(
-            row_plan(512, 8, 1, 16, 1024),
+            row_plan(512, 8, 1, 16, 16, 1024),
             RowPlan {
                 words: 8,
                 group: 32,
@@ -662,7 +686,7 @@ mod row_plan_tests {
         );
         // 1025 f32: 128 threads.
         assert_eq!(
-            row_plan(1025, 4, 1, 16, 1024),
+            row_plan(1025, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 128,
@@ -672,7 +696,7 @@ mod row_plan_tests {
         );
         // 16384 f32 in 1024 threads, 16384 halves in four tiles of 256; 65536 f32 in four tiles.
         assert_eq!(
-            row_plan(16384, 4, 1, 16, 1024),
+            row_plan(16384, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -681,7 +705,7 @@ mod row_plan_tests {
             }
         );
         assert_eq!(
-            row_plan(16384, 8, 1, 16, 1024),
+            row_plan(16384, 8, 1, 16, 16, 1024),
             RowPlan {
                 words: 8,
                 group: 256,
@@ -690,10 +714,10 @@ mod row_plan_tests {
             }
         );
         // 4096 halves in registers; 65536 in four tiles of 1024 threads.
-        assert_eq!(row_plan(4096, 8, 1, 16, 1024).tiles, 1);
-        assert_eq!(row_plan(65536, 8, 1, 16, 1024).group, 1024);
+        assert_eq!(row_plan(4096, 8, 1, 16, 16, 1024).tiles, 1);
+        assert_eq!(row_plan(65536, 8, 1, 16, 16, 1024).group, 1024);
         assert_eq!(
-            row_plan(65536, 4, 1, 16, 1024),
+            row_plan(65536, 4, 1, 16, 16, 1024),
             RowPlan {
                 words: 16,
                 group: 1024,
@@ -701,13 +725,13 @@ mod row_plan_tests {
                 tiles: 4
             }
         );
-        assert_eq!(row_plan(1 << 20, 8, 1, 16, 1024).tiles, 64);
+        assert_eq!(row_plan(1 << 20, 8, 1, 16, 16, 1024).tiles, 64);
         // The backward of 16384 halves holds 64 bytes per thread: 1024 threads, in registers.
-        assert_eq!(row_plan(16384, 8, 2, 16, 1024).tiles, 1);
+        assert_eq!(row_plan(16384, 8, 2, 16, 16, 1024).tiles, 1);
         // The f32 backward holds 8 words of each input; LayerNorm 8 words: 1024 f32 in 128.
-        assert_eq!(row_plan(1024, 4, 2, 16, 1024).words, 8);
+        assert_eq!(row_plan(1024, 4, 2, 16, 16, 1024).words, 8);
         assert_eq!(
-            row_plan(1024, 4, 1, 8, 1024),
+            row_plan(1024, 4, 1, 8, 8, 1024),
             RowPlan {
                 words: 8,
                 group: 128,
@@ -718,23 +742,47 @@ mod row_plan_tests {
     }
 
     #[test]
+    fn layer_norm_holds_16_words_in_one_tile_and_8_in_several() {
+        let plan = |cols| row_plan(cols, 4, 1, 16, 8, 1024);
+        let expect = |words, group, tiles| RowPlan {
+            words,
+            group,
+            block: group,
+            tiles,
+        };
+        assert_eq!(plan(1024), expect(16, 64, 1));
+        assert_eq!(plan(4096), expect(16, 256, 1));
+        assert_eq!(plan(16384), expect(16, 1024, 1));
+        // Past one tile of 1024 threads of 16 words: tiles of 8 words.
+        assert_eq!(plan(16385), expect(8, 1024, 3));
+        assert_eq!(plan(65536), expect(8, 1024, 8));
+        // Halves: 8 words either way.
+        assert_eq!(
+            row_plan(65536, 8, 1, 16, 8, 1024),
+            row_plan(65536, 8, 1, 8, 8, 1024)
+        );
+    }
+
+    #[test]
     fn every_plan_covers_its_row() {
         for vector in [4usize, 8] {
-            for (inputs, op_words) in [(1usize, 16u32), (2, 16), (1, 8)] {
+            for (inputs, op_words, tiled_words) in
+                [(1usize, 16u32, 16u32), (2, 16, 16), (1, 8, 8), (1, 16, 8)]
+            {
                 for cols in (1..5000).chain([1 << 14, 1 << 15, 1 << 16, (1 << 20) - 3, 1 << 20]) {
-                    let p = row_plan(cols, vector, inputs, op_words, 1024);
+                    let p = row_plan(cols, vector, inputs, op_words, tiled_words, 1024);
                     let per_tile = p.group as usize * p.words as usize * vector / 4;
                     assert!(p.tiles * per_tile >= cols, "{cols} {vector}: {p:?}");
                     assert!(p.tiles <= super::ROW_FEW_TILES || p.group == 1024);
-                    let small = row_plan(cols, vector, inputs, op_words, 256);
+                    let small = row_plan(cols, vector, inputs, op_words, tiled_words, 256);
                     let small_tile = 256 * small.words as usize * vector / 4;
                     assert!(small.group <= 256 && small.tiles * small_tile >= cols);
                     assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
                     assert!(p.words as usize * vector / 4 <= super::ROW_ITEMS);
                     assert!(p.words as usize * inputs <= op_words as usize && p.words >= 4);
-                    // Rows of several tiles: at the operation's most words.
+                    // Rows of several tiles: at the operation's most words for tiles.
                     for q in [p, small] {
-                        assert!(q.tiles == 1 || q.words == super::row_words(vector, inputs, op_words));
+                        assert!(q.tiles == 1 || q.words == super::row_words(vector, inputs, tiled_words));
                     }
                 }
             }

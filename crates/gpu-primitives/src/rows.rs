@@ -111,21 +111,24 @@ mod kernels {
         pub name: &'static str,
         /// Row inputs: 1, or 2 for the backward.
         pub inputs: usize,
-        /// Most words of all its inputs a thread holds.
+        /// Most words of all its inputs a thread holds where one tile holds the row.
         pub words: u32,
+        /// Most words of all its inputs a thread holds in rows of several tiles.
+        pub tiled_words: u32,
         /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
         pub split: bool,
         /// Has `_cluster` kernels (rows of several tiles: not a `one` operation).
         pub cluster: bool,
     }
     macro_rules! row_kernels {
-        ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $paths:ident;)*) => {
+        ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $tiled_words:literal, $paths:ident;)*) => {
             $(
                 #[allow(non_upper_case_globals)]
                 pub(super) const $op: RowKernel = RowKernel {
                     name: stringify!($op),
                     inputs: $inputs,
                     words: $words,
+                    tiled_words: $tiled_words,
                     split: matches!(stringify!($paths).as_bytes(), b"split"),
                     cluster: !matches!(stringify!($paths).as_bytes(), b"one"),
                 };
@@ -314,7 +317,7 @@ fn launch_summing<T: RowElement>(
     if n == 0 {
         return Ok(None);
     }
-    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, max_group());
+    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,

@@ -22,8 +22,8 @@ use gpu_primitives_abi::{
 };
 
 macro_rules! row_entries_per_words {
-    ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $paths:ident,
-     [$($words:literal),*]) => {$(
+    ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal,
+     $tiled_words:literal, $paths:ident, [$($words:literal),*]) => {$(
         const _: () = {
             /// # Safety
             /// As `row_op`, with the launch [`RowParams`] describes.
@@ -49,8 +49,8 @@ macro_rules! row_entries_per_words {
                 }
             }
         };
-        row_tiled_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
-        row_cluster_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $words);
+        row_tiled_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $tiled_words, $words);
+        row_cluster_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $tiled_words, $words);
     )*};
 }
 
@@ -69,14 +69,15 @@ macro_rules! row_paths {
 
 /// The `_w<words>_tiled` kernel of a `split` operation: rows of any number of tiles.
 macro_rules! row_tiled_entry {
-    (split, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $words:literal) => {
+    (split, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
         const _: () = {
             /// # Safety
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words, tiled))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                if $words > row_words($vec, $inputs, $op_words) {
-                    // SAFETY: ends the launch with an error, as in the one-tile kernel.
+                if $words > row_words($vec, $inputs, $tiled_words) {
+                    // SAFETY: ends the launch with an error, as in the one-tile kernel (more
+                    // words than the operation's tiles hold).
                     unsafe { core::arch::nvptx::trap() };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
@@ -95,16 +96,16 @@ macro_rules! row_tiled_entry {
 /// is compiled; the others trap.
 macro_rules! row_cluster_entry {
     (one, $($rest:tt)*) => {};
-    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal, $words:literal) => {
+    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
         #[cfg(target_feature = "sm_90")]
         const _: () = {
             /// # Safety
             /// As `row_op` with `CLUSTER`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words, cluster))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                if $words != row_words($vec, $inputs, $op_words) {
+                if $words != row_words($vec, $inputs, $tiled_words) {
                     // SAFETY: ends the launch with an error: the host launches only the
-                    // operation's `row_words` cluster kernel.
+                    // operation's `row_words` cluster kernel (of its tiled word count).
                     unsafe { core::arch::nvptx::trap() };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory in
@@ -119,9 +120,13 @@ macro_rules! row_cluster_entry {
 
 macro_rules! row_entries_per_op {
     ([$name:ident, $ty:ty, $vec:literal, $words:tt]
-     $($op:ident => $Op:ident, $inputs:literal, $op_words:literal, $paths:ident;)*) => {$(
+     $($op:ident => $Op:ident, $inputs:literal, $op_words:literal, $tiled_words:literal, $paths:ident;)*) => {$(
         const _: () = assert!(<$Op as RowOp>::GRAD == ($inputs == 2), "the table's inputs are the operation's");
-        row_entries_per_words!($op, $Op, $name, $ty, $vec, $inputs, $op_words, $paths, $words);
+        const _: () = assert!(
+            !row_paths!($paths) || $op_words == $tiled_words,
+            "an `any` operation's one kernel takes every row: one word count"
+        );
+        row_entries_per_words!($op, $Op, $name, $ty, $vec, $inputs, $op_words, $tiled_words, $paths, $words);
     )*};
 }
 
