@@ -152,6 +152,17 @@ pub unsafe fn load_words_read_only(ptr: *const u8) -> [u32; 4] {
     unsafe { load_v4_read_only(ptr) }
 }
 
+/// Ask for the cache line holding `ptr` in this multiprocessor's L1 (`prefetch.global.L1`):
+/// no register receives it, and nothing waits for it.
+///
+/// # Safety
+/// `ptr` lies in global memory the kernel may read.
+#[inline(always)]
+pub unsafe fn prefetch_l1(ptr: *const u8) {
+    // SAFETY: a hint on a readable global address (the caller's contract); it writes nothing.
+    unsafe { asm!("prefetch.global.L1 [{p}];", p = in(reg64) ptr, options(nostack, readonly)) };
+}
+
 /// Write four 32-bit words as 16 bytes at `ptr` (`st.global.v4.b32`).
 ///
 /// # Safety
