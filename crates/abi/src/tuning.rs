@@ -141,10 +141,11 @@ pub const SEGMENTED_REDUCE_BLOCKS_PER_SM: u32 = 6;
 pub const SEGMENTED_REDUCE_FAMILIES: &[&str] = &["device_segmented_reduce_by_offsets_"];
 
 /// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are
-/// built for: 48 registers, 36 bytes spilled (at 6: 40 registers and 192 bytes spilled), which
-/// measured faster than 4 blocks at 54 registers (H100, 2^28 f32, 1000-item segments, time /
-/// copy 1.68 -> 1.60; docs/performance.md).
-pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 5;
+/// built for: as the segmented reduce, 40 registers and no spills since each item is one packed
+/// `u64` key carried from its loaded value in the reduce (at 5 the kernels took 40 registers
+/// too, so ran 6 blocks a multiprocessor as well; H100, 2^28 f32, 1000-item segments, time /
+/// copy 1.60 -> 1.08; docs/performance.md).
+pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 6;
 
 /// Entry-point name prefixes of the segmented argmin / argmax by offsets, launched with
 /// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_ARG_BLOCKS_PER_SM`] blocks per

@@ -26,7 +26,8 @@
 //! The reduce ([`segmented_reduce_tile`]) holds its tile *blocked* instead (16 consecutive items
 //! per thread, reduced in order), so that one pair per thread, not one per item, goes through
 //! the block scan; through a [`SegmentReduction`] it gives each segment's total ([`Totals`]) or
-//! its first smallest / largest item and that item's index ([`ArgTotals`] over [`ArgPair`]s).
+//! its first smallest / largest item and that item's index ([`ArgTotals`], one packed `u64` an
+//! item: [`super::indexed::ArgOrder`]).
 //!
 //! Source: the segmented operator is Blelloch's ("Prefix Sums and Their Applications", 1990,
 //! section 1.5); the single pass is Merrill & Garland's decoupled look-back (NVIDIA
@@ -34,8 +35,8 @@
 
 use core::marker::PhantomData;
 
-use super::element::{Element, load_aligned, store_aligned};
-use super::indexed::{ArgMax, ArgMin, Indexed, Ordered};
+use super::element::{Element, MAX_WORDS, load_aligned, store_aligned};
+use super::indexed::{ArgOrder, ArgRank};
 use super::scan::{look_back, next_tile};
 use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
 use crate::atomic::{load_relaxed_pair, store_relaxed_pair};
@@ -610,115 +611,53 @@ where
     }
 }
 
-/// A 4-byte value and a `u32` input index: what the segmented argmin / argmax carry, 8 bytes,
-/// so that it fits the tile status beside its segment.
-#[derive(Clone, Copy, Debug, PartialEq)]
-#[repr(C)]
-pub struct ArgPair<A> {
-    /// The value.
-    pub value: A,
-    /// Its input index (`u32::MAX` for the identity).
-    pub index: u32,
-}
-
-impl<A> ArgPair<A> {
-    #[inline(always)]
-    fn widen(self) -> Indexed<A> {
-        let index = if self.index == u32::MAX {
-            u64::MAX
-        } else {
-            self.index as u64
-        };
-        Indexed {
-            value: self.value,
-            index,
-        }
-    }
-    #[inline(always)]
-    fn narrow(pair: Indexed<A>) -> Self {
-        ArgPair {
-            value: pair.value,
-            index: pair.index as u32,
-        }
-    }
-}
-
-/// Argmin / argmax over [`ArgPair`]s: the rules of [`ArgMin`] / [`ArgMax`] over [`Indexed`]
-/// pairs (first index on ties, a NaN wins), through them.
-macro_rules! arg_pair_op {
-    ($($op:ident),*) => {$(
-        impl<A: Ordered> ReduceOp<ArgPair<A>> for $op {
-            #[inline(always)]
-            fn identity() -> ArgPair<A> {
-                ArgPair::narrow(<$op as ReduceOp<Indexed<A>>>::identity())
-            }
-            #[inline(always)]
-            fn combine(a: ArgPair<A>, b: ArgPair<A>) -> ArgPair<A> {
-                ArgPair::narrow(<$op as ReduceOp<Indexed<A>>>::combine(a.widen(), b.widen()))
-            }
-        }
-    )*};
-}
-arg_pair_op!(ArgMin, ArgMax);
-
-value_and_u32!(ArgPair, index);
-
-/// The value's 32 bits low, the index high.
-impl<A: StatusBits> StatusBits for ArgPair<A> {
-    #[inline(always)]
-    fn to_status_bits(self) -> u64 {
-        const { assert!(size_of::<A>() == 4, "an ArgPair's value has 4 bytes") };
-        self.value.to_status_bits() | (self.index as u64) << 32
-    }
-    #[inline(always)]
-    fn from_status_bits(bits: u64) -> Self {
-        ArgPair {
-            value: A::from_status_bits(bits & 0xffff_ffff),
-            index: (bits >> 32) as u32,
-        }
-    }
-}
-
 /// Each segment's first smallest (argmin) or largest (argmax) item: its value to `values[s]`,
 /// its index within the segment to `indices[s]` (`u32::MAX` for an empty segment, whose value
-/// is the operator's identity).
+/// is [`ArgOrder::empty`]). Each item is carried as one packed `u64` key ([`ArgOrder`]: its
+/// value's rank and its input index) that a plain `Min` / `Max` combines, 8 bytes, so that it
+/// fits the tile status beside its segment; the winner's value is read back from the input.
 #[derive(Clone, Copy)]
-pub struct ArgTotals<A, Op> {
+pub struct ArgTotals<T: Element, Order> {
+    /// The input (the winner's value is read from it).
+    pub input: *const T,
     /// One value per segment.
-    pub values: *mut A,
+    pub values: *mut T::Acc,
     /// One index per segment.
     pub indices: *mut u32,
     /// The segments' offsets (the index is made relative to its segment's first item).
     pub offsets: *const u64,
-    /// The operator.
-    pub op: PhantomData<Op>,
+    /// [`ArgMin`](super::indexed::ArgMin) or [`ArgMax`](super::indexed::ArgMax).
+    pub order: PhantomData<Order>,
 }
 
-impl<T: Element, Op: ReduceOp<ArgPair<T::Acc>>> SegmentReduction<T> for ArgTotals<T::Acc, Op>
+impl<T: Element, Order: ArgOrder> SegmentReduction<T> for ArgTotals<T, Order>
 where
-    T::Acc: SharedValue + Shuffle + StatusBits,
+    T::Acc: ArgRank,
 {
-    type Carry = ArgPair<T::Acc>;
-    type Op = Op;
+    type Carry = u64;
+    type Op = Order::Op;
     #[inline(always)]
-    fn carry(x: T, i: usize) -> ArgPair<T::Acc> {
-        ArgPair {
-            value: x.to_acc(),
-            index: i as u32,
-        }
+    fn carry(x: T, i: usize) -> u64 {
+        Order::key(x.to_acc(), i as u32)
     }
     #[inline(always)]
-    unsafe fn write(&self, s: usize, total: ArgPair<T::Acc>) {
-        let index = if total.index == u32::MAX {
-            u32::MAX
+    unsafe fn write(&self, s: usize, total: u64) {
+        let (value, index) = if total == <Order::Op as ReduceOp<u64>>::identity() {
+            (Order::empty::<T::Acc>(), u32::MAX)
         } else {
-            // SAFETY: s < segments: offsets[s] is readable; the winner is in segment s, so at
-            // or past its first item.
-            total.index - unsafe { *self.offsets.add(s) } as u32
+            let at = Order::index(total);
+            // SAFETY: s < segments: offsets[s] is readable; the winner is an item of segment s
+            // (so at < n: the input holds it), at or past the segment's first item.
+            unsafe {
+                (
+                    (*self.input.add(at as usize)).to_acc(),
+                    at - *self.offsets.add(s) as u32,
+                )
+            }
         };
         // SAFETY: s < segments: the outputs hold one value and one index per segment.
         unsafe {
-            *self.values.add(s) = total.value;
+            *self.values.add(s) = value;
             *self.indices.add(s) = index;
         }
     }
@@ -775,8 +714,10 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
     };
     let first = span.first + t * ITEMS;
     let whole = (tile + 1) * tile_len <= n && (input as usize).is_multiple_of(16);
-    // The values first: their loads are in flight while the heads are marked.
-    let mut values = [<R::Op as ReduceOp<R::Carry>>::identity(); ITEMS];
+    // The items first: their loads are in flight while the heads are marked. They are held as
+    // loaded and carried (`R::carry`) in the reduce below, so that a carry wider than the item
+    // (an argmin's 8-byte key of a 4-byte value) takes its registers only one item at a time.
+    let mut items = [T::unpack(&[0; MAX_WORDS], 0); ITEMS];
     if whole {
         // 16-byte vectors of `per_vector` items each.
         let per_vector = 16 / size_of::<T>();
@@ -787,13 +728,13 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
                 // fill whole 16-byte vectors, and the input is 16-byte aligned.
                 words = unsafe { load_aligned::<u32, 4>(input.add(first + j).cast::<u32>()) };
             }
-            values[j] = R::carry(row_element::<T>(words, j % per_vector), first + j);
+            items[j] = row_element::<T>(words, j % per_vector);
         });
     } else {
         unrolled_for(ITEMS, |j| {
             if first + j < n {
                 // SAFETY: first + j < n.
-                values[j] = R::carry(unsafe { *input.add(first + j) }, first + j);
+                items[j] = unsafe { *input.add(first + j) };
             }
         });
     }
@@ -806,6 +747,15 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
     };
     // SAFETY: offsets[segments] is readable: one past the last segment's last item.
     let to = unsafe { *heads.offsets.add(heads.segments) } as usize;
+    // This thread's items as 32-bit positions among its ITEMS, so that each item's tests are
+    // one compare with a constant: item j is in the input while j < `valid`, and the last
+    // segment's last item where j + 1 == `to_local` (0: not among them).
+    let valid = n.saturating_sub(first).min(ITEMS) as u32;
+    let to_local = if to > first && to - first <= ITEMS {
+        (to - first) as u32
+    } else {
+        0
+    };
     // In order: `running` is the pair of the items so far; `lead` the combination of the items
     // before the first head, and whether the segment they continue ends here.
     let mut running = SegmentedOp::<R::Op>::identity();
@@ -825,12 +775,15 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
         };
         next_head = after;
         let item = Keyed {
-            value: values[j],
+            value: if (j as u32) < valid {
+                R::carry(items[j], first + j)
+            } else {
+                <R::Op as ReduceOp<R::Carry>>::identity()
+            },
             segment: head,
         };
         running = SegmentedOp::<R::Op>::combine(running, item);
-        let i = first + j;
-        let tail = i < n && (i + 1 == to || after != NO_HEAD);
+        let tail = (j as u32) < valid && (j as u32 + 1 == to_local || after != NO_HEAD);
         if tail {
             if running.segment != NO_HEAD {
                 // SAFETY: a segment's number is below the segment count; its last item is

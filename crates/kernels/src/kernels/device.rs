@@ -25,7 +25,7 @@ use crate::device::reduce::{
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
-    ArgPair, ArgTotals, KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, Totals, segment_tile_starts,
+    ArgTotals, KeyHeads, OffsetHeads, ScanOutput, SegmentedStorage, Totals, segment_tile_starts,
     segmented_reduce_tile, segmented_tile,
 };
 use crate::device::select::{
@@ -235,21 +235,21 @@ macro_rules! segment_arg_entry {
             /// As `segmented_reduce_tile`, with the launch [`SegmentedArgParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedArgParams<$ty, <$ty as Element>::Acc>) {
-                type Acc = <$ty as Element>::Acc;
                 let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: as the segmented reduce's: the same regions of the same shared memory.
-                let storage = unsafe { segmented_storage::<ArgPair<Acc>>(head_slots(tile_items)) };
+                let storage = unsafe { segmented_storage::<u64>(head_slots(tile_items)) };
                 let heads = OffsetHeads {
                     offsets: p.offsets,
                     segments: p.segments,
                     tile_starts: p.tile_starts,
                 };
-                let totals = ArgTotals::<Acc, $Op> {
+                let totals = ArgTotals::<$ty, $Op> {
+                    input: p.input,
                     values: p.values,
                     indices: p.indices,
                     offsets: p.offsets,
-                    op: core::marker::PhantomData,
+                    order: core::marker::PhantomData,
                 };
                 // SAFETY: forwarded from the kernel's contract (n < 2^32).
                 unsafe {

@@ -280,7 +280,7 @@ fn arg_random<T: TestElement + SegmentArgElement>(gpu: &Gpu) -> Result<(), Faile
         .map_err(|e| Failed::from(e.to_string()))
 }
 
-/// Every type of `segment_arg_table!`, and NaN winning in f32.
+/// Every type of `segment_arg_table!`, NaN winning in f32, and the special values in the float types.
 fn arg_every_type(gpu: &Gpu) -> Result<(), Failed> {
     arg_random::<f32>(gpu)?;
     arg_random::<i32>(gpu)?;
@@ -292,7 +292,52 @@ fn arg_every_type(gpu: &Gpu) -> Result<(), Failed> {
     for i in [5, 6, 40_000, 99_999] {
         x[i] = f32::NAN;
     }
-    check_arg(gpu, &x, 0, &offsets_for(100_000, 2, 4), ws).map_err(|e| Failed::from(e.to_string()))
+    check_arg(gpu, &x, 0, &offsets_for(100_000, 2, 4), ws).map_err(|e| Failed::from(e.to_string()))?;
+    arg_special_values::<f32>(gpu, |v| v)?;
+    arg_special_values::<f16>(gpu, f16::from_f32)?;
+    arg_special_values::<bf16>(gpu, bf16::from_f32)
+}
+
+/// Values that tie under `<` but not bit for bit (-0.0 and +0.0), the infinities, NaNs of
+/// either sign, the extremes and the smallest subnormals, drawn at random into short segments
+/// (layouts 0 and 1): the first smallest / largest must win, the first NaN before any number.
+fn arg_special_values<T: TestElement + SegmentArgElement>(
+    gpu: &Gpu,
+    from: fn(f32) -> T,
+) -> Result<(), Failed> {
+    let pool = [
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::from_bits(0xffc0_0000),
+        1.0,
+        -1.0,
+        f32::MAX,
+        f32::MIN,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+    ];
+    let ws = &mut DeviceWorkspace::new();
+    for (layout, seed) in [(0, 11), (1, 12), (0, 13)] {
+        let mut r = rng(seed);
+        // Mostly the zeros and the infinities, so that many segments tie on them alone.
+        let x: Vec<T> = (0..100_000)
+            .map(|_| {
+                from(
+                    pool[if r.random_bool(0.7) {
+                        r.random_range(0..4)
+                    } else {
+                        r.random_range(0..pool.len())
+                    }],
+                )
+            })
+            .collect();
+        check_arg(gpu, &x, 0, &offsets_for(x.len(), layout, seed), ws)
+            .map_err(|e| Failed::from(e.to_string()))?;
+    }
+    Ok(())
 }
 
 /// Both scans by key of `x[skip..]` with `keys[skip..]` against the reference.
