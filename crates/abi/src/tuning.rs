@@ -23,6 +23,12 @@ pub const SELECT_BLOCK: u32 = 256;
 /// and 4 blocks per multiprocessor hide the look-back (docs/performance.md: 6 rows x 4 blocks
 /// measured ahead of 4 x 4, 4 x 5 and 8 x 3 on an H100).
 pub const SELECT_ROWS: usize = 6;
+/// Pairs of elements each thread of a stable partition's second pass (`device_reverse_tail_*`,
+/// [`SELECT_BLOCK`] threads a block) swaps per step, all loaded before any is stored: one pair a
+/// thread left 2 loads in flight and ran at 36 % of the DRAM bandwidth (H100, 2^27 pairs of f32:
+/// 860 µs where half a copy takes 360); partition_if of 2^28 f32 took 2.36x the copy with 1
+/// pair, 1.85 with 4 (56 registers), 1.72 with 8 (96 registers; docs/performance.md).
+pub const REVERSE_TAIL_ITEMS: usize = 8;
 /// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
 /// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;

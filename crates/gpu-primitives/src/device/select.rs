@@ -7,6 +7,7 @@ use super::{SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, look_back_dela
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
+use gpu_primitives_abi::tuning::REVERSE_TAIL_ITEMS;
 
 /// A prebuilt test of [`select_if`] / [`partition_if`]: compare each item with a threshold, test
 /// it against a range, or reject NaN. Compared in the accumulator type (f32 for f16 / bf16),
@@ -211,9 +212,10 @@ fn launch<T: Element>(
     if partition {
         let reverse =
             module.kernel::<ReverseTailParams<T::Raw>>(&format!("device_reverse_tail_{}", T::NAME))?;
+        // Enough threads for the most pairs there can be (the count is on the device).
         let pairs = n.div_ceil(2);
         let blocks = pairs
-            .div_ceil(SELECT_BLOCK as usize)
+            .div_ceil(SELECT_BLOCK as usize * REVERSE_TAIL_ITEMS)
             .min(LaunchConfig::MAX_GRID as usize);
         let params = ReverseTailParams {
             data: output.address as *mut T::Raw,

@@ -22,7 +22,7 @@
 //! | [`radix_sort::onesweep_tile`] | one digit pass: block radix rank, look-back over per-digit counts (one thread per digit), scatter through shared memory | n (+ n values) | keys (and values) ordered by the digit, stably |
 //! | [`segmented_sort::segmented_radix_sort`] | a block per segment: the block radix sort in shared memory for one tile, else per digit a count, a scan and the tiles in order | n (+ n values; 2n per digit past a tile) | each segment's keys (and values) sorted, or its first k |
 //! | [`top_k::top_k_rows`] | a block per row: radix select of the k-th key (a digit count of the candidates per pass, from the top digit), gather, order the k by counting | 1 row (a row past a tile: once per pass) | each row's k largest or smallest and their columns |
-//! | [`select::reverse_tail`] | grid-stride swaps | the tail | a stable partition's rejected items in order |
+//! | [`select::reverse_tail`] | grid-stride swaps, `REVERSE_TAIL_ITEMS` pairs a thread a step, loaded before stored | the tail | a stable partition's rejected items in order |
 
 pub mod cross_entropy;
 pub mod element;

@@ -19,7 +19,7 @@
 //! of the output in *reverse* input order (their place is known from the end without the
 //! total); the host's second kernel ([`reverse_tail`]) puts them back in input order.
 
-use super::element::Element;
+use super::element::{Element, MAX_WORDS, Packed};
 use super::scan::{look_back, next_tile};
 use super::tile_status::TileStatus;
 use crate::block::{
@@ -30,7 +30,7 @@ use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
+use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::params::{CompareKind, Comparison};
 
@@ -286,32 +286,39 @@ impl<T: Element> TileFlags<T> for ByFlagArray {
         let mut flags = [0; ITEMS];
         // Whole rows of VEC flags (2, 4 or 8 bytes) are one load when the array allows it.
         let one_load = tile.whole && (self.0 as usize).is_multiple_of(VEC) && matches!(VEC, 2 | 4 | 8);
-        unrolled_for(ITEMS / VEC, |r| {
-            let first = tile.row_first(r);
-            if one_load {
+        if one_load {
+            // Every row's load first, then their bits: each row's use right after its load
+            // made ptxas wait for one load's latency per row (H100: the flagged select 1.3x the
+            // copy where select_if, without flags, took 0.88; docs/performance.md).
+            let mut rows = [0u64; ITEMS];
+            unrolled_for(ITEMS / VEC, |r| {
+                let first = tile.row_first(r);
                 // SAFETY: the tile is whole, so `first .. first + VEC` is below n; `first` is a
                 // multiple of VEC and so is the array's address: the load is aligned.
-                let bytes: u64 = unsafe {
+                rows[r] = unsafe {
                     match VEC {
                         2 => *(self.0.add(first) as *const u16) as u64,
                         4 => *(self.0.add(first) as *const u32) as u64,
                         _ => *(self.0.add(first) as *const u64),
                     }
                 };
+            });
+            unrolled_for(ITEMS / VEC, |r| {
                 unrolled_for(VEC, |v| {
-                    if (bytes >> (8 * v)) & 0xff != 0 {
-                        flags[r] |= 1 << v;
-                    }
+                    flags[r] |= (((rows[r] >> (8 * v)) & 0xff != 0) as u32) << v
                 });
-            } else {
+            });
+        } else {
+            unrolled_for(ITEMS / VEC, |r| {
+                let first = tile.row_first(r);
                 unrolled_for(VEC, |v| {
                     // SAFETY: first + v < n: the array holds n flags (the caller's contract).
                     if tile.valid(r, v) && unsafe { *self.0.add(first + v) } != 0 {
                         flags[r] |= 1 << v;
                     }
                 });
-            }
-        });
+            });
+        }
         flags
     }
 }
@@ -509,25 +516,39 @@ unsafe fn gather_tile<
     });
 }
 
-/// Reverse `data[begin..n]` in place, over the whole grid (grid-stride loop over the pairs).
+/// Reverse `data[begin..n]` in place, over the whole grid: each thread swaps `ITEMS` pairs a
+/// step, `block_dim()` apart (each load a warp makes is 32 consecutive elements at either end),
+/// loading all of them before storing any, then strides by the grid.
 ///
 /// # Safety
 /// `data` holds `n` writable elements; `begin <= n`; no other thread of the launch touches
 /// them, and every thread of the grid calls it with the same arguments.
 #[inline(always)]
-pub unsafe fn reverse_tail<T: Copy>(data: *mut T, begin: usize, n: usize) {
-    let len = n - begin;
-    let stride = grid_stride();
-    let mut i = global_idx();
-    while i < len / 2 {
-        // SAFETY: begin + i < n - 1 - i < n: two distinct elements, each swapped by one thread.
-        unsafe {
-            let a = data.add(begin + i);
-            let b = data.add(n - 1 - i);
-            let (x, y) = (*a, *b);
-            *a = y;
-            *b = x;
-        }
-        i += stride;
+pub unsafe fn reverse_tail<T: Packed, const ITEMS: usize>(data: *mut T, begin: usize, n: usize) {
+    let pairs = (n - begin) / 2;
+    let block = block_dim() as usize;
+    let step = grid_stride() * ITEMS;
+    let mut first = block_idx() as usize * block * ITEMS + thread_idx() as usize;
+    while first < pairs {
+        // This step's pairs: `m * block < left` of them are in the tail.
+        let left = pairs - first;
+        // SAFETY: first < pairs: both ends are in `data[begin..n]`.
+        let (low_end, high_end) = unsafe { (data.add(begin + first), data.add(n - 1 - first)) };
+        let zero = T::unpack(&[0; MAX_WORDS], 0);
+        let (mut low, mut high) = ([zero; ITEMS], [zero; ITEMS]);
+        unrolled_for(ITEMS, |m| {
+            if m * block < left {
+                // SAFETY: begin + first + m * block < n - 1 - first - m * block < n: two
+                // distinct elements, this thread's only.
+                unsafe { (low[m], high[m]) = (*low_end.add(m * block), *high_end.sub(m * block)) };
+            }
+        });
+        unrolled_for(ITEMS, |m| {
+            if m * block < left {
+                // SAFETY: as above.
+                unsafe { (*low_end.add(m * block), *high_end.sub(m * block)) = (high[m], low[m]) };
+            }
+        });
+        first += step;
     }
 }

@@ -44,7 +44,7 @@ use gpu_primitives_abi::params::{
     SelectParams,
 };
 use gpu_primitives_abi::tuning::{
-    SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
+    REVERSE_TAIL_ITEMS, SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
 };
 use gpu_primitives_abi::{
     histogram_counter_table, kernel_name, operator_table, scan_key_table, scan_operator_table,
@@ -516,7 +516,7 @@ macro_rules! select_entries {
                 // SAFETY: `begin` is one readable u64 at most n (the caller's contract).
                 let begin = unsafe { *p.begin } as usize;
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { reverse_tail(p.data, begin, p.n) };
+                unsafe { reverse_tail::<_, REVERSE_TAIL_ITEMS>(p.data, begin, p.n) };
             }
         };
     };
