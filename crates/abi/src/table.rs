@@ -509,8 +509,8 @@ macro_rules! row_op_table {
             layer_norm => LayerNorm, 1, 16, 8, split;
             layer_norm_backward => LayerNormBackward, 2, 8, 8, split;
             rms_norm_backward => RmsNormBackward, 2, 8, 8, split;
-            layer_norm_backward_sums => LayerNormBackwardSums, 2, 8, 8, one;
-            rms_norm_backward_sums => RmsNormBackwardSums, 2, 8, 8, one;
+            layer_norm_backward_sums => LayerNormBackwardSums, 2, 16, 16, one;
+            rms_norm_backward_sums => RmsNormBackwardSums, 2, 16, 16, one;
             cross_entropy => CrossEntropy, 1, 8, 8, split;
         }
     };

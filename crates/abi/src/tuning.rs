@@ -196,6 +196,22 @@ pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
     if per_input < most { per_input } else { most }
 }
 
+/// Items of each row input a thread of the kernels summing the norms' weight and bias gradients
+/// holds at most (the `one` operations of `row_op_table!`, [`row_sums_plan`]): 8. H100, time /
+/// copy, `f32` LayerNorm backward with both gradients, 8 items a thread against 4: 262144 x 1024
+/// 1.63 against 1.83 (128 and 256 threads a row), 65536 x 4096 1.58 against 2.02 (512 and 1024
+/// threads); the halves' kernels of 16 items spilled 128 to 140 bytes (ptxas, sm_90) and ran
+/// slower (`bf16` 262144 x 1024 2.76 against 2.32).
+pub const ROW_SUMS_ITEMS: usize = 8;
+
+/// Words of each of `inputs` row inputs a thread of a summing kernel holds (`op_words` of all of
+/// them): [`row_words`], and at most [`ROW_SUMS_ITEMS`] items.
+pub const fn row_sums_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
+    let words = row_words(vector, inputs, op_words);
+    let most = (ROW_SUMS_ITEMS / (vector / 4)) as u32;
+    if words < most { words } else { most }
+}
+
 /// Threads per block of the norms' weight and bias gradients (`NormGradParams`), one per
 /// column.
 pub const NORM_GRAD_BLOCK: u32 = 256;
@@ -307,6 +323,38 @@ pub const fn row_plan(
         row_plan_of_words(cols, vector, inputs, tiled_words, max_group)
     } else {
         plan
+    }
+}
+
+/// The launch of the norms' backward kernels that also sum the weight's and bias's gradients
+/// (the `one` operations of `row_op_table!`, `op_words` words of all `inputs` inputs), each
+/// thread holding [`row_sums_words`] of each: as [`row_plan`] where one tile of
+/// [`row_register_group`] threads or fewer holds the row, else one tile of up to `max_group`
+/// threads where that holds it (the summing kernels take rows of one tile only, and the
+/// launches summing the gradients apart read `x` and `dy` again: H100, `f32` 65536 x 4096
+/// 2.48x the copy apart, 1.58 in one tile of 512 threads), else `None` (those launches).
+pub const fn row_sums_plan(
+    cols: usize,
+    vector: usize,
+    inputs: usize,
+    op_words: u32,
+    max_group: u32,
+) -> Option<RowPlan> {
+    let words = row_sums_words(vector, inputs, op_words);
+    let plan = row_plan_of_words(cols, vector, inputs, words * inputs as u32, max_group);
+    if plan.tiles == 1 {
+        return Some(plan);
+    }
+    let group = row_threads(cols, words, vector / 4);
+    if group <= max_group as usize {
+        Some(RowPlan {
+            words,
+            group: group as u32,
+            block: group as u32,
+            tiles: 1,
+        })
+    } else {
+        None
     }
 }
 
@@ -564,7 +612,10 @@ mod row_plan_tests {
         assert!(!cluster(1 << 20, 4, 1, 16, 256));
     }
 
-    use super::{NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles};
+    use super::{
+        NORM_GRAD_BLOCKS, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles, row_sums_plan,
+        row_sums_words,
+    };
 
     #[test]
     fn shared_tiles_keep_what_fits_and_leave_the_last_tile_in_registers() {
@@ -646,6 +697,40 @@ mod row_plan_tests {
         assert_eq!(norm_grad_chunks(262_144, 1024), (512, 512));
         assert_eq!(norm_grad_chunks(1024, 262_144), (2, 512));
         assert_eq!(norm_grad_chunks(33, 1), (2, 17));
+    }
+
+    #[test]
+    fn summing_rows_take_one_tile_of_up_to_max_group_threads() {
+        // The norms' backward summing its parameters' gradients: 16 words of x and dy together,
+        // at most 8 items of each a thread (8 f32 words, 4 of halves).
+        assert_eq!((row_sums_words(4, 2, 16), row_sums_words(8, 2, 16)), (8, 4));
+        for (cols, vector) in [(7, 4), (1024, 4), (2048, 4), (100, 8), (2048, 8)] {
+            let words = row_sums_words(vector, 2, 16);
+            assert_eq!(
+                row_sums_plan(cols, vector, 2, 16, 1024),
+                Some(row_plan(cols, vector, 2, 2 * words, 2 * words, 1024))
+            );
+        }
+        let one_tile = |words, group| {
+            Some(RowPlan {
+                words,
+                group,
+                block: group,
+                tiles: 1,
+            })
+        };
+        assert_eq!(row_sums_plan(1024, 4, 2, 16, 1024), one_tile(8, 128));
+        // 4096 f32 or 8192 halves: past row_register_group's tiles, one tile of more threads.
+        assert_eq!(row_plan(4096, 8, 2, 8, 8, 1024).tiles, 2);
+        assert_eq!(row_sums_plan(4096, 4, 2, 16, 1024), one_tile(8, 512));
+        assert_eq!(row_sums_plan(4096, 8, 2, 16, 1024), one_tile(4, 512));
+        assert_eq!(row_sums_plan(8192, 8, 2, 16, 1024), one_tile(4, 1024));
+        assert_eq!(row_sums_plan(8192, 4, 2, 16, 1024), one_tile(8, 1024));
+        assert_eq!(row_sums_plan(6007, 4, 2, 16, 1024), one_tile(8, 1024));
+        // Past what max_group threads hold in one tile: none.
+        assert_eq!(row_sums_plan(8193, 4, 2, 16, 1024), None);
+        assert_eq!(row_sums_plan(8193, 8, 2, 16, 1024), None);
+        assert_eq!(row_sums_plan(8192, 4, 2, 16, 512), None);
     }
 
     #[test]

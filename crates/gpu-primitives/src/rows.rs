@@ -47,8 +47,9 @@
 //! - reads and writes `f32`, `half::f16` or `half::bf16` ([`RowElement`]), computing in `f32`
 //!   (halves widen exactly, outputs round to nearest even);
 //! - is stream-ordered and never synchronises, and never modifies its inputs;
-//! - is deterministic: the order of every combination depends only on `cols`, the type and
-//!   whether the GPU has clusters, so results are bitwise identical from run to run;
+//! - is deterministic: the order of every combination depends only on the shape, the type and
+//!   the GPU (whether it has clusters; the norms' parameter gradients summed in the `dx` kernel
+//!   also on its multiprocessor count), so results are bitwise identical from run to run;
 //! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
 //!   non-empty input) or past 2^31, an input that is not a whole number of rows, or an output
 //!   overlapping an input; [`Error::LengthMismatch`] for an output, gradient, weight, bias or
@@ -72,7 +73,7 @@ use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_K
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
     RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles, row_cluster,
-    row_plan, row_shared_tiles,
+    row_plan, row_shared_tiles, row_sums_plan,
 };
 
 mod sealed {
@@ -252,10 +253,11 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     launch_summing::<T>(on, cols, call, None).map(|_| ())
 }
 
-/// As [`launch`]; with `column_sums` (the norms' backward), where a tile holds each row, its
-/// kernel (the `_sums` one) also writes each group's sums of the weight's and bias's gradients
-/// into the workspace's partials (the grid capped at one wave): returns their address and
-/// number of chunks (groups), or `None` where it did not.
+/// As [`launch`]; with `column_sums` (the norms' backward), where one tile of up to
+/// `max_group` threads holds each row (`row_sums_plan`), its kernel (the `_sums` one) also
+/// writes each group's sums of the weight's and bias's gradients into the workspace's partials
+/// (the grid capped at one wave): returns their address and number of chunks (groups), or
+/// `None` where it did not.
 fn launch_summing<T: RowElement>(
     on: OnStream<'_>,
     cols: usize,
@@ -318,13 +320,20 @@ fn launch_summing<T: RowElement>(
         return Ok(None);
     }
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
+    // Summing the parameters' gradients needs the row in one tile (of up to max_group threads).
+    let summing = column_sums
+        .as_ref()
+        .and_then(|(_, s)| row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, max_group()));
+    let (plan, column_sums) = match summing {
+        Some(summing) => (summing, column_sums),
+        None => (plan, None),
+    };
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,
             format!("no {} kernel of {} words per thread", T::NAME, plan.words),
         ));
     }
-    let column_sums = column_sums.filter(|_| plan.tiles == 1);
     if let Some((_, summing)) = &column_sums {
         call.kernel = *summing;
     }
@@ -649,12 +658,15 @@ impl<'o, T> NormGrads<'o, T> {
 ///
 /// - `dx = rstd * (g - mean(g) - x^ * mean(g * x^))` per row (one fused kernel, as the forward:
 ///   one pass over `x` and `dy` while a block holds the row in registers, 1024 columns of `f32`
-///   and 2048 of halves, two past it);
+///   and 2048 of halves, tiles past it, kept in shared memory where they fit);
 /// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
-///   asks for them: two more launches reading `x` and `dy` again, summing chunks of rows, then
-///   each column's chunks in order, through `workspace` (8 bytes per column per chunk, at most
-///   about 2048 * 256 chunks x columns). Deterministic (the order depends on the shape only);
-///   zeros when there are no rows.
+///   asks for them: up to 8192 columns (one tile of at most 1024 threads of 8 items of `x` and
+///   of `dy`: `tuning::row_sums_plan`) summed in the `dx` kernel's shared memory over the rows
+///   each block takes, longer rows in two more launches reading `x` and `dy` again, summing
+///   chunks of rows; then each column's chunks (or blocks) in order, through `workspace` (8
+///   bytes per column per chunk, at most about 2048 * 256 chunks x columns). Deterministic (the
+///   order depends on the shape and the GPU's multiprocessor count only); zeros when there are
+///   no rows.
 ///
 /// Errors as the forward ([module docs](self)), and [`Error::LengthMismatch`] for a `dweight` or
 /// `dbias` of other than `cols` elements. See PyTorch's `native_layer_norm_backward`.

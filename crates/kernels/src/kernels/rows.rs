@@ -3,7 +3,7 @@
 //! `device_rows_<op>_<type>_w<words>` (with `_tiled` and, in the sm_90 module, `_cluster`
 //! variants for rows of several tiles), each calling [`row_op`] with [`RowParams`] and
 //! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory;
-//! the entries of more words than `row_words` gives the operation are never launched and trap
+//! the entries of more words than `row_words` (`row_sums_words`) gives the operation are never launched and trap
 //! (compiled, they only spilled); per element type the two launches of the norms' weight and
 //! bias gradients, `device_rows_norm_grads_{partial,finish}_<type>` ([`NormGradParams`]); and
 //! cross-entropy's count of valid targets and mean ([`TargetCountParams`]).
@@ -16,7 +16,7 @@ use crate::device::rows::{
 };
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
-use gpu_primitives_abi::tuning::row_words;
+use gpu_primitives_abi::tuning::{row_sums_words, row_words};
 use gpu_primitives_abi::{
     cross_entropy_kernel_name, norm_grads_kernel_name, row_kernel_name, row_op_table, row_table,
 };
@@ -32,9 +32,12 @@ macro_rules! row_entries_per_words {
                 // Rows of several tiles too (`any`), or of one tile only (`split`: those go to
                 // the `_tiled` kernel; `one`: the host launches it on no others).
                 let any_tiles = row_paths!($paths);
-                if $words > row_words($vec, $inputs, $op_words) || (!any_tiles && row_tiles::<$ty, $words>(&p) != 1) {
+                if $words > row_most_words!($paths, $vec, $inputs, $op_words)
+                    || (!any_tiles && row_tiles::<$ty, $words>(&p) != 1)
+                {
                     // SAFETY: ends the launch with an error. More words than the operation's
-                    // threads hold (`row_words`: `row_plan` never picks this kernel), or a row
+                    // threads hold (`row_words`, or `row_sums_words` for the summing kernels:
+                    // `row_plan` and `row_sums_plan` never pick this kernel), or a row
                     // of several tiles for a one-tile kernel (`rows::launch` never asks).
                     unsafe { core::arch::nvptx::trap() };
                 } else if any_tiles {
@@ -64,6 +67,18 @@ macro_rules! row_paths {
     };
     (one) => {
         false
+    };
+}
+
+/// The most words of each input a `row_op_table!` operation's one-tile kernel holds: `one`
+/// operations (the kernels summing the norms' parameter gradients) hold at most
+/// `ROW_SUMS_ITEMS` items of each.
+macro_rules! row_most_words {
+    (one, $vec:literal, $inputs:literal, $op_words:literal) => {
+        row_sums_words($vec, $inputs, $op_words)
+    };
+    ($paths:ident, $vec:literal, $inputs:literal, $op_words:literal) => {
+        row_words($vec, $inputs, $op_words)
     };
 }
 

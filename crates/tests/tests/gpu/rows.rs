@@ -28,6 +28,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         cross_entropy_every_type,
     ),
     (
+        "rows::norm_backward_summed_in_one_tile_of_up_to_1024_threads",
+        norm_backward_summed_in_one_tile,
+    ),
+    (
         "rows::long_rows_x_tiles_kept_in_shared_memory",
         long_rows_kept_in_shared_memory,
     ),
@@ -655,6 +659,27 @@ fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
             check_cross_entropy::<bf16>,
         ],
     )
+}
+
+/// The norms' backward where the kernel summing the parameters' gradients holds the row in one
+/// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 4096 `f32` columns, to
+/// 8192 halves, blocks of 512 and 1024 threads) and just past it (the separate launches), on
+/// enough rows that each block sums several, both load paths.
+fn norm_backward_summed_in_one_tile(gpu: &Gpu) -> Result<(), Failed> {
+    let checks: [RowCheck; 3] = [
+        check_norm_backward::<f32>,
+        check_norm_backward::<f16>,
+        check_norm_backward::<bf16>,
+    ];
+    for (k, check) in checks.iter().enumerate() {
+        for cols in [1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193] {
+            for skip in [false, true] {
+                check(gpu, 700, cols, skip, (k * 1000 + cols) as u64)
+                    .map_err(|e| Failed::from(e.to_string()))?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Rows read in tiles, every check over every type at lengths where the block keeps all its
