@@ -149,9 +149,11 @@ pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * crate::tuning::NORM_GRAD_
 
 /// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation summing its weight's and
 /// bias's gradients (`RowParams::column_partials`), in bytes: two `f32` per item of each of the
-/// block's threads, and one more (an odd stride between threads: no bank conflicts).
-pub const fn row_column_sums_bytes(items_per_thread: u32, block: u32) -> u32 {
-    4 * (2 * items_per_thread + 1) * block
+/// block's threads (`items_per_thread` over all the tiles of a row the block reads), and one
+/// more (an odd stride between threads: no bank conflicts). Computed in `u64`: the host checks
+/// it against the device's limit; a multiple of 16 for whole warps (the kept tiles follow).
+pub const fn row_column_sums_bytes(items_per_thread: u64, block: u32) -> u64 {
+    4 * (2 * items_per_thread + 1) * block as u64
 }
 
 /// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation keeping `tiles` tiles of

@@ -493,9 +493,12 @@ macro_rules! row_table {
 /// one for rows of one tile and `_w<words>_tiled` for longer rows (without the tile loop the
 /// one-tile kernel needs fewer registers: ptxas spills of the halves' LayerNorm 60 -> 0 bytes,
 /// sm_90; RMSNorm stays `any`, its `f32` one-tile kernel of 16 words spilled 56 bytes where
-/// the joined one spills none); `one`, the one-tile kernel alone (the norms' parameter sums,
-/// launched on such rows only). The kernels of more words than `row_words` allows, or given
-/// rows they do not take, are never launched (they trap).
+/// the joined one spills none); `sums`, the kernels summing the norms' parameter gradients
+/// too: as `split`, the one-tile kernel holding at most
+/// [`ROW_SUMS_ITEMS`](crate::tuning::ROW_SUMS_ITEMS) items of each input
+/// ([`row_sums_words`](crate::tuning::row_sums_words), [`row_sums_plan`](crate::tuning::row_sums_plan)),
+/// and no cluster kernel. The kernels of more words than `row_words` (`row_sums_words`) allows,
+/// or given rows they do not take, are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
     ($callback:ident $(, $($args:tt)*)?) => {
@@ -509,8 +512,8 @@ macro_rules! row_op_table {
             layer_norm => LayerNorm, 1, 16, 8, split;
             layer_norm_backward => LayerNormBackward, 2, 8, 8, split;
             rms_norm_backward => RmsNormBackward, 2, 8, 8, split;
-            layer_norm_backward_sums => LayerNormBackwardSums, 2, 16, 16, one;
-            rms_norm_backward_sums => RmsNormBackwardSums, 2, 16, 16, one;
+            layer_norm_backward_sums => LayerNormBackwardSums, 2, 16, 8, sums;
+            rms_norm_backward_sums => RmsNormBackwardSums, 2, 16, 8, sums;
             cross_entropy => CrossEntropy, 1, 8, 8, split;
         }
     };
@@ -542,6 +545,9 @@ macro_rules! row_kernel_name {
 }
 
 macro_rules! row_names_per_words {
+    (sums, $($rest:tt)*) => {
+        row_names_per_words!(split, $($rest)*)
+    };
     (split, $op:ident, $element:ident, [$($words:literal),*]) => {
         &[
             $($crate::row_kernel_name!($op, $element, $words),)*
@@ -570,7 +576,7 @@ macro_rules! row_kernel_list {
 row_table!(row_kernel_list);
 
 macro_rules! row_cluster_names_per_words {
-    (one, $op:ident, $element:ident, [$($words:literal),*]) => {
+    (sums, $op:ident, $element:ident, [$($words:literal),*]) => {
         &[]
     };
     ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
@@ -588,7 +594,7 @@ macro_rules! row_cluster_names_per_op {
 macro_rules! row_cluster_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
         /// The row operations' cluster kernels, `device_rows_<op>_<element>_w<words>_cluster`, per
-        /// element type, operation (of rows of several tiles: not the `one` operations) and words
+        /// element type, operation (of rows of several tiles: not the `sums` operations) and words
         /// per thread; in the sm_90 module only (the PTX check looks for each there).
         pub const ROW_CLUSTER_KERNELS: &[&[&[&str]]] =
             &[$(row_op_table!(row_cluster_names_per_op, $name, [$($words),*])),*];
@@ -730,10 +736,11 @@ mod tests {
             .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
             .collect();
         // 11 operations x (f32: 3 word counts, halves: 2 each), and a tiled kernel of each for
-        // the 8 split operations.
-        assert_eq!(names.len(), (11 + 8) * (3 + 2 + 2));
+        // the 8 split and the 2 sums operations.
+        assert_eq!(names.len(), (11 + 8 + 2) * (3 + 2 + 2));
         assert!(names.contains(&"device_rows_layer_norm_f32_w8_tiled"));
-        assert!(!names.contains(&"device_rows_layer_norm_backward_sums_f32_w8_tiled"));
+        assert!(names.contains(&"device_rows_layer_norm_backward_sums_f32_w4_tiled"));
+        assert!(!names.contains(&"device_rows_layer_norm_backward_sums_f32_w4_cluster"));
         assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
         assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
         assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));

@@ -197,7 +197,7 @@ pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
 }
 
 /// Items of each row input a thread of the kernels summing the norms' weight and bias gradients
-/// holds at most (the `one` operations of `row_op_table!`, [`row_sums_plan`]): 8. H100, time /
+/// holds at most (the `sums` operations of `row_op_table!`, [`row_sums_plan`]): 8. H100, time /
 /// copy, `f32` LayerNorm backward with both gradients, 8 items a thread against 4: 262144 x 1024
 /// 1.63 against 1.83 (128 and 256 threads a row), 65536 x 4096 1.58 against 2.02 (512 and 1024
 /// threads); the halves' kernels of 16 items spilled 128 to 140 bytes (ptxas, sm_90) and ran
@@ -327,34 +327,36 @@ pub const fn row_plan(
 }
 
 /// The launch of the norms' backward kernels that also sum the weight's and bias's gradients
-/// (the `one` operations of `row_op_table!`, `op_words` words of all `inputs` inputs), each
-/// thread holding [`row_sums_words`] of each: as [`row_plan`] where one tile of
-/// [`row_register_group`] threads or fewer holds the row, else one tile of up to `max_group`
-/// threads where that holds it (the summing kernels take rows of one tile only, and the
-/// launches summing the gradients apart read `x` and `dy` again: H100, `f32` 65536 x 4096
-/// 2.48x the copy apart, 1.58 in one tile of 512 threads), else `None` (those launches).
+/// (the `sums` operations of `row_op_table!`, `op_words` words of all `inputs` inputs where one
+/// tile holds the row, `tiled_words` in tiles): where one tile of up to `max_group` threads of
+/// [`row_sums_words`] each holds the row, that tile ([`row_plan`]'s where
+/// [`row_register_group`] threads or fewer hold it, else more threads: the launches summing the
+/// gradients apart read `x` and `dy` again; H100, `f32` 65536 x 4096 2.48x the copy apart, 1.58
+/// in one tile of 512 threads); else [`row_plan`]'s tiles of `tiled_words`, whose sums the host
+/// checks against the shared memory a block has.
 pub const fn row_sums_plan(
     cols: usize,
     vector: usize,
     inputs: usize,
     op_words: u32,
+    tiled_words: u32,
     max_group: u32,
-) -> Option<RowPlan> {
+) -> RowPlan {
     let words = row_sums_words(vector, inputs, op_words);
     let plan = row_plan_of_words(cols, vector, inputs, words * inputs as u32, max_group);
     if plan.tiles == 1 {
-        return Some(plan);
+        return plan;
     }
     let group = row_threads(cols, words, vector / 4);
     if group <= max_group as usize {
-        Some(RowPlan {
+        RowPlan {
             words,
             group: group as u32,
             block: group as u32,
             tiles: 1,
-        })
+        }
     } else {
-        None
+        row_plan(cols, vector, inputs, tiled_words, tiled_words, max_group)
     }
 }
 
@@ -707,30 +709,36 @@ mod row_plan_tests {
         for (cols, vector) in [(7, 4), (1024, 4), (2048, 4), (100, 8), (2048, 8)] {
             let words = row_sums_words(vector, 2, 16);
             assert_eq!(
-                row_sums_plan(cols, vector, 2, 16, 1024),
-                Some(row_plan(cols, vector, 2, 2 * words, 2 * words, 1024))
+                row_sums_plan(cols, vector, 2, 16, 8, 1024),
+                row_plan(cols, vector, 2, 2 * words, 2 * words, 1024)
             );
         }
-        let one_tile = |words, group| {
-            Some(RowPlan {
-                words,
-                group,
-                block: group,
-                tiles: 1,
-            })
+        let one_tile = |words, group| RowPlan {
+            words,
+            group,
+            block: group,
+            tiles: 1,
         };
-        assert_eq!(row_sums_plan(1024, 4, 2, 16, 1024), one_tile(8, 128));
+        assert_eq!(row_sums_plan(1024, 4, 2, 16, 8, 1024), one_tile(8, 128));
         // 4096 f32 or 8192 halves: past row_register_group's tiles, one tile of more threads.
         assert_eq!(row_plan(4096, 8, 2, 8, 8, 1024).tiles, 2);
-        assert_eq!(row_sums_plan(4096, 4, 2, 16, 1024), one_tile(8, 512));
-        assert_eq!(row_sums_plan(4096, 8, 2, 16, 1024), one_tile(4, 512));
-        assert_eq!(row_sums_plan(8192, 8, 2, 16, 1024), one_tile(4, 1024));
-        assert_eq!(row_sums_plan(8192, 4, 2, 16, 1024), one_tile(8, 1024));
-        assert_eq!(row_sums_plan(6007, 4, 2, 16, 1024), one_tile(8, 1024));
-        // Past what max_group threads hold in one tile: none.
-        assert_eq!(row_sums_plan(8193, 4, 2, 16, 1024), None);
-        assert_eq!(row_sums_plan(8193, 8, 2, 16, 1024), None);
-        assert_eq!(row_sums_plan(8192, 4, 2, 16, 512), None);
+        assert_eq!(row_sums_plan(4096, 4, 2, 16, 8, 1024), one_tile(8, 512));
+        assert_eq!(row_sums_plan(4096, 8, 2, 16, 8, 1024), one_tile(4, 512));
+        assert_eq!(row_sums_plan(8192, 8, 2, 16, 8, 1024), one_tile(4, 1024));
+        assert_eq!(row_sums_plan(8192, 4, 2, 16, 8, 1024), one_tile(8, 1024));
+        assert_eq!(row_sums_plan(6007, 4, 2, 16, 8, 1024), one_tile(8, 1024));
+        // Past what max_group threads hold in one tile: the tiles of `tiled_words` (not of the
+        // 16 halves a thread one tile of 1024 threads would hold at 16384 columns).
+        for (cols, vector, max_group, tiles) in [
+            (8193, 4, 1024, 3),
+            (8193, 8, 1024, 2),
+            (16384, 8, 1024, 2),
+            (8192, 4, 512, 4),
+        ] {
+            let plan = row_sums_plan(cols, vector, 2, 16, 8, max_group);
+            assert_eq!(plan, row_plan(cols, vector, 2, 8, 8, max_group));
+            assert_eq!((plan.words, plan.tiles), (4, tiles));
+        }
     }
 
     #[test]

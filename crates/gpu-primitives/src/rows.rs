@@ -65,8 +65,8 @@
 use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{
-    NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes,
-    row_staged_tiles_bytes,
+    MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
+    row_column_sums_bytes, row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
@@ -118,7 +118,7 @@ mod kernels {
         pub tiled_words: u32,
         /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
         pub split: bool,
-        /// Has `_cluster` kernels (rows of several tiles: not a `one` operation).
+        /// Has `_cluster` kernels (rows of several tiles: not a `sums` operation).
         pub cluster: bool,
     }
     macro_rules! row_kernels {
@@ -130,8 +130,8 @@ mod kernels {
                     inputs: $inputs,
                     words: $words,
                     tiled_words: $tiled_words,
-                    split: matches!(stringify!($paths).as_bytes(), b"split"),
-                    cluster: !matches!(stringify!($paths).as_bytes(), b"one"),
+                    split: matches!(stringify!($paths).as_bytes(), b"split" | b"sums"),
+                    cluster: !matches!(stringify!($paths).as_bytes(), b"sums"),
                 };
             )*
         };
@@ -319,11 +319,17 @@ fn launch_summing<T: RowElement>(
     if n == 0 {
         return Ok(None);
     }
+    let limit = on.gpu.info().max_shared_per_block;
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
-    // Summing the parameters' gradients needs the row in one tile (of up to max_group threads).
+    // Summing the parameters' gradients (the `_sums` kernels): where one tile of up to max_group
+    // threads holds the row, or in tiles where a block holds the sums of all its tiles in shared
+    // memory (no cluster kernels); else the dx kernel alone, and the caller sums them apart.
     let summing = column_sums
         .as_ref()
-        .and_then(|(_, s)| row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, max_group()));
+        .map(|(_, s)| row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, s.tiled_words, max_group()))
+        .filter(|p| {
+            p.tiles == 1 || u64::from(ROW_SHARED_BYTES) + row_sums_shared_bytes::<T>(*p) <= u64::from(limit)
+        });
     let (plan, column_sums) = match summing {
         Some(summing) => (summing, column_sums),
         None => (plan, None),
@@ -339,18 +345,21 @@ fn launch_summing<T: RowElement>(
     }
     let k = &call.kernel;
     let module = crate::module(on.gpu)?;
-    // Rows of several tiles keep what the device's shared memory holds of them (none where no
-    // output is written; column sums need one tile, so never both). Rows one block would read
-    // partly twice go to the blocks of a cluster where the module has cluster kernels (sm_90
-    // and later) and tuning::row_cluster found it faster.
-    let limit = on.gpu.info().max_shared_per_block;
+    // Rows of several tiles keep what the device's shared memory holds of them past the column
+    // sums (none where no output is written). Rows one block would read partly twice go to the
+    // blocks of a cluster where the module has cluster kernels (sm_90 and later) and
+    // tuning::row_cluster found it faster.
+    let sums_bytes = if column_sums.is_some() {
+        row_sums_shared_bytes::<T>(plan)
+    } else {
+        0
+    };
     let alone = if call.output.is_some() {
-        row_shared_tiles(plan, k.inputs, u64::from(limit))
+        row_shared_tiles(plan, k.inputs, u64::from(limit) - sums_bytes)
     } else {
         0
     };
     let cluster = k.cluster
-        && column_sums.is_none()
         && call.output.is_some()
         && row_cluster(plan, k.inputs, T::ROW_VECTOR, alone)
         && module.ptx_arch() >= 90
@@ -378,12 +387,16 @@ fn launch_summing<T: RowElement>(
     }
     let mut column_partials = None;
     if let Some((workspace, _)) = column_sums {
-        grid = grid.min(wave as u32);
+        // The blocks a multiprocessor holds at once (the row kernels are built for
+        // MAX_BLOCK_THREADS threads of 64 registers each), each looping over rows: every block
+        // adds a chunk of partial sums for the finish to read (H100, 262144 x 1024 `f32`: 2112
+        // chunks, the finish 37 µs).
+        let resident = on.gpu.info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
+        grid = grid.min(resident);
         let chunks = grid * rows_per_block as u32;
         let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
         column_partials = Some((partials, chunks));
     }
-    let items = plan.words * T::ROW_VECTOR as u32 / 4;
     // A block of a cluster keeps its own share of the tiles (at most the first block's), within
     // the limit less the cluster kernel's static slots.
     let shared_tiles = if cluster {
@@ -398,9 +411,7 @@ fn launch_summing<T: RowElement>(
     }
     .min(max_shared_tiles());
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
-    let shared = ROW_SHARED_BYTES
-        + staged_bytes
-        + column_partials.map_or(0, |_| row_column_sums_bytes(items, plan.block));
+    let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
     let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
     let params = RowParams {
@@ -432,6 +443,13 @@ fn launch_summing<T: RowElement>(
     // whole blocks (row_cluster) and no column partials.
     unsafe { on.stream.launch(&kernel, config, &params)? };
     Ok(column_partials)
+}
+
+/// Shared memory past `ROW_SHARED_BYTES` of a `_sums` kernel's column sums under `plan`: two
+/// `f32` per item of every tile of the row, per thread.
+fn row_sums_shared_bytes<T: RowElement>(plan: RowPlan) -> u64 {
+    let items = u64::from(plan.words) * T::ROW_VECTOR as u64 / 4;
+    row_column_sums_bytes(items * plan.tiles as u64, plan.block)
 }
 
 /// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning

@@ -51,7 +51,7 @@ use crate::unroll::{opaque_u32, unrolled_for};
 use crate::warp::Shuffle;
 use core::arch::asm;
 use gpu_primitives_abi::layout::{
-    MAX_WARPS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, ROW_STATS, row_staged_word,
+    MAX_WARPS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, ROW_STATS, row_column_sums_bytes, row_staged_word,
 };
 use gpu_primitives_abi::params::RowParams;
 use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, row_block_tiles};
@@ -1117,8 +1117,8 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 /// The row operation `Op` over every row of `p` (see [`RowParams`] and the [module docs](self)),
 /// each thread holding `W` words (a multiple of 4) of each row input per tile. `TILED`: rows of
 /// any number of tiles ([`row_tiles`]); else rows of one tile only, compiled without the tile
-/// loop (the kernels summing the norms' parameter gradients, which the host launches on such
-/// rows only: ptxas spills 28 -> 8 bytes in halves, sm_90). `CLUSTER` (with `TILED`): each row
+/// loop (ptxas spills of the kernels summing the norms' parameter gradients 28 -> 8 bytes in
+/// halves, sm_90). `CLUSTER` (with `TILED`): each row
 /// shared among the [`ROW_CLUSTER_BLOCKS`] blocks of a thread-block cluster (sm_90), block `r`
 /// reading the tiles [`row_block_tiles`] gives it (as a block alone reads all of them, keeping
 /// `shared_tiles` of its own in shared memory), the blocks' statistics combined through
@@ -1140,10 +1140,11 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 ///   writes them during the launch); `cols` is below 2^31; a non-null `column_partials` (the
 ///   norms' backward) holds `2 * cols` `f32` for each group of the grid (`grid * block / group`
 ///   groups of a warp or less, else `grid`), and the launch gives
-///   [`row_column_sums_bytes`](gpu_primitives_abi::layout::row_column_sums_bytes) of dynamic
-///   shared memory past `ROW_SHARED_BYTES`; a non-zero `shared_tiles` (rows of more than one
-///   tile only) comes with
-///   [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes) there.
+///   [`row_column_sums_bytes`]`(items *
+///   tiles, block)` of dynamic shared memory past `ROW_SHARED_BYTES` (`items` a thread's items
+///   of a tile, `tiles` the row's); a non-zero `shared_tiles` (rows of more than one tile only)
+///   comes with [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes)
+///   past those.
 #[inline(always)]
 pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool, const CLUSTER: bool>(
     p: &RowParams<T>,
@@ -1185,41 +1186,48 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
     let mut cluster_set = 0;
     let mut reducer = RowGroup::new(group, slots);
     // The norms' backward: this thread's share of the weight's and bias's gradients, item by
-    // item, over the rows its group takes (a tile holds each row: the same columns every row).
-    // Kept in shared memory (in registers they spilled), each thread's own slots, so no barrier
-    // is needed: sum `s` of item `k` at `thread * (2 items + 1) + 2 k + s` (one base address
-    // and constant offsets; the odd stride keeps a warp's accesses on distinct banks).
-    let column_sums = Op::PARAMETER_GRADS && !CLUSTER && !p.column_partials.is_null() && all_tiles == 1;
+    // item of each of this block's tiles, over the rows its group takes (the same columns every
+    // row). Kept in shared memory (in registers they spilled), each thread's own slots, so no
+    // barrier is needed: sum `s` of item `k` of tile `t` at
+    // `thread * (2 items tiles + 1) + 2 (items t + k) + s` (one base address and constant
+    // offsets; the odd stride keeps a warp's accesses on distinct banks).
+    let column_sums = Op::PARAMETER_GRADS && !CLUSTER && !p.column_partials.is_null();
     let items = W / 4 * per_chunk::<T>();
     // SAFETY: past the reductions' ROW_SHARED_BYTES (a multiple of 4), viewed as f32 only here.
     let sums = unsafe { dynamic_shared::<f32>(ROW_SHARED_BYTES) };
-    let sum_base = thread_idx() * (2 * items as u32 + 1);
-    let sum_slot = |k: usize, s: usize| sum_base + (2 * k + s) as u32;
+    let sum_base = thread_idx() * (2 * items as u32 * tiles + 1);
+    let sum_slot = |t: u32, k: usize, s: usize| sum_base + 2 * items as u32 * t + (2 * k + s) as u32;
     // Unchecked: the bounds checks (a compare and a branch to a trap each) were about a third of
     // the summing kernel's instructions per item (ptxas, sm_90).
     if column_sums {
-        for k in 0..items {
-            // SAFETY: the launch gives 2 f32 per item per thread (and one more) past
-            // ROW_SHARED_BYTES with column partials (the kernel's contract): slot < len; this
-            // thread's own slots.
-            unsafe {
-                sums.write_unchecked(sum_slot(k, 0), 0.0);
-                sums.write_unchecked(sum_slot(k, 1), 0.0);
+        for t in 0..tiles {
+            for k in 0..items {
+                // SAFETY: the launch gives row_column_sums_bytes(items * tiles, block) past
+                // ROW_SHARED_BYTES with column partials (the kernel's contract): slot < len;
+                // this thread's own slots.
+                unsafe {
+                    sums.write_unchecked(sum_slot(t, k, 0), 0.0);
+                    sums.write_unchecked(sum_slot(t, k, 1), 0.0);
+                }
             }
         }
     }
     // Rows read in tiles: tile t < p.shared_tiles stays in shared memory between the reduction
-    // and the output, past the reductions' slots, where the column sums would be (they need one
-    // tile: never both; the kernels summing parameter gradients compile none of this). The
-    // count is read from the parameters at each use, so that no register holds it (the rows in
-    // registers have none to spare). The group is the block; each thread reads back only its
-    // own vectors, after writing them, so no barrier is needed (nor between rows: the same
-    // thread overwrites them only after reading them back).
-    let keeps = !Op::PARAMETER_GRADS;
+    // and the output, past the reductions' slots and the column sums. The count is read from the
+    // parameters at each use, so that no register holds it (the rows in registers have none to
+    // spare). The group is the block; each thread reads back only its own vectors, after
+    // writing them, so no barrier is needed (nor between rows: the same thread overwrites them
+    // only after reading them back).
     let writes = !(Op::OUTPUT_OPTIONAL && p.output.is_null());
-    // SAFETY: past ROW_SHARED_BYTES (a multiple of 16), viewed as u32 only where tiles are kept
-    // (rows of more than one tile), which excludes the column sums' view of the same bytes.
-    let stage = unsafe { dynamic_shared::<u32>(ROW_SHARED_BYTES) };
+    let sums_bytes = if column_sums {
+        // Within the launch's shared memory (the kernel's contract): below 2^32.
+        row_column_sums_bytes(items as u64 * tiles as u64, block_dim()) as u32
+    } else {
+        0
+    };
+    // SAFETY: past ROW_SHARED_BYTES and the column sums (multiples of 16: whole warps of
+    // threads), viewed as u32 only where tiles are kept (rows of more than one tile).
+    let stage = unsafe { dynamic_shared::<u32>(ROW_SHARED_BYTES + sums_bytes) };
     let inputs = if Op::GRAD { 2 } else { 1 };
     let stage_at = |t: u32, input: u32, c: usize| {
         row_staged_word(t, input, c as u32, W as u32, inputs, p.group, thread_idx())
@@ -1325,7 +1333,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         } else {
             let mut partial = Op::fold(&tile, &facts);
             for t in 1..tiles {
-                if keeps && writes && t - 1 < p.shared_tiles {
+                if writes && t - 1 < p.shared_tiles {
                     keep(t - 1, &tile);
                 }
                 tile = load((first_tile + t) * per_tile);
@@ -1346,17 +1354,6 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
             };
             Op::finish(total, &facts)
         };
-        if column_sums && row < p.rows {
-            tile.for_each_item(|k, x, dy| {
-                let [weight, bias] = Op::parameter_grads(x, dy, &facts);
-                // SAFETY: this thread's own slots, in bounds, as above.
-                unsafe {
-                    let (w, b) = (sum_slot(k, 0), sum_slot(k, 1));
-                    sums.write_unchecked(w, sums.read_unchecked(w) + weight);
-                    sums.write_unchecked(b, sums.read_unchecked(b) + bias);
-                }
-            });
-        }
         if row < p.rows && rank == 0 && (!CLUSTER || cluster_rank() == 0) {
             // SAFETY: a row of the matrix (the kernel's contract covers what Op writes of it).
             unsafe { Op::write_row(p, row, &stats) };
@@ -1364,7 +1361,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         let tiles_out = if writes { tiles } else { 0 };
         for t in (tiles - tiles_out..tiles).rev() {
             if t + 1 != tiles {
-                tile = if keeps && t < p.shared_tiles {
+                tile = if t < p.shared_tiles {
                     restore(t)
                 } else {
                     load((first_tile + t) * per_tile)
@@ -1387,6 +1384,17 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
                     }
                 });
             }
+            if column_sums && row < p.rows {
+                tile.for_each_item(|k, x, dy| {
+                    let [weight, bias] = Op::parameter_grads(x, dy, &facts);
+                    // SAFETY: this thread's own slots of tile t, in bounds, as above.
+                    unsafe {
+                        let (w, b) = (sum_slot(t, k, 0), sum_slot(t, k, 1));
+                        sums.write_unchecked(w, sums.read_unchecked(w) + weight);
+                        sums.write_unchecked(b, sums.read_unchecked(b) + bias);
+                    }
+                });
+            }
             // SAFETY: the output row lies in `output` (row_cols is 0 past the last row).
             unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats) };
         }
@@ -1399,21 +1407,24 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
     }
     if column_sums {
         let slot = block_idx() as usize * groups as usize + index as usize;
-        unrolled_for(W / 4, |c| {
-            unrolled_for(per_chunk::<T>(), |j| {
-                let col = map.chunk(0, c) as usize + j;
-                if col < p.cols {
-                    let k = c * per_chunk::<T>() + j;
-                    let at = 2 * (slot * p.cols + col);
-                    // SAFETY: `column_partials` holds 2 f32 per column for each group of the grid
-                    // (the kernel's contract); col < cols. This thread's own shared slots, in
-                    // bounds as above.
-                    unsafe {
-                        *p.column_partials.add(at) = sums.read_unchecked(sum_slot(k, 0));
-                        *p.column_partials.add(at + 1) = sums.read_unchecked(sum_slot(k, 1));
+        for t in 0..tiles {
+            let first = (first_tile + t) * per_tile;
+            unrolled_for(W / 4, |c| {
+                unrolled_for(per_chunk::<T>(), |j| {
+                    let col = map.chunk(first, c) as usize + j;
+                    if col < p.cols {
+                        let k = c * per_chunk::<T>() + j;
+                        let at = 2 * (slot * p.cols + col);
+                        // SAFETY: `column_partials` holds 2 f32 per column for each group of the
+                        // grid (the kernel's contract); col < cols. This thread's own shared
+                        // slots, in bounds as above.
+                        unsafe {
+                            *p.column_partials.add(at) = sums.read_unchecked(sum_slot(t, k, 0));
+                            *p.column_partials.add(at + 1) = sums.read_unchecked(sum_slot(t, k, 1));
+                        }
                     }
-                }
+                });
             });
-        });
+        }
     }
 }

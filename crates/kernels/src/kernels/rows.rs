@@ -29,8 +29,8 @@ macro_rules! row_entries_per_words {
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                // Rows of several tiles too (`any`), or of one tile only (`split`: those go to
-                // the `_tiled` kernel; `one`: the host launches it on no others).
+                // Rows of several tiles too (`any`), or of one tile only (`split`, `sums`: those
+                // go to the `_tiled` kernel).
                 let any_tiles = row_paths!($paths);
                 if $words > row_most_words!($paths, $vec, $inputs, $op_words)
                     || (!any_tiles && row_tiles::<$ty, $words>(&p) != 1)
@@ -65,16 +65,16 @@ macro_rules! row_paths {
     (split) => {
         false
     };
-    (one) => {
+    (sums) => {
         false
     };
 }
 
-/// The most words of each input a `row_op_table!` operation's one-tile kernel holds: `one`
+/// The most words of each input a `row_op_table!` operation's one-tile kernel holds: `sums`
 /// operations (the kernels summing the norms' parameter gradients) hold at most
 /// `ROW_SUMS_ITEMS` items of each.
 macro_rules! row_most_words {
-    (one, $vec:literal, $inputs:literal, $op_words:literal) => {
+    (sums, $vec:literal, $inputs:literal, $op_words:literal) => {
         row_sums_words($vec, $inputs, $op_words)
     };
     ($paths:ident, $vec:literal, $inputs:literal, $op_words:literal) => {
@@ -82,8 +82,11 @@ macro_rules! row_most_words {
     };
 }
 
-/// The `_w<words>_tiled` kernel of a `split` operation: rows of any number of tiles.
+/// The `_w<words>_tiled` kernel of a `split` or `sums` operation: rows of any number of tiles.
 macro_rules! row_tiled_entry {
+    (sums, $($rest:tt)*) => {
+        row_tiled_entry!(split, $($rest)*);
+    };
     (split, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
         const _: () = {
             /// # Safety
@@ -110,7 +113,7 @@ macro_rules! row_tiled_entry {
 /// declares `ROW_CLUSTER_BLOCKS` blocks per cluster). Only the operation's `row_words` kernel
 /// is compiled; the others trap.
 macro_rules! row_cluster_entry {
-    (one, $($rest:tt)*) => {};
+    (sums, $($rest:tt)*) => {};
     ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
         #[cfg(target_feature = "sm_90")]
         const _: () = {

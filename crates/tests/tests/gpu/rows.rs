@@ -28,8 +28,8 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         cross_entropy_every_type,
     ),
     (
-        "rows::norm_backward_summed_in_one_tile_of_up_to_1024_threads",
-        norm_backward_summed_in_one_tile,
+        "rows::norm_backward_summed_in_the_dx_kernel",
+        norm_backward_summed_in_the_dx_kernel,
     ),
     (
         "rows::long_rows_x_tiles_kept_in_shared_memory",
@@ -662,19 +662,23 @@ fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// The norms' backward where the kernel summing the parameters' gradients holds the row in one
-/// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 4096 `f32` columns, to
-/// 8192 halves, blocks of 512 and 1024 threads) and just past it (the separate launches), on
-/// enough rows that each block sums several, both load paths.
-fn norm_backward_summed_in_one_tile(gpu: &Gpu) -> Result<(), Failed> {
+/// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 8192 `f32` columns, to
+/// 8192 halves, blocks of 512 and 1024 threads), or in tiles whose sums fit its shared memory
+/// (on an H100: to 24576 columns, 6 tiles of `f32` or 3 of halves; some kept, or none), and past
+/// that (the separate launches), on enough rows that each block sums several, both load paths.
+fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
     let checks: [RowCheck; 3] = [
         check_norm_backward::<f32>,
         check_norm_backward::<f16>,
         check_norm_backward::<bf16>,
     ];
     for (k, check) in checks.iter().enumerate() {
-        for cols in [1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193] {
+        for cols in [
+            1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193, 12289, 16384, 16385, 24577, 40009,
+        ] {
+            let rows = if cols > 8192 { 300 } else { 700 };
             for skip in [false, true] {
-                check(gpu, 700, cols, skip, (k * 1000 + cols) as u64)
+                check(gpu, rows, cols, skip, (k * 1000 + cols) as u64)
                     .map_err(|e| Failed::from(e.to_string()))?;
             }
         }
