@@ -55,6 +55,12 @@ pub trait Packed: Copy {
     fn unpack(words: &[u32; MAX_WORDS], i: usize) -> Self;
     /// Store `self` as element `i` of `words`.
     fn pack(self, words: &mut [u32; MAX_WORDS], i: usize);
+    /// The element of all-zero bits (an initial value for registers written before they are
+    /// read).
+    #[inline(always)]
+    fn zero() -> Self {
+        Self::unpack(&[0; MAX_WORDS], 0)
+    }
 }
 
 /// Most 32-bit words one thread moves per vector access group (64 bytes).

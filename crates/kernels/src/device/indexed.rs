@@ -147,63 +147,37 @@ impl<A: RelaxedAccess> RelaxedAccess for Indexed<A> {
 }
 
 /// A 4-byte value's rank for argmin / argmax over one packed `u64` (see [`ArgOrder`]): an
-/// order-preserving map to `u32` in which `-0.0` and `+0.0` tie (as `<` has them) and every NaN
-/// ties with every other.
+/// order-preserving map to `u32` (`a < b` gives a smaller rank, equal values the same, `-0.0`
+/// and `+0.0` tie as `<` has them). A NaN's rank is unspecified: [`ArgOrder::key`] puts every
+/// NaN at the winning end ([`Ordered::is_nan`]), where they all tie.
 pub trait ArgRank: Ordered {
-    /// The rank for argmin: `a < b` gives a smaller rank, equal values the same, a NaN below
-    /// every number (a NaN wins the argmin).
-    fn min_rank(self) -> u32;
-    /// The rank for argmax: `a < b` gives a smaller rank, equal values the same, a NaN above
-    /// every number (a NaN wins the argmax).
-    fn max_rank(self) -> u32;
+    /// The rank of a value that is not a NaN.
+    fn rank(self) -> u32;
 }
 
 impl ArgRank for u32 {
     #[inline(always)]
-    fn min_rank(self) -> u32 {
-        self
-    }
-    #[inline(always)]
-    fn max_rank(self) -> u32 {
+    fn rank(self) -> u32 {
         self
     }
 }
 
 impl ArgRank for i32 {
     #[inline(always)]
-    fn min_rank(self) -> u32 {
-        crate::radix::RadixKey::to_ordered(self)
-    }
-    #[inline(always)]
-    fn max_rank(self) -> u32 {
+    fn rank(self) -> u32 {
         crate::radix::RadixKey::to_ordered(self)
     }
 }
 
 /// `f32`'s bits in total order with `-0.0` taken as `+0.0` (`x + 0.0`, exact, turns `-0.0`
 /// into `+0.0` and leaves every other value as it is): a negative value's bits inverted, a
-/// positive value's sign bit set (one shift and one logic instruction). The NaNs land below
-/// `-infinity` (negative ones) or above `+infinity`; the ranks below send them to one end.
-#[inline(always)]
-fn f32_total_order(x: f32) -> u32 {
-    let b = (x + 0.0).to_bits();
-    b ^ (((b as i32) >> 31) as u32 | 0x8000_0000)
-}
-
+/// positive value's sign bit set (one shift and one logic instruction), `-infinity` at
+/// 0x007f_ffff and `+infinity` at 0xff80_0000, so 0 and `u32::MAX` are left for the NaNs.
 impl ArgRank for f32 {
     #[inline(always)]
-    fn min_rank(self) -> u32 {
-        // 0 is below -infinity's rank (0x007f_ffff) and is a NaN's, so all NaNs tie there.
-        if self.is_nan() { 0 } else { f32_total_order(self) }
-    }
-    #[inline(always)]
-    fn max_rank(self) -> u32 {
-        // u32::MAX is above +infinity's rank (0xff80_0000) and is a NaN's.
-        if self.is_nan() {
-            u32::MAX
-        } else {
-            f32_total_order(self)
-        }
+    fn rank(self) -> u32 {
+        let b = (self + 0.0).to_bits();
+        b ^ (((b as i32) >> 31) as u32 | 0x8000_0000)
     }
 }
 
@@ -228,7 +202,9 @@ impl ArgOrder for ArgMin {
     type Op = crate::op::Min;
     #[inline(always)]
     fn key<A: ArgRank>(value: A, index: u32) -> u64 {
-        (value.min_rank() as u64) << 32 | index as u64
+        // A NaN below every number (it wins the argmin): rank 0, below -infinity's.
+        let rank = if value.is_nan() { 0 } else { value.rank() };
+        (rank as u64) << 32 | index as u64
     }
     #[inline(always)]
     fn index(key: u64) -> u32 {
@@ -244,7 +220,9 @@ impl ArgOrder for ArgMax {
     type Op = crate::op::Max;
     #[inline(always)]
     fn key<A: ArgRank>(value: A, index: u32) -> u64 {
-        (value.max_rank() as u64) << 32 | !index as u64
+        // A NaN above every number (it wins the argmax): rank u32::MAX, above +infinity's.
+        let rank = if value.is_nan() { u32::MAX } else { value.rank() };
+        (rank as u64) << 32 | !index as u64
     }
     #[inline(always)]
     fn index(key: u64) -> u32 {

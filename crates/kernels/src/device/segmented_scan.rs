@@ -35,7 +35,7 @@
 
 use core::marker::PhantomData;
 
-use super::element::{Element, MAX_WORDS, load_aligned, store_aligned};
+use super::element::{Element, load_aligned, store_aligned};
 use super::indexed::{ArgOrder, ArgRank};
 use super::scan::{look_back, next_tile};
 use super::tile_status::{TileStatus, TileStatusValue, decode_flag, encode_flag};
@@ -53,47 +53,42 @@ use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot};
 use gpu_primitives_abi::layout::head_slot;
 
-/// `Shuffle` and `SharedValue` for a `#[repr(C)]` pair of a value `A` and a `u32` field named
-/// `$field` (at `size_of::<A>()`): each field moves on its own path.
-macro_rules! value_and_u32 {
-    ($pair:ident, $field:ident) => {
-        impl<A: Shuffle> Shuffle for $pair<A> {
-            #[inline(always)]
-            unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
-                // SAFETY: forwarded from the caller; both fields take the same path.
-                unsafe {
-                    $pair {
-                        value: self.value.shuffle_raw(mode_b, width, member_mask),
-                        $field: self.$field.shuffle_raw(mode_b, width, member_mask),
-                    }
-                }
+// `Shuffle` and `SharedValue` for the `#[repr(C)]` pair of a value and its `u32` segment (at
+// `size_of::<A>()`): each field moves on its own path.
+impl<A: Shuffle> Shuffle for Keyed<A> {
+    #[inline(always)]
+    unsafe fn shuffle_raw(self, mode_b: (u8, u32), width: u32, member_mask: u32) -> Self {
+        // SAFETY: forwarded from the caller; both fields take the same path.
+        unsafe {
+            Keyed {
+                value: self.value.shuffle_raw(mode_b, width, member_mask),
+                segment: self.segment.shuffle_raw(mode_b, width, member_mask),
             }
         }
-
-        impl<A: SharedValue> SharedValue for $pair<A> {
-            #[inline(always)]
-            unsafe fn load_shared(addr: u32) -> Self {
-                // SAFETY: the caller's address holds the pair (`#[repr(C)]`: the value at 0,
-                // the u32 at size_of::<A>(), both aligned as the pair is).
-                unsafe {
-                    $pair {
-                        value: A::load_shared(addr),
-                        $field: u32::load_shared(addr + size_of::<A>() as u32),
-                    }
-                }
-            }
-            #[inline(always)]
-            unsafe fn store_shared(addr: u32, value: Self) {
-                // SAFETY: as in load_shared.
-                unsafe {
-                    A::store_shared(addr, value.value);
-                    u32::store_shared(addr + size_of::<A>() as u32, value.$field);
-                }
-            }
-        }
-    };
+    }
 }
-value_and_u32!(Keyed, segment);
+
+impl<A: SharedValue> SharedValue for Keyed<A> {
+    #[inline(always)]
+    unsafe fn load_shared(addr: u32) -> Self {
+        // SAFETY: the caller's address holds the pair (`#[repr(C)]`: the value at 0, the u32 at
+        // size_of::<A>(), both aligned as the pair is).
+        unsafe {
+            Keyed {
+                value: A::load_shared(addr),
+                segment: u32::load_shared(addr + size_of::<A>() as u32),
+            }
+        }
+    }
+    #[inline(always)]
+    unsafe fn store_shared(addr: u32, value: Self) {
+        // SAFETY: as in load_shared.
+        unsafe {
+            A::store_shared(addr, value.value);
+            u32::store_shared(addr + size_of::<A>() as u32, value.segment);
+        }
+    }
+}
 
 /// The bits of a value the tile status carries in its second word.
 pub trait StatusBits: Copy {
@@ -717,7 +712,7 @@ pub unsafe fn segmented_reduce_tile<T, R, const ITEMS: usize>(
     // The items first: their loads are in flight while the heads are marked. They are held as
     // loaded and carried (`R::carry`) in the reduce below, so that a carry wider than the item
     // (an argmin's 8-byte key of a 4-byte value) takes its registers only one item at a time.
-    let mut items = [T::unpack(&[0; MAX_WORDS], 0); ITEMS];
+    let mut items = [T::zero(); ITEMS];
     if whole {
         // 16-byte vectors of `per_vector` items each.
         let per_vector = 16 / size_of::<T>();

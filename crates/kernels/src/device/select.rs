@@ -19,7 +19,7 @@
 //! of the output in *reverse* input order (their place is known from the end without the
 //! total); the host's second kernel ([`reverse_tail`]) puts them back in input order.
 
-use super::element::{Element, MAX_WORDS, Packed};
+use super::element::{Element, Packed};
 use super::scan::{look_back, next_tile};
 use super::tile_status::TileStatus;
 use crate::block::{
@@ -534,7 +534,7 @@ pub unsafe fn reverse_tail<T: Packed, const ITEMS: usize>(data: *mut T, begin: u
         let left = pairs - first;
         // SAFETY: first < pairs: both ends are in `data[begin..n]`.
         let (low_end, high_end) = unsafe { (data.add(begin + first), data.add(n - 1 - first)) };
-        let zero = T::unpack(&[0; MAX_WORDS], 0);
+        let zero = T::zero();
         let (mut low, mut high) = ([zero; ITEMS], [zero; ITEMS]);
         unrolled_for(ITEMS, |m| {
             if m * block < left {
