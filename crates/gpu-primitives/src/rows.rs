@@ -254,10 +254,11 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
 }
 
 /// As [`launch`]; with `column_sums` (the norms' backward), where one tile of up to
-/// `max_group` threads holds each row (`row_sums_plan`), its kernel (the `_sums` one) also
-/// writes each group's sums of the weight's and bias's gradients into the workspace's partials
-/// (the grid capped at one wave): returns their address and number of chunks (groups), or
-/// `None` where it did not.
+/// `max_group` threads holds each row, or the sums of its tiles fit a block's shared memory
+/// (`row_sums_plan`), its kernel (the `_sums` one) also writes each group's sums of the
+/// weight's and bias's gradients into the workspace's partials (the grid capped at the blocks
+/// the GPU holds at once): returns their address and number of chunks (groups), or `None`
+/// where it did not.
 fn launch_summing<T: RowElement>(
     on: OnStream<'_>,
     cols: usize,
@@ -326,13 +327,14 @@ fn launch_summing<T: RowElement>(
     // memory (no cluster kernels); else the dx kernel alone, and the caller sums them apart.
     let summing = column_sums
         .as_ref()
-        .map(|(_, s)| row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, s.tiled_words, max_group()))
-        .filter(|p| {
-            p.tiles == 1 || u64::from(ROW_SHARED_BYTES) + row_sums_shared_bytes::<T>(*p) <= u64::from(limit)
-        });
-    let (plan, column_sums) = match summing {
-        Some(summing) => (summing, column_sums),
-        None => (plan, None),
+        .map(|(_, s)| {
+            let plan = row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, s.tiled_words, max_group());
+            (plan, row_sums_shared_bytes::<T>(plan))
+        })
+        .filter(|&(p, bytes)| p.tiles == 1 || u64::from(ROW_SHARED_BYTES) + bytes <= u64::from(limit));
+    let (plan, sums_bytes, column_sums) = match summing {
+        Some((summing, bytes)) => (summing, bytes, column_sums),
+        None => (plan, 0, None),
     };
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
@@ -349,11 +351,6 @@ fn launch_summing<T: RowElement>(
     // sums (none where no output is written). Rows one block would read partly twice go to the
     // blocks of a cluster where the module has cluster kernels (sm_90 and later) and
     // tuning::row_cluster found it faster.
-    let sums_bytes = if column_sums.is_some() {
-        row_sums_shared_bytes::<T>(plan)
-    } else {
-        0
-    };
     let alone = if call.output.is_some() {
         row_shared_tiles(plan, k.inputs, u64::from(limit) - sums_bytes)
     } else {
@@ -678,9 +675,10 @@ impl<'o, T> NormGrads<'o, T> {
 ///   one pass over `x` and `dy` while a block holds the row in registers, 1024 columns of `f32`
 ///   and 2048 of halves, tiles past it, kept in shared memory where they fit);
 /// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
-///   asks for them: up to 8192 columns (one tile of at most 1024 threads of 8 items of `x` and
-///   of `dy`: `tuning::row_sums_plan`) summed in the `dx` kernel's shared memory over the rows
-///   each block takes, longer rows in two more launches reading `x` and `dy` again, summing
+///   asks for them: summed in the `dx` kernel's shared memory over the rows each block takes
+///   where one tile of at most 1024 threads of 8 items of `x` and of `dy` holds the row (up to
+///   8192 columns: `tuning::row_sums_plan`) or the sums of all its tiles fit (on an H100 up to
+///   24576 columns), longer rows in two more launches reading `x` and `dy` again, summing
 ///   chunks of rows; then each column's chunks (or blocks) in order, through `workspace` (8
 ///   bytes per column per chunk, at most about 2048 * 256 chunks x columns). Deterministic (the
 ///   order depends on the shape and the GPU's multiprocessor count only); zeros when there are
