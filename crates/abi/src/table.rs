@@ -494,10 +494,12 @@ macro_rules! row_table {
 /// one-tile kernel needs fewer registers: ptxas spills of the halves' LayerNorm 60 -> 0 bytes,
 /// sm_90; RMSNorm stays `any`, its `f32` one-tile kernel of 16 words spilled 56 bytes where
 /// the joined one spills none); `sums`, the kernels summing the norms' parameter gradients
-/// too: as `split`, the one-tile kernel holding at most
-/// [`ROW_SUMS_ITEMS`](crate::tuning::ROW_SUMS_ITEMS) items of each input
-/// ([`row_sums_words`](crate::tuning::row_sums_words), [`row_sums_plan`](crate::tuning::row_sums_plan)),
-/// and no cluster kernel. The kernels of more words than `row_words` (`row_sums_words`) allows,
+/// too: as `split` with a `_cluster` kernel, the one-tile and the cluster kernels holding at
+/// most [`ROW_SUMS_ITEMS`](crate::tuning::ROW_SUMS_ITEMS) items of each input
+/// ([`row_sums_words`](crate::tuning::row_sums_words) of its `words`), the `_tiled` one
+/// `tiled_words` ([`row_sums_launch`](crate::tuning::row_sums_launch): at 8 words of each input
+/// ptxas spilled its `f32` kernel 104 bytes, sm_90).
+/// The kernels of more words than `row_words` (`row_sums_words`) allows,
 /// or given rows they do not take, are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {
@@ -522,7 +524,7 @@ macro_rules! row_op_table {
 /// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, or with `tiled` its
 /// kernel for rows of several tiles, `device_rows_<op>_<element>_w<words>_tiled` (a `split`
 /// operation of `row_op_table!`), or with `cluster` its kernel sharing each row among the
-/// blocks of a thread-block cluster (`any` and `split` operations, sm_90 modules only:
+/// blocks of a thread-block cluster (every operation, sm_90 modules only:
 /// [`ROW_CLUSTER_SUFFIX`](crate::tuning::ROW_CLUSTER_SUFFIX)), a string literal.
 #[macro_export]
 macro_rules! row_kernel_name {
@@ -576,9 +578,6 @@ macro_rules! row_kernel_list {
 row_table!(row_kernel_list);
 
 macro_rules! row_cluster_names_per_words {
-    (sums, $op:ident, $element:ident, [$($words:literal),*]) => {
-        &[]
-    };
     ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
         &[$($crate::row_kernel_name!($op, $element, $words, cluster)),*]
     };
@@ -594,8 +593,8 @@ macro_rules! row_cluster_names_per_op {
 macro_rules! row_cluster_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
         /// The row operations' cluster kernels, `device_rows_<op>_<element>_w<words>_cluster`, per
-        /// element type, operation (of rows of several tiles: not the `sums` operations) and words
-        /// per thread; in the sm_90 module only (the PTX check looks for each there).
+        /// element type, operation (every one: each takes rows of several tiles) and words per
+        /// thread; in the sm_90 module only (the PTX check looks for each there).
         pub const ROW_CLUSTER_KERNELS: &[&[&[&str]]] =
             &[$(row_op_table!(row_cluster_names_per_op, $name, [$($words),*])),*];
     };
@@ -740,7 +739,13 @@ mod tests {
         assert_eq!(names.len(), (11 + 8 + 2) * (3 + 2 + 2));
         assert!(names.contains(&"device_rows_layer_norm_f32_w8_tiled"));
         assert!(names.contains(&"device_rows_layer_norm_backward_sums_f32_w4_tiled"));
-        assert!(!names.contains(&"device_rows_layer_norm_backward_sums_f32_w4_cluster"));
+        assert!(!names.iter().any(|name| name.ends_with("_cluster")));
+        let clusters: std::vec::Vec<&str> = super::ROW_CLUSTER_KERNELS
+            .iter()
+            .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
+            .collect();
+        assert_eq!(clusters.len(), 11 * (3 + 2 + 2));
+        assert!(clusters.contains(&"device_rows_layer_norm_backward_sums_f32_w8_cluster"));
         assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
         assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
         assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));

@@ -326,20 +326,19 @@ pub const fn row_plan(
     }
 }
 
-/// The launch of the norms' backward kernels that also sum the weight's and bias's gradients
-/// (the `sums` operations of `row_op_table!`, `op_words` words of all `inputs` inputs where one
-/// tile holds the row, `tiled_words` in tiles): where one tile of up to `max_group` threads of
-/// [`row_sums_words`] each holds the row, that tile ([`row_plan`]'s where
-/// [`row_register_group`] threads or fewer hold it, else more threads: the launches summing the
-/// gradients apart read `x` and `dy` again; H100, `f32` 65536 x 4096 2.48x the copy apart, 1.58
-/// in one tile of 512 threads); else [`row_plan`]'s tiles of `tiled_words`, whose sums the host
-/// checks against the shared memory a block has.
+/// The one-tile launch of the norms' backward kernels that also sum the weight's and bias's
+/// gradients (the `sums` operations of `row_op_table!`, `op_words` words of all `inputs`
+/// inputs), each thread holding [`row_sums_words`] of each input: where one tile of up to
+/// `max_group` threads holds the row, that tile ([`row_plan`]'s where [`row_register_group`]
+/// threads or fewer hold it, else more threads: the launches summing the gradients apart read
+/// `x` and `dy` again; H100, `f32` 65536 x 4096 2.48x the copy apart, 1.58 in one tile of 512
+/// threads); else tiles of `max_group` threads of as many words (a cluster's,
+/// [`row_sums_launch`]).
 pub const fn row_sums_plan(
     cols: usize,
     vector: usize,
     inputs: usize,
     op_words: u32,
-    tiled_words: u32,
     max_group: u32,
 ) -> RowPlan {
     let words = row_sums_words(vector, inputs, op_words);
@@ -349,14 +348,115 @@ pub const fn row_sums_plan(
     }
     let group = row_threads(cols, words, vector / 4);
     if group <= max_group as usize {
-        RowPlan {
+        return RowPlan {
             words,
             group: group as u32,
             block: group as u32,
             tiles: 1,
+        };
+    }
+    let items = words as usize * vector / 4;
+    RowPlan {
+        words,
+        group: max_group,
+        block: max_group,
+        tiles: cols.div_ceil(max_group as usize * items),
+    }
+}
+
+/// How a summing kernel runs ([`row_sums_launch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowSumsLaunch {
+    /// Its launch: words a thread, threads, tiles of the whole row.
+    pub plan: RowPlan,
+    /// The row is shared among the [`ROW_CLUSTER_BLOCKS`] blocks of a cluster (its `_cluster`
+    /// kernel), each summing the columns of its own tiles.
+    pub cluster: bool,
+    /// Dynamic shared memory of the sums past `ROW_SHARED_BYTES`
+    /// ([`row_column_sums_bytes`](crate::layout::row_column_sums_bytes) of a block's largest
+    /// share of the tiles). The summing kernels keep no tiles in shared memory: with the sums
+    /// beside them they ran slower than reading the tiles again (H100, `f32` LayerNorm backward,
+    /// time / copy: 16384 x 16384 in one block 2.06 keeping 2 of 4 tiles, 1.94 keeping none;
+    /// 4096 x 65536 in a cluster 2.46 keeping 1 of each block's 2, 1.88 keeping none).
+    pub sums_bytes: u64,
+}
+
+/// How the norms' backward sums its parameters' gradients in the `dx` kernel, on a device
+/// allowing a block `block_limit_bytes` of shared memory, with or without thread-block
+/// `clusters` (a `sums` operation of `inputs` row inputs of `vector` elements per 16 bytes,
+/// `op_words` and `tiled_words` words of all of them as `row_op_table!` gives): in one tile
+/// ([`row_sums_plan`]); else the row shared among the blocks of a cluster in tiles of
+/// [`row_sums_words`] (8 items of each input) where the sums of a block's share fit; else one
+/// block a row in the tiles of [`row_plan`] (of `tiled_words`) where the sums of all of them
+/// fit; else `None`, and the gradients are summed apart. On an H100: one tile to 8192 columns,
+/// one block to 24576 (`f32`; 16384 for halves), a cluster from 32768 to 98304 columns.
+#[allow(clippy::too_many_arguments)]
+pub const fn row_sums_launch(
+    cols: usize,
+    vector: usize,
+    inputs: usize,
+    op_words: u32,
+    tiled_words: u32,
+    max_group: u32,
+    block_limit_bytes: u64,
+    clusters: bool,
+) -> Option<RowSumsLaunch> {
+    use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes};
+    let reductions = ROW_SHARED_BYTES as u64;
+    let plan = row_sums_plan(cols, vector, inputs, op_words, max_group);
+    let sums_bytes = row_column_sums_bytes(plan.words as u64 * vector as u64 / 4, plan.block);
+    if plan.tiles == 1 {
+        return if reductions + sums_bytes <= block_limit_bytes {
+            Some(RowSumsLaunch {
+                plan,
+                cluster: false,
+                sums_bytes,
+            })
+        } else {
+            None
+        };
+    }
+    let blocks = ROW_CLUSTER_BLOCKS;
+    if clusters && plan.tiles >= blocks as usize {
+        let largest = (plan.tiles as u32).div_ceil(blocks) as u64;
+        let sums_bytes = row_column_sums_bytes(plan.words as u64 * vector as u64 / 4 * largest, plan.block);
+        if reductions + ROW_CLUSTER_SLOTS_BYTES as u64 + sums_bytes <= block_limit_bytes {
+            return Some(RowSumsLaunch {
+                plan,
+                cluster: true,
+                sums_bytes,
+            });
         }
+    }
+    let plan = row_plan(cols, vector, inputs, tiled_words, tiled_words, max_group);
+    let sums_bytes = row_column_sums_bytes(
+        plan.words as u64 * vector as u64 / 4 * plan.tiles as u64,
+        plan.block,
+    );
+    if reductions + sums_bytes <= block_limit_bytes {
+        Some(RowSumsLaunch {
+            plan,
+            cluster: false,
+            sums_bytes,
+        })
     } else {
-        row_plan(cols, vector, inputs, tiled_words, tiled_words, max_group)
+        None
+    }
+}
+
+/// Chunks of the `rows` rows a cluster kernel summing the norms' weight and bias gradients
+/// takes, one cluster each (chunk `c` the rows `c`, `c + chunks`, ...): at most `most`, the
+/// clusters the device runs at once (one wave: H100, `f32` LayerNorm backward 4096 x 65536, 30
+/// clusters at once, time / copy 2.46 in 30 chunks, 3.07 in 64, 2.76 in 128), each at least
+/// [`NORM_GRAD_MIN_ROWS`] rows (1 for an empty matrix).
+pub const fn row_sums_cluster_chunks(rows: usize, most: usize) -> usize {
+    let chunks = rows.div_ceil(NORM_GRAD_MIN_ROWS);
+    if chunks > most {
+        most
+    } else if chunks == 0 {
+        1
+    } else {
+        chunks
     }
 }
 
@@ -709,7 +809,7 @@ mod row_plan_tests {
         for (cols, vector) in [(7, 4), (1024, 4), (2048, 4), (100, 8), (2048, 8)] {
             let words = row_sums_words(vector, 2, 16);
             assert_eq!(
-                row_sums_plan(cols, vector, 2, 16, 8, 1024),
+                row_sums_plan(cols, vector, 2, 16, 1024),
                 row_plan(cols, vector, 2, 2 * words, 2 * words, 1024)
             );
         }
@@ -719,26 +819,93 @@ mod row_plan_tests {
             block: group,
             tiles: 1,
         };
-        assert_eq!(row_sums_plan(1024, 4, 2, 16, 8, 1024), one_tile(8, 128));
+        assert_eq!(row_sums_plan(1024, 4, 2, 16, 1024), one_tile(8, 128));
         // 4096 f32 or 8192 halves: past row_register_group's tiles, one tile of more threads.
         assert_eq!(row_plan(4096, 8, 2, 8, 8, 1024).tiles, 2);
-        assert_eq!(row_sums_plan(4096, 4, 2, 16, 8, 1024), one_tile(8, 512));
-        assert_eq!(row_sums_plan(4096, 8, 2, 16, 8, 1024), one_tile(4, 512));
-        assert_eq!(row_sums_plan(8192, 8, 2, 16, 8, 1024), one_tile(4, 1024));
-        assert_eq!(row_sums_plan(8192, 4, 2, 16, 8, 1024), one_tile(8, 1024));
-        assert_eq!(row_sums_plan(6007, 4, 2, 16, 8, 1024), one_tile(8, 1024));
-        // Past what max_group threads hold in one tile: the tiles of `tiled_words` (not of the
-        // 16 halves a thread one tile of 1024 threads would hold at 16384 columns).
-        for (cols, vector, max_group, tiles) in [
-            (8193, 4, 1024, 3),
-            (8193, 8, 1024, 2),
-            (16384, 8, 1024, 2),
-            (8192, 4, 512, 4),
+        assert_eq!(row_sums_plan(4096, 4, 2, 16, 1024), one_tile(8, 512));
+        assert_eq!(row_sums_plan(4096, 8, 2, 16, 1024), one_tile(4, 512));
+        assert_eq!(row_sums_plan(8192, 8, 2, 16, 1024), one_tile(4, 1024));
+        assert_eq!(row_sums_plan(8192, 4, 2, 16, 1024), one_tile(8, 1024));
+        assert_eq!(row_sums_plan(6007, 4, 2, 16, 1024), one_tile(8, 1024));
+        // Past what max_group threads hold in one tile: tiles of max_group threads of as many
+        // words (8 items of each input; not the 16 halves a thread one tile of 1024 threads
+        // would hold at 16384 columns).
+        for (cols, vector, max_group, words, tiles) in [
+            (8193, 4, 1024, 8, 2),
+            (8193, 8, 1024, 4, 2),
+            (16384, 8, 1024, 4, 2),
+            (16384, 4, 1024, 8, 2),
+            (65536, 4, 1024, 8, 8),
+            (8192, 4, 512, 8, 2),
         ] {
-            let plan = row_sums_plan(cols, vector, 2, 16, 8, max_group);
-            assert_eq!(plan, row_plan(cols, vector, 2, 8, 8, max_group));
-            assert_eq!((plan.words, plan.tiles), (4, tiles));
+            let plan = row_sums_plan(cols, vector, 2, 16, max_group);
+            assert_eq!(
+                plan,
+                RowPlan {
+                    words,
+                    group: max_group,
+                    block: max_group,
+                    tiles
+                }
+            );
         }
+    }
+
+    #[test]
+    fn summing_kernels_take_one_tile_a_cluster_one_block_or_none() {
+        use super::{RowSumsLaunch, row_sums_launch};
+        use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES};
+        let (h100, a100) = (227 * 1024, 163 * 1024);
+        // (cols, vector, limit, clusters) -> (cluster, words, tiles of the whole row)
+        for (cols, vector, limit, clusters, expected) in [
+            (4096, 4, h100, true, Some((false, 8, 1))),
+            (16384, 4, h100, true, Some((false, 4, 4))), // 2 tiles of 8 words: no cluster
+            (16384, 8, h100, true, Some((false, 4, 2))),
+            (24576, 4, h100, true, Some((false, 4, 6))),
+            (24577, 4, h100, true, Some((true, 8, 4))), // 4 tiles of 8 words: a cluster
+            (32768, 4, h100, true, Some((true, 8, 4))), // a tile a block
+            (32768, 4, h100, false, None),
+            (65536, 4, h100, true, Some((true, 8, 8))),
+            (65536, 8, h100, true, Some((true, 4, 8))),
+            (98304, 4, h100, true, Some((true, 8, 12))),
+            (98305, 4, h100, true, None), // 4 tiles a block: their sums take 260 KiB
+            (262144, 8, h100, true, None),
+            (16384, 4, a100, false, Some((false, 4, 4))),
+            (24576, 4, a100, false, None),
+        ] {
+            let launch = row_sums_launch(cols, vector, 2, 16, 8, 1024, limit, clusters);
+            assert_eq!(
+                launch.map(|l| (l.cluster, l.plan.words, l.plan.tiles)),
+                expected,
+                "{cols} cols, {vector} a vector, {limit} bytes"
+            );
+            if let Some(RowSumsLaunch {
+                plan,
+                cluster,
+                sums_bytes,
+            }) = launch
+            {
+                let items = plan.words as u64 * vector as u64 / 4;
+                let tiles = if cluster {
+                    plan.tiles.div_ceil(4)
+                } else {
+                    plan.tiles
+                } as u64;
+                assert_eq!(sums_bytes, 4 * (2 * items * tiles + 1) * u64::from(plan.block));
+                let slots = if cluster { ROW_CLUSTER_SLOTS_BYTES } else { 0 };
+                assert!(u64::from(ROW_SHARED_BYTES + slots) + sums_bytes <= limit);
+            }
+        }
+    }
+
+    #[test]
+    fn cluster_sums_take_a_chunk_a_cluster_at_once() {
+        use super::{NORM_GRAD_MIN_ROWS, row_sums_cluster_chunks};
+        assert_eq!(row_sums_cluster_chunks(0, 30), 1);
+        assert_eq!(row_sums_cluster_chunks(1, 30), 1);
+        assert_eq!(row_sums_cluster_chunks(NORM_GRAD_MIN_ROWS + 1, 30), 2);
+        assert_eq!(row_sums_cluster_chunks(4096, 30), 30);
+        assert_eq!(row_sums_cluster_chunks(4096, 128), 128);
     }
 
     #[test]

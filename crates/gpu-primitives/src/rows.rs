@@ -66,14 +66,14 @@ use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
-    row_column_sums_bytes, row_staged_tiles_bytes,
+    row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
     RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles, row_cluster,
-    row_plan, row_shared_tiles, row_sums_plan,
+    row_plan, row_shared_tiles, row_sums_cluster_chunks, row_sums_launch,
 };
 
 mod sealed {
@@ -118,8 +118,6 @@ mod kernels {
         pub tiled_words: u32,
         /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
         pub split: bool,
-        /// Has `_cluster` kernels (rows of several tiles: not a `sums` operation).
-        pub cluster: bool,
     }
     macro_rules! row_kernels {
         ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $tiled_words:literal, $paths:ident;)*) => {
@@ -131,7 +129,6 @@ mod kernels {
                     words: $words,
                     tiled_words: $tiled_words,
                     split: matches!(stringify!($paths).as_bytes(), b"split" | b"sums"),
-                    cluster: !matches!(stringify!($paths).as_bytes(), b"sums"),
                 };
             )*
         };
@@ -253,12 +250,12 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     launch_summing::<T>(on, cols, call, None).map(|_| ())
 }
 
-/// As [`launch`]; with `column_sums` (the norms' backward), where one tile of up to
-/// `max_group` threads holds each row, or the sums of its tiles fit a block's shared memory
-/// (`row_sums_plan`), its kernel (the `_sums` one) also writes each group's sums of the
-/// weight's and bias's gradients into the workspace's partials (the grid capped at the blocks
-/// the GPU holds at once): returns their address and number of chunks (groups), or `None`
-/// where it did not.
+/// As [`launch`]; with `column_sums` (the norms' backward), where the sums of a block's tiles
+/// fit its shared memory, one block or a cluster a row (`row_sums_plan`, `row_sums_launch`),
+/// its kernel (the `_sums` one) also writes the weight's and bias's gradients summed over a
+/// chunk of rows into the workspace's partials (a chunk a block, the grid capped at the blocks
+/// the GPU holds at once; or a chunk a cluster, `row_sums_cluster_chunks` of them): returns
+/// their address and number of chunks, or `None` where it did not.
 fn launch_summing<T: RowElement>(
     on: OnStream<'_>,
     cols: usize,
@@ -321,20 +318,28 @@ fn launch_summing<T: RowElement>(
         return Ok(None);
     }
     let limit = on.gpu.info().max_shared_per_block;
+    let module = crate::module(on.gpu)?;
+    let has_clusters = module.ptx_arch() >= 90 && clusters_enabled();
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
-    // Summing the parameters' gradients (the `_sums` kernels): where one tile of up to max_group
-    // threads holds the row, or in tiles where a block holds the sums of all its tiles in shared
-    // memory (no cluster kernels); else the dx kernel alone, and the caller sums them apart.
-    let summing = column_sums
-        .as_ref()
-        .map(|(_, s)| {
-            let plan = row_sums_plan(cols, T::ROW_VECTOR, s.inputs, s.words, s.tiled_words, max_group());
-            (plan, row_sums_shared_bytes::<T>(plan))
-        })
-        .filter(|&(p, bytes)| p.tiles == 1 || u64::from(ROW_SHARED_BYTES) + bytes <= u64::from(limit));
-    let (plan, sums_bytes, column_sums) = match summing {
-        Some((summing, bytes)) => (summing, bytes, column_sums),
-        None => (plan, 0, None),
+    // Summing the parameters' gradients (the `_sums` kernels) where their sums fit a block's
+    // shared memory, one block or a cluster a row (row_sums_launch); else the dx kernel alone,
+    // and the caller sums them apart.
+    let summing = column_sums.as_ref().and_then(|(_, s)| {
+        let (vector, group) = (T::ROW_VECTOR, max_group());
+        row_sums_launch(
+            cols,
+            vector,
+            s.inputs,
+            s.words,
+            s.tiled_words,
+            group,
+            u64::from(limit),
+            has_clusters,
+        )
+    });
+    let (plan, sums, column_sums) = match summing {
+        Some(sums) => (sums.plan, Some(sums), column_sums),
+        None => (plan, None, None),
     };
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
@@ -346,21 +351,19 @@ fn launch_summing<T: RowElement>(
         call.kernel = *summing;
     }
     let k = &call.kernel;
-    let module = crate::module(on.gpu)?;
     // Rows of several tiles keep what the device's shared memory holds of them past the column
     // sums (none where no output is written). Rows one block would read partly twice go to the
     // blocks of a cluster where the module has cluster kernels (sm_90 and later) and
-    // tuning::row_cluster found it faster.
+    // tuning::row_cluster found it faster (row_sums_launch for the sums).
     let alone = if call.output.is_some() {
-        row_shared_tiles(plan, k.inputs, u64::from(limit) - sums_bytes)
+        row_shared_tiles(plan, k.inputs, u64::from(limit))
     } else {
         0
     };
-    let cluster = k.cluster
-        && call.output.is_some()
-        && row_cluster(plan, k.inputs, T::ROW_VECTOR, alone)
-        && module.ptx_arch() >= 90
-        && clusters_enabled();
+    let cluster = match sums {
+        Some(sums) => sums.cluster,
+        None => call.output.is_some() && row_cluster(plan, k.inputs, T::ROW_VECTOR, alone) && has_clusters,
+    };
     let suffix = if cluster {
         ROW_CLUSTER_SUFFIX
     } else if k.split && plan.tiles > 1 {
@@ -384,29 +387,42 @@ fn launch_summing<T: RowElement>(
     }
     let mut column_partials = None;
     if let Some((workspace, _)) = column_sums {
-        // The blocks a multiprocessor holds at once (the row kernels are built for
-        // MAX_BLOCK_THREADS threads of 64 registers each), each looping over rows: every block
-        // adds a chunk of partial sums for the finish to read (H100, 262144 x 1024 `f32`: 2112
-        // chunks, the finish 37 µs).
-        let resident = on.gpu.info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
-        grid = grid.min(resident);
-        let chunks = grid * rows_per_block as u32;
+        let chunks = if cluster {
+            // A chunk of rows a cluster, as many clusters as the device runs at once.
+            let shared = ROW_SHARED_BYTES + sums.map_or(0, |sums| sums.sums_bytes as u32);
+            on.gpu.bind()?;
+            let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
+            let chunks = row_sums_cluster_chunks(rows, sums_cluster_chunks(active.max(1) as usize));
+            grid = chunks as u32 * ROW_CLUSTER_BLOCKS;
+            chunks as u32
+        } else {
+            // The blocks a multiprocessor holds at once (the row kernels are built for
+            // MAX_BLOCK_THREADS threads of 64 registers each), each looping over rows: every
+            // block adds a chunk of partial sums for the finish to read (H100, 262144 x 1024
+            // `f32`: 2112 chunks, the finish 37 µs).
+            let resident = on.gpu.info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
+            grid = grid.min(resident);
+            grid * rows_per_block as u32
+        };
         let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
         column_partials = Some((partials, chunks));
     }
     // A block of a cluster keeps its own share of the tiles (at most the first block's), within
-    // the limit less the cluster kernel's static slots.
-    let shared_tiles = if cluster {
-        let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
-        let block_plan = RowPlan {
-            tiles: tiles as usize,
-            ..plan
-        };
-        row_shared_tiles(block_plan, k.inputs, u64::from(limit - ROW_CLUSTER_SLOTS_BYTES))
-    } else {
-        alone
+    // the limit less the cluster kernel's static slots; the summing kernels keep none.
+    let shared_tiles = match sums {
+        Some(_) => 0,
+        None if cluster => {
+            let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
+            let block_plan = RowPlan {
+                tiles: tiles as usize,
+                ..plan
+            };
+            row_shared_tiles(block_plan, k.inputs, u64::from(limit - ROW_CLUSTER_SLOTS_BYTES))
+        }
+        None => alone,
     }
     .min(max_shared_tiles());
+    let sums_bytes = sums.map_or(0, |sums| sums.sums_bytes);
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
     let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
@@ -434,19 +450,12 @@ fn launch_summing<T: RowElement>(
     // SAFETY: every pointer holds the elements RowParams requires (lengths checked above), the
     // output overlaps no input, and the launch shape is the plan's (group divides the block, at
     // most a warp or the whole block; ROW_SHARED_BYTES of shared memory); the column partials
-    // hold 2 f32 per column for each of the grid's groups, and their sums have their shared
-    // memory, as have the kept tiles (within the device's limit: row_shared_tiles); a cluster
-    // kernel gets a whole number of clusters, rows of at least ROW_CLUSTER_BLOCKS tiles of
-    // whole blocks (row_cluster) and no column partials.
+    // hold 2 f32 per column for each of the grid's groups (or clusters), and their sums have
+    // their shared memory, as have the kept tiles (within the device's limit: row_shared_tiles,
+    // row_sums_launch); a cluster kernel gets a whole number of clusters and rows of at least
+    // ROW_CLUSTER_BLOCKS tiles of whole blocks (row_cluster, row_sums_launch).
     unsafe { on.stream.launch(&kernel, config, &params)? };
     Ok(column_partials)
-}
-
-/// Shared memory past `ROW_SHARED_BYTES` of a `_sums` kernel's column sums under `plan`: two
-/// `f32` per item of every tile of the row, per thread.
-fn row_sums_shared_bytes<T: RowElement>(plan: RowPlan) -> u64 {
-    let items = u64::from(plan.words) * T::ROW_VECTOR as u64 / 4;
-    row_column_sums_bytes(items * plan.tiles as u64, plan.block)
 }
 
 /// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning
@@ -468,6 +477,17 @@ fn max_group() -> u32 {
 fn clusters_enabled() -> bool {
     static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_CLUSTER", 1, 0..=1) == 1
+}
+
+/// Most chunks of rows the cluster kernels summing the norms' parameter gradients take:
+/// `active`, the clusters the device runs at once, or `GPU_PRIMITIVES_ROW_SUMS_CHUNKS` (1 to
+/// 4096) for tuning sweeps.
+fn sums_cluster_chunks(active: usize) -> usize {
+    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    match crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SUMS_CHUNKS", 0, 1..=4096) {
+        0 => active,
+        most => most as usize,
+    }
 }
 
 /// Most tiles of a row kept in shared memory (`row_shared_tiles`, which also caps them at what
@@ -675,14 +695,16 @@ impl<'o, T> NormGrads<'o, T> {
 ///   one pass over `x` and `dy` while a block holds the row in registers, 1024 columns of `f32`
 ///   and 2048 of halves, tiles past it, kept in shared memory where they fit);
 /// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
-///   asks for them: summed in the `dx` kernel's shared memory over the rows each block takes
-///   where one tile of at most 1024 threads of 8 items of `x` and of `dy` holds the row (up to
-///   8192 columns: `tuning::row_sums_plan`) or the sums of all its tiles fit (on an H100 up to
-///   24576 columns), longer rows in two more launches reading `x` and `dy` again, summing
-///   chunks of rows; then each column's chunks (or blocks) in order, through `workspace` (8
-///   bytes per column per chunk, at most about 2048 * 256 chunks x columns). Deterministic (the
-///   order depends on the shape and the GPU's multiprocessor count only); zeros when there are
-///   no rows.
+///   asks for them: summed in the `dx` kernel's shared memory over the rows each block takes,
+///   each thread holding 8 items of `x` and of `dy` a tile (`tuning::row_sums_plan`), where one
+///   tile of at most 1024 threads holds the row (up to 8192 columns), where the sums of all its
+///   tiles fit (on an H100 up to 24576 columns), or, on a GPU with thread-block clusters, where
+///   the sums of a quarter of them do, the row shared among the 4 blocks of a cluster (on an
+///   H100 up to 98304 columns; `tuning::row_sums_launch`); longer rows in two more launches
+///   reading `x` and `dy` again, summing chunks of rows; then each column's chunks in order,
+///   through `workspace` (8 bytes per column per chunk, at most about 2048 * 256 chunks x
+///   columns). Deterministic (the order depends on the shape, whether the GPU has clusters and,
+///   for rows summed a block each, its multiprocessor count); zeros when there are no rows.
 ///
 /// Errors as the forward ([module docs](self)), and [`Error::LengthMismatch`] for a `dweight` or
 /// `dbias` of other than `cols` elements. See PyTorch's `native_layer_norm_backward`.

@@ -71,6 +71,26 @@ impl<P> Kernel<P> {
     pub fn name(&self) -> &str {
         &self.name
     }
+
+    /// How many thread-block clusters of this kernel (of `cluster_blocks` blocks, the size its
+    /// PTX declares) the device runs at once with blocks of `block` threads and `shared_bytes`
+    /// of dynamic shared memory (`cuOccupancyMaxActiveClusters`): on an H100, 30 clusters of 4
+    /// blocks that each fill a multiprocessor, not 132 / 4. 0 where the kernel has no clusters
+    /// or the shape cannot run.
+    ///
+    /// # Errors
+    /// Driver errors (among them a driver older than CUDA 11.8).
+    pub fn max_active_clusters(&self, cluster_blocks: u32, block: u32, shared_bytes: u32) -> Result<u32> {
+        if shared_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
+            allow_all_shared_memory(self.function, self.max_shared_per_block)?;
+        }
+        // SAFETY: a function of a loaded module; the caller's context is current (as for a
+        // launch).
+        let (status, clusters) =
+            unsafe { raw::occupancy_max_active_clusters(self.function, cluster_blocks, block, shared_bytes) };
+        check(status, "counting a kernel's active clusters")?;
+        Ok(clusters.max(0) as u32)
+    }
 }
 
 impl Module {

@@ -1,6 +1,6 @@
 //! Row operations over a row-major `rows x cols` matrix: softmax, log-softmax, RMSNorm,
 //! LayerNorm and the backward of each (the norms' with their parameters' gradients summed per
-//! group where a tile holds the row), cross-entropy with its gradient. Each row is one
+//! group or cluster where their sums fit in shared memory), cross-entropy with its gradient. Each row is one
 //! reduction (a few `f32` statistics) followed by one elementwise output, fused in one kernel
 //! ([`row_op`]) so that the row is read once and written once while it fits the registers of
 //! the threads that hold it.
@@ -1115,10 +1115,13 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 }
 
 /// The row operation `Op` over every row of `p` (see [`RowParams`] and the [module docs](self)),
-/// each thread holding `W` words (a multiple of 4) of each row input per tile. `TILED`: rows of
-/// any number of tiles ([`row_tiles`]); else rows of one tile only, compiled without the tile
-/// loop (ptxas spills of the kernels summing the norms' parameter gradients 28 -> 8 bytes in
-/// halves, sm_90). `CLUSTER` (with `TILED`): each row
+/// each thread holding `W` words (a multiple of 4) of each row input per tile. `ONE`: rows of
+/// one tile kept in registers between the reduction and the output; `TILED`: rows of several
+/// tiles ([`row_tiles`]; of one tile too, through the tile loop, without `ONE`). A kernel
+/// compiled without one of the paths needs fewer registers (ptxas, sm_90: without the tile
+/// loop, the halves' kernels summing the norms' parameter gradients spilled 28 -> 8 bytes;
+/// without the one-tile path, their `f32` tiled kernels of 8 words 116 -> 0). `CLUSTER` (with
+/// `TILED`, without `ONE`): each row
 /// shared among the [`ROW_CLUSTER_BLOCKS`] blocks of a thread-block cluster (sm_90), block `r`
 /// reading the tiles [`row_block_tiles`] gives it (as a block alone reads all of them, keeping
 /// `shared_tiles` of its own in shared memory), the blocks' statistics combined through
@@ -1126,9 +1129,11 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 ///
 /// # Safety
 /// - With `CLUSTER`: launched in clusters of [`ROW_CLUSTER_BLOCKS`] blocks (the grid a whole
-///   number of them), `p.group` the block, rows of at least `ROW_CLUSTER_BLOCKS` tiles, no
-///   `column_partials` (the blocks' statistics go through a static shared array of
-///   `ROW_CLUSTER_SLOTS_BYTES`); needs sm_90.
+///   number of them), `p.group` the block, rows of at least `ROW_CLUSTER_BLOCKS` tiles (the
+///   blocks' statistics go through a static shared array of `ROW_CLUSTER_SLOTS_BYTES`); needs
+///   sm_90. Its `column_partials` are a chunk a cluster, each block summing the columns of its
+///   own tiles (at most `tiles.div_ceil(ROW_CLUSTER_BLOCKS)`, whose sums the launch's shared
+///   memory holds).
 /// - Launched as [`RowParams`] says: every thread of the block calls it; `p.group` divides the
 ///   block and is at most a warp or the whole block; `slots` is
 ///   [`ROW_SHARED_BYTES`] of this block's shared
@@ -1139,17 +1144,24 @@ pub fn row_tiles<T: RowElement, const W: usize>(p: &RowParams<T>) -> u32 {
 ///   `rows` values (the norms' backward reads them: `rstd` is never null there, and nothing
 ///   writes them during the launch); `cols` is below 2^31; a non-null `column_partials` (the
 ///   norms' backward) holds `2 * cols` `f32` for each group of the grid (`grid * block / group`
-///   groups of a warp or less, else `grid`), and the launch gives
+///   groups of a warp or less, else `grid`; with `CLUSTER`, each cluster), and the launch gives
 ///   [`row_column_sums_bytes`]`(items * tiles, block)` of dynamic shared memory past
 ///   `ROW_SHARED_BYTES` (`items` a thread's items of a tile, `tiles` the row's); a non-zero
 ///   `shared_tiles` (rows of more than one tile only) comes with
 ///   [`row_staged_tiles_bytes`](gpu_primitives_abi::layout::row_staged_tiles_bytes) past those.
 #[inline(always)]
-pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool, const CLUSTER: bool>(
+pub unsafe fn row_op<
+    T: RowElement,
+    Op: RowOp,
+    const W: usize,
+    const ONE: bool,
+    const TILED: bool,
+    const CLUSTER: bool,
+>(
     p: &RowParams<T>,
     slots: SharedArray<f32>,
 ) {
-    const { assert!(W.is_multiple_of(4) && W >= 4 && (TILED || !CLUSTER)) };
+    const { assert!(W.is_multiple_of(4) && W >= 4 && (ONE || TILED) && (!CLUSTER || (TILED && !ONE))) };
     let group = p.group;
     let (groups, index, rank) = if group <= WARP_SIZE {
         (block_dim() / group, thread_idx() / group, thread_idx() % group)
@@ -1190,7 +1202,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
     // barrier is needed: sum `s` of item `k` of tile `t` at
     // `thread * (2 items tiles + 1) + 2 (items t + k) + s` (one base address and constant
     // offsets; the odd stride keeps a warp's accesses on distinct banks).
-    let column_sums = Op::PARAMETER_GRADS && !CLUSTER && !p.column_partials.is_null();
+    let column_sums = Op::PARAMETER_GRADS && !p.column_partials.is_null();
     let items = W / 4 * per_chunk::<T>();
     // SAFETY: past the reductions' ROW_SHARED_BYTES (a multiple of 4), viewed as f32 only here.
     let sums = unsafe { dynamic_shared::<f32>(ROW_SHARED_BYTES) };
@@ -1326,7 +1338,7 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
             facts
         };
         let mut tile = load(first_tile * per_tile);
-        let stats = if !CLUSTER && tiles == 1 {
+        let stats = if ONE && tiles == 1 {
             // SAFETY: every thread of the block reaches the group's reductions once per
             // iteration (the loop bounds and `tiles` are uniform over the block).
             unsafe { Op::in_registers(&tile, &mut reducer, &facts) }
@@ -1406,7 +1418,13 @@ pub unsafe fn row_op<T: RowElement, Op: RowOp, const W: usize, const TILED: bool
         unsafe { cluster_barrier() };
     }
     if column_sums {
-        let slot = block_idx() as usize * groups as usize + index as usize;
+        // The chunk of partials: the group's, or the cluster's (its blocks write their own
+        // tiles' columns).
+        let slot = if CLUSTER {
+            cluster_idx() as usize
+        } else {
+            block_idx() as usize * groups as usize + index as usize
+        };
         for t in 0..tiles {
             let first = (first_tile + t) * per_tile;
             unrolled_for(W / 4, |c| {

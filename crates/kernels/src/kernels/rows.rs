@@ -43,17 +43,17 @@ macro_rules! row_entries_per_words {
                 } else if any_tiles {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words, true, false>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, true, true, false>(&p, dynamic_shared(0)) };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory;
                     // rows of one tile (tested above); the rest is forwarded from the kernel's
                     // contract.
-                    unsafe { row_op::<$ty, $Op, $words, false, false>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, true, false, false>(&p, dynamic_shared(0)) };
                 }
             }
         };
         row_tiled_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $tiled_words, $words);
-        row_cluster_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $tiled_words, $words);
+        row_cluster_entry!($paths, $op, $Op, $name, $ty, $vec, $inputs, $op_words, $tiled_words, $words);
     )*};
 }
 
@@ -82,12 +82,11 @@ macro_rules! row_most_words {
     };
 }
 
-/// The `_w<words>_tiled` kernel of a `split` or `sums` operation: rows of any number of tiles.
+/// The `_w<words>_tiled` kernel of a `split` or `sums` operation: rows of several tiles of
+/// `row_words` of its `tiled_words`.
 macro_rules! row_tiled_entry {
-    (sums, $($rest:tt)*) => {
-        row_tiled_entry!(split, $($rest)*);
-    };
-    (split, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
+    (any, $($rest:tt)*) => {};
+    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
         const _: () = {
             /// # Safety
             /// As `row_op`, with the launch [`RowParams`] describes.
@@ -100,36 +99,48 @@ macro_rules! row_tiled_entry {
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory, and
                     // the rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words, true, false>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, false, true, false>(&p, dynamic_shared(0)) };
                 }
             }
         };
     };
-    ($paths:ident, $($rest:tt)*) => {};
 }
 
-/// The `_w<words>_cluster` kernel of an operation of rows of several tiles (`any`, `split`):
-/// each row shared among the blocks of a thread-block cluster (sm_90 modules only; its PTX
-/// declares `ROW_CLUSTER_BLOCKS` blocks per cluster). Only the operation's `row_words` kernel
-/// is compiled; the others trap.
+/// The words of each input a `row_op_table!` operation's cluster kernel holds: its tiles'
+/// (`row_words` of `tiled_words`), or for `sums` operations their one tile's (`row_sums_words`
+/// of `op_words`: `tuning::row_sums_launch`). Used by the sm_90 module's entries only.
+#[cfg_attr(not(target_feature = "sm_90"), allow(unused_macros))]
+macro_rules! row_cluster_words {
+    (sums, $vec:literal, $inputs:literal, $op_words:literal, $tiled_words:literal) => {
+        row_sums_words($vec, $inputs, $op_words)
+    };
+    ($paths:ident, $vec:literal, $inputs:literal, $op_words:literal, $tiled_words:literal) => {
+        row_words($vec, $inputs, $tiled_words)
+    };
+}
+
+/// The `_w<words>_cluster` kernel of an operation (each takes rows of several tiles): each row
+/// shared among the blocks of a thread-block cluster (sm_90 modules only; its PTX declares
+/// `ROW_CLUSTER_BLOCKS` blocks per cluster). Only the operation's kernel of
+/// `row_cluster_words!` is compiled; the others trap.
 macro_rules! row_cluster_entry {
-    (sums, $($rest:tt)*) => {};
-    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
+    ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal,
+     $tiled_words:literal, $words:literal) => {
         #[cfg(target_feature = "sm_90")]
         const _: () = {
             /// # Safety
             /// As `row_op` with `CLUSTER`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words, cluster))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                if $words != row_words($vec, $inputs, $tiled_words) {
+                if $words != row_cluster_words!($paths, $vec, $inputs, $op_words, $tiled_words) {
                     // SAFETY: ends the launch with an error: the host launches only the
-                    // operation's `row_words` cluster kernel (of its tiled word count).
+                    // operation's cluster kernel of its tiles' word count.
                     unsafe { core::arch::nvptx::trap() };
                 } else {
                     // SAFETY: the launch provides ROW_SHARED_BYTES of dynamic shared memory in
                     // clusters of ROW_CLUSTER_BLOCKS (the PTX's `.reqnctapercluster`), and the
                     // rest is forwarded from the kernel's contract.
-                    unsafe { row_op::<$ty, $Op, $words, true, true>(&p, dynamic_shared(0)) };
+                    unsafe { row_op::<$ty, $Op, $words, false, true, true>(&p, dynamic_shared(0)) };
                 }
             }
         };

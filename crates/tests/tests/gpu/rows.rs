@@ -662,10 +662,12 @@ fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// The norms' backward where the kernel summing the parameters' gradients holds the row in one
-/// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 8192 `f32` columns, to
-/// 8192 halves, blocks of 512 and 1024 threads), or in tiles whose sums fit its shared memory
-/// (on an H100: to 24576 columns, 6 tiles of `f32` or 3 of halves; some kept, or none), and past
-/// that (the separate launches), on enough rows that each block sums several, both load paths.
+/// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 8192 columns, blocks
+/// of 512 and 1024 threads), or in tiles whose sums fit its shared memory (`row_sums_launch`;
+/// on an H100: one block a row to 24576 `f32` columns, 6 tiles of 4096, and 16384 halves; on a
+/// GPU with clusters, 24577 to 98304 columns shared among a cluster's blocks in tiles of 8192,
+/// 1 to 3 a block, equal shares or not), and past that (the separate launches), on enough rows
+/// that each block or cluster sums several, both load paths.
 fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
     let checks: [RowCheck; 3] = [
         check_norm_backward::<f32>,
@@ -674,9 +676,14 @@ fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
     ];
     for (k, check) in checks.iter().enumerate() {
         for cols in [
-            1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193, 12289, 16384, 16385, 24577, 40009,
+            1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193, 12289, 16384, 16385, 24577, 32768, 32769, 40009,
+            65536, 81927, 98304, 98305,
         ] {
-            let rows = if cols > 8192 { 300 } else { 700 };
+            let rows = match cols {
+                0..=8192 => 700,
+                8193..=24576 => 300,
+                _ => 100,
+            };
             for skip in [false, true] {
                 check(gpu, rows, cols, skip, (k * 1000 + cols) as u64)
                     .map_err(|e| Failed::from(e.to_string()))?;
