@@ -49,7 +49,8 @@
 //! - is stream-ordered and never synchronises, and never modifies its inputs;
 //! - is deterministic: the order of every combination depends only on the shape, the type and
 //!   the GPU (whether it has clusters; the norms' parameter gradients summed in the `dx` kernel
-//!   also on its multiprocessor count), so results are bitwise identical from run to run;
+//!   also on its multiprocessor count, or the clusters it runs at once), so results are bitwise
+//!   identical from run to run;
 //! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
 //!   non-empty input) or past 2^31, an input that is not a whole number of rows, or an output
 //!   overlapping an input; [`Error::LengthMismatch`] for an output, gradient, weight, bias or
@@ -695,16 +696,17 @@ impl<'o, T> NormGrads<'o, T> {
 ///   one pass over `x` and `dy` while a block holds the row in registers, 1024 columns of `f32`
 ///   and 2048 of halves, tiles past it, kept in shared memory where they fit);
 /// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
-///   asks for them: summed in the `dx` kernel's shared memory over the rows each block takes,
-///   each thread holding 8 items of `x` and of `dy` a tile (`tuning::row_sums_plan`), where one
-///   tile of at most 1024 threads holds the row (up to 8192 columns), where the sums of all its
-///   tiles fit (on an H100 up to 24576 columns), or, on a GPU with thread-block clusters, where
-///   the sums of a quarter of them do, the row shared among the 4 blocks of a cluster (on an
-///   H100 up to 98304 columns; `tuning::row_sums_launch`); longer rows in two more launches
+///   asks for them: summed in the `dx` kernel's shared memory over the rows each block or
+///   cluster takes (`tuning::row_sums_launch`): where one tile of at most 1024 threads of 8
+///   items of `x` and of `dy` each holds the row (up to 8192 columns); on a GPU with
+///   thread-block clusters, where the sums of a quarter of such tiles fit a block, the row
+///   shared among the 4 blocks of a cluster, a chunk of rows a cluster and as many chunks as
+///   clusters run at once (on an H100 from 24577 to 98304 columns); else where the sums of all
+///   of a block's tiles fit (on an H100 up to 24576 columns); longer rows in two more launches
 ///   reading `x` and `dy` again, summing chunks of rows; then each column's chunks in order,
 ///   through `workspace` (8 bytes per column per chunk, at most about 2048 * 256 chunks x
-///   columns). Deterministic (the order depends on the shape, whether the GPU has clusters and,
-///   for rows summed a block each, its multiprocessor count); zeros when there are no rows.
+///   columns). Deterministic (the order depends on the shape, whether the GPU has clusters and
+///   its multiprocessor count or the clusters it runs at once); zeros when there are no rows.
 ///
 /// Errors as the forward ([module docs](self)), and [`Error::LengthMismatch`] for a `dweight` or
 /// `dbias` of other than `cols` elements. See PyTorch's `native_layer_norm_backward`.
