@@ -389,7 +389,7 @@ pub struct RowSumsLaunch {
 /// [`row_sums_words`] (8 items of each input) where the sums of a block's share fit; else one
 /// block a row in the tiles of [`row_plan`] (of `tiled_words`) where the sums of all of them
 /// fit; else `None`, and the gradients are summed apart. On an H100: one tile to 8192 columns,
-/// one block to 24576 (`f32`; 16384 for halves), a cluster from 32768 to 98304 columns.
+/// one block to 24576 (`f32`; 16384 for halves), a cluster from 24577 to 98304 columns.
 #[allow(clippy::too_many_arguments)]
 pub const fn row_sums_launch(
     cols: usize,
@@ -401,42 +401,43 @@ pub const fn row_sums_launch(
     block_limit_bytes: u64,
     clusters: bool,
 ) -> Option<RowSumsLaunch> {
-    use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes};
-    let reductions = ROW_SHARED_BYTES as u64;
     let plan = row_sums_plan(cols, vector, inputs, op_words, max_group);
-    let sums_bytes = row_column_sums_bytes(plan.words as u64 * vector as u64 / 4, plan.block);
     if plan.tiles == 1 {
-        return if reductions + sums_bytes <= block_limit_bytes {
-            Some(RowSumsLaunch {
-                plan,
-                cluster: false,
-                sums_bytes,
-            })
-        } else {
-            None
-        };
+        return row_sums_fitting(plan, vector, 1, false, block_limit_bytes);
     }
-    let blocks = ROW_CLUSTER_BLOCKS;
-    if clusters && plan.tiles >= blocks as usize {
-        let largest = (plan.tiles as u32).div_ceil(blocks) as u64;
-        let sums_bytes = row_column_sums_bytes(plan.words as u64 * vector as u64 / 4 * largest, plan.block);
-        if reductions + ROW_CLUSTER_SLOTS_BYTES as u64 + sums_bytes <= block_limit_bytes {
-            return Some(RowSumsLaunch {
-                plan,
-                cluster: true,
-                sums_bytes,
-            });
+    if clusters && plan.tiles >= ROW_CLUSTER_BLOCKS as usize {
+        let largest = (plan.tiles as u32).div_ceil(ROW_CLUSTER_BLOCKS);
+        if let Some(launch) = row_sums_fitting(plan, vector, largest as u64, true, block_limit_bytes) {
+            return Some(launch);
         }
     }
     let plan = row_plan(cols, vector, inputs, tiled_words, tiled_words, max_group);
-    let sums_bytes = row_column_sums_bytes(
-        plan.words as u64 * vector as u64 / 4 * plan.tiles as u64,
-        plan.block,
-    );
-    if reductions + sums_bytes <= block_limit_bytes {
+    row_sums_fitting(plan, vector, plan.tiles as u64, false, block_limit_bytes)
+}
+
+/// [`row_sums_launch`]'s launch of `plan` (elements of `vector` per 16 bytes), a block summing
+/// `tiles` of its tiles (in a `cluster` or not), where its sums fit beside the reductions' slots
+/// (and a cluster kernel's static slots) within `block_limit_bytes`.
+const fn row_sums_fitting(
+    plan: RowPlan,
+    vector: usize,
+    tiles: u64,
+    cluster: bool,
+    block_limit_bytes: u64,
+) -> Option<RowSumsLaunch> {
+    use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_column_sums_bytes};
+    let items = plan.words as u64 * vector as u64 / 4;
+    let sums_bytes = row_column_sums_bytes(items * tiles, plan.block);
+    let slots = ROW_SHARED_BYTES as u64
+        + if cluster {
+            ROW_CLUSTER_SLOTS_BYTES as u64
+        } else {
+            0
+        };
+    if slots + sums_bytes <= block_limit_bytes {
         Some(RowSumsLaunch {
             plan,
-            cluster: false,
+            cluster,
             sums_bytes,
         })
     } else {
