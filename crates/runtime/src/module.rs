@@ -11,7 +11,7 @@ use crate::{DeviceInfo, Error, Result, Stream};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// A loaded PTX module: its functions are looked up once and cached.
 pub struct Module {
@@ -23,7 +23,12 @@ pub struct Module {
     functions: Mutex<HashMap<String, raw::CUfunction>>,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
+    /// [`Kernel::max_active_clusters`]'s answers, asked once per function and shape.
+    active_clusters: Arc<ActiveClusters>,
 }
+
+/// Active clusters by (function, cluster blocks, block threads, dynamic shared bytes).
+type ActiveClusters = Mutex<HashMap<(usize, u32, u32, u32), u32>>;
 
 // SAFETY: a CUmodule and its CUfunctions are driver handles usable from any thread; the cache is
 // behind a mutex; launches bind the stream's context first.
@@ -47,6 +52,8 @@ pub struct Kernel<P> {
     name: String,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
+    /// The module's cache of active clusters.
+    active_clusters: Arc<ActiveClusters>,
     _params: PhantomData<fn(P)>,
 }
 
@@ -61,6 +68,7 @@ impl<P> Clone for Kernel<P> {
             function: self.function,
             name: self.name.clone(),
             max_shared_per_block: self.max_shared_per_block,
+            active_clusters: Arc::clone(&self.active_clusters),
             _params: PhantomData,
         }
     }
@@ -76,11 +84,17 @@ impl<P> Kernel<P> {
     /// PTX declares) the device runs at once with blocks of `block` threads and `shared_bytes`
     /// of dynamic shared memory (`cuOccupancyMaxActiveClusters`): on an H100, 30 clusters of 4
     /// blocks that each fill a multiprocessor, not 132 / 4. 0 where the kernel has no clusters
-    /// or the shape cannot run.
+    /// or the shape cannot run. The driver is asked once per kernel and shape (the module
+    /// keeps the answer).
     ///
     /// # Errors
     /// Driver errors (among them a driver older than CUDA 11.8).
     pub fn max_active_clusters(&self, cluster_blocks: u32, block: u32, shared_bytes: u32) -> Result<u32> {
+        let key = (self.function as usize, cluster_blocks, block, shared_bytes);
+        let mut known = self.active_clusters.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(&clusters) = known.get(&key) {
+            return Ok(clusters);
+        }
         if shared_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
             allow_all_shared_memory(self.function, self.max_shared_per_block)?;
         }
@@ -89,7 +103,9 @@ impl<P> Kernel<P> {
         let (status, clusters) =
             unsafe { raw::occupancy_max_active_clusters(self.function, cluster_blocks, block, shared_bytes) };
         check(status, "counting a kernel's active clusters")?;
-        Ok(clusters.max(0) as u32)
+        let clusters = clusters.max(0) as u32;
+        known.insert(key, clusters);
+        Ok(clusters)
     }
 }
 
@@ -118,6 +134,7 @@ impl Module {
             entries: entry_param_bytes(ptx),
             functions: Mutex::new(HashMap::new()),
             max_shared_per_block: device.max_shared_per_block,
+            active_clusters: Arc::default(),
         })
     }
 
@@ -173,6 +190,7 @@ impl Module {
             function,
             name: name.to_owned(),
             max_shared_per_block: self.max_shared_per_block,
+            active_clusters: Arc::clone(&self.active_clusters),
             _params: PhantomData,
         })
     }
