@@ -31,7 +31,8 @@
 //!   output. `exp` is `ex2.approx.f32` of `x * log2(e)` (relative error at most about
 //!   `2^-22 + |x| * 2^-24`; softmax's `exp(x - max)` is `ex2` of one fma,
 //!   `x log2(e) - max log2(e)`, which adds about `|max| * 2^-24`), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
-//!   `rsqrt.approx.f32` (relative error at most 2^-22.9): PTX ISA, "Floating Point
+//!   `rsqrt.approx.f32` (relative error at most 2^-22.9), the `1 / n` of Chan's step (below)
+//!   `rcp.approx.f32` (at most 2^-23): PTX ISA, "Floating Point
 //!   Instructions". NaN propagates (the row maximum is NaN-propagating); a row of all `-inf`
 //!   gives NaN, as PyTorch does.
 //!

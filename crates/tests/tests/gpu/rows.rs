@@ -5,7 +5,7 @@
 //! (`-inf`) and NaN rows; each result within a stated bound. Also bad input, determinism and a
 //! matrix past 2^31 elements.
 
-use crate::support::{GpuTest, check_eq, ok, rng};
+use crate::support::{GpuTest, check_eq, ok, rng, under_sanitizers};
 use gpu_primitives::device::{DeviceVec, DeviceView, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
 use gpu_primitives::rows::{self, CrossEntropy, Norm, NormGrads, Reduction, RowElement};
@@ -674,12 +674,20 @@ fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
         check_norm_backward::<f16>,
         check_norm_backward::<bf16>,
     ];
+    // Under the sanitizers: one length of each path (one block holding the row, tiles, clusters
+    // of one to three tiles a block, the separate launches past them), 8 rows each (one chunk
+    // of rows). Racecheck does not finish the cluster-summing kernels even so (docs/testing.md).
+    let sanitized = under_sanitizers();
     for (k, check) in checks.iter().enumerate() {
         for cols in [
             1025, 2048, 3001, 4096, 4097, 6007, 8192, 8193, 12289, 16384, 16385, 24577, 32768, 32769, 40009,
             65536, 81927, 98304, 98305,
         ] {
+            if sanitized && ![1025, 4097, 16385, 24577, 40009, 98304, 98305].contains(&cols) {
+                continue;
+            }
             let rows = match cols {
+                _ if sanitized => 8,
                 0..=8192 => 700,
                 8193..=24576 => 300,
                 _ => 100,

@@ -74,11 +74,18 @@ fn open_all(ordinal: u32) -> gpu_primitives::Result<Gpu> {
     Ok(gpu)
 }
 
+/// Whether the sanitizer gate runs the suite (`GPU_PRIMITIVES_SKIP_HUGE` set): the tests in
+/// [`SANITIZER_SKIPS`] report themselves ignored, and a few large fixed-shape tests take fewer
+/// of their shapes (each says which).
+pub fn under_sanitizers() -> bool {
+    std::env::var_os("GPU_PRIMITIVES_SKIP_HUGE").is_some()
+}
+
 /// Run `test` on this thread's GPU. With no CUDA device, the test is ignored with the reason;
 /// any other failure to open the GPU fails it.
 pub fn run_on_gpu(name: &str, test: GpuTest) -> Result<Completion, Failed> {
     let skip = SANITIZER_SKIPS.iter().find(|(skipped, _)| *skipped == name);
-    if let (Some((_, why)), true) = (skip, std::env::var_os("GPU_PRIMITIVES_SKIP_HUGE").is_some()) {
+    if let (Some((_, why)), true) = (skip, under_sanitizers()) {
         return Ok(Completion::ignored_with(format!(
             "GPU_PRIMITIVES_SKIP_HUGE is set: {why}"
         )));
