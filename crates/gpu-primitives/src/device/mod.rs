@@ -110,20 +110,36 @@ pub enum ScanKind {
     Exclusive,
 }
 
-/// The look-back delay (ns) of a single-pass grid of `tiles` tiles: `default`, or `$name` (0 to
-/// 4000) when set (a tuning override, read once into `cache`), from
-/// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below, where the tiles are all resident together
-/// and the delay would only add to the call's latency.
-pub(crate) fn look_back_delay(
-    tiles: usize,
-    cache: &'static std::sync::OnceLock<u32>,
-    name: &str,
+/// A tuned look-back delay of one family of single-pass kernels: nanoseconds warp 0 sleeps
+/// after publishing a tile's aggregate before it reads the predecessors' status.
+pub(crate) struct LookBackDelay {
+    /// The environment variable that overrides it (0 to 4000).
+    name: &'static str,
+    /// The tuned value (`abi::tuning`).
     default: u32,
-) -> u32 {
-    if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
-        return 0;
+    /// The value in use, read once.
+    value: std::sync::OnceLock<u32>,
+}
+
+impl LookBackDelay {
+    /// `default` (ns), or `$name` (0 to 4000) when set: a tuning override, read once.
+    pub(crate) const fn new(name: &'static str, default: u32) -> Self {
+        Self {
+            name,
+            default,
+            value: std::sync::OnceLock::new(),
+        }
     }
-    tuning_override(cache, name, default, 0..=4000)
+
+    /// The delay of a grid of `tiles` tiles: the tuned one from
+    /// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below, where the tiles are all resident
+    /// together and the delay would only add to the call's latency.
+    pub(crate) fn for_tiles(&'static self, tiles: usize) -> u32 {
+        if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
+            return 0;
+        }
+        tuning_override(&self.value, self.name, self.default, 0..=4000)
+    }
 }
 
 /// `$name` parsed as a u32 within `range`, or `default` when unset or invalid, read once into

@@ -4,9 +4,9 @@
 
 use super::SELECT_BLOCK;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
-use super::select::look_back_delay_ns;
+use super::select::SELECT_DELAY;
 use super::workspace::DeviceWorkspace;
-use super::{NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS, look_back_delay};
+use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
@@ -21,18 +21,12 @@ struct RunTargets<'o, T> {
     num_runs: DeviceViewMut<'o, u64>,
 }
 
-/// The look-back delay of a non-trivial runs grid of `tiles` tiles:
-/// [`NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS`
-/// (0 to 4000) when set; 0 for small grids (the rule of [`look_back_delay`]).
-fn non_trivial_look_back_delay_ns(tiles: usize) -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    look_back_delay(
-        tiles,
-        &VALUE,
-        "GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS",
-        NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
-    )
-}
+/// The non-trivial runs' look-back delay: [`NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS`], or
+/// `$GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS` (the encoding's is the compaction's).
+static NON_TRIVIAL_DELAY: LookBackDelay = LookBackDelay::new(
+    "GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS",
+    NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
+);
 
 /// Check the lengths, then queue the kernel.
 fn launch<T: Element>(
@@ -42,10 +36,10 @@ fn launch<T: Element>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let n = input.len;
-    let (family, most_runs) = if out.unique.is_some() {
-        ("run_length_encode", n)
+    let (family, most_runs, delay) = if out.unique.is_some() {
+        ("run_length_encode", n, &SELECT_DELAY)
     } else {
-        ("non_trivial_runs", n / 2)
+        ("non_trivial_runs", n / 2, &NON_TRIVIAL_DELAY)
     };
     if n > u32::MAX as usize {
         return Err(Error::InvalidLaunch(format!(
@@ -98,11 +92,7 @@ fn launch<T: Element>(
         tile_counter: status.counter as *mut u64,
         tile_base: status.tile_base,
         epoch: status.epoch,
-        look_back_delay_ns: if family == "run_length_encode" {
-            look_back_delay_ns(tiles)
-        } else {
-            non_trivial_look_back_delay_ns(tiles)
-        },
+        look_back_delay_ns: delay.for_tiles(tiles),
     };
     // SAFETY: `input` holds n < 2^32 elements; the outputs have room for every run (checked
     // above) and `num_runs` one u64, all distinct memory by the views' borrows; the workspace

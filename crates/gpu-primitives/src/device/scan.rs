@@ -2,22 +2,14 @@
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind, look_back_delay};
+use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::ScanParams;
 
-/// The look-back delay of a scan grid of `tiles` tiles: [`SCAN_LOOK_BACK_DELAY_NS`], or
-/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS` (0 to 4000) when set; 0 for small grids (the rule
-/// of [`look_back_delay`]).
-fn look_back_delay_ns(tiles: usize) -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    look_back_delay(
-        tiles,
-        &VALUE,
-        "GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS",
-        SCAN_LOOK_BACK_DELAY_NS,
-    )
-}
+/// The scans' look-back delay: [`SCAN_LOOK_BACK_DELAY_NS`], or
+/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS`.
+static SCAN_DELAY: LookBackDelay =
+    LookBackDelay::new("GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS", SCAN_LOOK_BACK_DELAY_NS);
 
 /// Queue the scan of `n` elements at `input` into `output` (device addresses).
 fn launch<T: Element, Op: ScanOperator<T>>(
@@ -54,7 +46,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: look_back_delay_ns(tiles),
+        look_back_delay_ns: SCAN_DELAY.for_tiles(tiles),
     };
     // SAFETY: `input` and `output` address n elements (the callers check); the workspace gives
     // 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer

@@ -5,7 +5,7 @@
 
 use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element};
-use super::segmented_scan::{SegmentOffsets, check_fit, look_back_delay_ns, tile_starts, tiles_for};
+use super::segmented_scan::{SEGMENTED_DELAY, SegmentOffsets, check_fit, tile_starts, tiles_for};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -83,7 +83,7 @@ fn segmented_arg<T: SegmentArgElement>(
         tile_counter: status.counter as *mut u64,
         tile_base: status.tile_base,
         epoch: status.epoch,
-        look_back_delay_ns: look_back_delay_ns(tiles),
+        look_back_delay_ns: SEGMENTED_DELAY.for_tiles(tiles),
     };
     // SAFETY: `input` addresses n < 2^32 elements, the outputs one value and one index per
     // segment (checked above), the offsets are checked ones that fit n, the tile starts are

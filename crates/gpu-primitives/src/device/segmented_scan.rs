@@ -9,7 +9,7 @@
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, SCAN_BLOCK, ScanKind, look_back_delay};
+use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -152,31 +152,19 @@ impl ScanKey for i64 {
     const VECTOR: u32 = <u64 as ScanKey>::VECTOR;
 }
 
-/// The look-back delay of a segmented reduce grid of `tiles` tiles:
-/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS` (0 to
-/// 4000) when set (a tuning override, read once); 0 for small grids (the rule of
-/// [`look_back_delay`]).
-pub(crate) fn look_back_delay_ns(tiles: usize) -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    look_back_delay(
-        tiles,
-        &VALUE,
-        "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
-        SEGMENTED_LOOK_BACK_DELAY_NS,
-    )
-}
+/// The segmented reduce's look-back delay (sums and arg-extremes by offsets):
+/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS`.
+pub(crate) static SEGMENTED_DELAY: LookBackDelay = LookBackDelay::new(
+    "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
+    SEGMENTED_LOOK_BACK_DELAY_NS,
+);
 
-/// As [`look_back_delay_ns`], for the segmented scans: [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or
-/// `$GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`.
-fn scan_look_back_delay_ns(tiles: usize) -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    look_back_delay(
-        tiles,
-        &VALUE,
-        "GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS",
-        SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
-    )
-}
+/// The segmented scans' look-back delay (by key and by offsets):
+/// [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`.
+static SEGMENTED_SCAN_DELAY: LookBackDelay = LookBackDelay::new(
+    "GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS",
+    SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
+);
 
 /// Where the heads come from, as the kernel's parameters say.
 pub(crate) enum Heads<'s, 'o> {
@@ -217,9 +205,9 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         (Family::Scan(_), Heads::Offsets { .. }) => segmented_items(T::VECTOR as usize, acc),
     };
     let tile = SCAN_BLOCK as usize * items;
-    let (kind, delay): (_, fn(usize) -> u32) = match family {
-        Family::Scan(kind) => (kind, scan_look_back_delay_ns),
-        Family::Reduce => (ScanKind::Inclusive, look_back_delay_ns),
+    let (kind, delay): (_, &'static LookBackDelay) = match family {
+        Family::Scan(kind) => (kind, &SEGMENTED_SCAN_DELAY),
+        Family::Reduce => (ScanKind::Inclusive, &SEGMENTED_DELAY),
     };
     let family = match family {
         Family::Scan(_) => "segmented_scan",
@@ -265,7 +253,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: delay(tiles),
+        look_back_delay_ns: delay.for_tiles(tiles),
     };
     // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
     // values (scans) or one per segment (reduce), and that the offsets are checked ones that

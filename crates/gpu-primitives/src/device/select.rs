@@ -3,7 +3,7 @@
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
 use super::workspace::DeviceWorkspace;
-use super::{SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, look_back_delay};
+use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
@@ -119,18 +119,12 @@ impl<T: Element> Predicate<T> {
     }
 }
 
-/// The look-back delay of a compaction (or run-length) grid of `tiles` tiles:
-/// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS` (0 to 4000)
-/// when set; 0 for small grids (the rule of [`look_back_delay`]).
-pub(super) fn look_back_delay_ns(tiles: usize) -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    look_back_delay(
-        tiles,
-        &VALUE,
-        "GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS",
-        SELECT_LOOK_BACK_DELAY_NS,
-    )
-}
+/// The look-back delay of the compaction and the run-length encoding:
+/// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS`.
+pub(super) static SELECT_DELAY: LookBackDelay = LookBackDelay::new(
+    "GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS",
+    SELECT_LOOK_BACK_DELAY_NS,
+);
 
 /// Which items a compaction keeps; `F` is where the flags are (a device address when
 /// launching, a host slice for the `*_slice` helpers).
@@ -201,7 +195,7 @@ fn launch<T: Element>(
         tile_base: status.tile_base,
         epoch: status.epoch,
         partition: partition as u32,
-        look_back_delay_ns: look_back_delay_ns(tiles),
+        look_back_delay_ns: SELECT_DELAY.for_tiles(tiles),
     };
     // SAFETY: `input` holds n elements, the flags (when flagged) n bytes, `output` room for n
     // (checked above) and `num_selected` one u64, all distinct memory by the views' borrows;
