@@ -158,3 +158,18 @@ pub(crate) fn tuning_override(
             .unwrap_or(default)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{LookBackDelay, SCAN_LOOK_BACK_DELAY_MIN_TILES};
+
+    #[test]
+    fn look_back_delay_is_zero_for_small_grids_and_tuned_above() {
+        // No such variable is set: the tuned value applies from the threshold on.
+        static DELAY: LookBackDelay = LookBackDelay::new("GPU_PRIMITIVES_UNSET_TEST_DELAY_NS", 1234);
+        assert_eq!(DELAY.for_tiles(0), 0);
+        assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES - 1), 0);
+        assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES), 1234);
+        assert_eq!(DELAY.for_tiles(1 << 20), 1234);
+    }
+}
