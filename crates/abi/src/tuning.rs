@@ -598,10 +598,11 @@ pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
 /// counts, their scan and the look-back, take one thread each).
 pub const SORT_BLOCK: u32 = RADIX_DIGITS;
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
-/// ([`SORT_KEYS_FAMILY`]) are built for (their PTX declares it): 80 registers, a few words
-/// spilled. H100, 2^28 random `u32` keys: 29.0 Gkeys/s at 3 blocks, 25.3 at 2 (116 registers,
-/// no spill): the third block hides the look-back's and the loads' latency.
-pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 3;
+/// ([`SORT_KEYS_FAMILY`]) are built for (their PTX declares it): 64 registers, no spill at 20
+/// keys a thread (each key stored to the exchange as it is ranked, each digit made from its key
+/// where the rank uses it). H100, 2^28 random `u32` keys: 5577 µs at 4 blocks, 6116 at 3 (80
+/// registers): the fourth block hides more of the look-back's and the barriers' latency.
+pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
 /// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
 /// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2).
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;

@@ -34,7 +34,10 @@ pub mod scan;
 pub use broadcast::{BlockBroadcastStorage, block_broadcast};
 pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_striped};
 pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
-pub use radix_rank::{PAST_END_DIGIT, RadixRankStorage, RadixRanks, block_radix_rank_warp_striped};
+pub use radix_rank::{
+    DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks, block_radix_rank_warp_striped,
+    block_radix_rank_warp_striped_by,
+};
 pub use radix_sort::{BlockRadixSortStorage, block_radix_sort_warp_striped, warp_striped_position};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{

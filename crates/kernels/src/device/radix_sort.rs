@@ -10,7 +10,9 @@
 //!    shared memory per block, then added to the global counts (`passes * 256` counters);
 //! 2. [`onesweep_tile`] (one launch per pass, one block per tile, tiles taken in order from a
 //!    counter): load the tile's keys warp-striped, rank them by digit
-//!    ([`block_radix_rank_warp_striped`]), publish the tile's count of each digit, and find by
+//!    ([`block_radix_rank_warp_striped_by`]: each key stored to shared memory as it is ranked,
+//!    each digit made from its key where the rank uses it, so that a pass of keys alone holds
+//!    20 keys a thread in 64 registers), publish the tile's count of each digit, and find by
 //!    decoupled look-back over the preceding tiles' counts (one thread per digit) where the
 //!    tile's keys of each digit go: the digit's start in the whole input (from the histogram)
 //!    plus the same digit's keys in the tiles before. The keys then go through shared memory
@@ -20,7 +22,9 @@
 
 use super::scan::next_tile;
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
-use crate::block::{PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped};
+use crate::block::{
+    PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped_by,
+};
 use crate::op::Sum;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
 use crate::radix::{digit_flip, key_digit, zero_key, zero_slot};
@@ -204,7 +208,6 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     let flip = digit_flip(pass.descending, pass.bits);
     let digit_of = |bits: K::Bits| bits.digit(pass.shift, pass.bits) ^ flip;
     let mut ordered = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
-    let mut digits = [PAST_END_DIGIT; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
     let index = |i: usize| warp_first + i * WARP_SIZE as usize;
     let load_value = |index: usize| {
@@ -227,17 +230,13 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
                 values[i] = load_value(index(i));
             }
         });
-        unrolled_for(ITEMS, |i| {
-            ordered[i] = keys[i].to_ordered();
-            digits[i] = digit_of(ordered[i]);
-        });
+        unrolled_for(ITEMS, |i| ordered[i] = keys[i].to_ordered());
     } else {
         unrolled_for(ITEMS, |i| {
             if index(i) < pass.n {
                 // SAFETY: index(i) < n.
                 let key = unsafe { *pass.keys_in.add(index(i)) };
                 ordered[i] = key.to_ordered();
-                digits[i] = digit_of(ordered[i]);
                 if PAIRS {
                     values[i] = load_value(index(i));
                 }
@@ -245,6 +244,21 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         });
     }
 
+    // This thread's items below `valid_items` are within the input; the others take
+    // PAST_END_DIGIT. Each digit is made from the key where the rank uses it rather than kept:
+    // 20 digits in registers made the pass spill at 64 registers.
+    let valid_items = if whole {
+        ITEMS as u32
+    } else {
+        ((pass.n.saturating_sub(warp_first)).div_ceil(WARP_SIZE as usize)).min(ITEMS) as u32
+    };
+    let digit = |i: usize| {
+        if (i as u32) < valid_items {
+            digit_of(ordered[i])
+        } else {
+            PAST_END_DIGIT
+        }
+    };
     let slot = |tile: usize| tile * RADIX_DIGITS as usize + t as usize;
     let publish = |count: u32| {
         if tile == 0 {
@@ -255,16 +269,24 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             unsafe { u32::publish(&status, slot(tile), STATE_AGGREGATE, count) };
         }
     };
-    // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
-    let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, tile_items, storage.rank, publish) };
-
     // Keys to shared memory in digit order, before the look-back so that their stores overlap
     // its reads. The items past a partial tile's end too (without a test per item): they rank
-    // after the valid ones, in slots the write-out does not read.
-    unrolled_for(ITEMS, |i| {
-        // SAFETY: every rank is below the tile's length, within the exchange; each is one item's.
-        unsafe { storage.keys.write_unchecked(rank.ranks[i], ordered[i].to_slot()) };
-    });
+    // after the valid ones, in slots the write-out does not read. Keys alone are stored as
+    // each is ranked, so that no rank stays in a register; with values the ranks stay, for the
+    // values' exchange after the keys' write-out.
+    // SAFETY: every rank is below the tile's length, within the exchange; each is one item's.
+    let store_key = |i: usize, rank: u32| unsafe { storage.keys.write_unchecked(rank, ordered[i].to_slot()) };
+    let mut ranks = [0u32; ITEMS];
+    // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage; the
+    // digits are the items' (PAST_END_DIGIT past the tile's end).
+    let place = unsafe {
+        block_radix_rank_warp_striped_by::<ITEMS>(digit, tile_items, storage.rank, publish, |i, rank| {
+            store_key(i, rank);
+            if PAIRS {
+                ranks[i] = rank;
+            }
+        })
+    };
 
     // Look back: this thread's digit's keys in the tiles before this one.
     if tile > 0 {
@@ -290,7 +312,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
                 &status,
                 slot(tile),
                 STATE_PREFIX,
-                before.wrapping_add(rank.digit_count),
+                before.wrapping_add(place.count),
             )
         };
     }
@@ -298,7 +320,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     unsafe {
         storage
             .digit_places
-            .write_unchecked(t, digit_base.wrapping_sub(rank.digit_start))
+            .write_unchecked(t, digit_base.wrapping_sub(place.start))
     };
 
     // SAFETY: the whole block calls it.
@@ -322,7 +344,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         unsafe { block_barrier() };
         unrolled_for(ITEMS, |i| {
             // SAFETY: as the keys' scatter; the values use the same bytes after the barrier.
-            unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
+            unsafe { storage.values.write_unchecked(ranks[i], values[i]) };
         });
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
