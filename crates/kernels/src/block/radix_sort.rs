@@ -3,7 +3,8 @@
 //! warp-striped arrangement of [`block_load_warp_striped`](super::block_load_warp_striped)).
 //!
 //! Each pass ranks the tile's items by one digit of [`RADIX_BITS`] bits
-//! ([`block_radix_rank_warp_striped`]), writes each key to its rank in shared memory and reads the
+//! ([`block_radix_rank_warp_striped_by`]), writes each key to its rank in shared memory as it is
+//! ranked (its digit made from the key where the rank uses it) and reads the
 //! tile back warp-striped, so that the next pass ranks the keys in the order this one left them
 //! (the values follow through the same shared memory, after the keys). On return thread `t`'s
 //! item `i` is the sorted tile's key at warp-striped position `(warp * ITEMS + i) * 32 + lane`:
@@ -18,7 +19,7 @@
 //! - **Example:** 256 threads, 1 item each, `u32` keys `255 - p` at warp-striped position `p`, bits
 //!   0..8: thread `t` (warp `t / 32`, lane `t % 32`) holds key `t` after the sort.
 
-use super::radix_rank::{PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped};
+use super::radix_rank::{PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped_by};
 use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
@@ -53,8 +54,9 @@ pub fn warp_striped_position<const ITEMS: usize>(i: usize) -> u32 {
 /// # Safety
 /// Every thread of the block calls it with the same `valid` and bit range; `block_dim() ==
 /// RADIX_DIGITS`; `valid <= block_dim() * ITEMS`; `begin_bit <= end_bit <=` the bits of `B`;
-/// `storage` is this block's, its rank storage as [`block_radix_rank_warp_striped`] needs and
-/// `keys` / `values` at least `block_dim() * ITEMS` long.
+/// `storage` is this block's, its rank storage as
+/// [`block_radix_rank_warp_striped`](super::block_radix_rank_warp_striped) needs and `keys` /
+/// `values` at least `block_dim() * ITEMS` long, apart from the rank's storage.
 #[inline(always)]
 pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS: usize>(
     keys: &mut [B; ITEMS],
@@ -71,20 +73,37 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
         let shift = begin_bit + pass * RADIX_BITS;
         let bits = RADIX_BITS.min(end_bit - shift);
         let back = |i: usize| warp_striped_position::<ITEMS>(i);
-        let mut digits = [PAST_END_DIGIT; ITEMS];
-        unrolled_for(ITEMS, |i| {
+        // Each digit made from its key where the rank uses it, and each key stored at its rank
+        // as soon as it is known: neither digits nor (keys alone) ranks stay in registers.
+        let digit = |i: usize| {
             if warp_striped_position::<ITEMS>(i) < valid {
-                digits[i] = keys[i].digit(shift, bits);
+                keys[i].digit(shift, bits)
+            } else {
+                PAST_END_DIGIT
             }
-        });
-        // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage.
-        let rank = unsafe { block_radix_rank_warp_striped::<ITEMS>(&digits, valid, storage.rank, |_| {}) };
-        unrolled_for(ITEMS, |i| {
-            if rank.ranks[i] < valid {
-                // SAFETY: ranks of valid items are distinct and below `valid`, within `keys`.
-                unsafe { storage.keys.write_unchecked(rank.ranks[i], keys[i].to_slot()) };
-            }
-        });
+        };
+        let mut ranks = [0u32; ITEMS];
+        // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage; each
+        // key's store is at its rank, below `valid` (see the closure).
+        unsafe {
+            block_radix_rank_warp_striped_by::<ITEMS>(
+                digit,
+                valid,
+                storage.rank,
+                |_| {},
+                |i, rank| {
+                    if rank < valid {
+                        // Ranks of valid items are distinct and below `valid`, within `keys`; the
+                        // exchange is not the rank's storage, and the last pass's reads ended at
+                        // its final barrier (the enclosing block's SAFETY).
+                        storage.keys.write_unchecked(rank, keys[i].to_slot());
+                    }
+                    if PAIRS {
+                        ranks[i] = rank;
+                    }
+                },
+            )
+        };
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
         unrolled_for(ITEMS, |i| {
@@ -97,9 +116,9 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
             // SAFETY: the whole block calls it: every key was read (the values may share them).
             unsafe { block_barrier() };
             unrolled_for(ITEMS, |i| {
-                if rank.ranks[i] < valid {
+                if ranks[i] < valid {
                     // SAFETY: as the keys'.
-                    unsafe { storage.values.write_unchecked(rank.ranks[i], values[i]) };
+                    unsafe { storage.values.write_unchecked(ranks[i], values[i]) };
                 }
             });
             // SAFETY: the whole block calls it.
