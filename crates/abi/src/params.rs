@@ -575,9 +575,10 @@ pub struct RadixHistogramParams<K> {
 /// `s * row_len .. (s + 1) * row_len`. Its sorted keys go to the same positions of `keys_out`,
 /// or with `keep` below `usize::MAX` its first `min(keep, len)` to `s * keep ..` (top-k).
 ///
-/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, any number of blocks (each sorts
-/// segments `block, block + grid, ...`), [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
-/// bytes of dynamic shared memory.
+/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, a block a segment (block `b`
+/// sorts segment `first_segment + b`; more segments than a grid holds take a launch each
+/// chunk), [`onesweep_layout`](crate::layout::onesweep_layout)`.total` bytes of dynamic shared
+/// memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct SegmentedSortParams<K, V> {
@@ -603,6 +604,8 @@ pub struct SegmentedSortParams<K, V> {
     pub row_len: usize,
     /// Number of segments.
     pub segments: usize,
+    /// The segment of this launch's block 0.
+    pub first_segment: usize,
     /// Keys written per segment, at `s * keep` (top-k), or `usize::MAX`: all, in place.
     pub keep: usize,
     /// First bit of the ordered bits compared.
@@ -621,9 +624,9 @@ pub struct SegmentedSortParams<K, V> {
 /// k-th key's ordered bits one 8-bit digit at a time from the top (a count of the candidates'
 /// digits per pass), gathers the keys before it and the first of its ties, and orders those `k`.
 ///
-/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, any number of blocks (each takes
-/// rows `block, block + grid, ...`), [`top_k_layout`](crate::layout::top_k_layout)`.total`
-/// bytes of dynamic shared memory.
+/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, a block a row (`rows` blocks;
+/// more rows than a grid holds take a launch each chunk, `keys` and the outputs moved on),
+/// [`top_k_layout`](crate::layout::top_k_layout)`.total` bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct TopKParams<K> {

@@ -672,6 +672,15 @@ pub const fn top_k_items(key_bytes: u32) -> usize {
 /// Largest `k` the top-k takes by radix select; a larger one sorts each row
 /// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
 pub const TOP_K_SELECT_MAX_K: u32 = 256;
+/// Largest `k` whose top-k threshold (the k-th smallest of the threads' best keys) is found
+/// by sorting each warp's best keys (a shuffle network) and ranking the warps' first `k`
+/// (`SORT_BLOCK / 32 * k` of them, each against all), instead of by radix select over the
+/// threads' best keys.
+pub const TOP_K_WARP_SORT_MAX_K: u32 = 16;
+// The warps' first k each, and the k-th after them, fit the gather's slots; a warp's first k
+// are among its 32 lanes.
+const _: () =
+    assert!(SORT_BLOCK / 32 * TOP_K_WARP_SORT_MAX_K < TOP_K_SELECT_MAX_K && TOP_K_WARP_SORT_MAX_K <= 32);
 /// Threads per block of the radix sort's upfront histogram.
 pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
 /// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the

@@ -217,19 +217,23 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
 /// bounds (2 blocks, 128 registers): the kernels of 8-byte values hold 16 of them beside the
 /// keys, digits and ranks, and spill up to 32 bytes (sm_80; 8 on sm_90); the others none.
 const SORT_SPILL_BYTES: usize = 32;
-/// As [`SORT_SPILL_BYTES`], for the passes of keys alone (3 blocks, 80 registers): up to 116
-/// bytes (sm_80; 104 on sm_90), which measured faster than 2 blocks without spills (tuning's
-/// `SORT_KEYS_BLOCKS_PER_SM`).
+/// As [`SORT_SPILL_BYTES`], for the passes of keys alone (4 blocks, 64 registers): none since
+/// their keys are stored as ranked; at 3 blocks they spilled up to 116 bytes (sm_80) and still
+/// measured faster than 2 blocks without spills (tuning's `SORT_KEYS_BLOCKS_PER_SM`).
 const SORT_KEYS_SPILL_BYTES: usize = 120;
 
-/// As [`SORT_SPILL_BYTES`], for the segmented sort (2 blocks, 128 registers): up to 956 bytes
-/// (the 8-byte values of 1-byte keys, sm_90), which measured 1.43x faster than 1 block
-/// without spills (tuning's `SEGMENTED_SORT_BLOCKS_PER_SM`).
+/// As [`SORT_SPILL_BYTES`], for the segmented sort (2 blocks, 128 registers): up to 324 bytes
+/// (the 8-byte values of 1-byte keys, sm_90; 956 before keys were stored as ranked and a block
+/// took one segment), which measured 1.43x faster than 1 block without spills (tuning's
+/// `SEGMENTED_SORT_BLOCKS_PER_SM`).
 const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 
-/// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): up to 48
-/// bytes (f64 keys, sm_80), 8 for the others.
-const TOP_K_SPILL_BYTES: usize = 64;
+/// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
+/// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the
+/// threshold's (radix select of all keys, ties ranked). Since a block takes one row, the hot
+/// path issues a thread's 16 loads at once and measured 14-24 % faster (H100) than the row
+/// loop's version, which spilled 4-8 bytes but issued 8 loads at a time (docs/performance.md).
+const TOP_K_SPILL_BYTES: usize = 128;
 
 /// Most bytes a compaction kernel may spill per thread (each way) under its launch bounds.
 const COMPACTION_SPILL_BYTES: usize = 192;

@@ -127,30 +127,37 @@ pub(super) fn launch<K: SortKey>(
     let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
     let kernel = crate::module(on.gpu)?.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
-    let grid = segments.min(i32::MAX as usize) as u32;
-    let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
-    let params = SegmentedSortParams::<K::Raw, u64> {
-        keys_in: buffers.keys_in as *const K::Raw,
-        keys_out: buffers.keys_out as *mut K::Raw,
-        values_in: values_in as *const u64,
-        values_out: values_out as *mut u64,
-        keys_scratch: keys_scratch as *mut K::Raw,
-        values_scratch: values_scratch as *mut u64,
-        scratch_len,
-        offsets: offsets as *const u64,
-        row_len,
-        segments,
-        keep: call.keep.unwrap_or(usize::MAX),
-        begin_bit,
-        end_bit,
-        descending: options.is_descending() as u32,
-        index_values: index_values as u32,
-    };
-    // SAFETY: the segments are within the input (checked), each below 2^32 keys; the outputs
-    // hold the input's length (checked by the callers) or `segments * keep` (top_k); scratch
-    // buffers of two inputs' length wherever a segment is longer than a tile; the bit range is
-    // within the key; the layout's shared memory.
-    unsafe { stream.launch(&kernel, config, &params) }
+    // A block a segment: past the most blocks a grid holds, one launch per `MAX_GRID` segments.
+    let max_grid = LaunchConfig::MAX_GRID as usize;
+    for first_segment in (0..segments).step_by(max_grid) {
+        let grid = (segments - first_segment).min(max_grid) as u32;
+        let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
+        let params = SegmentedSortParams::<K::Raw, u64> {
+            keys_in: buffers.keys_in as *const K::Raw,
+            keys_out: buffers.keys_out as *mut K::Raw,
+            values_in: values_in as *const u64,
+            values_out: values_out as *mut u64,
+            keys_scratch: keys_scratch as *mut K::Raw,
+            values_scratch: values_scratch as *mut u64,
+            scratch_len,
+            offsets: offsets as *const u64,
+            row_len,
+            segments,
+            first_segment,
+            keep: call.keep.unwrap_or(usize::MAX),
+            begin_bit,
+            end_bit,
+            descending: options.is_descending() as u32,
+            index_values: index_values as u32,
+        };
+        // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
+        // outputs hold the input's length (checked by the callers) or `segments * keep`
+        // (top_k); scratch buffers of two inputs' length wherever a segment is longer than a
+        // tile; the bit range is within the key; the layout's shared memory; blocks
+        // `first_segment + b` below `segments`.
+        unsafe { stream.launch(&kernel, config, &params)? };
+    }
+    Ok(())
 }
 
 /// Sort each segment of `keys_in` into the same positions of `keys_out` (CUB's

@@ -20,8 +20,10 @@ use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K};
 /// stable sort, so it is deterministic. Stream-ordered; `keys_in` is not modified.
 ///
 /// - `k <= TOP_K_SELECT_MAX_K` (256): **radix select**, one block of [`SORT_BLOCK`] threads per
-///   row, no workspace. A threshold first: the k-th smallest of the threads' best keys (found
-///   by radix select over those 256, one 8-bit digit per pass from the top); the keys up to it
+///   row, no workspace. A threshold first: the k-th smallest of the threads' best keys (for
+///   `k <= 16` by sorting each warp's 32 with a network of shuffles and ranking the warps'
+///   first k; past it by radix select over those 256, one 8-bit digit per pass from the top),
+///   the same work on any input's distribution; the keys up to it
 ///   (at least k, and for random keys a few more) are gathered in shared memory and ordered by
 ///   counting. Where they are too many (keys equal or close to the k-th), the k-th key itself is
 ///   found by radix select over the whole row (a count of the matching keys' digits per pass;
@@ -109,19 +111,26 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     let name = format!("device_top_k_{}", K::NAME);
     let kernel = crate::module(on.gpu)?.kernel::<TopKParams<K::Raw>>(&name)?;
     let shared = top_k_layout(size_of::<K::Raw>() as u32).total;
-    let grid = rows.min(i32::MAX as usize) as u32;
-    let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(shared);
-    let params = TopKParams::<K::Raw> {
-        keys: keys_in.address as *const K::Raw,
-        values_out: values_out.address as *mut K::Raw,
-        indices_out: indices.address as *mut u32,
-        rows,
-        row_len,
-        k: k as u32,
-        largest: largest as u32,
-    };
-    // SAFETY: `rows * row_len` keys in the input and `rows * k` places in each output
-    // (checked); 1 <= k <= min(row_len, TOP_K_SELECT_MAX_K) and row_len < 2^32 (checked); the
-    // layout's shared memory.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    // A block a row: past the most blocks a grid holds, one launch per `MAX_GRID` rows, the
+    // pointers moved on.
+    let max_grid = LaunchConfig::MAX_GRID as usize;
+    for first in (0..rows).step_by(max_grid) {
+        let chunk = (rows - first).min(max_grid);
+        let config = LaunchConfig::new(chunk as u32, SORT_BLOCK).with_shared_mem(shared);
+        let params = TopKParams::<K::Raw> {
+            keys: (keys_in.address as *const K::Raw).wrapping_add(first * row_len),
+            values_out: (values_out.address as *mut K::Raw).wrapping_add(first * k),
+            indices_out: (indices.address as *mut u32).wrapping_add(first * k),
+            rows: chunk,
+            row_len,
+            k: k as u32,
+            largest: largest as u32,
+        };
+        // SAFETY: rows `first .. first + chunk` of the `rows * row_len` keys in the input and
+        // of the `rows * k` places in each output (checked); 1 <= k <= min(row_len,
+        // TOP_K_SELECT_MAX_K) and row_len < 2^32 (checked); `chunk` blocks, one a row; the
+        // layout's shared memory.
+        unsafe { on.stream.launch(&kernel, config, &params)? };
+    }
+    Ok(())
 }

@@ -23,7 +23,7 @@ use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey, SortValue, key_of_ordered, ordered_bits, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
-use crate::thread::{block_dim, block_idx, grid_dim, thread_idx};
+use crate::thread::{block_dim, block_idx, thread_idx};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::RADIX_BITS;
@@ -52,8 +52,10 @@ struct Segment {
     keep: usize,
 }
 
-/// Sort every segment of `p` owned by this block: `block_idx()`, then every `grid_dim()`-th
-/// after it (see the [module docs](self)); with `PAIRS`, the values move with their keys.
+/// Sort segment `p.first_segment + block_idx()` of `p`, if there is one (see the [module
+/// docs](self)); with `PAIRS`, the values move with their keys. A block takes one segment: no
+/// loop over segments, whose invariants the compiler would keep in registers across the sort
+/// (ptxas sm_90: 76 -> 24 bytes spilled for `f32` keys alone, 372 -> 284 with 8-byte values).
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `p` is as
@@ -70,8 +72,8 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
     V: SortValue,
 {
     let tile_len = block_dim() as usize * ITEMS;
-    let mut s = block_idx() as usize;
-    while s < p.segments {
+    let s = p.first_segment + block_idx() as usize;
+    if s < p.segments {
         let (begin, end) = if p.offsets.is_null() {
             (s * p.row_len, (s + 1) * p.row_len)
         } else {
@@ -101,7 +103,6 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
             // SAFETY: forwarded; a segment longer than a tile has the scratch buffers.
             unsafe { sort_long::<K, V, PAIRS, ITEMS>(p, segment, storage) };
         }
-        s += grid_dim() as usize;
     }
 }
 

@@ -5,8 +5,10 @@
 //! Per row (its keys as ordered bits, inverted for the largest, so the k *smallest* are wanted):
 //!
 //! 1. **Threshold.** Each thread takes the smallest of its keys; the k-th smallest of those
-//!    (when at least k threads hold keys) is found by radix select (below, one item per thread,
-//!    to the exact key). At least k keys of the row are at or below it, so its first k are, and
+//!    (when at least k threads hold keys) is found, for k up to [`TOP_K_WARP_SORT_MAX_K`], by
+//!    sorting each warp's 32 with a shuffle network (bitonic) and ranking the warps' first k
+//!    against one another, and for a larger k by radix select (below, one item per thread, to
+//!    the exact key). At least k keys of the row are at or below it, so its first k are, and
 //!    for random keys few others: those all go to [`TOP_K_SELECT_MAX_K`] shared slots (an
 //!    atomic counter).
 //! 2. **Radix select** (only when they do not fit: many keys equal or close to the k-th). Each
@@ -30,13 +32,11 @@ use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey, key_of_ordered, ordered_bits, zero_key};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
-use crate::thread::{
-    WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, lane_mask_below, thread_idx, warp_id,
-};
+use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, lane_mask_below, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_any, warp_ballot};
 use gpu_primitives_abi::params::TopKParams;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, TOP_K_SELECT_MAX_K};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, TOP_K_SELECT_MAX_K, TOP_K_WARP_SORT_MAX_K};
 
 /// Shared memory of [`top_k_rows`] (placed by `gpu_primitives_abi::layout::top_k_layout`).
 #[derive(Clone, Copy)]
@@ -64,8 +64,10 @@ const FOUND_CANDIDATES: u32 = 2;
 /// `found` word: the gather's counter of keys below the prefix.
 const FOUND_AHEAD: u32 = 3;
 
-/// The top `p.k` keys of every row this block owns (`block_idx()`, then every `grid_dim()`-th),
-/// with their columns (see the [module docs](self)).
+/// The top `p.k` keys of row `block_idx()` (if there is one) with their columns (see the
+/// [module docs](self)). A block takes one row: no loop over rows, whose invariants the
+/// compiler would keep in registers across the row's loads (ptxas then issued 8 of a thread's
+/// 16 loads at a time; 78 % more time on the H100).
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `p` is as
@@ -76,7 +78,9 @@ const FOUND_AHEAD: u32 = 3;
 pub unsafe fn top_k_rows<K: RadixKey, const ITEMS: usize>(
     p: &TopKParams<K>,
     storage: TopKStorage<<K::Bits as RadixBits>::Slot>,
-) {
+) where
+    K::Bits: Shuffle,
+{
     let t = thread_idx();
     let largest = p.largest != 0;
     let k = p.k;
@@ -85,8 +89,8 @@ pub unsafe fn top_k_rows<K: RadixKey, const ITEMS: usize>(
     let tiles = len.div_ceil(tile);
     let resident = tiles == 1;
 
-    let mut row = block_idx() as usize;
-    while row < p.rows {
+    let row = block_idx() as usize;
+    if row < p.rows {
         let row_start = row * len;
         // This thread's first item of each tile: item `i` is `WARP_SIZE * i` after it.
         let first = warp_striped_position::<ITEMS>(0);
@@ -144,21 +148,34 @@ pub unsafe fn top_k_rows<K: RadixKey, const ITEMS: usize>(
                     }
                 });
             }
-            let holds_keys = first < span;
-            // SAFETY: the whole block calls it with the storage's counters; `holding >= k`
-            // threads hold a key.
-            let by_least = unsafe {
-                // Exact up to the k-th (stopping at a prefix shared by more minima would let
-                // in keys far past it).
-                select_prefix::<K::Bits, 1>(
-                    k,
-                    k,
-                    1,
-                    &least,
-                    &|_: &mut [K::Bits; 1], _| {},
-                    &|_, _| holds_keys,
-                    storage,
-                )
+            let by_least = if k <= TOP_K_WARP_SORT_MAX_K {
+                // SAFETY: the whole block calls it; k <= TOP_K_WARP_SORT_MAX_K; the storage is
+                // not used before.
+                let threshold = unsafe { kth_smallest_by_warp_sort(least[0], k, storage) };
+                Selected {
+                    prefix: threshold,
+                    cut: 0,
+                    ahead: 0,
+                    needed: k,
+                    candidates: 0,
+                }
+            } else {
+                let holds_keys = first < span;
+                // SAFETY: the whole block calls it with the storage's counters; `holding >= k`
+                // threads hold a key.
+                unsafe {
+                    // Exact up to the k-th (stopping at a prefix shared by more minima would
+                    // let in keys far past it).
+                    select_prefix::<K::Bits, 1>(
+                        k,
+                        k,
+                        1,
+                        &least,
+                        &|_: &mut [K::Bits; 1], _| {},
+                        &|_, _| holds_keys,
+                        storage,
+                    )
+                }
             };
             // 2. Gather the keys at or below it, if the slots hold them.
             // SAFETY: as above.
@@ -229,11 +246,84 @@ pub unsafe fn top_k_rows<K: RadixKey, const ITEMS: usize>(
             }
             s += block_dim();
         }
-        // The next row's select reuses the counters; its gather, the slots.
-        // SAFETY: the whole block calls it.
-        unsafe { block_barrier() };
-        row += grid_dim() as usize;
     }
+}
+
+/// The k-th smallest of the block's `least` (one a thread; a thread without keys passes
+/// [`RadixBits::MAX`]): each warp sorts its 32 ascending by a bitonic network of shuffles
+/// (Batcher 1968; 15 compare-exchange steps), its first `k` go to the slots, and each of those
+/// `block_dim() / 32 * k` counts the ones before it in (value, slot) order; the one with `k - 1`
+/// before it is the k-th. Zeroes the gather's counter, as [`select_prefix`] does.
+///
+/// # Safety
+/// Every thread of the block calls it; `1 <= k <= TOP_K_WARP_SORT_MAX_K`, so that the warps'
+/// `k` each and the result fit [`TOP_K_SELECT_MAX_K`] slots; `storage` is this block's, unused
+/// by any thread until this returns.
+#[inline(always)]
+unsafe fn kth_smallest_by_warp_sort<B: RadixBits + Shuffle>(
+    least: B,
+    k: u32,
+    storage: TopKStorage<B::Slot>,
+) -> B {
+    let lane = lane_id();
+    let t = thread_idx();
+    let mut v = least;
+    let mut size = 2;
+    while size <= WARP_SIZE {
+        let mut stride = size / 2;
+        while stride > 0 {
+            // SAFETY: the whole (full) warp exchanges together.
+            let other = unsafe { v.shuffle_xor(stride, WARP_SIZE, u32::MAX) };
+            // Runs of `size` lanes alternate ascending and descending until the last, which
+            // ascends; the lower lane of a pair keeps the smaller in an ascending run.
+            let ascending = lane & size == 0;
+            let lower = lane & stride == 0;
+            let take = if lower == ascending { other < v } else { v < other };
+            if take {
+                v = other;
+            }
+            stride /= 2;
+        }
+        size *= 2;
+    }
+    let candidates = block_dim() / WARP_SIZE * k;
+    if lane < k {
+        // SAFETY: warp_id() * k + lane < candidates <= TOP_K_SELECT_MAX_K slots; read after
+        // the barrier. FOUND_AHEAD is the gather's, read after its barrier.
+        unsafe { storage.keys.write_unchecked(warp_id() * k + lane, v.to_slot()) };
+    }
+    if t == 0 {
+        // SAFETY: one of the 4 words, used by the gather after the barriers below.
+        unsafe { storage.found.write(FOUND_AHEAD, 0) };
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    if t < candidates {
+        // SAFETY: t < candidates slots, written before the barrier.
+        let mine = unsafe { B::from_slot(storage.keys.read_unchecked(t)) };
+        let mut before = 0;
+        for o in 0..candidates {
+            // SAFETY: as above (every thread reads the same slot: a broadcast).
+            let other = unsafe { B::from_slot(storage.keys.read_unchecked(o)) };
+            if other < mine || (other == mine && o < t) {
+                before += 1;
+            }
+        }
+        if before == k - 1 {
+            // SAFETY: slot `candidates` < TOP_K_SELECT_MAX_K (k <= TOP_K_WARP_SORT_MAX_K),
+            // read by no thread until after the barrier; exactly one candidate has k - 1
+            // before it.
+            unsafe { storage.keys.write_unchecked(candidates, mine.to_slot()) };
+        }
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    let kth = unsafe { B::from_slot(storage.keys.read_unchecked(candidates)) };
+    // The gather writes the slots next.
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    kth
 }
 
 /// What a radix select found: every key whose bits above `cut` are below `prefix` is among

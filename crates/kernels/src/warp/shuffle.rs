@@ -78,8 +78,8 @@ unsafe fn shuffle_b32(mode: Mode, bits: u32, b: u32, width: u32, member_mask: u3
     }
 }
 
-/// A value that can be moved between lanes of a warp. Implemented for `f32`, `i32`, `u32`
-/// (one 32-bit shuffle) and `f64`, `i64`, `u64` (two).
+/// A value that can be moved between lanes of a warp. Implemented for `u8`, `u16`, `f32`,
+/// `i32`, `u32` (one 32-bit shuffle) and `f64`, `i64`, `u64` (two).
 pub trait Shuffle: Copy {
     /// Move the value through 32-bit shuffles of the given mode.
     #[doc(hidden)]
@@ -201,6 +201,22 @@ impl Bits32 for i32 {
         b as i32
     }
 }
+impl Bits32 for u16 {
+    fn to_bits_u32(self) -> u32 {
+        self as u32
+    }
+    fn from_bits_u32(b: u32) -> Self {
+        b as u16
+    }
+}
+impl Bits32 for u8 {
+    fn to_bits_u32(self) -> u32 {
+        self as u32
+    }
+    fn from_bits_u32(b: u32) -> Self {
+        b as u8
+    }
+}
 impl Bits64 for f64 {
     fn to_bits_u64(self) -> u64 {
         self.to_bits()
@@ -226,5 +242,5 @@ impl Bits64 for i64 {
     }
 }
 
-shuffle_32!(f32, u32, i32);
+shuffle_32!(u8, u16, f32, u32, i32);
 shuffle_64!(f64, u64, i64);

@@ -22,6 +22,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("segmented_sort::top_k_random", top_k_random),
     ("segmented_sort::bad_input_and_empty", bad_input),
     ("segmented_sort::past_2_pow_31_keys", past_2_pow_31),
+    (
+        "segmented_sort::top_k_past_2_pow_31_rows",
+        top_k_past_2_pow_31_rows,
+    ),
 ];
 
 /// A segment layout: `lead` keys before the first segment, the segments' lengths, `tail` keys
@@ -298,8 +302,8 @@ fn every_key_type(gpu: &Gpu) -> Result<(), Failed> {
     random_segmented::<bf16>(gpu)
 }
 
-/// top_k of random rows (1 to 10^4 columns, past a tile too), k from 0 to 64 or (one case in
-/// four) to 600 (past the radix select's largest k: the sort), largest and smallest, against
+/// top_k of random rows (1 to 10^4 columns, past a tile too), k from 0 to 16 (one case in
+/// two), to 64 or (one case in four) to 600 (past the radix select's largest k: the sort), largest and smallest, against
 /// the reference: values bit for bit and columns (ties to the lower column).
 fn random_top_k<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
     let workspace = RefCell::new(DeviceWorkspace::new());
@@ -316,8 +320,13 @@ fn random_top_k<K: SortKey>(gpu: &Gpu) -> Result<(), Failed> {
             |(row_len, rows, shape, largest, seed)| {
                 let ws = &mut *workspace.borrow_mut();
                 let keys = make_keys::<K>(rows * row_len, shape, seed);
-                // Small k (radix select) mostly; up to 600 (past TOP_K_SELECT_MAX_K: the sort).
-                let most_k = if seed % 4 == 0 { 600 } else { 64 };
+                // Small k mostly: up to 16 (the warps' sort finds the threshold), to 64 (radix
+                // select does), to 600 (past TOP_K_SELECT_MAX_K: the sort).
+                let most_k = match seed % 4 {
+                    0 => 600,
+                    1 => 64,
+                    _ => 16,
+                };
                 let k = rng(seed ^ 3).random_range(0..=row_len.min(most_k));
                 let (expected_values, expected_indices) = reference::top_k(&keys, row_len, k, largest);
                 let d_keys = gpu.upload(K::as_raw(&keys)).map_err(fail)?;
@@ -491,6 +500,44 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
         )?;
         let expected: Vec<u8> = order.iter().map(|&i| keys[row * row_len + i as usize]).collect();
         check_eq(&format!("row {row} keys"), sorted[range].to_vec(), expected)?;
+    }
+    Ok(())
+}
+
+/// top_k (k = 1, largest) of 2^31 + 5 rows of 2 `u8` keys: more rows than one grid's blocks
+/// (a block a row), so two launches; the rows around 2^31 - 1 (the second launch's first) and
+/// the last checked against the reference, and every row's index below 2.
+fn top_k_past_2_pow_31_rows(gpu: &Gpu) -> Result<(), Failed> {
+    let row_len = 2;
+    let rows = (1usize << 31) + 5;
+    let keys: Vec<u8> = (0..rows * row_len)
+        .map(|i| (i.wrapping_mul(0x9e37_79b9) >> 13) as u8)
+        .collect();
+    let d_keys = ok(gpu.upload(&keys))?;
+    let mut d_values = ok(gpu.alloc_zeroed::<u8>(rows))?;
+    let mut d_indices = ok(gpu.alloc_zeroed::<u32>(rows))?;
+    let ws = &mut DeviceWorkspace::new();
+    ok(device::top_k::<u8>(
+        gpu,
+        &d_keys,
+        row_len,
+        1,
+        true,
+        &mut d_values,
+        &mut d_indices,
+        ws,
+    ))?;
+    let values = ok(gpu.download(&d_values))?;
+    let indices = ok(gpu.download(&d_indices))?;
+    if let Some(row) = indices.iter().position(|&i| i >= row_len as u32) {
+        return Err(format!("row {row}: index {} past the row", indices[row]).into());
+    }
+    let boundary = i32::MAX as usize;
+    for row in [0, boundary - 1, boundary, boundary + 1, rows - 1] {
+        let range = row * row_len..(row + 1) * row_len;
+        let (expected_values, expected_indices) = reference::top_k(&keys[range], row_len, 1, true);
+        check_eq(&format!("row {row} value"), vec![values[row]], expected_values)?;
+        check_eq(&format!("row {row} index"), vec![indices[row]], expected_indices)?;
     }
     Ok(())
 }
