@@ -66,6 +66,10 @@ fn main() -> ExitCode {
         tuning::SORT_BLOCK,
         tuning::SORT_PAIRS_BLOCKS_PER_SM,
     );
+    // The segmented sorts of 2 blocks first, as above.
+    for prefix in tuning::SEGMENTED_SORT_TWO_BLOCK_FAMILIES {
+        builder = builder.launch_bounds(prefix, tuning::SORT_BLOCK, 2);
+    }
     builder = builder.launch_bounds(
         tuning::SEGMENTED_SORT_FAMILY,
         tuning::SORT_BLOCK,

@@ -653,10 +653,24 @@ pub const SORT_KEYS_FAMILY: &str = "device_radix_sort_onesweep_keys_";
 /// segment).
 pub const SEGMENTED_SORT_FAMILY: &str = "device_segmented_radix_sort_";
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built
-/// for (its PTX declares it). H100, 65536 rows of 4096 random f32 keys: 7.17 ms at 2 blocks
-/// (128 registers; ptxas spills 200 to 960 bytes per thread), 10.27 ms at 1 (about 250
-/// registers, no spill).
-pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 2;
+/// for (its PTX declares it), but for [`SEGMENTED_SORT_TWO_BLOCK_FAMILIES`]. H100, 65536 rows
+/// of 4096 random f32 keys: 7.17 ms at 2 blocks (128 registers; ptxas spills 200 to 960 bytes
+/// per thread), 10.27 ms at 1 (about 250 registers, no spill); since keys are stored as ranked
+/// and a block takes one segment, 4182 us at 2 (24 bytes spilled) and 3616 at 3 (80
+/// registers, 248 bytes spilled); the argsort (`u32` values) of f32 keys 4775 -> 4567, of i32
+/// keys 5.80 -> 5.43 ms, of f16 keys 3.35 -> 3.58 ms (824 bytes spilled: those stay at 2), f16
+/// keys alone 3.0 -> 2.6 ms.
+pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 3;
+/// Entry-point name prefixes of the segmented radix sort built for 2 blocks a multiprocessor
+/// (128 registers): 8-byte values (1316 bytes spilled at 3 blocks, not measured) and 4-byte
+/// values of 1- and 2-byte keys (slower at 3: above).
+pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
+    "device_segmented_radix_sort_v8_",
+    "device_segmented_radix_sort_v4_u8",
+    "device_segmented_radix_sort_v4_u16",
+    "device_segmented_radix_sort_v4_f16",
+    "device_segmented_radix_sort_v4_bf16",
+];
 /// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of
 /// [`SORT_BLOCK`] threads per row).
 pub const TOP_K_FAMILY: &str = "device_top_k_";

@@ -172,8 +172,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
 /// row operations 1024
 /// threads and one block, the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
-/// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM,
-/// the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
+/// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
+/// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -193,6 +193,11 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
             } else if name.starts_with(SORT_KEYS_FAMILY) {
                 Some(bounds(SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM))
+            } else if SEGMENTED_SORT_TWO_BLOCK_FAMILIES
+                .iter()
+                .any(|p| name.starts_with(p))
+            {
+                Some(bounds(SORT_BLOCK, 2))
             } else if name.starts_with(SEGMENTED_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(TOP_K_FAMILY) {
@@ -222,9 +227,10 @@ const SORT_SPILL_BYTES: usize = 32;
 /// measured faster than 2 blocks without spills (tuning's `SORT_KEYS_BLOCKS_PER_SM`).
 const SORT_KEYS_SPILL_BYTES: usize = 120;
 
-/// As [`SORT_SPILL_BYTES`], for the segmented sort (2 blocks, 128 registers): up to 324 bytes
-/// (the 8-byte values of 1-byte keys, sm_90; 956 before keys were stored as ranked and a block
-/// took one segment), which measured 1.43x faster than 1 block without spills (tuning's
+/// As [`SORT_SPILL_BYTES`], for the segmented sort (3 blocks, 80 registers; 2 and 128 for
+/// `SEGMENTED_SORT_TWO_BLOCK_FAMILIES`): up to 512 bytes (`u32` values of 4-byte keys, sm_90;
+/// 248 for keys alone, 324 for 8-byte values at 2 blocks), which measured 6-14 % faster than 2
+/// blocks (2 blocks measured 1.43x faster than 1 without spills; tuning's
 /// `SEGMENTED_SORT_BLOCKS_PER_SM`).
 const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 
