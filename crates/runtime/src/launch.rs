@@ -51,6 +51,24 @@ impl LaunchConfig {
         Self::new(blocks as u32, block)
     }
 
+    /// A block per item for `items` items (segments, rows), cut into launches of at most
+    /// [`MAX_GRID`](Self::MAX_GRID) blocks: each launch's first item and its number of blocks.
+    ///
+    /// # Example
+    /// ```
+    /// use gpu_primitives_runtime::LaunchConfig;
+    /// let max = LaunchConfig::MAX_GRID as usize;
+    /// let launches: Vec<_> = LaunchConfig::grid_chunks(max + 5).collect();
+    /// assert_eq!(launches, [(0, LaunchConfig::MAX_GRID), (max, 5)]);
+    /// assert_eq!(LaunchConfig::grid_chunks(0).count(), 0);
+    /// ```
+    pub fn grid_chunks(items: usize) -> impl Iterator<Item = (usize, u32)> {
+        let max = Self::MAX_GRID as usize;
+        (0..items)
+            .step_by(max)
+            .map(move |first| (first, (items - first).min(max) as u32))
+    }
+
     /// The same shape with `bytes` of dynamic shared memory per block.
     pub fn with_shared_mem(mut self, bytes: u32) -> Self {
         self.shared_mem_bytes = bytes;

@@ -127,10 +127,8 @@ pub(super) fn launch<K: SortKey>(
     let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
     let kernel = crate::module(on.gpu)?.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
-    // A block a segment: past the most blocks a grid holds, one launch per `MAX_GRID` segments.
-    let max_grid = LaunchConfig::MAX_GRID as usize;
-    for first_segment in (0..segments).step_by(max_grid) {
-        let grid = (segments - first_segment).min(max_grid) as u32;
+    // A block a segment: past the most blocks a grid holds, a launch each chunk of segments.
+    for (first_segment, grid) in LaunchConfig::grid_chunks(segments) {
         let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
         let params = SegmentedSortParams::<K::Raw, u64> {
             keys_in: buffers.keys_in as *const K::Raw,

@@ -111,17 +111,15 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     let name = format!("device_top_k_{}", K::NAME);
     let kernel = crate::module(on.gpu)?.kernel::<TopKParams<K::Raw>>(&name)?;
     let shared = top_k_layout(size_of::<K::Raw>() as u32).total;
-    // A block a row: past the most blocks a grid holds, one launch per `MAX_GRID` rows, the
+    // A block a row: past the most blocks a grid holds, a launch each chunk of rows, the
     // pointers moved on.
-    let max_grid = LaunchConfig::MAX_GRID as usize;
-    for first in (0..rows).step_by(max_grid) {
-        let chunk = (rows - first).min(max_grid);
-        let config = LaunchConfig::new(chunk as u32, SORT_BLOCK).with_shared_mem(shared);
+    for (first, chunk) in LaunchConfig::grid_chunks(rows) {
+        let config = LaunchConfig::new(chunk, SORT_BLOCK).with_shared_mem(shared);
         let params = TopKParams::<K::Raw> {
             keys: (keys_in.address as *const K::Raw).wrapping_add(first * row_len),
             values_out: (values_out.address as *mut K::Raw).wrapping_add(first * k),
             indices_out: (indices.address as *mut u32).wrapping_add(first * k),
-            rows: chunk,
+            rows: chunk as usize,
             row_len,
             k: k as u32,
             largest: largest as u32,
