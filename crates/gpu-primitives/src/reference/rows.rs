@@ -274,7 +274,8 @@ pub enum Forward {
 /// half type may differ by its rounding besides (`2^-11 |expected|` for f16, `2^-8` for bf16,
 /// and f16's subnormal step near 0).
 ///
-/// - softmax `2e-5 |expected|` (the approximate `exp` and `1 / sum`),
+/// - softmax `2e-5 |expected| + 2^-126` (the approximate `exp` and `1 / sum`; an `exp` below
+///   2^-126, `f32`'s smallest normal, is flushed to 0),
 /// - log-softmax `1e-5 + 2e-6 |expected|` (`ln` of the sum; `x - max` exact),
 /// - LayerNorm and RMSNorm `(3e-5 (1 + |expected|) + 2^-22 centring) (1 + |weight|)`: the
 ///   approximate `1 / sqrt` and the sums of up to 2^20 items, and for LayerNorm the rounding of
@@ -282,7 +283,7 @@ pub enum Forward {
 ///   `rstd` (a row of close large values is ill-conditioned in `f32`, as in PyTorch).
 pub fn f32_bound(op: Forward, expected: f64, weight: f64, centring: f64) -> f64 {
     match op {
-        Forward::Softmax => 2e-5 * expected.abs(),
+        Forward::Softmax => 2e-5 * expected.abs() + f64::from(f32::MIN_POSITIVE),
         Forward::LogSoftmax => 1e-5 + 2e-6 * expected.abs(),
         Forward::LayerNorm | Forward::RmsNorm => {
             (3e-5 * (1.0 + expected.abs()) + centring / (1u64 << 22) as f64) * (1.0 + weight.abs())

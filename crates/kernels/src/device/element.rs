@@ -190,6 +190,10 @@ pub trait RowElement: Element<Acc = f32> {
     /// compiler may not merge with an earlier one: a row held in registers is widened again at
     /// each pass over it, instead of being kept widened (twice the registers for halves).
     fn widen_each_time(words: &[u32], i: usize) -> f32;
+    /// Word `w` of `values` rounded to this type and packed as [`Packed::pack`] packs them
+    /// (`values[2 w]` in the low half of a word of halves): halves in one `cvt.rn.*x2.f32`,
+    /// where a conversion each and a shift and an OR to pack them took three instructions.
+    fn narrow_word(values: &[f32], w: usize) -> u32;
 }
 
 impl RowElement for f32 {
@@ -201,10 +205,14 @@ impl RowElement for f32 {
     fn widen_each_time(words: &[u32], i: usize) -> f32 {
         f32::from_bits(words[i])
     }
+    #[inline(always)]
+    fn narrow_word(values: &[f32], w: usize) -> u32 {
+        values[w].to_bits()
+    }
 }
 
 macro_rules! row_half {
-    ($t:ident, $narrow:literal, $low:literal, $high:literal) => {
+    ($t:ident, $narrow:literal, $narrow_pair:literal, $low:literal, $high:literal) => {
         impl RowElement for $t {
             #[inline(always)]
             fn from_f32(value: f32) -> $t {
@@ -215,6 +223,18 @@ macro_rules! row_half {
                          options(pure, nomem, nostack))
                 };
                 $t(out)
+            }
+            #[inline(always)]
+            fn narrow_word(values: &[f32], w: usize) -> u32 {
+                let out: u32;
+                // SAFETY: a register conversion (sm_80 and later, as every PTX variant built);
+                // no memory is touched. The first source goes to the upper half.
+                unsafe {
+                    asm!(concat!($narrow_pair, " {o}, {hi}, {lo};"), o = out(reg32) out,
+                         hi = in(reg32) values[2 * w + 1], lo = in(reg32) values[2 * w],
+                         options(pure, nomem, nostack))
+                };
+                out
             }
             #[inline(always)]
             fn widen_each_time(words: &[u32], i: usize) -> f32 {
@@ -236,6 +256,7 @@ macro_rules! row_half {
 row_half!(
     F16,
     "cvt.rn.f16.f32",
+    "cvt.rn.f16x2.f32",
     "{{ .reg .b16 lo, hi; mov.b32 {{lo, hi}}, {w}; cvt.f32.f16 {o}, lo; }}",
     "{{ .reg .b16 lo, hi; mov.b32 {{lo, hi}}, {w}; cvt.f32.f16 {o}, hi; }}"
 );
@@ -243,6 +264,7 @@ row_half!(
 row_half!(
     Bf16,
     "cvt.rn.bf16.f32",
+    "cvt.rn.bf16x2.f32",
     "shl.b32 {o}, {w}, 16;",
     "and.b32 {o}, {w}, 0xffff0000;"
 );

@@ -28,9 +28,11 @@
 //!   the group ([`RowOp::combine`]), in an order fixed by the launch shape: results are the same
 //!   from run to run, and every thread of a row uses the same statistics.
 //! - **Numerics:** `f32` throughout; halves are widened exactly and rounded to nearest even on
-//!   output. `exp` is `ex2.approx.f32` of `x * log2(e)` (relative error at most about
+//!   output. `exp` is `ex2.approx.ftz.f32` of `x * log2(e)` (relative error at most about
 //!   `2^-22 + |x| * 2^-24`; softmax's `exp(x - max)` is `ex2` of one fma,
-//!   `x log2(e) - max log2(e)`, which adds about `|max| * 2^-24`), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
+//!   `x log2(e) - max log2(e)`, which adds about `|max| * 2^-24`; a result below 2^-126, the
+//!   smallest normal `f32`, is 0: softmax outputs below about 1.2e-38 are flushed to zero, where
+//!   PyTorch keeps subnormals), `ln` is `lg2.approx.f32` times `ln 2`, `1 / sqrt` is
 //!   `rsqrt.approx.f32` (relative error at most 2^-22.9), the `1 / n` of Chan's step (below)
 //!   `rcp.approx.f32` (at most 2^-23): PTX ISA, "Floating Point
 //!   Instructions". NaN propagates (the row maximum is NaN-propagating); a row of all `-inf`
@@ -57,7 +59,7 @@ use gpu_primitives_abi::layout::{
 use gpu_primitives_abi::params::RowParams;
 use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, row_block_tiles};
 
-/// `e^x` through `ex2.approx.f32` (see the [module docs](self) for its error).
+/// `e^x` through `ex2.approx.ftz.f32` (see the [module docs](self) for its error).
 #[inline(always)]
 pub fn exp_approx(x: f32) -> f32 {
     exp2_approx(x * core::f32::consts::LOG2_E)
@@ -547,13 +549,15 @@ fn exp_shifted(x: f32, max: f32) -> f32 {
     exp2_approx(exponent)
 }
 
-/// `2^x` through `ex2.approx.f32` (`-inf` gives 0).
+/// `2^x` through `ex2.approx.ftz.f32` (`-inf` gives 0; a result below 2^-126, the smallest
+/// normal `f32`, gives 0). One `MUFU.EX2`, where `ex2.approx.f32` without `.ftz` adds a compare
+/// and two conditional multiplies to keep subnormal results (ptxas sm_90).
 #[inline(always)]
 fn exp2_approx(x: f32) -> f32 {
     let out: f32;
     // SAFETY: a register instruction; no memory is touched.
     unsafe {
-        asm!("ex2.approx.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
+        asm!("ex2.approx.ftz.f32 {o}, {i};", o = out(reg32) out, i = in(reg32) x, options(pure, nomem, nostack))
     };
     out
 }
@@ -1081,7 +1085,7 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
         };
         let item =
             |words: Option<[u32; 4]>, j: usize, none: f32| words.map_or(none, |w| chunk_item::<T>(&w, j));
-        let mut words = [0u32; MAX_WORDS];
+        let mut ys = [0.0f32; 8];
         unrolled_for(per_chunk::<T>(), |j| {
             let x = chunk_item::<T>(&tile.x[4 * c..], j);
             let dy = if Op::GRAD {
@@ -1097,8 +1101,10 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
                 col + j as u32,
                 row,
             );
-            T::from_f32(y).pack(&mut words, j);
+            ys[j] = y;
         });
+        let mut words = [0u32; MAX_WORDS];
+        unrolled_for(4, |w| words[w] = T::narrow_word(&ys, w));
         if vector {
             if col < tile.cols {
                 let chunk = [words[0], words[1], words[2], words[3]];

@@ -128,8 +128,8 @@ const COLS: &[usize] = &[
 const CASE_ELEMENTS: usize = 1 << 22;
 
 /// A matrix of `rows x cols` values in [-8, 8]: some rows shifted by up to 100 (the norms'
-/// means), with `special` some rows masked from a random column on (`-inf`), all `-inf`, or
-/// holding a NaN.
+/// means), with `special` some rows masked from a random column on (`-inf`), all `-inf`,
+/// holding a NaN, or one item 110 below the others (its softmax below 2^-126, flushed to 0).
 fn matrix<T: RowTest>(rows: usize, cols: usize, special: bool, seed: u64) -> Vec<T> {
     let mut r = rng(seed);
     let mut x = Vec::with_capacity(rows * cols);
@@ -147,6 +147,7 @@ fn matrix<T: RowTest>(rows: usize, cols: usize, special: bool, seed: u64) -> Vec
                 0 => row[r.random_range(0..cols)..].fill(T::from_f64(f64::NEG_INFINITY)),
                 1 => row.fill(T::from_f64(f64::NEG_INFINITY)),
                 2 => row[r.random_range(0..cols)] = T::from_f64(f64::NAN),
+                3 => row[r.random_range(0..cols)] = T::from_f64(shift - 110.0),
                 _ => {}
             }
         }
@@ -769,6 +770,17 @@ fn special_rows(gpu: &Gpu) -> Result<(), Failed> {
     let p = ok(p.to_vec(gpu))?;
     check_eq("softmax of all -inf", p[..3].iter().all(|v| v.is_nan()), true)?;
     check_eq("softmax of one finite item", &p[3..], &[0.0, 1.0, 0.0][..])?;
+    // exp(-100) (3.7e-44) is below f32's smallest normal 2^-126: flushed to 0, as documented.
+    let far = ok(DeviceVec::from_slice(gpu, &[0.0f32, -100.0, -80.0]))?;
+    let mut p = ok(DeviceVec::<f32>::zeroed(gpu, 3))?;
+    ok(rows::softmax(gpu, &far, 3, &mut p))?;
+    let p = ok(p.to_vec(gpu))?;
+    check_eq("softmax's output below 2^-126", (p[0], p[1]), (1.0, 0.0))?;
+    check_eq(
+        "softmax's normal output beside it",
+        ((p[2] as f64) / (-80f64).exp() - 1.0).abs() < 2e-5,
+        true,
+    )?;
     // Cross-entropy: a target out of range gives NaN for its row (and the mean); the mean over
     // no valid rows is NaN, the sum 0; equal logits over 4 classes lose ln 4.
     let workspace = &mut DeviceWorkspace::new();
