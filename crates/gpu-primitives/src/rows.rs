@@ -59,8 +59,8 @@
 //! **Numerics** (`f32` arithmetic; the GPU tests compare with `f64` references): `exp`, `ln` and
 //! `1/sqrt` use PTX's approximate instructions (`ex2.approx`, `lg2.approx`, `rsqrt.approx`,
 //! relative errors near 2^-22; `exp(d)` adds about `|d| * 2^-24` for `d = x - max`, and an
-//! `exp` below 2^-126, the smallest normal `f32`, is 0 (`ex2.approx.ftz`): a softmax output below
-//! about 1.2e-38 is 0 where PyTorch keeps a subnormal, and a cross-entropy gradient's). NaN
+//! `exp` below 2^-126, the smallest normal `f32`, is 0 (`ex2.approx.ftz`): a softmax output or
+//! cross-entropy probability below about 1.2e-38 is 0 where PyTorch keeps a subnormal). NaN
 //! propagates to its whole row; `+inf` in a softmax row gives NaN (as PyTorch); a row of all
 //! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
 //! one (divided by `cols`), as PyTorch's.
