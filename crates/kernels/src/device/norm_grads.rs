@@ -19,6 +19,7 @@
 //! the same bits from run to run, whatever the GPU.
 
 use super::element::RowElement;
+use super::rows::fma;
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
@@ -51,23 +52,23 @@ pub unsafe fn norm_grads_partial<T: RowElement>(p: &NormGradParams<T>) {
             let mean = if p.mean.is_null() { 0.0 } else { *p.mean.add(r) };
             let x = (*p.input.add(at)).to_acc();
             let dy = (*p.grad.add(at)).to_acc();
-            (dy * ((x - mean) * *p.rstd.add(r)), dy)
+            ((x - mean) * *p.rstd.add(r), dy)
         }
     };
     let (mut weight_sum, mut bias_sum) = (0.0f32, 0.0f32);
     let mut r = first;
     while r + ROWS_PER_STEP <= end {
         let items: [(f32, f32); ROWS_PER_STEP] = core::array::from_fn(|k| item(r + k));
-        for (w, b) in items {
-            weight_sum += w;
-            bias_sum += b;
+        for (normalized, dy) in items {
+            weight_sum = fma(dy, normalized, weight_sum);
+            bias_sum += dy;
         }
         r += ROWS_PER_STEP;
     }
     while r < end {
-        let (w, b) = item(r);
-        weight_sum += w;
-        bias_sum += b;
+        let (normalized, dy) = item(r);
+        weight_sum = fma(dy, normalized, weight_sum);
+        bias_sum += dy;
         r += 1;
     }
     let at = 2 * (chunk * p.cols + col);

@@ -98,6 +98,19 @@ pub fn rsqrt_approx(x: f32) -> f32 {
     out
 }
 
+/// `a * b + c` rounded once (`fma.rn.f32`, one `FFMA`). Rust never fuses `a * b + c` itself
+/// (no floating-point contraction), so a product added to a sum took an `FMUL` and an `FADD`.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction; no memory is touched.
+    unsafe {
+        asm!("fma.rn.f32 {o}, {a}, {b}, {c};", o = out(reg32) out, a = in(reg32) a, b = in(reg32) b,
+             c = in(reg32) c, options(pure, nomem, nostack))
+    };
+    out
+}
+
 /// A row operation's statistics: `N` `f32` values (at most [`ROW_STATS`]).
 pub trait Stats: Copy {
     /// Number of values.
@@ -456,7 +469,8 @@ pub trait RowOp {
     /// `RowParams::column_partials` where that is not null and a tile holds the row (the norms'
     /// backward: their weight's and bias's gradients).
     const PARAMETER_GRADS: bool = false;
-    /// An item's terms of the weight's and the bias's gradients (`dy * x^`, `dy`).
+    /// An item's `x^` and `dy`: its terms of the weight's and the bias's gradients are
+    /// `dy * x^` and `dy`.
     #[inline(always)]
     fn parameter_grads(_x: f32, _dy: f32, _row: &RowFacts) -> [f32; 2] {
         [0.0; 2]
@@ -540,13 +554,7 @@ fn max_nan(a: f32, b: f32) -> f32 {
 #[inline(always)]
 fn exp_shifted(x: f32, max: f32) -> f32 {
     let shift = max * core::f32::consts::LOG2_E;
-    let exponent: f32;
-    // SAFETY: a register instruction; no memory is touched.
-    unsafe {
-        asm!("fma.rn.f32 {o}, {x}, {l}, {s};", o = out(reg32) exponent, x = in(reg32) x,
-             l = in(reg32) core::f32::consts::LOG2_E, s = in(reg32) -shift, options(pure, nomem, nostack))
-    };
-    exp2_approx(exponent)
+    exp2_approx(fma(x, core::f32::consts::LOG2_E, -shift))
 }
 
 /// `2^x` through `ex2.approx.ftz.f32` (`-inf` gives 0; a result below 2^-126, the smallest
@@ -642,7 +650,7 @@ impl RowOp for SoftmaxBackward {
         SUM_IDENTITY
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 1] {
-        [tile.fold(0.0, |s, y, dy| s + dy * y)]
+        [tile.fold(0.0, |s, y, dy| fma(dy, y, s))]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
@@ -674,7 +682,7 @@ impl RowOp for LogSoftmaxBackward {
         sum
     }
     fn output(y: f32, dy: f32, _: f32, _: f32, _: u32, sum: &f32) -> f32 {
-        dy - exp_approx(y) * sum
+        fma(-exp_approx(y), *sum, dy)
     }
 }
 
@@ -690,7 +698,7 @@ impl RowOp for RmsNorm {
         SUM_IDENTITY
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, _: &RowFacts) -> [f32; 1] {
-        [tile.fold(0.0, |s, x, _| s + x * x)]
+        [tile.fold(0.0, |s, x, _| fma(x, x, s))]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
@@ -724,7 +732,7 @@ impl RowOp for LayerNorm {
         let count = tile.valid_items() as f32;
         let sum = tile.fold(0.0, |s, x, _| s + x);
         let mean = if count > 0.0 { sum / count } else { 0.0 };
-        let deviations = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
+        let deviations = tile.fold_valid(0.0, |d, x| fma(x - mean, x - mean, d));
         [count, mean, deviations]
     }
     fn combine(a: [f32; 3], b: [f32; 3]) -> [f32; 3] {
@@ -739,7 +747,7 @@ impl RowOp for LayerNorm {
         let delta = mb - ma;
         // nb / n and na nb / n through one reciprocal (counts are exact in f32 below 2^24).
         let share = nb * rcp_approx(n);
-        [n, ma + delta * share, da + db + delta * delta * (na * share)]
+        [n, fma(delta, share, ma), fma(delta * delta, na * share, da + db)]
     }
     fn finish([_, mean, deviations]: [f32; 3], row: &RowFacts) -> [f32; 2] {
         [mean, rsqrt_approx(deviations / row.cols as f32 + row.eps)]
@@ -756,7 +764,7 @@ impl RowOp for LayerNorm {
         // SAFETY: forwarded (two calls in a row alternate the slots).
         let [sum] = unsafe { group.all([tile.fold(0.0, |s, x, _| s + x)], SUM_IDENTITY, add) };
         let mean = sum / row.cols as f32;
-        let squares = tile.fold_valid(0.0, |d, x| d + (x - mean) * (x - mean));
+        let squares = tile.fold_valid(0.0, |d, x| fma(x - mean, x - mean, d));
         // SAFETY: as above.
         let [deviations] = unsafe { group.all([squares], SUM_IDENTITY, add) };
         [mean, rsqrt_approx(deviations / row.cols as f32 + row.eps)]
@@ -764,7 +772,7 @@ impl RowOp for LayerNorm {
     /// `(x - mean) * (rstd * weight) + bias`: `x - mean` is exact for close values, so a row of
     /// nearly equal items (a large `rstd`) keeps its precision.
     fn output(x: f32, _: f32, weight: f32, bias: f32, _: u32, &[mean, rstd]: &[f32; 2]) -> f32 {
-        (x - mean) * (rstd * weight) + bias
+        fma(x - mean, rstd * weight, bias)
     }
     #[inline(always)]
     unsafe fn write_row<T: RowElement>(p: &RowParams<T>, row: usize, &[mean, rstd]: &[f32; 2]) {
@@ -805,7 +813,7 @@ impl<const SUMS: bool> RowOp for LayerNormBackwardOp<SUMS> {
         let (mean, rstd) = (row.mean, row.rstd);
         tile.fold_weighted([0.0; 2], |[g_sum, gx_sum], x, dy, weight| {
             let g = dy * weight;
-            [g_sum + g, gx_sum + g * ((x - mean) * rstd)]
+            [g_sum + g, fma(g, (x - mean) * rstd, gx_sum)]
         })
     }
     fn combine([a, b]: [f32; 2], [c, d]: [f32; 2]) -> [f32; 2] {
@@ -824,7 +832,7 @@ impl<const SUMS: bool> RowOp for LayerNormBackwardOp<SUMS> {
         &[mean, rstd, g_mean, gx_mean]: &[f32; 4],
     ) -> f32 {
         let normalized = (x - mean) * rstd;
-        rstd * ((dy * weight - g_mean) - normalized * gx_mean)
+        rstd * fma(-normalized, gx_mean, fma(dy, weight, -g_mean))
     }
     #[inline(always)]
     unsafe fn row_facts<T: RowElement>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
@@ -856,7 +864,7 @@ impl<const SUMS: bool> RowOp for RmsNormBackwardOp<SUMS> {
     }
     fn fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>, row: &RowFacts) -> [f32; 1] {
         let rstd = row.rstd;
-        [tile.fold_weighted(0.0, |s, x, dy, weight| s + dy * weight * (x * rstd))]
+        [tile.fold_weighted(0.0, |s, x, dy, weight| fma(dy * weight, x * rstd, s))]
     }
     fn combine(a: [f32; 1], b: [f32; 1]) -> [f32; 1] {
         add(a, b)
@@ -865,7 +873,7 @@ impl<const SUMS: bool> RowOp for RmsNormBackwardOp<SUMS> {
         [row.rstd, gx_sum / row.cols as f32]
     }
     fn output(x: f32, dy: f32, weight: f32, _: f32, _: u32, &[rstd, gx_mean]: &[f32; 2]) -> f32 {
-        rstd * (dy * weight - (x * rstd) * gx_mean)
+        rstd * fma(-(x * rstd), gx_mean, dy * weight)
     }
     #[inline(always)]
     unsafe fn row_facts<T: RowElement>(p: &RowParams<T>, row: usize, facts: RowFacts) -> RowFacts {
@@ -874,11 +882,11 @@ impl<const SUMS: bool> RowOp for RmsNormBackwardOp<SUMS> {
     }
 }
 
-/// The norms' terms of `dweight` and `dbias` at an item: `dy * x^` (`x^ = (x - mean) * rstd`,
-/// the mean 0 for RMSNorm) and `dy`.
+/// The norms' `x^` and `dy` at an item (`x^ = (x - mean) * rstd`, the mean 0 for RMSNorm): its
+/// terms of `dweight` and `dbias` are `dy * x^` and `dy`.
 #[inline(always)]
 fn norm_parameter_grads(x: f32, dy: f32, row: &RowFacts) -> [f32; 2] {
-    [dy * ((x - row.mean) * row.rstd), dy]
+    [(x - row.mean) * row.rstd, dy]
 }
 
 /// `values[row] = value` where `values` is not null.
@@ -1419,11 +1427,11 @@ pub unsafe fn row_op<
             }
             if column_sums && row < p.rows {
                 tile.for_each_item(|k, x, dy| {
-                    let [weight, bias] = Op::parameter_grads(x, dy, &facts);
+                    let [normalized, bias] = Op::parameter_grads(x, dy, &facts);
                     // SAFETY: this thread's own slots of tile t, in bounds, as above.
                     unsafe {
                         let (w, b) = (sum_slot(t, k, 0), sum_slot(t, k, 1));
-                        sums.write_unchecked(w, sums.read_unchecked(w) + weight);
+                        sums.write_unchecked(w, fma(bias, normalized, sums.read_unchecked(w)));
                         sums.write_unchecked(b, sums.read_unchecked(b) + bias);
                     }
                 });
