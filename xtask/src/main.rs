@@ -86,6 +86,9 @@ fn main() -> ExitCode {
         1,
     );
     builder = builder.cluster_dims(tuning::ROW_CLUSTER_SUFFIX, tuning::ROW_CLUSTER_BLOCKS);
+    for &(entry, registers) in tuning::ROW_REGISTER_LIMITS {
+        builder = builder.max_registers(entry, registers);
+    }
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {

@@ -229,6 +229,7 @@ pub struct PtxBuilder {
     watched: Vec<PathBuf>,
     launch_bounds: Vec<LaunchBounds>,
     cluster_dims: Vec<ClusterDims>,
+    register_limits: Vec<RegisterLimit>,
 }
 
 /// CUDA's `__cluster_dims__(blocks, 1, 1)` for the entry points whose names end with `suffix`:
@@ -258,6 +259,18 @@ pub struct LaunchBounds {
     pub min_blocks_per_sm: u32,
 }
 
+/// CUDA's `__maxnreg__`: at most `max_registers` registers a thread for the entry point named
+/// exactly `entry`, written as the PTX directive `.maxnreg` after its launch bounds. For a kernel
+/// whose launch bounds must allow large blocks (and so many registers a thread) but that runs
+/// fastest in small blocks with more of them resident.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegisterLimit {
+    /// The entry point's whole name.
+    pub entry: String,
+    /// Most registers a thread.
+    pub max_registers: u32,
+}
+
 fn out_dir() -> Result<PathBuf, BuildError> {
     env::var_os("OUT_DIR")
         .map(PathBuf::from)
@@ -282,6 +295,7 @@ impl PtxBuilder {
             watched: Vec::new(),
             launch_bounds: Vec::new(),
             cluster_dims: Vec::new(),
+            register_limits: Vec::new(),
         }
     }
 
@@ -295,6 +309,16 @@ impl PtxBuilder {
             prefix: prefix.to_owned(),
             max_threads,
             min_blocks_per_sm,
+        });
+        self
+    }
+
+    /// Limit the entry point named `entry` to `max_registers` registers a thread (`.maxnreg`,
+    /// see [`RegisterLimit`]).
+    pub fn max_registers(mut self, entry: &str, max_registers: u32) -> Self {
+        self.register_limits.push(RegisterLimit {
+            entry: entry.to_owned(),
+            max_registers,
         });
         self
     }
@@ -438,7 +462,12 @@ impl PtxBuilder {
             }
             if !self.launch_bounds.is_empty() || !self.cluster_dims.is_empty() {
                 let text = std::fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-                let directives = with_entry_directives(&text, &self.launch_bounds, &self.cluster_dims);
+                let directives = with_entry_directives(
+                    &text,
+                    &self.launch_bounds,
+                    &self.cluster_dims,
+                    &self.register_limits,
+                );
                 std::fs::write(&ptx, directives).map_err(|e| BuildError::Io(ptx.clone(), e))?;
             }
             artifacts.push(PtxArtifact { arch, path: ptx });
@@ -447,9 +476,14 @@ impl PtxBuilder {
     }
 }
 
-/// `ptx` with the directives of `clusters`, then of `bounds`, after the parameter list of every
-/// matching entry.
-pub fn with_entry_directives(ptx: &str, bounds: &[LaunchBounds], clusters: &[ClusterDims]) -> String {
+/// `ptx` with the directives of `clusters`, then of `bounds`, then of `registers`, after the
+/// parameter list of every matching entry.
+pub fn with_entry_directives(
+    ptx: &str,
+    bounds: &[LaunchBounds],
+    clusters: &[ClusterDims],
+    registers: &[RegisterLimit],
+) -> String {
     let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
     let mut rest = ptx;
     while let Some(at) = rest.find(".entry ") {
@@ -471,6 +505,9 @@ pub fn with_entry_directives(ptx: &str, bounds: &[LaunchBounds], clusters: &[Clu
             if b.min_blocks_per_sm > 0 {
                 out.push_str(&format!(".minnctapersm {}\n", b.min_blocks_per_sm));
             }
+        }
+        if let Some(r) = registers.iter().find(|r| name == r.entry) {
+            out.push_str(&format!(".maxnreg {}\n", r.max_registers));
         }
         rest = &rest[close..];
     }
@@ -553,10 +590,18 @@ mod tests {
             max_threads: 256,
             min_blocks_per_sm: 4,
         }];
-        let out = with_entry_directives(ptx, &bounds, &[]);
-        assert!(out.contains("k_reduce(\n\t.param .u64 a\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"));
+        let registers = [RegisterLimit {
+            entry: "k_reduce".into(),
+            max_registers: 48,
+        }];
+        let out = with_entry_directives(ptx, &bounds, &[], &registers);
+        assert!(
+            out.contains(
+                "k_reduce(\n\t.param .u64 a\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n.maxnreg 48\n{"
+            )
+        );
         assert!(out.contains("k_scan(\n\t.param .u64 a\n)\n{"));
-        assert_eq!(with_entry_directives(ptx, &[], &[]), ptx);
+        assert_eq!(with_entry_directives(ptx, &[], &[], &[]), ptx);
     }
 
     #[test]
@@ -571,7 +616,7 @@ mod tests {
             suffix: "_cluster".into(),
             blocks: 4,
         }];
-        let out = with_entry_directives(ptx, &bounds, &clusters);
+        let out = with_entry_directives(ptx, &bounds, &clusters, &[]);
         assert!(out.contains(
             "k_row_cluster(\n\t.param .u64 a\n)\n.reqnctapercluster 4, 1, 1\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"
         ));

@@ -170,8 +170,7 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
-/// row operations 1024
-/// threads and one block, the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
+/// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries), the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
 /// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
@@ -189,6 +188,9 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM))
             } else if let Some(&(_, blocks)) = segmented {
                 Some(bounds(SCAN_BLOCK, blocks))
+            } else if let Some(&(_, registers)) = ROW_REGISTER_LIMITS.iter().find(|(e, _)| name == *e) {
+                let b = bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1);
+                Some(b.replace("\n{", &format!("\n.maxnreg {registers}\n{{")))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
             } else if name.starts_with(SORT_KEYS_FAMILY) {
