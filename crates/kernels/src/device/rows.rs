@@ -1427,12 +1427,13 @@ pub unsafe fn row_op<
             }
             if column_sums && row < p.rows {
                 tile.for_each_item(|k, x, dy| {
-                    let [normalized, bias] = Op::parameter_grads(x, dy, &facts);
+                    // dweight += dy x^, dbias += dy.
+                    let [normalized, grad] = Op::parameter_grads(x, dy, &facts);
                     // SAFETY: this thread's own slots of tile t, in bounds, as above.
                     unsafe {
                         let (w, b) = (sum_slot(t, k, 0), sum_slot(t, k, 1));
-                        sums.write_unchecked(w, fma(bias, normalized, sums.read_unchecked(w)));
-                        sums.write_unchecked(b, sums.read_unchecked(b) + bias);
+                        sums.write_unchecked(w, fma(grad, normalized, sums.read_unchecked(w)));
+                        sums.write_unchecked(b, sums.read_unchecked(b) + grad);
                     }
                 });
             }
