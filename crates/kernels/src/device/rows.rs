@@ -1093,7 +1093,8 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
         };
         let item =
             |words: Option<[u32; 4]>, j: usize, none: f32| words.map_or(none, |w| chunk_item::<T>(&w, j));
-        let mut ys = [0.0f32; 8];
+        // The chunk's outputs in f32: at most a 16-byte chunk of 2-byte elements.
+        let mut ys = [0.0f32; per_chunk::<u16>()];
         unrolled_for(per_chunk::<T>(), |j| {
             let x = chunk_item::<T>(&tile.x[4 * c..], j);
             let dy = if Op::GRAD {
@@ -1101,7 +1102,7 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
             } else {
                 0.0
             };
-            let y = Op::output(
+            ys[j] = Op::output(
                 x,
                 dy,
                 item(weight, j, 1.0),
@@ -1109,7 +1110,6 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
                 col + j as u32,
                 row,
             );
-            ys[j] = y;
         });
         let mut words = [0u32; MAX_WORDS];
         unrolled_for(4, |w| words[w] = T::narrow_word(&ys, w));
