@@ -105,6 +105,16 @@ pub enum BuildError {
     /// A variable cargo sets for build scripts is missing.
     #[error("environment variable {0} is not set: call PtxBuilder from a build script")]
     NotInBuildScript(&'static str),
+    /// A register limit ([`PtxBuilder::max_registers`]) names no entry point of the PTX built.
+    #[error("max_registers: {krate} for sm_{arch} has no entry point named {entry}")]
+    NoSuchEntry {
+        /// The kernel crate.
+        krate: String,
+        /// The architecture.
+        arch: u32,
+        /// The name given.
+        entry: String,
+    },
 }
 
 /// A compiler that can build `core` for the NVPTX target.
@@ -314,7 +324,8 @@ impl PtxBuilder {
     }
 
     /// Limit the entry point named `entry` to `max_registers` registers a thread (`.maxnreg`,
-    /// see [`RegisterLimit`]).
+    /// see [`RegisterLimit`]); [`build`](Self::build) fails with [`BuildError::NoSuchEntry`] when
+    /// no entry point has that name.
     pub fn max_registers(mut self, entry: &str, max_registers: u32) -> Self {
         self.register_limits.push(RegisterLimit {
             entry: entry.to_owned(),
@@ -460,8 +471,23 @@ impl PtxBuilder {
             if !ptx.is_file() {
                 return Err(BuildError::NoOutput(krate.clone(), ptx));
             }
-            if !self.launch_bounds.is_empty() || !self.cluster_dims.is_empty() {
+            if !self.launch_bounds.is_empty()
+                || !self.cluster_dims.is_empty()
+                || !self.register_limits.is_empty()
+            {
                 let text = std::fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
+                let names = entry_names(&text);
+                if let Some(r) = self
+                    .register_limits
+                    .iter()
+                    .find(|r| !names.contains(&r.entry.as_str()))
+                {
+                    return Err(BuildError::NoSuchEntry {
+                        krate: krate.clone(),
+                        arch,
+                        entry: r.entry.clone(),
+                    });
+                }
                 let directives = with_entry_directives(
                     &text,
                     &self.launch_bounds,
@@ -474,6 +500,16 @@ impl PtxBuilder {
         }
         Ok(BuiltPtx { artifacts })
     }
+}
+
+/// The names of `ptx`'s entry points, in order.
+pub fn entry_names(ptx: &str) -> Vec<&str> {
+    ptx.match_indices(".entry ")
+        .map(|(at, _)| {
+            let name = &ptx[at + ".entry ".len()..];
+            name[..name.find('(').unwrap_or(name.len())].trim()
+        })
+        .collect()
 }
 
 /// `ptx` with the directives of `clusters`, then of `bounds`, then of `registers`, after the
@@ -602,6 +638,14 @@ mod tests {
         );
         assert!(out.contains("k_scan(\n\t.param .u64 a\n)\n{"));
         assert_eq!(with_entry_directives(ptx, &[], &[], &[]), ptx);
+    }
+
+    #[test]
+    fn entry_names_lists_every_entry_point() {
+        let ptx =
+            "// .globl k_a\n.visible .entry k_a(\n\t.param .u64 a\n)\n{\n}\n.visible .entry k_b(\n)\n{\n}\n";
+        assert_eq!(entry_names(ptx), ["k_a", "k_b"]);
+        assert!(entry_names(".version 8.0\n").is_empty());
     }
 
     #[test]
