@@ -8,7 +8,7 @@
 use crate::cli_ops::CliError;
 use crate::npy;
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
-use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound};
+use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound, shift};
 use gpu_primitives::rows::{self, Norm, RowElement};
 use gpu_primitives::{Error, Gpu};
 use std::path::PathBuf;
@@ -117,9 +117,10 @@ fn run_typed<T: CliRow>(
         return Ok(true);
     }
     let wide: Vec<f64> = host.iter().map(|v| v.wide()).collect();
-    let (expected, centrings) = match forward {
-        Forward::Softmax => (reference::softmax(&wide, cols), vec![0.0; rows]),
-        Forward::LogSoftmax => (reference::log_softmax(&wide, cols), vec![0.0; rows]),
+    let shifts = || wide.chunks(cols.max(1)).map(shift).collect();
+    let (expected, row_terms) = match forward {
+        Forward::Softmax => (reference::softmax(&wide, cols), shifts()),
+        Forward::LogSoftmax => (reference::log_softmax(&wide, cols), shifts()),
         Forward::LayerNorm => {
             let n = reference::layer_norm(&wide, cols, None, None, job.eps as f64);
             let c = n
@@ -146,7 +147,7 @@ fn run_typed<T: CliRow>(
             f != e
         } else {
             let error = (f - e).abs();
-            let bound = f32_bound(forward, e, 0.0, centrings[i / cols]) + relative * e.abs() + tiny;
+            let bound = f32_bound(forward, e, 0.0, row_terms[i / cols]) + relative * e.abs() + tiny;
             if error / bound > worst.0 {
                 worst = (error / bound, i);
             }

@@ -269,26 +269,37 @@ pub enum Forward {
 }
 
 /// The bound the GPU tests hold an `f32` result of `op` to, around the reference's `expected`
-/// (`weight`: the magnitude of the norm's weight at the item, 0 without one; `centring`:
-/// LayerNorm's `|mean| * rstd * log2(2 cols)` for the row, 0 for the others). An output in a
-/// half type may differ by its rounding besides (`2^-11 |expected|` for f16, `2^-8` for bf16,
-/// and f16's subnormal step near 0).
+/// (`weight`: the magnitude of the norm's weight at the item, 0 without one; `row_term`: for
+/// the softmaxes the row's [`shift`], for LayerNorm its [`centring`], 0 for RMSNorm). An output
+/// in a half type may differ by its rounding besides (`2^-11 |expected|` for f16, `2^-8` for
+/// bf16, and f16's subnormal step near 0).
 ///
-/// - softmax `2e-5 |expected| + 2^-126` (the approximate `exp` and `1 / sum`; an `exp` below
-///   2^-126, `f32`'s smallest normal, is flushed to 0),
-/// - log-softmax `1e-5 + 2e-6 |expected|` (`ln` of the sum; `x - max` exact),
+/// - softmax `(2e-5 + 2^-23 shift) |expected| + 2^-126` (the approximate `exp` and `1 / sum`,
+///   and the rounding of `max log2(e)` in each `exp(x - max)`, about `|max| 2^-24` relative; an
+///   `exp` below 2^-126, `f32`'s smallest normal, is flushed to 0),
+/// - log-softmax `1e-5 + 2e-6 |expected| + 2^-23 shift` (`ln` of the sum, and the same
+///   rounding in it: a row of one item 210 gives about `1.1e-5`, not 0),
 /// - LayerNorm and RMSNorm `(3e-5 (1 + |expected|) + 2^-22 centring) (1 + |weight|)`: the
 ///   approximate `1 / sqrt` and the sums of up to 2^20 items, and for LayerNorm the rounding of
 ///   an `f32` mean (about `log2(cols) 2^-24 |mean|`), which the centred items carry scaled by
 ///   `rstd` (a row of close large values is ill-conditioned in `f32`, as in PyTorch).
-pub fn f32_bound(op: Forward, expected: f64, weight: f64, centring: f64) -> f64 {
+pub fn f32_bound(op: Forward, expected: f64, weight: f64, row_term: f64) -> f64 {
+    let half_ulps = |v: f64| v / (1u64 << 23) as f64;
     match op {
-        Forward::Softmax => 2e-5 * expected.abs() + f64::from(f32::MIN_POSITIVE),
-        Forward::LogSoftmax => 1e-5 + 2e-6 * expected.abs(),
+        Forward::Softmax => (2e-5 + half_ulps(row_term)) * expected.abs() + f64::from(f32::MIN_POSITIVE),
+        Forward::LogSoftmax => 1e-5 + 2e-6 * expected.abs() + half_ulps(row_term),
         Forward::LayerNorm | Forward::RmsNorm => {
-            (3e-5 * (1.0 + expected.abs()) + centring / (1u64 << 22) as f64) * (1.0 + weight.abs())
+            (3e-5 * (1.0 + expected.abs()) + row_term / (1u64 << 22) as f64) * (1.0 + weight.abs())
         }
     }
+}
+
+/// The softmaxes' `row_term` of [`f32_bound`] for a row: its largest finite magnitude (at least
+/// its maximum's, whose `log2(e)` multiple each `exp` rounds).
+pub fn shift(row: &[f64]) -> f64 {
+    row.iter()
+        .filter(|v| v.is_finite())
+        .fold(0.0, |m, v| m.max(v.abs()))
 }
 
 /// The bound the GPU tests and the CLI hold an `f32` cross-entropy loss of `row` (its logits) to:
