@@ -309,6 +309,9 @@ pub struct RowTile<T, const W: usize> {
     first: u32,
     cols: u32,
     map: RowMapping,
+    /// Made by a kernel of rows of one tile only (which has the registers for
+    /// [`fold_valid`](Self::fold_valid)'s second loop).
+    one_tile: bool,
     _element: core::marker::PhantomData<T>,
 }
 
@@ -352,9 +355,31 @@ impl<T: RowElement, const W: usize> RowTile<T, W> {
         acc
     }
 
-    /// As [`fold`](Self::fold), over this thread's items that lie in the row only.
+    /// As [`fold`](Self::fold), over this thread's items that lie in the row only: in kernels of
+    /// one tile without a test per item where all of this thread's items lie in the row (its
+    /// last chunk ends within it), a second copy of the loop (H100: LayerNorm `f32` 16384 x
+    /// 16384 4 % faster, cross-entropy `f32` 262144 x 1024 7 %; in kernels of tiles the
+    /// cross-entropy measured 3 to 9 % slower with it, `bf16` from 65536 columns).
     #[inline(always)]
     pub fn fold_valid<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32) -> A) -> A {
+        let last = self.map.chunk(self.first, W / 4 - 1) + per_chunk::<T>() as u32;
+        if self.one_tile && last <= self.cols {
+            let mut acc = init;
+            unrolled_for(W / 4, |c| {
+                unrolled_for(per_chunk::<T>(), |j| {
+                    acc = f(acc, chunk_item::<T>(&self.x[4 * c..], j))
+                });
+            });
+            acc
+        } else {
+            self.fold_valid_each(init, f)
+        }
+    }
+
+    /// As [`fold`](Self::fold), over this thread's items that lie in the row only (a test per
+    /// item).
+    #[inline(always)]
+    fn fold_valid_each<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32) -> A) -> A {
         let mut acc = init;
         unrolled_for(W / 4, |c| {
             let col = self.map.chunk(self.first, c);
@@ -1305,6 +1330,7 @@ pub unsafe fn row_op<
             first,
             cols: row_cols,
             map,
+            one_tile: !TILED,
             _element: core::marker::PhantomData,
         };
         let load = |first: u32| {
