@@ -76,7 +76,7 @@ use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_K
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
     RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles, row_cluster,
-    row_plan, row_shared_tiles, row_sums_cluster_chunks, row_sums_launch,
+    row_plan, row_plan_fewer_threads, row_shared_tiles, row_sums_cluster_chunks, row_sums_launch,
 };
 
 mod sealed {
@@ -324,6 +324,15 @@ fn launch_summing<T: RowElement>(
     let module = crate::module(on.gpu)?;
     let has_clusters = module.ptx_arch() >= 90 && clusters_enabled();
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
+    // Rows of several tiles in blocks of fewer threads where none is read twice for it.
+    let plan = row_plan_fewer_threads(
+        plan,
+        cols,
+        T::ROW_VECTOR,
+        k.inputs,
+        call.output.is_some(),
+        u64::from(limit),
+    );
     // Summing the parameters' gradients (the `_sums` kernels) where their sums fit a block's
     // shared memory, one block or a cluster a row (row_sums_launch); else the dx kernel alone,
     // and the caller sums them apart.
