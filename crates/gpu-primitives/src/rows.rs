@@ -26,7 +26,11 @@
 //! read once while the row's inputs take at most 256 KiB on an H100 (227 KiB of shared memory
 //! beside the tile in a block of 1024 threads' registers): 65536 `f32` or 131072 halves for the
 //! forward operations, half that for the backward. Longer rows keep as many tiles as fit and
-//! read the rest again.
+//! read the rest again. Rows of several tiles that a block keeps all but the last of go to
+//! blocks of fewer threads (down to 256) while those still do, so that a multiprocessor runs
+//! more of them at once (`tuning::row_plan_fewer_threads`: 65536 halves in 8 tiles of 512
+//! threads, 2 blocks a multiprocessor); cross-entropy's loss alone, which writes no output, in
+//! tiles of 256 threads.
 //!
 //! **Thread-block clusters** (sm_90 and later: H100, H200): a row that one block of 1024 threads
 //! would read partly twice (past 65536 `f32` forward on an H100, past 16384 for the backward) is
