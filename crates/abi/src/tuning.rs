@@ -569,43 +569,71 @@ pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u
 /// Fewest threads a row of several tiles takes ([`row_plan_fewer_threads`]).
 pub const ROW_MIN_TILE_GROUP: u32 = 256;
 
-/// [`row_plan`]'s `plan` for an operation of `inputs` row inputs of `vector` elements per 16
-/// bytes (writing an `output`, or not: cross-entropy's loss alone), on a device allowing a
-/// block `block_limit_bytes` of shared memory, with rows of several tiles taken by fewer
-/// threads a block where that costs no second read: without an output, tiles of
-/// [`ROW_MIN_TILE_GROUP`] threads (each tile is read once in any case); with one, where the
-/// plan's block keeps all its tiles but the last in shared memory ([`row_shared_tiles`]), the
-/// fewest threads (at least [`ROW_MIN_TILE_GROUP`]) whose blocks still do. More blocks a
-/// multiprocessor overlap one row's reductions with another's loads. Measured on an H100 (time /
-/// copy, tiles of 1024 threads -> this): `bf16` 4096 x 65536 softmax 1.141 -> 1.050 (512
-/// threads: 8 tiles, 2 blocks a multiprocessor), LayerNorm 1.305 -> 1.195, cross-entropy's
-/// loss 0.746 -> 0.572 (256), `f32` 16384 x 16384 cross-entropy's loss 0.779 -> 0.529 (256),
-/// with its gradient 1.237 -> 1.081 (512); where tiles of fewer threads are read twice, slower
-/// (`f32` softmax 4096 x 65536 1.027 -> 1.252 at 512).
+/// Row operations whose rows of one tile of more than [`ROW_SMALL_TILE_GROUP`] threads are read
+/// in tiles of fewer threads too ([`row_plan_fewer_threads`]), down to that many: the
+/// cross-entropy (H100, time / copy in one tile -> tiles of 64 threads: `bf16` 65536 x 4096
+/// loss 1.110 -> 0.650, with its gradient 1.486 -> 1.142; `f32` 262144 x 1024 loss 0.769 ->
+/// 0.625, with its gradient 1.161 -> 1.092). Not the others: `f32` and `bf16` RMSNorm at 4096 columns 7 to 8 % slower in tiles of
+/// 64, `f32` LayerNorm 2 % in tiles of 128. Rows of several tiles keep at least
+/// [`ROW_MIN_TILE_GROUP`] threads: 1024 rows of 262144 columns in blocks of 64 threads (a block a
+/// row) fill half an H100, and the loss took 20 % longer than in blocks of 256 (though 65536
+/// rows of 4096 `f32`, 2 tiles of 256 threads, measured 19 % faster in tiles of 64: a rule by
+/// the number of rows would take both).
+pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
+
+/// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
+pub const ROW_SMALL_TILE_GROUP: u32 = 64;
+
+/// [`row_plan`]'s `plan` (of `cols`, `vector`, `inputs`, `op_words`, `tiled_words` as given it)
+/// for an operation writing an `output` or not (cross-entropy's loss alone), on a device
+/// allowing a block `block_limit_bytes` of shared memory, with rows taken by fewer threads a
+/// block where that costs no second read: rows of several tiles (and with `one_tile_rows`, rows
+/// of one tile of a block too) go to the fewest threads, at least `min_group` (and at least
+/// [`ROW_MIN_TILE_GROUP`] for rows of several tiles), whose plan has
+/// several tiles and, with an output, keeps all of them but the last in shared memory
+/// ([`row_shared_tiles`]); rows that the plan's block reads partly twice (for a cluster) stay.
+/// More blocks a multiprocessor overlap one row's reductions with another's loads. Measured on
+/// an H100 (time / copy, tiles of 1024 threads -> this): `bf16` 4096 x 65536 softmax 1.144 ->
+/// 1.047 (512 threads: 8 tiles, 2 blocks a multiprocessor), LayerNorm 1.311 -> 1.192,
+/// cross-entropy's loss 0.753 -> 0.570 (256), `f32` 16384 x 16384 cross-entropy's loss 0.775 ->
+/// 0.540 (256), with its gradient 1.233 -> 1.104 (256); where tiles of fewer threads are read
+/// twice, slower (`f32` softmax 4096 x 65536 1.027 -> 1.252 at 512).
+#[allow(clippy::too_many_arguments)]
 pub const fn row_plan_fewer_threads(
     plan: RowPlan,
     cols: usize,
     vector: usize,
     inputs: usize,
+    op_words: u32,
+    tiled_words: u32,
+    min_group: u32,
+    one_tile_rows: bool,
     output: bool,
     block_limit_bytes: u64,
 ) -> RowPlan {
-    if plan.tiles <= 1 || plan.group <= ROW_MIN_TILE_GROUP {
+    if plan.tiles <= 1 && !one_tile_rows {
         return plan;
     }
-    if output && (row_shared_tiles(plan, inputs, block_limit_bytes) as usize) + 1 < plan.tiles {
+    let min_group = if plan.tiles > 1 && min_group < ROW_MIN_TILE_GROUP {
+        ROW_MIN_TILE_GROUP
+    } else {
+        min_group
+    };
+    if plan.group <= min_group {
         return plan;
     }
-    let items = plan.words as usize * vector / 4;
-    let mut group = ROW_MIN_TILE_GROUP;
+    if plan.tiles > 1
+        && output
+        && (row_shared_tiles(plan, inputs, block_limit_bytes) as usize) + 1 < plan.tiles
+    {
+        return plan;
+    }
+    let mut group = min_group;
     while group < plan.group {
-        let fewer = RowPlan {
-            group,
-            block: group,
-            tiles: cols.div_ceil(group as usize * items),
-            ..plan
-        };
-        if !output || (row_shared_tiles(fewer, inputs, block_limit_bytes) as usize) + 1 == fewer.tiles {
+        let fewer = row_plan(cols, vector, inputs, op_words, tiled_words, group);
+        if fewer.tiles > 1
+            && (!output || (row_shared_tiles(fewer, inputs, block_limit_bytes) as usize) + 1 == fewer.tiles)
+        {
             return fewer;
         }
         group *= 2;
@@ -815,8 +843,8 @@ mod row_plan_tests {
     }
 
     use super::{
-        NORM_GRAD_BLOCKS, ROW_MIN_TILE_GROUP, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles,
-        row_sums_plan, row_sums_words,
+        NORM_GRAD_BLOCKS, ROW_MIN_TILE_GROUP, ROW_SMALL_TILE_GROUP, RowPlan, norm_grad_chunks, row_plan,
+        row_shared_tiles, row_sums_plan, row_sums_words,
     };
 
     #[test]
@@ -881,12 +909,25 @@ mod row_plan_tests {
 
     #[test]
     fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
-        use super::row_plan_fewer_threads as fewer;
         let h100 = 227 * 1024;
+        let fewer = |plan, cols, vector, output, limit| {
+            super::row_plan_fewer_threads(
+                plan,
+                cols,
+                vector,
+                1,
+                16,
+                16,
+                ROW_MIN_TILE_GROUP,
+                false,
+                output,
+                limit,
+            )
+        };
         // bf16 softmax, 65536 columns: 4 tiles of 1024 threads -> 8 of 512, all but the last kept.
         let plan = row_plan(65536, 8, 1, 16, 16, 1024);
         assert_eq!((plan.group, plan.tiles), (1024, 4));
-        let less = fewer(plan, 65536, 8, 1, true, h100);
+        let less = fewer(plan, 65536, 8, true, h100);
         assert_eq!(
             (less.group, less.block, less.tiles, less.words),
             (512, 512, 8, plan.words)
@@ -894,15 +935,45 @@ mod row_plan_tests {
         assert_eq!(row_shared_tiles(less, 1, h100), 7);
         // f32: 512 threads would keep 3 of 8 tiles: unchanged.
         let plan = row_plan(65536, 4, 1, 16, 16, 1024);
-        assert_eq!(fewer(plan, 65536, 4, 1, true, h100), plan);
+        assert_eq!(fewer(plan, 65536, 4, true, h100), plan);
         // Without an output: the fewest threads.
-        let less = fewer(plan, 65536, 4, 1, false, h100);
+        let less = fewer(plan, 65536, 4, false, h100);
         assert_eq!((less.group, less.tiles), (ROW_MIN_TILE_GROUP, 16));
         // Rows a block reads partly twice (for a cluster) and rows of one tile: unchanged.
         let plan = row_plan(262_144, 8, 1, 16, 16, 1024);
-        assert_eq!(fewer(plan, 262_144, 8, 1, true, h100), plan);
+        assert_eq!(fewer(plan, 262_144, 8, true, h100), plan);
         let plan = row_plan(4096, 8, 1, 16, 16, 1024);
-        assert_eq!(fewer(plan, 4096, 8, 1, false, h100), plan);
+        assert_eq!(fewer(plan, 4096, 8, false, h100), plan);
+        // The cross-entropy's rows of one tile (bf16 4096: 256 threads): 4 tiles of 64 threads,
+        // 3 kept with its gradient; f32 1024 (128 threads): 2 tiles of 64.
+        let ce = |cols, vector, output| {
+            let plan = row_plan(cols, vector, 1, 8, 8, 1024);
+            super::row_plan_fewer_threads(
+                plan,
+                cols,
+                vector,
+                1,
+                8,
+                8,
+                ROW_SMALL_TILE_GROUP,
+                true,
+                output,
+                h100,
+            )
+        };
+        assert_eq!(
+            (row_plan(4096, 8, 1, 8, 8, 1024).tiles, ce(4096, 8, true).group),
+            (1, 64)
+        );
+        assert_eq!((ce(4096, 8, true).tiles, ce(4096, 8, false).group), (4, 64));
+        // f32 4096: already 2 tiles of 256 threads (8 words a thread): unchanged.
+        assert_eq!((ce(4096, 4, true).group, ce(4096, 4, true).tiles), (256, 2));
+        assert_eq!(ce(1024, 4, false).group, 64);
+        // Its rows of several tiles as the others': at least 256 threads.
+        assert_eq!(
+            (ce(262_144, 4, false).group, ce(16384, 4, false).group),
+            (256, 256)
+        );
     }
 
     #[test]
