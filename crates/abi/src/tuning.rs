@@ -574,22 +574,24 @@ pub const ROW_MIN_TILE_GROUP: u32 = 256;
 /// cross-entropy (H100, time / copy in one tile -> tiles of 64 threads: `bf16` 65536 x 4096
 /// loss 1.110 -> 0.650, with its gradient 1.486 -> 1.142; `f32` 262144 x 1024 loss 0.769 ->
 /// 0.625, with its gradient 1.161 -> 1.092). Not the others: `f32` and `bf16` RMSNorm at 4096 columns 7 to 8 % slower in tiles of
-/// 64, `f32` LayerNorm 2 % in tiles of 128. Rows of several tiles keep at least
-/// [`ROW_MIN_TILE_GROUP`] threads: 1024 rows of 262144 columns in blocks of 64 threads (a block a
-/// row) fill half an H100, and the loss took 20 % longer than in blocks of 256 (though 65536
-/// rows of 4096 `f32`, 2 tiles of 256 threads, measured 19 % faster in tiles of 64: a rule by
-/// the number of rows would take both).
+/// 64, `f32` LayerNorm 2 % in tiles of 128. Below [`ROW_MIN_TILE_GROUP`] threads only while the
+/// rows, a block each, hold at least half the threads the device runs at once: 1024 rows of
+/// 262144 columns in blocks of 64 threads fill a quarter of an H100, and the loss took 20 %
+/// longer than in blocks of 256 (half of it), where 65536 rows of 4096 `f32` (2 tiles of 256
+/// threads) measured 19 % faster in tiles of 64.
 pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
 
 /// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
 pub const ROW_SMALL_TILE_GROUP: u32 = 64;
 
 /// [`row_plan`]'s `plan` (of `cols`, `vector`, `inputs`, `op_words`, `tiled_words` as given it)
-/// for an operation writing an `output` or not (cross-entropy's loss alone), on a device
-/// allowing a block `block_limit_bytes` of shared memory, with rows taken by fewer threads a
+/// for an operation writing an `output` or not (cross-entropy's loss alone) over `rows` rows, on
+/// a device running `resident_threads` threads at once and allowing a block
+/// `block_limit_bytes` of shared memory, with rows taken by fewer threads a
 /// block where that costs no second read: rows of several tiles (and with `one_tile_rows`, rows
-/// of one tile of a block too) go to the fewest threads, at least `min_group` (and at least
-/// [`ROW_MIN_TILE_GROUP`] for rows of several tiles), whose plan has
+/// of one tile of a block too) go to the fewest threads, at least `min_group` (and below
+/// [`ROW_MIN_TILE_GROUP`] only while `rows` blocks of them make half of `resident_threads`),
+/// whose plan has
 /// several tiles and, with an output, keeps all of them but the last in shared memory
 /// ([`row_shared_tiles`]); rows that the plan's block reads partly twice (for a cluster) stay.
 /// More blocks a multiprocessor overlap one row's reductions with another's loads. Measured on
@@ -609,17 +611,11 @@ pub const fn row_plan_fewer_threads(
     min_group: u32,
     one_tile_rows: bool,
     output: bool,
+    rows: usize,
+    resident_threads: usize,
     block_limit_bytes: u64,
 ) -> RowPlan {
-    if plan.tiles <= 1 && !one_tile_rows {
-        return plan;
-    }
-    let min_group = if plan.tiles > 1 && min_group < ROW_MIN_TILE_GROUP {
-        ROW_MIN_TILE_GROUP
-    } else {
-        min_group
-    };
-    if plan.group <= min_group {
+    if plan.group <= min_group || (plan.tiles <= 1 && !one_tile_rows) {
         return plan;
     }
     if plan.tiles > 1
@@ -631,7 +627,8 @@ pub const fn row_plan_fewer_threads(
     let mut group = min_group;
     while group < plan.group {
         let fewer = row_plan(cols, vector, inputs, op_words, tiled_words, group);
-        if fewer.tiles > 1
+        if (group >= ROW_MIN_TILE_GROUP || rows.saturating_mul(group as usize) >= resident_threads / 2)
+            && fewer.tiles > 1
             && (!output || (row_shared_tiles(fewer, inputs, block_limit_bytes) as usize) + 1 == fewer.tiles)
         {
             return fewer;
@@ -911,7 +908,8 @@ mod row_plan_tests {
     fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
         let h100 = 227 * 1024;
         let fewer = |plan, cols, vector, output, limit| {
-            super::row_plan_fewer_threads(
+            let f = super::row_plan_fewer_threads;
+            f(
                 plan,
                 cols,
                 vector,
@@ -921,6 +919,8 @@ mod row_plan_tests {
                 ROW_MIN_TILE_GROUP,
                 false,
                 output,
+                4096,
+                270_336,
                 limit,
             )
         };
@@ -946,9 +946,11 @@ mod row_plan_tests {
         assert_eq!(fewer(plan, 4096, 8, false, h100), plan);
         // The cross-entropy's rows of one tile (bf16 4096: 256 threads): 4 tiles of 64 threads,
         // 3 kept with its gradient; f32 1024 (128 threads): 2 tiles of 64.
-        let ce = |cols, vector, output| {
+        let ce = |cols: usize, vector, output| {
             let plan = row_plan(cols, vector, 1, 8, 8, 1024);
-            super::row_plan_fewer_threads(
+            let rows = (1 << 28) / cols;
+            let f = super::row_plan_fewer_threads;
+            f(
                 plan,
                 cols,
                 vector,
@@ -958,6 +960,8 @@ mod row_plan_tests {
                 ROW_SMALL_TILE_GROUP,
                 true,
                 output,
+                rows,
+                270_336,
                 h100,
             )
         };
@@ -966,13 +970,14 @@ mod row_plan_tests {
             (1, 64)
         );
         assert_eq!((ce(4096, 8, true).tiles, ce(4096, 8, false).group), (4, 64));
-        // f32 4096: already 2 tiles of 256 threads (8 words a thread): unchanged.
-        assert_eq!((ce(4096, 4, true).group, ce(4096, 4, true).tiles), (256, 2));
-        assert_eq!(ce(1024, 4, false).group, 64);
-        // Its rows of several tiles as the others': at least 256 threads.
+        // f32 4096 (2 tiles of 256 threads): 4 tiles of 128 with its gradient (64 would keep 6
+        // of 8), tiles of 64 without.
+        assert_eq!((ce(4096, 4, true).group, ce(4096, 4, true).tiles), (128, 4));
+        assert_eq!((ce(4096, 4, false).group, ce(1024, 4, false).group), (64, 64));
+        // 1024 rows: at least 256 threads (1024 x 128 is under half of an H100's 270336).
         assert_eq!(
             (ce(262_144, 4, false).group, ce(16384, 4, false).group),
-            (256, 256)
+            (256, 64)
         );
     }
 

@@ -88,6 +88,8 @@ mod sealed {
     pub trait Sealed {}
 }
 
+/// Threads a multiprocessor runs at once (sm_80 and sm_90: 2048), for the rows' grids.
+const RESIDENT_THREADS_PER_MULTIPROCESSOR: usize = 2048;
 /// An element type of the row operations: `f32`, `half::f16`, `half::bf16` (the table
 /// `gpu_primitives_abi::row_table!`), computed in `f32`.
 pub trait RowElement: Element<Acc = f32> + sealed::Sealed {
@@ -346,6 +348,8 @@ fn launch_summing<T: RowElement>(
         },
         small_tiles,
         call.output.is_some(),
+        rows,
+        on.gpu.info().multiprocessors as usize * RESIDENT_THREADS_PER_MULTIPROCESSOR,
         u64::from(limit),
     );
     // Summing the parameters' gradients (the `_sums` kernels) where their sums fit a block's
@@ -405,7 +409,8 @@ fn launch_summing<T: RowElement>(
     } else {
         1
     };
-    let wave = on.gpu.info().multiprocessors as usize * (2048 / plan.block as usize);
+    let wave =
+        on.gpu.info().multiprocessors as usize * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
     if cluster {
         // A cluster a row (a whole number of clusters, each looping over rows as a block does).
