@@ -566,19 +566,20 @@ pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u
     if fit < wanted { fit as u32 } else { wanted as u32 }
 }
 
-/// Fewest threads a row of several tiles takes ([`row_plan_fewer_threads`]).
+/// Fewest threads a row of several tiles takes ([`row_plan_fewer_threads`]), but for
+/// [`ROW_SMALL_TILE_OPS`].
 pub const ROW_MIN_TILE_GROUP: u32 = 256;
 
-/// Row operations whose rows of one tile of more than [`ROW_SMALL_TILE_GROUP`] threads are read
-/// in tiles of fewer threads too ([`row_plan_fewer_threads`]), down to that many: the
-/// cross-entropy (H100, time / copy in one tile -> tiles of 64 threads: `bf16` 65536 x 4096
-/// loss 1.110 -> 0.650, with its gradient 1.486 -> 1.142; `f32` 262144 x 1024 loss 0.769 ->
-/// 0.625, with its gradient 1.161 -> 1.092). Not the others: `f32` and `bf16` RMSNorm at 4096 columns 7 to 8 % slower in tiles of
-/// 64, `f32` LayerNorm 2 % in tiles of 128. Below [`ROW_MIN_TILE_GROUP`] threads only while the
+/// Row operations whose rows go to tiles of as few as [`ROW_SMALL_TILE_GROUP`] threads
+/// ([`row_plan_fewer_threads`]), rows of one tile too: the cross-entropy (H100, time / copy in
+/// one tile -> tiles of 64 threads: `bf16` 65536 x 4096 loss 1.110 -> 0.650, with its gradient
+/// 1.486 -> 1.142; `f32` 262144 x 1024 loss 0.769 -> 0.625, with its gradient 1.161 -> 1.092).
+/// Not the others: `f32` and `bf16` RMSNorm at 4096 columns 7 to 8 % slower in tiles of 64,
+/// `f32` LayerNorm 2 % in tiles of 128. Below [`ROW_MIN_TILE_GROUP`] threads only while the
 /// rows, a block each, hold at least half the threads the device runs at once: 1024 rows of
 /// 262144 columns in blocks of 64 threads fill a quarter of an H100, and the loss took 20 %
 /// longer than in blocks of 256 (half of it), where 65536 rows of 4096 `f32` (2 tiles of 256
-/// threads) measured 19 % faster in tiles of 64.
+/// threads) measured 20 % faster in tiles of 64.
 pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
 
 /// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
