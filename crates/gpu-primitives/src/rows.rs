@@ -29,8 +29,10 @@
 //! read the rest again. Rows of several tiles that a block keeps all but the last of go to
 //! blocks of fewer threads (down to 256) while those still do, so that a multiprocessor runs
 //! more of them at once (`tuning::row_plan_fewer_threads`: 65536 halves in 8 tiles of 512
-//! threads, 2 blocks a multiprocessor); cross-entropy's loss alone, which writes no output, in
-//! tiles of 256 threads.
+//! threads, 2 blocks a multiprocessor). The cross-entropy's rows, of one tile too, go down to
+//! tiles of 64 threads while its rows, a block each, hold half the threads the device runs at
+//! once (`tuning::ROW_SMALL_TILE_OPS`); its loss alone, which writes no output and keeps no
+//! tile, to the fewest.
 //!
 //! **Thread-block clusters** (sm_90 and later: H100, H200): a row that one block of 1024 threads
 //! would read partly twice (past 65536 `f32` forward on an H100, past 16384 for the backward) is
@@ -90,6 +92,7 @@ mod sealed {
 
 /// Threads a multiprocessor runs at once (sm_80 and sm_90: 2048), for the rows' grids.
 const RESIDENT_THREADS_PER_MULTIPROCESSOR: usize = 2048;
+
 /// An element type of the row operations: `f32`, `half::f16`, `half::bf16` (the table
 /// `gpu_primitives_abi::row_table!`), computed in `f32`.
 pub trait RowElement: Element<Acc = f32> + sealed::Sealed {
