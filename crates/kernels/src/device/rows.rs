@@ -364,13 +364,7 @@ impl<T: RowElement, const W: usize> RowTile<T, W> {
     pub fn fold_valid<A: Copy>(&self, init: A, mut f: impl FnMut(A, f32) -> A) -> A {
         let last = self.map.chunk(self.first, W / 4 - 1) + per_chunk::<T>() as u32;
         if self.one_tile && last <= self.cols {
-            let mut acc = init;
-            unrolled_for(W / 4, |c| {
-                unrolled_for(per_chunk::<T>(), |j| {
-                    acc = f(acc, chunk_item::<T>(&self.x[4 * c..], j))
-                });
-            });
-            acc
+            self.fold(init, |acc, x, _| f(acc, x))
         } else {
             self.fold_valid_each(init, f)
         }
