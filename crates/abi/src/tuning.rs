@@ -585,22 +585,28 @@ pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
 /// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
 pub const ROW_SMALL_TILE_GROUP: u32 = 64;
 
+/// Whether a block of `plan` keeps all of its row's tiles but the last in shared memory
+/// ([`row_shared_tiles`]), so that it reads the row once (a row of one tile: yes).
+const fn row_read_once(plan: RowPlan, inputs: usize, block_limit_bytes: u64) -> bool {
+    row_shared_tiles(plan, inputs, block_limit_bytes) as usize + 1 >= plan.tiles
+}
+
 /// [`row_plan`]'s `plan` (of `cols`, `vector`, `inputs`, `op_words`, `tiled_words` as given it)
 /// for an operation writing an `output` or not (cross-entropy's loss alone) over `rows` rows, on
-/// a device running `resident_threads` threads at once and allowing a block
-/// `block_limit_bytes` of shared memory, with rows taken by fewer threads a
-/// block where that costs no second read: rows of several tiles (and with `one_tile_rows`, rows
-/// of one tile of a block too) go to the fewest threads, at least `min_group` (and below
-/// [`ROW_MIN_TILE_GROUP`] only while `rows` blocks of them make half of `resident_threads`),
-/// whose plan has
-/// several tiles and, with an output, keeps all of them but the last in shared memory
-/// ([`row_shared_tiles`]); rows that the plan's block reads partly twice (for a cluster) stay.
-/// More blocks a multiprocessor overlap one row's reductions with another's loads. Measured on
-/// an H100 (time / copy, tiles of 1024 threads -> this): `bf16` 4096 x 65536 softmax 1.144 ->
-/// 1.047 (512 threads: 8 tiles, 2 blocks a multiprocessor), LayerNorm 1.311 -> 1.192,
-/// cross-entropy's loss 0.753 -> 0.570 (256), `f32` 16384 x 16384 cross-entropy's loss 0.775 ->
-/// 0.540 (256), with its gradient 1.233 -> 1.104 (256); where tiles of fewer threads are read
-/// twice, slower (`f32` softmax 4096 x 65536 1.027 -> 1.252 at 512).
+/// a device running `resident_threads` threads at once and allowing a block `block_limit_bytes`
+/// of shared memory, with rows taken by fewer threads a block where that costs no second read:
+/// rows of several tiles (with `small_tiles`, an operation of [`ROW_SMALL_TILE_OPS`], rows of one
+/// tile of a block too) go to the fewest threads, at least [`ROW_MIN_TILE_GROUP`] (with
+/// `small_tiles`, [`ROW_SMALL_TILE_GROUP`], and below [`ROW_MIN_TILE_GROUP`] only while `rows`
+/// blocks of them make half of `resident_threads`), whose plan has several tiles and, with an
+/// output, reads the row once ([`row_shared_tiles`] keeps all but the last); rows that the
+/// plan's block reads partly twice (for a cluster) stay. More blocks a multiprocessor overlap
+/// one row's reductions with another's loads. Measured on an H100 (time / copy, tiles of 1024
+/// threads -> this): `bf16` 4096 x 65536 softmax 1.144 -> 1.047 (512 threads: 8 tiles, 2 blocks
+/// a multiprocessor), LayerNorm 1.311 -> 1.192, cross-entropy's loss 0.753 -> 0.570 (256),
+/// `f32` 16384 x 16384 cross-entropy's loss 0.775 -> 0.540 (256), with its gradient 1.233 ->
+/// 1.104 (256); where tiles of fewer threads are read twice, slower (`f32` softmax 4096 x 65536
+/// 1.027 -> 1.252 at 512).
 #[allow(clippy::too_many_arguments)]
 pub const fn row_plan_fewer_threads(
     plan: RowPlan,
@@ -609,20 +615,21 @@ pub const fn row_plan_fewer_threads(
     inputs: usize,
     op_words: u32,
     tiled_words: u32,
-    min_group: u32,
-    one_tile_rows: bool,
+    small_tiles: bool,
     output: bool,
     rows: usize,
     resident_threads: usize,
     block_limit_bytes: u64,
 ) -> RowPlan {
-    if plan.group <= min_group || (plan.tiles <= 1 && !one_tile_rows) {
+    let min_group = if small_tiles {
+        ROW_SMALL_TILE_GROUP
+    } else {
+        ROW_MIN_TILE_GROUP
+    };
+    if plan.group <= min_group || (plan.tiles <= 1 && !small_tiles) {
         return plan;
     }
-    if plan.tiles > 1
-        && output
-        && (row_shared_tiles(plan, inputs, block_limit_bytes) as usize) + 1 < plan.tiles
-    {
+    if output && !row_read_once(plan, inputs, block_limit_bytes) {
         return plan;
     }
     let mut group = min_group;
@@ -630,7 +637,7 @@ pub const fn row_plan_fewer_threads(
         let fewer = row_plan(cols, vector, inputs, op_words, tiled_words, group);
         if (group >= ROW_MIN_TILE_GROUP || rows.saturating_mul(group as usize) >= resident_threads / 2)
             && fewer.tiles > 1
-            && (!output || (row_shared_tiles(fewer, inputs, block_limit_bytes) as usize) + 1 == fewer.tiles)
+            && (!output || row_read_once(fewer, inputs, block_limit_bytes))
         {
             return fewer;
         }
@@ -841,8 +848,8 @@ mod row_plan_tests {
     }
 
     use super::{
-        NORM_GRAD_BLOCKS, ROW_MIN_TILE_GROUP, ROW_SMALL_TILE_GROUP, RowPlan, norm_grad_chunks, row_plan,
-        row_shared_tiles, row_sums_plan, row_sums_words,
+        NORM_GRAD_BLOCKS, ROW_MIN_TILE_GROUP, RowPlan, norm_grad_chunks, row_plan, row_shared_tiles,
+        row_sums_plan, row_sums_words,
     };
 
     #[test]
@@ -910,20 +917,7 @@ mod row_plan_tests {
         let h100 = 227 * 1024;
         let fewer = |plan, cols, vector, output, limit| {
             let f = super::row_plan_fewer_threads;
-            f(
-                plan,
-                cols,
-                vector,
-                1,
-                16,
-                16,
-                ROW_MIN_TILE_GROUP,
-                false,
-                output,
-                4096,
-                270_336,
-                limit,
-            )
+            f(plan, cols, vector, 1, 16, 16, false, output, 4096, 270_336, limit)
         };
         // bf16 softmax, 65536 columns: 4 tiles of 1024 threads -> 8 of 512, all but the last kept.
         let plan = row_plan(65536, 8, 1, 16, 16, 1024);
@@ -951,20 +945,7 @@ mod row_plan_tests {
             let plan = row_plan(cols, vector, 1, 8, 8, 1024);
             let rows = (1 << 28) / cols;
             let f = super::row_plan_fewer_threads;
-            f(
-                plan,
-                cols,
-                vector,
-                1,
-                8,
-                8,
-                ROW_SMALL_TILE_GROUP,
-                true,
-                output,
-                rows,
-                270_336,
-                h100,
-            )
+            f(plan, cols, vector, 1, 8, 8, true, output, rows, 270_336, h100)
         };
         assert_eq!(
             (row_plan(4096, 8, 1, 8, 8, 1024).tiles, ce(4096, 8, true).group),

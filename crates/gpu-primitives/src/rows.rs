@@ -81,9 +81,9 @@ use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
-    ROW_MIN_TILE_GROUP, ROW_SMALL_TILE_GROUP, ROW_SMALL_TILE_OPS, RowPlan, TARGET_COUNT_BLOCK,
-    TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles, row_cluster, row_plan,
-    row_plan_fewer_threads, row_shared_tiles, row_sums_cluster_chunks, row_sums_launch,
+    ROW_SMALL_TILE_OPS, RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks,
+    row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
+    row_sums_cluster_chunks, row_sums_launch,
 };
 
 mod sealed {
@@ -344,11 +344,6 @@ fn launch_summing<T: RowElement>(
         k.inputs,
         k.words,
         k.tiled_words,
-        if small_tiles {
-            ROW_SMALL_TILE_GROUP
-        } else {
-            ROW_MIN_TILE_GROUP
-        },
         small_tiles,
         call.output.is_some(),
         rows,
