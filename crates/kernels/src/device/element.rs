@@ -147,6 +147,40 @@ macro_rules! load_v4 {
 load_v4!(load_v4_coherent, "ld.global.v4.b32");
 load_v4!(load_v4_read_only, "ld.global.nc.v4.b32");
 
+/// Read 16 bytes at `ptr` through the read-only data cache, marked in L2 as last to be evicted
+/// (`createpolicy.fractional.L2::evict_last` with `ld.global.nc.L2::cache_hint`): for data many
+/// blocks read again (a row operation's weight and bias), so that streamed rows do not push
+/// it out of L2. sm_90 modules only (PTX ISA 7.4 and later; the sm_80 module is ISA 7.0): there
+/// a plain [`load_words_read_only`].
+///
+/// # Safety
+/// As [`load_words_read_only`].
+#[cfg(not(target_feature = "sm_90"))]
+#[inline(always)]
+pub unsafe fn load_words_read_only_kept(ptr: *const u8) -> [u32; 4] {
+    // SAFETY: forwarded.
+    unsafe { load_v4_read_only(ptr) }
+}
+
+/// See the other definition (this one for sm_90 modules).
+///
+/// # Safety
+/// As [`load_words_read_only`].
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub unsafe fn load_words_read_only_kept(ptr: *const u8) -> [u32; 4] {
+    let (a, b, c, d): (u32, u32, u32, u32);
+    // SAFETY: the caller guarantees 16 readable, 16-byte-aligned bytes not written during the
+    // launch; the policy is a hint and changes no value.
+    unsafe {
+        asm!("{{ .reg .b64 pol; createpolicy.fractional.L2::evict_last.b64 pol, 1.0;",
+             "ld.global.nc.L2::cache_hint.v4.b32 {{{a}, {b}, {c}, {d}}}, [{p}], pol; }}",
+             a = out(reg32) a, b = out(reg32) b, c = out(reg32) c, d = out(reg32) d, p = in(reg64) ptr,
+             options(nostack, readonly))
+    };
+    [a, b, c, d]
+}
+
 /// Read 16 bytes at `ptr` as four 32-bit words through the read-only data cache
 /// (`ld.global.nc.v4.b32`).
 ///
@@ -179,6 +213,35 @@ pub unsafe fn store_words(ptr: *mut u8, [a, b, c, d]: [u32; 4]) {
     unsafe {
         asm!("st.global.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}};", p = in(reg64) ptr, a = in(reg32) a,
              b = in(reg32) b, c = in(reg32) c, d = in(reg32) d, options(nostack));
+    }
+}
+
+/// As [`store_words`], marked in L2 as first to be evicted (`createpolicy.fractional.L2::evict_first`
+/// with `st.global.L2::cache_hint`): for output nothing in the launch reads again. sm_90
+/// modules only, as [`load_words_read_only_kept`]: there a plain [`store_words`].
+///
+/// # Safety
+/// As [`store_words`].
+#[cfg(not(target_feature = "sm_90"))]
+#[inline(always)]
+pub unsafe fn store_words_streaming(ptr: *mut u8, words: [u32; 4]) {
+    // SAFETY: forwarded.
+    unsafe { store_words(ptr, words) }
+}
+
+/// See the other definition (this one for sm_90 modules).
+///
+/// # Safety
+/// As [`store_words`].
+#[cfg(target_feature = "sm_90")]
+#[inline(always)]
+pub unsafe fn store_words_streaming(ptr: *mut u8, [a, b, c, d]: [u32; 4]) {
+    // SAFETY: the caller's 16-byte-aligned, writable range; the policy is a hint.
+    unsafe {
+        asm!("{{ .reg .b64 pol; createpolicy.fractional.L2::evict_first.b64 pol, 1.0;",
+             "st.global.L2::cache_hint.v4.b32 [{p}], {{{a}, {b}, {c}, {d}}}, pol; }}",
+             p = in(reg64) ptr, a = in(reg32) a, b = in(reg32) b, c = in(reg32) c, d = in(reg32) d,
+             options(nostack));
     }
 }
 
