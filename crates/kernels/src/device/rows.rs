@@ -23,7 +23,11 @@
 //!   memory (`cluster_all`), so a cluster holds four times the row one block holds.
 //! - **Loads:** chunk `c` of thread `r` is columns `(c * G + r) * V ..` (`V` elements per 16
 //!   bytes), read with one 16-byte load when every row and pointer allows it (`cols` a
-//!   multiple of `V`, 16-byte aligned pointers), otherwise one element per load.
+//!   multiple of `V`, 16-byte aligned pointers), otherwise one element per load. In the forward
+//!   norms' kernels of rows of several tiles (sm_90) the weight and bias, which every row reads
+//!   again, are loaded with an L2 `evict_last` policy and the cluster kernels' outputs stored
+//!   `evict_first`, so that the streamed rows leave them in L2 ([`load_words_read_only_kept`],
+//!   [`store_words_streaming`]).
 //! - **Statistics** combine per thread first ([`RowOp::fold`]: a thread's items), then over
 //!   the group ([`RowOp::combine`]), in an order fixed by the launch shape: results are the same
 //!   from run to run, and every thread of a row uses the same statistics.
@@ -1054,7 +1058,8 @@ fn aligned_or_null<T>(ptr: *const T) -> bool {
 
 /// `values[col ..]` for the items of the chunk at column `col`, packed as `T` (`default` where
 /// `values` is null or past `cols`): read an item with [`chunk_item`] where it is used, so that
-/// halves take 4 registers a chunk, not 8 widened. `kept` (kernels of rows of several tiles):
+/// halves take 4 registers a chunk, not 8 widened. `kept` (the forward norms' kernels of rows of
+/// several tiles):
 /// 16-byte chunks are marked last to be evicted from L2
 /// ([`load_words_read_only_kept`](super::element::load_words_read_only_kept)), so that the
 /// streamed rows do not push the weight and bias every row reads out of L2 (H100, `f32` RMSNorm
