@@ -1059,9 +1059,8 @@ fn aligned_or_null<T>(ptr: *const T) -> bool {
 /// `values[col ..]` for the items of the chunk at column `col`, packed as `T` (`default` where
 /// `values` is null or past `cols`): read an item with [`chunk_item`] where it is used, so that
 /// halves take 4 registers a chunk, not 8 widened. `kept` (the forward norms' kernels of rows of
-/// several tiles):
-/// 16-byte chunks are marked last to be evicted from L2
-/// ([`load_words_read_only_kept`](super::element::load_words_read_only_kept)), so that the
+/// several tiles): 16-byte chunks are marked last to be evicted from L2
+/// ([`load_words_read_only_kept`]), so that the
 /// streamed rows do not push the weight and bias every row reads out of L2 (H100, `f32` RMSNorm
 /// 1024 x 262144: DRAM reads 1.109 -> 1.075 GB, 1014 -> 835 µs under Nsight Compute).
 ///
@@ -1104,10 +1103,9 @@ unsafe fn chunk_words<T: RowElement>(
     [words[0], words[1], words[2], words[3]]
 }
 
-/// Write this thread's outputs of one tile; `streaming` (the norms' forward cluster kernels): 16-byte chunks
-/// marked first to be evicted from L2
-/// ([`store_words_streaming`](super::element::store_words_streaming)), which leaves L2 to the
-/// weight, the bias and the tiles read again.
+/// Write this thread's outputs of one tile; `streaming` (the norms' forward cluster kernels):
+/// 16-byte chunks marked first to be evicted from L2 ([`store_words_streaming`]), which leaves
+/// L2 to the weight, the bias and the tiles read again.
 ///
 /// # Safety
 /// `out[0..cols]` is writable; as [`load_tile`] for alignment; `weight` / `bias` as
