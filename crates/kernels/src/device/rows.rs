@@ -1103,9 +1103,11 @@ unsafe fn chunk_words<T: RowElement>(
     [words[0], words[1], words[2], words[3]]
 }
 
-/// Write this thread's outputs of one tile; `streaming` (the norms' forward cluster kernels):
-/// 16-byte chunks marked first to be evicted from L2 ([`store_words_streaming`]), which leaves
-/// L2 to the weight, the bias and the tiles read again.
+/// Write this thread's outputs of one tile (`cluster`: made by a cluster kernel). In the forward
+/// norms' kernels of rows of several tiles the weight and bias are read `kept` ([`chunk_words`]),
+/// and in their cluster kernels the outputs stored marked first to be evicted from L2
+/// ([`store_words_streaming`]), which leaves L2 to the weight, the bias and the tiles read
+/// again.
 ///
 /// # Safety
 /// `out[0..cols]` is writable; as [`load_tile`] for alignment; `weight` / `bias` as
@@ -1116,12 +1118,13 @@ unsafe fn store_tile<T: RowElement, Op: RowOp, const W: usize>(
     out: *mut T,
     tile: &RowTile<T, W>,
     row: &Op::Row,
-    streaming: bool,
+    cluster: bool,
 ) {
     let vector = tile.map.vector;
     // The forward operations' weight and bias in tiled kernels (in the backward kernels the hint
     // measured 1-2 % slower for halves, H100 `bf16` 4096 x 65536, and no faster for `f32`).
     let kept = !tile.one_tile && !Op::GRAD;
+    let streaming = cluster && Op::AFFINE && kept;
     unrolled_for(W / 4, |c| {
         let col = tile.map.chunk(tile.first, c);
         let (weight, bias) = if Op::AFFINE {
@@ -1490,15 +1493,7 @@ pub unsafe fn row_op<
                 });
             }
             // SAFETY: the output row lies in `output` (row_cols is 0 past the last row).
-            unsafe {
-                store_tile::<T, Op, W>(
-                    p,
-                    p.output.add(offset),
-                    &tile,
-                    &stats,
-                    CLUSTER && Op::AFFINE && !Op::GRAD,
-                )
-            };
+            unsafe { store_tile::<T, Op, W>(p, p.output.add(offset), &tile, &stats, CLUSTER) };
         }
         first_row += stride;
     }
