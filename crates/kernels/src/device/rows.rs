@@ -1060,9 +1060,9 @@ fn aligned_or_null<T>(ptr: *const T) -> bool {
 /// `values` is null or past `cols`): read an item with [`chunk_item`] where it is used, so that
 /// halves take 4 registers a chunk, not 8 widened. `kept` (the forward norms' kernels of rows of
 /// several tiles): 16-byte chunks are marked last to be evicted from L2
-/// ([`load_words_read_only_kept`]), so that the
-/// streamed rows do not push the weight and bias every row reads out of L2 (H100, `f32` RMSNorm
-/// 1024 x 262144: DRAM reads 1.109 -> 1.075 GB, 1014 -> 835 µs under Nsight Compute).
+/// ([`load_words_read_only_kept`]), so that the streamed rows do not push the weight and bias
+/// every row reads out of L2 (H100, `f32` RMSNorm 1024 x 262144: DRAM reads 1.109 -> 1.075 GB,
+/// 1014 -> 835 µs under Nsight Compute).
 ///
 /// # Safety
 /// A non-null `values` holds `cols` readable elements; with `vector`, aligned as [`load_tile`].
