@@ -238,6 +238,37 @@ pub const fn onesweep_layout(
     }
 }
 
+/// Where the segmented radix sort keeps its tile in dynamic shared memory (byte offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentedSortLayout {
+    /// The onesweep pass's regions (its rank and the long segments' passes), the exchange one
+    /// slot longer every [`WARP_SIZE`] for the blocked sort's padded places.
+    pub sort: OnesweepLayout,
+    /// `block * (BLOCKED_COUNTER_WORDS + 1)` `u32`: the blocked rank's per-thread counters, one
+    /// word of padding after each thread's.
+    pub counters: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`SegmentedSortLayout`] of a block of `block` threads and tiles of `tile_items` keys of
+/// `key_bytes` with values of `value_bytes` (0 for keys only).
+pub const fn segmented_sort_layout(
+    block: u32,
+    tile_items: u32,
+    key_bytes: u32,
+    value_bytes: u32,
+) -> SegmentedSortLayout {
+    let sort = onesweep_layout(block, tile_items + tile_items / WARP_SIZE, key_bytes, value_bytes);
+    let counters = sort.total;
+    let words = crate::tuning::BLOCKED_COUNTER_WORDS + 1;
+    SegmentedSortLayout {
+        sort,
+        counters,
+        total: counters + (block * words * 4).next_multiple_of(16),
+    }
+}
+
 /// Where the top-k by radix select keeps its state in dynamic shared memory (byte offsets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TopKLayout {

@@ -206,6 +206,18 @@ impl SharedArray<f32> {
 }
 
 impl SharedArray<u32> {
+    /// The same bytes as `2 * len()` 16-bit halves: word `i`'s low half is half `2 i`, its
+    /// high half `2 i + 1` (little-endian). A thread that counts in one half and a scan that
+    /// adds whole words share the memory; the caller orders the accesses as for any array.
+    #[inline(always)]
+    pub fn as_halves(&self) -> SharedArray<u16> {
+        SharedArray {
+            base: self.base,
+            len: 2 * self.len,
+            _type: PhantomData,
+        }
+    }
+
     /// Words `i .. i + 4` in one 16-byte access (`ld.shared.v4.b32`), without a bounds check
     /// (for loops whose registers are tight: no length is kept).
     ///

@@ -9,7 +9,7 @@ use super::radix_sort::{
 use super::segmented::Segments;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
-use gpu_primitives_abi::layout::onesweep_layout;
+use gpu_primitives_abi::layout::segmented_sort_layout;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS};
@@ -126,7 +126,7 @@ pub(super) fn launch<K: SortKey>(
     );
     let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
     let kernel = crate::module(on.gpu)?.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
-    let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
+    let layout = segmented_sort_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
     // A block a segment: past the most blocks a grid holds, a launch each chunk of segments.
     for (first_segment, grid) in LaunchConfig::grid_chunks(segments) {
         let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);

@@ -18,6 +18,8 @@
 //! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
 //! | [`block_radix_rank_warp_striped`] | each item's place in the tile ordered by one digit (stable) | every thread | 3 + the scan's |
 //! | [`block_radix_sort_warp_striped`] | a tile (keys, values) sorted by a bit range, stably, warp-striped | every thread | per 8-bit digit: the rank's + 2 (4 with values) |
+//! | [`block_radix_rank_blocked`] | each item's place in a blocked tile ordered by one digit (stable; per-thread counters) | every thread | 3 + the scan's |
+//! | [`block_radix_sort_blocked`] | a tile of keys sorted by a bit range, stably, through the blocked arrangement | every thread | 1, per 5-bit digit: the rank's + 1 |
 //! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
@@ -35,10 +37,13 @@ pub use broadcast::{BlockBroadcastStorage, block_broadcast};
 pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_striped};
 pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
 pub use radix_rank::{
-    DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks, block_radix_rank_warp_striped,
-    block_radix_rank_warp_striped_by,
+    BLOCKED_DIGITS, BlockedRankStorage, DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks,
+    block_radix_rank_blocked, block_radix_rank_warp_striped, block_radix_rank_warp_striped_by,
 };
-pub use radix_sort::{BlockRadixSortStorage, block_radix_sort_warp_striped, warp_striped_position};
+pub use radix_sort::{
+    BlockRadixSortStorage, BlockedSortStorage, block_radix_sort_blocked, block_radix_sort_warp_striped,
+    warp_striped_position,
+};
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_rank_flags_warp_striped,

@@ -23,8 +23,8 @@ use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, lane_mask_below, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use crate::warp::{Shuffle, warp_match_bits};
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+use crate::warp::{Shuffle, warp_inclusive_scan, warp_match_bits};
+use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
 
 /// The digit of a partial tile's items past its end: the last, so that they rank after every
 /// valid item (see the [module docs](self)).
@@ -199,4 +199,134 @@ pub unsafe fn block_radix_rank_warp_striped_by<const ITEMS: usize>(
         count: digit_count,
         start: start[0],
     }
+}
+
+/// Digits of [`block_radix_rank_blocked`]: `2^BLOCKED_RADIX_BITS`.
+pub const BLOCKED_DIGITS: u32 = 1 << BLOCKED_RADIX_BITS;
+
+/// Shared memory of [`block_radix_rank_blocked`].
+#[derive(Clone, Copy)]
+pub struct BlockedRankStorage {
+    /// `block_dim() * (BLOCKED_COUNTER_WORDS + 1)` words: each thread's counters, two 16-bit
+    /// counters a word (see [`block_radix_rank_blocked`]).
+    pub counters: SharedArray<u32>,
+    /// For the block scan of the threads' counter sums.
+    pub scan: BlockScanStorage<u32>,
+}
+
+/// Rank a tile held in the *blocked* arrangement (thread `t`'s item `i` is tile item
+/// `t * ITEMS + i`) by a digit of [`BLOCKED_RADIX_BITS`] bits, stably, with per-thread counters
+/// (CUB's `BlockRadixRank`; Merrill and Grimshaw, "High Performance and Scalable Radix Sorting",
+/// 2011): each thread counts its own items' digits, in order, in counters no other thread
+/// touches (a 16-bit load, an add and a store an item: no votes, no atomics), which also gives
+/// each item its place among the thread's earlier items of its digit; one block scan of the
+/// counters in digit-major order (every thread's counter of digit 0, then of digit 1, ...) turns
+/// each counter into where the thread's first item of the digit goes; an item's rank is that
+/// plus its place. Items of one digit keep their tile order.
+///
+/// The counters are 16-bit, two a word: digit `d` is the low half of row `d % W` when `d < W`,
+/// the high half of row `d - W` otherwise (`W` = [`BLOCKED_COUNTER_WORDS`]); thread `t`'s word
+/// of row `r` is word `r * BLOCK + t`, so that a warp's lanes count in consecutive words (no
+/// bank conflict). A row of zeros follows the `W` rows, and thread `t` scans words
+/// `t * (W + 1) ..= t * (W + 1) + W` (both halves at once, the low halves' total then added to
+/// every high half): an odd stride, so that a warp's lanes read 32 banks (CUB's layout).
+///
+/// `digit_of(i)` is item `i`'s digit, below [`BLOCKED_DIGITS`]; items past a partial tile's end
+/// take the last digit and, being last in tile order, rank after every valid item. Each rank
+/// is handed to `on_rank(i, rank)` in item order after the last barrier.
+///
+/// - **Who calls:** every thread of a block of `BLOCK` threads.
+/// - **Result valid in:** every thread (its items' ranks, through `on_rank`).
+/// - **Barriers:** 4; `storage` may be reused after one more.
+/// - **Example:** 256 threads, 1 item each, digit `31 - t % 32` for thread `t`: thread `t`'s
+///   rank is `(31 - t % 32) * 8 + t / 32`.
+///
+/// # Safety
+/// Every thread of the block calls it; `block_dim() == BLOCK`, a multiple of 32; `BLOCK *
+/// ITEMS` is below 65536 (the counters are 16-bit); every digit is
+/// below [`BLOCKED_DIGITS`] and the same at every call of `digit_of(i)`; `storage` is this
+/// block's, `counters` at least `BLOCK * (BLOCKED_COUNTER_WORDS + 1)` words, apart from the
+/// scan's slots (one a warp).
+#[inline(always)]
+pub unsafe fn block_radix_rank_blocked<const BLOCK: u32, const ITEMS: usize>(
+    digit_of: impl Fn(usize) -> u32,
+    storage: BlockedRankStorage,
+    mut on_rank: impl FnMut(usize, u32),
+) {
+    const W: u32 = BLOCKED_COUNTER_WORDS;
+    // Each thread scans W + 1 consecutive words: the W rows of counters and one row of zeros
+    // after them, so that a warp's lanes, W + 1 words apart, read 32 banks.
+    const SPAN: u32 = W + 1;
+    let t = thread_idx();
+    let counters = storage.counters;
+    let halves = counters.as_halves();
+    let own = t * SPAN;
+    // Thread t's half of a digit: row `digit % W`, column t, the half `digit / W`.
+    let half_of = |digit: u32| 2 * ((digit % W) * BLOCK + t) + digit / W;
+    unrolled_for(SPAN as usize, |w| {
+        // SAFETY: own + w < BLOCK * (W + 1), the counters' length; read after the barrier.
+        unsafe { counters.write_unchecked(own + w as u32, 0) };
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+
+    // Count: each item's place among the thread's earlier items of its digit, and one more.
+    let mut counter = [0u32; ITEMS];
+    let mut place = [0u32; ITEMS];
+    unrolled_for(ITEMS, |i| {
+        counter[i] = half_of(digit_of(i));
+        // SAFETY: counter[i] < 2 * W * BLOCK: this thread's counter of the digit, zeroed before
+        // the barrier; no other thread touches it until the next barrier.
+        unsafe {
+            let count = halves.read_unchecked(counter[i]);
+            place[i] = count as u32;
+            halves.write_unchecked(counter[i], count + 1);
+        }
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+
+    // Scan: each thread's W + 1 consecutive words, both halves at once (no half carries into
+    // the other: each sums to at most BLOCK * ITEMS < 65536).
+    let mut sum = 0;
+    unrolled_for(SPAN as usize, |w| {
+        // SAFETY: as the zeroing's; every thread's counts are done (barrier above).
+        sum += unsafe { counters.read_unchecked(own + w as u32) };
+    });
+    // SAFETY: the whole (full) warp calls it.
+    let inclusive = unsafe { warp_inclusive_scan::<u32, Sum>(sum, WARP_SIZE) };
+    let slots = storage.scan.slots();
+    if lane_id() == WARP_SIZE - 1 {
+        // SAFETY: one slot a warp, within the scan's slots; read after the barrier.
+        unsafe { slots.write_unchecked(warp_id(), inclusive) };
+    }
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    let (mut before, mut total) = (inclusive - sum, 0);
+    unrolled_for((BLOCK / WARP_SIZE) as usize, |w| {
+        // SAFETY: every warp's slot was written before the barrier.
+        let warp_total = unsafe { slots.read_unchecked(w as u32) };
+        if (w as u32) < warp_id() {
+            before += warp_total;
+        }
+        total += warp_total;
+    });
+    // The high halves (digits W..) come after every low half (digits ..W): their totals' sum.
+    let mut next = before + ((total & 0xffff) << 16);
+    unrolled_for(SPAN as usize, |w| {
+        // SAFETY: as above; only this thread reads or writes its own words now.
+        unsafe {
+            let count = counters.read_unchecked(own + w as u32);
+            counters.write_unchecked(own + w as u32, next);
+            next += count;
+        }
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+
+    unrolled_for(ITEMS, |i| {
+        // SAFETY: as the count's; the scan's writes are done (barrier above).
+        let start = unsafe { halves.read_unchecked(counter[i]) };
+        on_rank(i, start as u32 + place[i]);
+    });
 }

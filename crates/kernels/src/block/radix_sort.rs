@@ -19,13 +19,16 @@
 //! - **Example:** 256 threads, 1 item each, `u32` keys `255 - p` at warp-striped position `p`, bits
 //!   0..8: thread `t` (warp `t / 32`, lane `t % 32`) holds key `t` after the sort.
 
-use super::radix_rank::{PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped_by};
+use super::radix_rank::{
+    BlockedRankStorage, PAST_END_DIGIT, RadixRankStorage, block_radix_rank_blocked,
+    block_radix_rank_warp_striped_by,
+};
 use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, lane_id, warp_id};
+use crate::thread::{WARP_SIZE, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::RADIX_BITS;
+use gpu_primitives_abi::tuning::{BLOCKED_RADIX_BITS, RADIX_BITS};
 
 /// Shared memory of [`block_radix_sort_warp_striped`].
 #[derive(Clone, Copy)]
@@ -133,5 +136,114 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
         // Every read of this pass is done before the next pass (or the caller) writes again.
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
+    }
+}
+
+/// Shared memory of [`block_radix_sort_blocked`].
+#[derive(Clone, Copy)]
+pub struct BlockedSortStorage<S> {
+    /// The rank's.
+    pub rank: BlockedRankStorage,
+    /// `n + n / 32` slots for a tile of `n = block_dim() * ITEMS` keys: the keys between passes,
+    /// one slot of padding after every 32.
+    pub keys: SharedArray<S>,
+}
+
+/// The padded exchange slot of tile place `place`: one slot of padding after every 32, so that
+/// a warp reading 32 threads' item `i` in the blocked arrangement (places `ITEMS` apart) reads
+/// 32 banks.
+#[inline(always)]
+fn padded_slot(place: u32) -> u32 {
+    place + place / WARP_SIZE
+}
+
+/// The padded slot of this thread's item `i` in the blocked arrangement (tile place
+/// `thread_idx() * ITEMS + i`): a constant offset from the thread's first where `ITEMS` divides
+/// 32 or 32 divides `ITEMS` (no per-item address in registers).
+#[inline(always)]
+fn blocked_slot<const ITEMS: usize>(i: usize) -> u32 {
+    let first = thread_idx() * ITEMS as u32;
+    if 32 % ITEMS == 0 {
+        padded_slot(first) + i as u32
+    } else if ITEMS.is_multiple_of(32) {
+        padded_slot(first) + i as u32 + i as u32 / WARP_SIZE
+    } else {
+        padded_slot(first + i as u32)
+    }
+}
+
+/// Sort a whole tile of keys by bits `begin_bit .. end_bit` of their ordered bits, stably, in
+/// passes of [`BLOCKED_RADIX_BITS`] bits ranked by per-thread counters
+/// ([`block_radix_rank_blocked`]; CUB's `BlockRadixSort`). `keys[i]` is the key at warp-striped
+/// position [`warp_striped_position`]`(i)` on entry (as loaded, coalesced) and the sorted
+/// tile's key there on return (as stored, coalesced). In between the tile is *blocked* (thread
+/// `t`'s item `i` is tile item `t * ITEMS + i`): the arrangement whose order the rank's
+/// per-thread counters keep. A partial tile of `valid` keys is sorted by padding it with
+/// `B::MAX` past its end: the padding's digits are the last in every pass and it comes last in
+/// tile order, so it sorts after every valid key and the first `valid` places hold the valid
+/// keys sorted. Fewer instructions a key than [`block_radix_sort_warp_striped`]'s rank by votes,
+/// over more passes, and no test per item (docs/performance.md); keys alone.
+///
+/// - **Who calls:** every thread of a block of `BLOCK` threads.
+/// - **Result valid in:** every thread (its items of the sorted tile, warp-striped).
+/// - **Barriers:** 1, and per pass the rank's and 1; `storage` may be reused after one more.
+/// - **Example:** 256 threads, 1 key each, `u32` keys `255 - p` at warp-striped position `p`,
+///   bits 0..8: thread `t` holds key `t` after the sort.
+///
+/// # Safety
+/// Every thread of the block calls it with the same bit range; `block_dim() == BLOCK`, a
+/// multiple of 32; `BLOCK * ITEMS < 65536`; `begin_bit <=
+/// end_bit <=` the bits of `B`; `storage` is this block's, as [`block_radix_rank_blocked`] needs,
+/// `keys` at least `n + n / 32` slots for `n = block_dim() * ITEMS`, apart from the rank's.
+#[inline(always)]
+pub unsafe fn block_radix_sort_blocked<B: RadixBits, const BLOCK: u32, const ITEMS: usize>(
+    keys: &mut [B; ITEMS],
+    (begin_bit, end_bit): (u32, u32),
+    storage: BlockedSortStorage<B::Slot>,
+) {
+    // The padded slot of warp-striped position (warp * ITEMS + i) * 32 + lane, written so that
+    // it is one base and a constant offset an item (computed per item, ptxas kept 16 addresses
+    // across the passes and spilled).
+    let striped_base = warp_id() * ITEMS as u32 * (WARP_SIZE + 1) + lane_id();
+    let striped_slot = |i: usize| striped_base + i as u32 * (WARP_SIZE + 1);
+    // Warp-striped to blocked, through the exchange.
+    unrolled_for(ITEMS, |i| {
+        // SAFETY: a padded slot of the tile, within the exchange.
+        unsafe { storage.keys.write_unchecked(striped_slot(i), keys[i].to_slot()) };
+    });
+    // SAFETY: the whole block calls it.
+    unsafe { block_barrier() };
+    unrolled_for(ITEMS, |i| {
+        // SAFETY: every slot of the tile was written before the barrier.
+        keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(blocked_slot::<ITEMS>(i)) });
+    });
+    let passes = (end_bit - begin_bit).div_ceil(BLOCKED_RADIX_BITS).max(1);
+    for pass in 0..passes {
+        let shift = begin_bit + pass * BLOCKED_RADIX_BITS;
+        let bits = BLOCKED_RADIX_BITS.min(end_bit - shift);
+        // SAFETY: the whole block calls it with its own storage. Each store is at a rank of
+        // the tile: within the exchange, whose reads (the pass before's, or the
+        // rearrangement's) ended at the rank's first barrier.
+        unsafe {
+            block_radix_rank_blocked::<BLOCK, ITEMS>(
+                |i| keys[i].digit(shift, bits),
+                storage.rank,
+                |i, rank| storage.keys.write_unchecked(padded_slot(rank), keys[i].to_slot()),
+            )
+        };
+        // SAFETY: the whole block calls it.
+        unsafe { block_barrier() };
+        // Back blocked for the next pass; warp-striped after the last.
+        if pass + 1 < passes {
+            unrolled_for(ITEMS, |i| {
+                // SAFETY: every slot of the tile was written before the barrier.
+                keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(blocked_slot::<ITEMS>(i)) });
+            });
+        } else {
+            unrolled_for(ITEMS, |i| {
+                // SAFETY: as above.
+                keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(striped_slot(i)) });
+            });
+        }
     }
 }

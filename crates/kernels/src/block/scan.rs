@@ -34,6 +34,12 @@ impl<T: SharedValue> BlockScanStorage<T> {
     pub fn new(slots: SharedArray<T>) -> Self {
         Self { slots }
     }
+
+    /// The slots, for a scan of its own (one slot per warp).
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> SharedArray<T> {
+        self.slots
+    }
 }
 
 /// What phase 1 to 4 give a thread: the combination of every item before its own first item,

@@ -2,9 +2,12 @@
 //! values) sorted by one block, segments of one tile or less in shared memory, longer ones by one
 //! pass over global memory per digit.
 //!
-//! - **A segment of at most one tile** (`block_dim() * ITEMS` keys): loaded warp-striped, sorted by
-//!   the block radix sort ([`block_radix_sort_warp_striped`]) without leaving shared
-//!   memory, and stored warp-striped (coalesced).
+//! - **A segment of at most one tile** (`block_dim() * ITEMS` keys): loaded warp-striped, sorted
+//!   without leaving shared memory, and stored warp-striped (coalesced); keys alone by the
+//!   blocked block radix sort ([`block_radix_sort_blocked`]: per-thread counters, digits of
+//!   [`BLOCKED_RADIX_BITS`](gpu_primitives_abi::tuning::BLOCKED_RADIX_BITS) bits, a partial
+//!   tile padded with the largest bits), pairs by the warp-striped one
+//!   ([`block_radix_sort_warp_striped`]: ranks by warp votes, 8-bit digits).
 //! - **A longer segment**, per digit of [`RADIX_BITS`] bits (as CUB's large-segment agent): the
 //!   block counts the segment's digits in shared memory and scans the counts into each digit's
 //!   start, then takes the segment's tiles in order; each tile is ranked by digit
@@ -16,8 +19,9 @@
 //! Stable: every pass keeps the order of equal digits.
 
 use crate::block::{
-    BlockRadixSortStorage, PAST_END_DIGIT, block_exclusive_scan, block_radix_rank_warp_striped,
-    block_radix_sort_warp_striped, warp_striped_position,
+    BlockRadixSortStorage, BlockedRankStorage, BlockedSortStorage, PAST_END_DIGIT, block_exclusive_scan,
+    block_radix_rank_warp_striped, block_radix_sort_blocked, block_radix_sort_warp_striped,
+    warp_striped_position,
 };
 use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey, SortValue, key_of_ordered, ordered_bits, zero_slot};
@@ -26,7 +30,7 @@ use crate::sync::block_barrier;
 use crate::thread::{block_dim, block_idx, thread_idx};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::params::SegmentedSortParams;
-use gpu_primitives_abi::tuning::RADIX_BITS;
+use gpu_primitives_abi::tuning::{RADIX_BITS, SORT_BLOCK};
 
 /// Shared memory of [`segmented_radix_sort`].
 #[derive(Clone, Copy)]
@@ -37,6 +41,8 @@ pub struct SegmentedSortStorage<S, V> {
     /// [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) counters: a long segment's
     /// count of each digit, then each digit's place in the output minus its start in the tile.
     pub digit_places: SharedArray<u32>,
+    /// The blocked rank's per-thread counters (keys alone, a segment of one tile).
+    pub counters: SharedArray<u32>,
 }
 
 /// One segment of a launch: where it is and where its output goes.
@@ -120,7 +126,13 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     V: SortValue,
 {
     let descending = p.descending != 0;
-    let mut keys = [<K::Bits as RadixBits>::from_slot(zero_slot()); ITEMS];
+    // Keys alone pad a partial tile with the largest ordered bits (`block_radix_sort_blocked`).
+    let padding = if PAIRS {
+        <K::Bits as RadixBits>::from_slot(zero_slot())
+    } else {
+        <K::Bits as RadixBits>::MAX
+    };
+    let mut keys = [padding; ITEMS];
     let mut values = [V::from_index(0); ITEMS];
     let load_value = |j: usize| {
         if p.index_values != 0 {
@@ -154,17 +166,37 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             }
         });
     }
-    // SAFETY: the whole block calls it with the segment's length (at most a tile) and the
-    // launch's bit range (within the key, checked by the host).
-    unsafe {
-        block_radix_sort_warp_striped::<K::Bits, V, PAIRS, ITEMS>(
-            &mut keys,
-            &mut values,
-            segment.len as u32,
-            (p.begin_bit, p.end_bit),
-            storage.sort,
-        )
-    };
+    if PAIRS {
+        // SAFETY: the whole block calls it with the segment's length (at most a tile) and the
+        // launch's bit range (within the key, checked by the host).
+        unsafe {
+            block_radix_sort_warp_striped::<K::Bits, V, PAIRS, ITEMS>(
+                &mut keys,
+                &mut values,
+                segment.len as u32,
+                (p.begin_bit, p.end_bit),
+                storage.sort,
+            )
+        };
+    } else {
+        let blocked = BlockedSortStorage {
+            rank: BlockedRankStorage {
+                counters: storage.counters,
+                scan: storage.sort.rank.scan,
+            },
+            keys: storage.sort.keys,
+        };
+        // SAFETY: as above (the keys past the segment's end padded); the exchange has the
+        // padded slots and the counters their words (`segmented_sort_layout`), apart from the
+        // scan's slots.
+        unsafe {
+            block_radix_sort_blocked::<K::Bits, SORT_BLOCK, ITEMS>(
+                &mut keys,
+                (p.begin_bit, p.end_bit),
+                blocked,
+            )
+        };
+    }
     unrolled_for(ITEMS, |i| {
         let j = warp_striped_position::<ITEMS>(i) as usize;
         if j < segment.keep {

@@ -8,18 +8,33 @@
 //! the input.
 
 use crate::block::{
-    BlockRadixSortStorage, BlockScanStorage, PAST_END_DIGIT, RadixRankStorage, block_radix_rank_warp_striped,
-    block_radix_sort_warp_striped, warp_striped_position,
+    BlockRadixSortStorage, BlockScanStorage, BlockedRankStorage, BlockedSortStorage, PAST_END_DIGIT,
+    RadixRankStorage, block_radix_rank_warp_striped, block_radix_sort_blocked, block_radix_sort_warp_striped,
+    warp_striped_position,
 };
 use crate::radix::RadixBits;
 use crate::shared::SharedArray;
 use crate::shared_array;
 use crate::thread::{block_idx, thread_idx};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::RADIX_DIGITS;
+use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, RADIX_DIGITS};
 
 /// Counters of the rank: each warp's row of `RADIX_DIGITS`, for the 8 warps of a block.
 const WARP_COUNTS: usize = 8 * RADIX_DIGITS as usize;
+
+/// Counters of the blocked rank: each thread's words and one of padding.
+const BLOCKED_COUNTERS: usize = RADIX_DIGITS as usize * (BLOCKED_COUNTER_WORDS as usize + 1);
+
+/// Slots of a padded exchange for a tile of `ITEMS` items per thread (one after every 32).
+const fn padded_slots(items: usize) -> usize {
+    let n = RADIX_DIGITS as usize * items;
+    n + n / 32
+}
+
+/// The larger of two lengths.
+const fn max_len(a: usize, b: usize) -> usize {
+    if a > b { a } else { b }
+}
 
 /// The first input element of this block's tile of `ITEMS` items per thread.
 #[inline(always)]
@@ -70,7 +85,7 @@ unsafe fn rank_probe<const ITEMS: usize>(
 /// every item below `n` back in place of the input: `keys_out[i]` the sorted tile's key at that
 /// position, and with `pairs`, `values_out[i]` its input index (untouched without).
 #[inline(always)]
-unsafe fn sort_probe<B: RadixBits, const PAIRS: bool, const ITEMS: usize>(
+unsafe fn sort_probe<B: RadixBits, const PAIRS: bool, const BLOCKED: bool, const ITEMS: usize>(
     p: BlockSortProbe<B>,
     storage: BlockRadixSortStorage<B::Slot, u32>,
 ) {
@@ -89,13 +104,32 @@ unsafe fn sort_probe<B: RadixBits, const PAIRS: bool, const ITEMS: usize>(
                 values[i] = index(i) as u32;
             }
         });
-        block_radix_sort_warp_striped::<B, u32, PAIRS, ITEMS>(
-            &mut keys,
-            &mut values,
-            valid,
-            (p.begin_bit, p.end_bit),
-            storage,
-        );
+        if BLOCKED {
+            // The blocked sort's counters in the values' slots (keys alone), its padded places
+            // in the keys' (both sized for it by the caller).
+            let blocked = BlockedSortStorage {
+                rank: BlockedRankStorage {
+                    counters: storage.values,
+                    scan: storage.rank.scan,
+                },
+                keys: storage.keys,
+            };
+            // Padded past the end with the largest bits, as the blocked sort asks.
+            unrolled_for(ITEMS, |i| {
+                if index(i) >= p.n {
+                    keys[i] = B::MAX;
+                }
+            });
+            block_radix_sort_blocked::<B, RADIX_DIGITS, ITEMS>(&mut keys, (p.begin_bit, p.end_bit), blocked);
+        } else {
+            block_radix_sort_warp_striped::<B, u32, PAIRS, ITEMS>(
+                &mut keys,
+                &mut values,
+                valid,
+                (p.begin_bit, p.end_bit),
+                storage,
+            );
+        }
         unrolled_for(ITEMS, |i| {
             if index(i) < p.n {
                 *p.keys_out.add(index(i)) = keys[i];
@@ -161,7 +195,8 @@ macro_rules! sort_probes {
     ($($name:ident: $key:ty = $items:literal, $counts:ident, $scan:ident, $keys:ident,
        $values:ident;)*) => {$(
         /// Block sort probe (see `sort_probe`) of these keys with this many items per thread;
-        /// `pairs != 0` sorts each key's input index with it.
+        /// `pairs` 1 sorts each key's input index with it, 2 sorts the keys alone through the
+        /// blocked sort (`block_radix_sort_blocked`), 0 alone through the warp-striped one.
         ///
         /// # Safety
         /// `keys` and `keys_out` hold `n` keys, `values_out` `n` u32; `begin_bit <= end_bit <=`
@@ -178,15 +213,17 @@ macro_rules! sort_probes {
                     shared_array!($counts: [u32; WARP_COUNTS]),
                     shared_array!($scan: [u32; BlockScanStorage::<u32>::SLOTS as usize]),
                 ),
-                keys: shared_array!($keys: [<$key as RadixBits>::Slot; RADIX_DIGITS as usize * $items]),
-                values: shared_array!($values: [u32; RADIX_DIGITS as usize * $items]),
+                keys: shared_array!($keys: [<$key as RadixBits>::Slot; padded_slots($items)]),
+                values: shared_array!(
+                    $values: [u32; max_len(RADIX_DIGITS as usize * $items, BLOCKED_COUNTERS)]
+                ),
             };
             // SAFETY: forwarded.
             unsafe {
-                if pairs != 0 {
-                    sort_probe::<$key, true, $items>(p, storage)
-                } else {
-                    sort_probe::<$key, false, $items>(p, storage)
+                match pairs {
+                    0 => sort_probe::<$key, false, false, $items>(p, storage),
+                    1 => sort_probe::<$key, true, false, $items>(p, storage),
+                    _ => sort_probe::<$key, false, true, $items>(p, storage),
                 }
             }
         }

@@ -12,7 +12,7 @@ use crate::device::tile_status::TileStatus;
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::layout::OnesweepLayout;
-use gpu_primitives_abi::layout::{onesweep_layout, top_k_layout};
+use gpu_primitives_abi::layout::{onesweep_layout, segmented_sort_layout, top_k_layout};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
 use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK, onesweep_items, top_k_items};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
@@ -118,7 +118,7 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(segmented, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                let layout = onesweep_layout(
+                let layout = segmented_sort_layout(
                     SORT_BLOCK,
                     SORT_BLOCK * $items,
                     size_of::<$ty>() as u32,
@@ -126,16 +126,17 @@ macro_rules! onesweep_entries {
                 );
                 // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
                 // launch with the same) places it.
-                let (rank, digit_places) = unsafe { rank_storage(&layout) };
+                let (rank, digit_places) = unsafe { rank_storage(&layout.sort) };
                 // SAFETY: as above; keys and values share the exchange, one after the other.
                 let storage = unsafe {
                     SegmentedSortStorage {
                         sort: BlockRadixSortStorage {
                             rank,
-                            keys: dynamic_shared(layout.exchange),
-                            values: dynamic_shared(layout.exchange),
+                            keys: dynamic_shared(layout.sort.exchange),
+                            values: dynamic_shared(layout.sort.exchange),
                         },
                         digit_places,
+                        counters: dynamic_shared(layout.counters),
                     }
                 };
                 // SAFETY: forwarded from the kernel's contract.

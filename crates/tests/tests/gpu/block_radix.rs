@@ -1,8 +1,9 @@
 //! The block radix rank and the block radix sort at block scope (`probe_block_radix_rank_items<K>`,
 //! `probe_block_radix_sort_<key>_items<K>`: one tile per block of 256 threads, warp-striped), over
 //! items per thread, lengths around the tile edges, digit and key shapes from one value to all
-//! distinct, bit ranges, keys alone and pairs; against CPU models of each tile. The device sorts
-//! built on them are tested in `sort` and `segmented_sort`.
+//! distinct, bit ranges, keys alone (through both block sorts, warp-striped and blocked) and
+//! pairs; against CPU models of each tile. The device sorts built on them are tested in `sort`
+//! and `segmented_sort`.
 
 use crate::sort::make_keys;
 use crate::support::{GpuTest, check_slices, ok, rng, tile_edge_lengths};
@@ -155,12 +156,13 @@ fn sort_tiles<K: SortKey + DeviceCopy + Default + PartialEq>(
                 );
                 let index: Vec<u32> = (0..n).map(|i| (i / tile * tile) as u32 + order[i]).collect();
                 let sorted: Vec<K> = index.iter().map(|&i| keys[i as usize]).collect();
-                for pairs in [0u32, 1] {
+                for pairs in [0u32, 1, 2] {
                     let d_out = ok(gpu.alloc_zeroed::<K>(n))?;
                     let d_values = ok(gpu.upload(&vec![7u32; n]))?;
                     // SAFETY: the probe takes (keys, keys_out, values_out, n, begin_bit,
                     // end_bit, pairs): n keys in, n keys and n u32 out; begin_bit <= end_bit <=
-                    // the key's width; one block of RADIX_DIGITS threads per tile.
+                    // the key's width; one block of RADIX_DIGITS threads per tile. `pairs` 0 and
+                    // 2 sort keys alone (warp-striped and blocked sorts), 1 pairs.
                     unsafe {
                         ok(gpu.launch(
                             &kernel,
@@ -184,7 +186,7 @@ fn sort_tiles<K: SortKey + DeviceCopy + Default + PartialEq>(
                         &sorted,
                         |_| false,
                     )?;
-                    let values = if pairs != 0 { index.clone() } else { vec![7u32; n] };
+                    let values = if pairs == 1 { index.clone() } else { vec![7u32; n] };
                     check_slices(
                         &format!("{what}: values"),
                         &ok(gpu.download(&d_values))?,
