@@ -698,12 +698,13 @@ pub const RADIX_BITS: u32 = 8;
 pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
 /// Bits of the digit each pass of the *blocked* block radix sort orders by
 /// (`block_radix_sort_blocked`, CUB's `BlockRadixSort` with its per-thread counters), which the
-/// segmented sort of keys alone runs per segment of one tile: 32 digits, two 16-bit counters a
-/// word, 16 words a thread. NVIDIA H100, 65536 rows of 4096 random `u32` keys, CUB 3.0's
-/// `BlockRadixSort` of 256 threads of 16 keys (the same counters): 4 bits 3071 µs, 5 bits 3037,
-/// 6 bits 3434 (2 blocks a multiprocessor), 8 bits 5728 (1 block); this library's warp-striped
-/// sort of 8-bit digits 3609 (docs/performance.md).
-pub const BLOCKED_RADIX_BITS: u32 = 5;
+/// segmented sort of keys alone runs per segment of one tile: 16 digits, two 16-bit counters a
+/// word, 8 words a thread. NVIDIA H100, the segmented sort of 65536 rows of 4096 random `f32`
+/// keys: 4 bits 3121-3130 µs, 5 bits 3284-3285 (same start; the warp-striped sort of 8-bit
+/// digits before it 3612); CUB 3.0's `BlockRadixSort` of 256 threads of 16 keys in the same
+/// kernel shape (a probe, another start): 4 bits 3071, 5 bits 3037, 6 bits 3434, 8 bits 5728
+/// (docs/performance.md).
+pub const BLOCKED_RADIX_BITS: u32 = 4;
 /// Counter words per thread of the blocked rank: one 16-bit counter per digit, two a word.
 pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
 /// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its

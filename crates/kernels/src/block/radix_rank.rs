@@ -238,8 +238,8 @@ pub struct BlockedRankStorage {
 /// - **Who calls:** every thread of a block of `BLOCK` threads.
 /// - **Result valid in:** every thread (its items' ranks, through `on_rank`).
 /// - **Barriers:** 4; `storage` may be reused after one more.
-/// - **Example:** 256 threads, 1 item each, digit `31 - t % 32` for thread `t`: thread `t`'s
-///   rank is `(31 - t % 32) * 8 + t / 32`.
+/// - **Example:** 256 threads, 1 item each, 4-bit digits, digit `15 - t % 16` for thread `t`:
+///   thread `t`'s rank is `(15 - t % 16) * 16 + t / 16`.
 ///
 /// # Safety
 /// Every thread of the block calls it; `block_dim() == BLOCK`, a multiple of 32; `BLOCK *
