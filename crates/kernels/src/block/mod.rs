@@ -18,7 +18,7 @@
 //! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
 //! | [`block_radix_rank_warp_striped`] | each item's place in the tile ordered by one digit (stable) | every thread | 3 + the scan's |
 //! | [`block_radix_sort_warp_striped`] | a tile (keys, values) sorted by a bit range, stably, warp-striped | every thread | per 8-bit digit: the rank's + 2 (4 with values) |
-//! | [`block_radix_rank_blocked`] | each item's place in a blocked tile ordered by one digit (stable; per-thread counters) | every thread | 3 + the scan's |
+//! | [`block_radix_rank_blocked`] | each item's place in a blocked tile ordered by one digit (stable; per-thread counters) | every thread | 4 |
 //! | [`block_radix_sort_blocked`] | a tile of keys sorted by a bit range, stably, through the blocked arrangement | every thread | 1, per digit (4 bits): the rank's + 1 |
 //! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
 //!

@@ -1,5 +1,8 @@
 //! Block radix rank: where each item of a tile goes when the tile is ordered by one digit,
-//! stably (CUB's `BlockRadixRankMatchEarlyCounts`).
+//! stably. Two ranks: by warp votes over a warp-striped tile (CUB's
+//! `BlockRadixRankMatchEarlyCounts`; below), and by per-thread counters over a blocked tile
+//! ([`block_radix_rank_blocked`], CUB's `BlockRadixRank`: fewer instructions a key, over digits
+//! of fewer bits).
 //!
 //! The tile is held *warp-striped*: warp `w`'s item `i` in lane `l` is tile item
 //! `(w * ITEMS + i) * 32 + l`. Counts come first: each item adds one to its warp's counter of
