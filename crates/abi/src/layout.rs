@@ -244,8 +244,8 @@ pub struct SegmentedSortLayout {
     /// The onesweep pass's regions (its rank and the long segments' passes), the exchange one
     /// slot longer every [`WARP_SIZE`] for the blocked sort's padded places.
     pub sort: OnesweepLayout,
-    /// `block * (BLOCKED_COUNTER_WORDS + 1)` `u32`: the blocked rank's per-thread counters, one
-    /// word of padding after each thread's.
+    /// `block * (BLOCKED_COUNTER_WORDS + 1)` `u32`: the blocked rank's per-thread counters and
+    /// a row of zeros after them (the scan's odd stride).
     pub counters: u32,
     /// Bytes in all (the launch's dynamic shared memory).
     pub total: u32,

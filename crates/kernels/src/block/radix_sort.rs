@@ -213,10 +213,8 @@ pub unsafe fn block_radix_sort_blocked<B: RadixBits, const BLOCK: u32, const ITE
     });
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
-    unrolled_for(ITEMS, |i| {
-        // SAFETY: every slot of the tile was written before the barrier.
-        keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(blocked_slot::<ITEMS>(i)) });
-    });
+    // SAFETY: every slot of the tile was written before the barrier.
+    unsafe { read_keys(keys, storage.keys, blocked_slot::<ITEMS>) };
     let passes = (end_bit - begin_bit).div_ceil(BLOCKED_RADIX_BITS).max(1);
     for pass in 0..passes {
         let shift = begin_bit + pass * BLOCKED_RADIX_BITS;
@@ -234,16 +232,29 @@ pub unsafe fn block_radix_sort_blocked<B: RadixBits, const BLOCK: u32, const ITE
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
         // Back blocked for the next pass; warp-striped after the last.
-        if pass + 1 < passes {
-            unrolled_for(ITEMS, |i| {
-                // SAFETY: every slot of the tile was written before the barrier.
-                keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(blocked_slot::<ITEMS>(i)) });
-            });
-        } else {
-            unrolled_for(ITEMS, |i| {
-                // SAFETY: as above.
-                keys[i] = B::from_slot(unsafe { storage.keys.read_unchecked(striped_slot(i)) });
-            });
+        // SAFETY: every slot of the tile was written before the barrier.
+        unsafe {
+            if pass + 1 < passes {
+                read_keys(keys, storage.keys, blocked_slot::<ITEMS>);
+            } else {
+                read_keys(keys, storage.keys, striped_slot);
+            }
         }
     }
+}
+
+/// Each key `i` from slot `slot(i)` of the exchange.
+///
+/// # Safety
+/// Every slot read was written, and a barrier separates those writes from these reads.
+#[inline(always)]
+unsafe fn read_keys<B: RadixBits, const ITEMS: usize>(
+    keys: &mut [B; ITEMS],
+    exchange: SharedArray<B::Slot>,
+    slot: impl Fn(usize) -> u32,
+) {
+    unrolled_for(ITEMS, |i| {
+        // SAFETY: the caller's.
+        keys[i] = B::from_slot(unsafe { exchange.read_unchecked(slot(i)) });
+    });
 }
