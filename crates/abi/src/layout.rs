@@ -106,13 +106,27 @@ pub const fn run_layout(tile_items: u32, element_bytes: u32) -> RunLayout {
     }
 }
 
+/// The shared-memory slot of tile position `position` in a *padded* tile: one unused slot
+/// after every [`WARP_SIZE`], so that a warp's 32 lanes reading positions a power of two apart
+/// (the blocked arrangement's item `k`, `ITEMS` apart) meet 32 banks instead of a few. The
+/// block exchanges (`kernels::block::exchange`), the blocked radix sort and the segmented
+/// kernels' head slots all pad this way.
+pub const fn padded_slot(position: u32) -> u32 {
+    position + position / WARP_SIZE
+}
+
+/// Slots a padded tile of `tile_items` positions takes ([`padded_slot`] of each).
+pub const fn padded_slots(tile_items: u32) -> u32 {
+    tile_items + tile_items / WARP_SIZE
+}
+
 /// Where the segmented kernels by offsets keep tile position `position`'s head slot (the
-/// segment that starts there), in `u32` from their first: one unused slot after every 32, so
-/// that neither the blocked reduce (thread `t` reading positions `16 t ..= 16 t + 16`, 16
-/// words apart across the warp: a 16-way bank conflict unpadded) nor the warp-striped scans
-/// (4 consecutive positions per lane) read two words of one bank at once.
+/// segment that starts there), in `u32` from their first: padded ([`padded_slot`]), so that
+/// neither the blocked reduce (thread `t` reading positions `16 t ..= 16 t + 16`, 16 words
+/// apart across the warp: a 16-way bank conflict unpadded) nor the warp-striped scans (4
+/// consecutive positions per lane) read two words of one bank at once.
 pub const fn head_slot(position: u32) -> u32 {
-    position + position / 32
+    padded_slot(position)
 }
 
 /// Head slots of a tile of `tile_items` items: positions `0 ..= tile_items` (the last being the
@@ -259,7 +273,7 @@ pub const fn segmented_sort_layout(
     key_bytes: u32,
     value_bytes: u32,
 ) -> SegmentedSortLayout {
-    let sort = onesweep_layout(block, tile_items + tile_items / WARP_SIZE, key_bytes, value_bytes);
+    let sort = onesweep_layout(block, padded_slots(tile_items), key_bytes, value_bytes);
     let counters = sort.total;
     let words = crate::tuning::BLOCKED_COUNTER_WORDS + 1;
     SegmentedSortLayout {

@@ -1,4 +1,12 @@
-//! Block loads of a tile from global memory in the *warp-striped* arrangement of
+//! Block loads of a tile from global memory: direct (each thread reads its own items, blocked,
+//! striped or warp-striped: [`block_load_direct_blocked`], [`block_load_direct_striped`],
+//! [`block_load_direct_warp_striped`]), transposed (coalesced reads, then an exchange to blocked:
+//! [`block_load_transposed`], [`block_load_warp_transposed`]), as CUB's `BlockLoad`; each takes
+//! the tile's first element and the number of its items that exist (`valid`: tile edges),
+//! filling the rest with a value of the caller's. The arrangements are
+//! [`exchange`](super::exchange)'s.
+//!
+//! The vectorised loads below read the *warp-striped* arrangement of
 //! [`block_scan_warp_striped`](super::block_scan_warp_striped): warp `w` of the block reads
 //! `ITEMS / VEC` rows of `32 * VEC` consecutive elements, lane `l` the `VEC` elements
 //! `row_first(r) .. row_first(r) + VEC` of row `r`: one coalesced access per warp and row, one
@@ -13,7 +21,13 @@
 //! - **Example:** 256 threads, f32, `VEC` 4, `ITEMS` 32 (a tile of 8192): lane 3 of warp 1 reads
 //!   elements `1024 + 12 ..= 1024 + 15` as its row 0, then `1024 + 140 ..` as row 1.
 
+use super::exchange::{
+    BlockExchangeStorage, block_striped_to_blocked, block_warp_striped_to_blocked, blocked_position,
+    striped_position, warp_striped_position,
+};
 use crate::device::element::{Element, MAX_WORDS, Packed, load_aligned};
+use crate::shared::SharedValue;
+use crate::thread::block_dim;
 use crate::unroll::unrolled_for;
 
 /// Element `v` of a row read by [`block_load_warp_striped_words`].
@@ -93,4 +107,139 @@ pub unsafe fn block_load_warp_striped<T: Element, U: Copy, const VEC: usize, con
         }
     });
     items
+}
+
+/// Whether the tile of `block_dim() * ITEMS` positions holds `valid` or more items: loads and
+/// stores of a whole tile take no test per item.
+#[inline(always)]
+pub(crate) fn whole_tile<const ITEMS: usize>(valid: u32) -> bool {
+    valid >= block_dim() * ITEMS as u32
+}
+
+/// Load this thread's `ITEMS` items of the tile at `tile`, each from tile position
+/// `position(k)`: `tile[position(k)]` where that is below `valid`, else `past_end`.
+///
+/// # Safety
+/// `tile[0 .. valid]` is readable.
+#[inline(always)]
+unsafe fn load_direct<T: Copy, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+    position: impl Fn(usize) -> u32,
+) -> [T; ITEMS] {
+    let mut items = [past_end; ITEMS];
+    if whole_tile::<ITEMS>(valid) {
+        unrolled_for(ITEMS, |k| {
+            // SAFETY: every position of a whole tile is below valid.
+            items[k] = unsafe { *tile.add(position(k) as usize) };
+        });
+    } else {
+        unrolled_for(ITEMS, |k| {
+            let p = position(k);
+            if p < valid {
+                // SAFETY: p < valid.
+                items[k] = unsafe { *tile.add(p as usize) };
+            }
+        });
+    }
+    items
+}
+
+/// Load this thread's items blocked (CUB's `LoadDirectBlocked`): item `k` is `tile[thread *
+/// ITEMS + k]`, or `past_end` from `valid` on. Each thread reads consecutive elements: a warp's
+/// accesses are `ITEMS` elements apart (not coalesced past `ITEMS == 1`; see
+/// [`block_load_transposed`]).
+///
+/// - **Who calls:** any thread (no barrier); **result valid in:** the calling thread.
+/// - **Example:** 128 threads, 4 items, `valid` 510: thread 127 gets `tile[508]`, `tile[509]`
+///   and `past_end` twice.
+///
+/// # Safety
+/// `tile[0 .. valid]` is readable (`valid`: the tile's items that exist, at most
+/// `block_dim() * ITEMS` are read).
+#[inline(always)]
+pub unsafe fn block_load_direct_blocked<T: Copy, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+) -> [T; ITEMS] {
+    // SAFETY: forwarded.
+    unsafe { load_direct::<T, ITEMS>(tile, valid, past_end, blocked_position::<ITEMS>) }
+}
+
+/// Load this thread's items striped (CUB's `LoadDirectStriped`): item `k` is
+/// `tile[k * block_dim() + thread]`, or `past_end` from `valid` on. Coalesced: the block's item
+/// `k` is `block_dim()` consecutive elements.
+///
+/// # Safety
+/// As [`block_load_direct_blocked`].
+#[inline(always)]
+pub unsafe fn block_load_direct_striped<T: Copy, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+) -> [T; ITEMS] {
+    // SAFETY: forwarded.
+    unsafe { load_direct::<T, ITEMS>(tile, valid, past_end, striped_position) }
+}
+
+/// Load this thread's items warp-striped (CUB's `LoadDirectWarpStriped`): item `k` is
+/// `tile[(warp * ITEMS + k) * 32 + lane]`, or `past_end` from `valid` on. Coalesced: each
+/// warp's item `k` is 32 consecutive elements.
+///
+/// # Safety
+/// As [`block_load_direct_blocked`]; `block_dim()` is a multiple of 32.
+#[inline(always)]
+pub unsafe fn block_load_direct_warp_striped<T: Copy, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+) -> [T; ITEMS] {
+    // SAFETY: forwarded.
+    unsafe { load_direct::<T, ITEMS>(tile, valid, past_end, warp_striped_position::<ITEMS>) }
+}
+
+/// Load this thread's items *blocked* through coalesced reads (CUB's `BLOCK_LOAD_TRANSPOSE`):
+/// a striped load ([`block_load_direct_striped`]), then [`block_striped_to_blocked`]. Item `k`
+/// is `tile[thread * ITEMS + k]`, or `past_end` from `valid` on.
+///
+/// - **Who calls:** every thread of the block (one barrier inside); **result valid in:** every
+///   thread; `storage` may be written again after a barrier.
+///
+/// # Safety
+/// As [`block_load_direct_blocked`] and [`block_striped_to_blocked`].
+#[inline(always)]
+pub unsafe fn block_load_transposed<T: SharedValue, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+    storage: BlockExchangeStorage<T>,
+) -> [T; ITEMS] {
+    // SAFETY: forwarded.
+    unsafe {
+        let mut items = block_load_direct_striped::<T, ITEMS>(tile, valid, past_end);
+        block_striped_to_blocked(&mut items, storage);
+        items
+    }
+}
+
+/// As [`block_load_transposed`], through warp-striped reads and a warp's exchange (CUB's
+/// `BLOCK_LOAD_WARP_TRANSPOSE`): no block barrier, whole warps.
+///
+/// # Safety
+/// As [`block_load_direct_warp_striped`] and [`block_warp_striped_to_blocked`].
+#[inline(always)]
+pub unsafe fn block_load_warp_transposed<T: SharedValue, const ITEMS: usize>(
+    tile: *const T,
+    valid: u32,
+    past_end: T,
+    storage: BlockExchangeStorage<T>,
+) -> [T; ITEMS] {
+    // SAFETY: forwarded.
+    unsafe {
+        let mut items = block_load_direct_warp_striped::<T, ITEMS>(tile, valid, past_end);
+        block_warp_striped_to_blocked(&mut items, storage);
+        items
+    }
 }

@@ -20,32 +20,53 @@
 //! | [`block_radix_sort_warp_striped`] | a tile (keys, values) sorted by a bit range, stably, warp-striped | every thread | per 8-bit digit: the rank's + 2 (4 with values) |
 //! | [`block_radix_rank_blocked`] | each item's place in a blocked tile ordered by one digit (stable; per-thread counters) | every thread | 4 |
 //! | [`block_radix_sort_blocked`] | a tile of keys sorted by a bit range, stably, through the blocked arrangement | every thread | 1, per digit (4 bits): the rank's + 1 |
-//! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, tile edges | the calling lane | 0 |
+//! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, vectors of 16 bytes, tile edges | the calling lane | 0 |
+//! | [`block_load_direct_blocked`], [`block_load_direct_striped`], [`block_load_direct_warp_striped`] | global -> registers in that arrangement, tile edges | the calling thread | 0 |
+//! | [`block_load_transposed`], [`block_load_warp_transposed`] | global -> blocked registers through coalesced reads and an exchange | every thread | 1 (the warp's: 0) |
+//! | [`block_store_direct_blocked`], [`block_store_direct_striped`], [`block_store_direct_warp_striped`] | registers -> global in that arrangement, tile edges | (memory) | 0 |
+//! | [`block_store_transposed`], [`block_store_warp_transposed`] | blocked registers -> global through an exchange and coalesced writes | (memory) | 1 (the warp's: 0) |
+//! | [`block_blocked_to_striped`], [`block_striped_to_blocked`] | rearrange a tile: blocked <-> striped | every thread | 1 |
+//! | [`block_blocked_to_warp_striped`], [`block_warp_striped_to_blocked`] | rearrange a tile: blocked <-> warp-striped (within each warp) | every thread | 0 (`bar.warp.sync`) |
+//! | [`block_scatter_to_blocked`], [`block_scatter_to_striped`], [`block_scatter_to_warp_striped`] | each item to its rank in the tile, read back in that arrangement | every thread | 1 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
 //! live in [`kernels::scan_lecture`](crate::kernels).
 
 pub mod broadcast;
 pub mod discontinuity;
+pub mod exchange;
 pub mod load;
 pub mod radix_rank;
 pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
+pub mod store;
 
 pub use broadcast::{BlockBroadcastStorage, block_broadcast};
 pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_striped};
-pub use load::{block_load_warp_striped, block_load_warp_striped_words, row_element};
+pub use exchange::{
+    BlockExchangeStorage, block_blocked_to_striped, block_blocked_to_warp_striped, block_scatter_to_blocked,
+    block_scatter_to_striped, block_scatter_to_warp_striped, block_striped_to_blocked,
+    block_warp_striped_to_blocked, blocked_position, striped_position, warp_striped_position,
+};
+pub use load::{
+    block_load_direct_blocked, block_load_direct_striped, block_load_direct_warp_striped,
+    block_load_transposed, block_load_warp_striped, block_load_warp_striped_words,
+    block_load_warp_transposed, row_element,
+};
 pub use radix_rank::{
     BLOCKED_DIGITS, BlockedRankStorage, DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks,
     block_radix_rank_blocked, block_radix_rank_warp_striped, block_radix_rank_warp_striped_by,
 };
 pub use radix_sort::{
     BlockRadixSortStorage, BlockedSortStorage, block_radix_sort_blocked, block_radix_sort_warp_striped,
-    warp_striped_position,
 };
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_rank_flags_warp_striped,
     block_scan_warp_striped, block_scan_warp_striped_rows, block_segmented_scan_warp_striped,
+};
+pub use store::{
+    block_store_direct_blocked, block_store_direct_striped, block_store_direct_warp_striped,
+    block_store_transposed, block_store_warp_transposed,
 };

@@ -19,6 +19,7 @@
 //! - **Example:** 256 threads, 1 item each, `u32` keys `255 - p` at warp-striped position `p`, bits
 //!   0..8: thread `t` (warp `t / 32`, lane `t % 32`) holds key `t` after the sort.
 
+use super::exchange::{blocked_slot, padded_slot, warp_striped_position, warp_striped_slots};
 use super::radix_rank::{
     BlockedRankStorage, PAST_END_DIGIT, RadixRankStorage, block_radix_rank_blocked,
     block_radix_rank_warp_striped_by,
@@ -26,7 +27,6 @@ use super::radix_rank::{
 use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::tuning::{BLOCKED_RADIX_BITS, RADIX_BITS};
 
@@ -39,13 +39,6 @@ pub struct BlockRadixSortStorage<S, V> {
     pub keys: SharedArray<S>,
     /// `block_dim() * ITEMS` values; may be the same bytes as `keys` (used after them).
     pub values: SharedArray<V>,
-}
-
-/// The tile position of this thread's item `i` in the warp-striped arrangement of `ITEMS` items
-/// per thread: `(warp * ITEMS + i) * 32 + lane`.
-#[inline(always)]
-pub fn warp_striped_position<const ITEMS: usize>(i: usize) -> u32 {
-    (warp_id() * ITEMS as u32 + i as u32) * WARP_SIZE + lane_id()
 }
 
 /// Sort the tile's first `valid` items (see the [module docs](self)) by bits
@@ -149,29 +142,6 @@ pub struct BlockedSortStorage<S> {
     pub keys: SharedArray<S>,
 }
 
-/// The padded exchange slot of tile place `place`: one slot of padding after every 32, so that
-/// a warp reading 32 threads' item `i` in the blocked arrangement (places `ITEMS` apart) reads
-/// 32 banks.
-#[inline(always)]
-fn padded_slot(place: u32) -> u32 {
-    place + place / WARP_SIZE
-}
-
-/// The padded slot of this thread's item `i` in the blocked arrangement (tile place
-/// `thread_idx() * ITEMS + i`): a constant offset from the thread's first where `ITEMS` divides
-/// 32 or 32 divides `ITEMS` (no per-item address in registers).
-#[inline(always)]
-fn blocked_slot<const ITEMS: usize>(i: usize) -> u32 {
-    let first = thread_idx() * ITEMS as u32;
-    if 32 % ITEMS == 0 {
-        padded_slot(first) + i as u32
-    } else if ITEMS.is_multiple_of(32) {
-        padded_slot(first) + i as u32 + i as u32 / WARP_SIZE
-    } else {
-        padded_slot(first + i as u32)
-    }
-}
-
 /// Sort a whole tile of keys by bits `begin_bit .. end_bit` of their ordered bits, stably, in
 /// passes of [`BLOCKED_RADIX_BITS`] bits ranked by per-thread counters
 /// ([`block_radix_rank_blocked`]; CUB's `BlockRadixSort`). `keys[i]` is the key at warp-striped
@@ -201,11 +171,8 @@ pub unsafe fn block_radix_sort_blocked<B: RadixBits, const BLOCK: u32, const ITE
     (begin_bit, end_bit): (u32, u32),
     storage: BlockedSortStorage<B::Slot>,
 ) {
-    // The padded slot of warp-striped position (warp * ITEMS + i) * 32 + lane, written so that
-    // it is one base and a constant offset an item (computed per item, ptxas kept 16 addresses
-    // across the passes and spilled).
-    let striped_base = warp_id() * ITEMS as u32 * (WARP_SIZE + 1) + lane_id();
-    let striped_slot = |i: usize| striped_base + i as u32 * (WARP_SIZE + 1);
+    // The padded slot of warp-striped position (warp * ITEMS + i) * 32 + lane.
+    let striped_slot = warp_striped_slots::<ITEMS>();
     // Warp-striped to blocked, through the exchange.
     unrolled_for(ITEMS, |i| {
         // SAFETY: a padded slot of the tile, within the exchange.

@@ -11,6 +11,8 @@ pub mod device;
 pub mod device_layer_probes;
 #[cfg(feature = "lessons")]
 pub mod dot_product;
+#[cfg(feature = "probes")]
+pub mod exchange_probes;
 #[cfg(feature = "lessons")]
 pub mod puzzles;
 #[cfg(feature = "probes")]

@@ -27,8 +27,7 @@ const BLOCKED_COUNTERS: usize = RADIX_DIGITS as usize * (BLOCKED_COUNTER_WORDS a
 
 /// Slots of a padded exchange for a tile of `ITEMS` items per thread (one after every 32).
 const fn padded_slots(items: usize) -> usize {
-    let n = RADIX_DIGITS as usize * items;
-    n + n / 32
+    gpu_primitives_abi::layout::padded_slots(RADIX_DIGITS * items as u32) as usize
 }
 
 /// The larger of two lengths.

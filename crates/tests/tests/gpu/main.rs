@@ -8,6 +8,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod block_exchange;
 mod block_radix;
 mod collectives;
 mod compaction;
@@ -36,6 +37,7 @@ fn main() {
     let trials: Vec<Trial> = [
         device_layer::TESTS,
         collectives::TESTS,
+        block_exchange::TESTS,
         block_radix::TESTS,
         device::TESTS,
         compaction::TESTS,
