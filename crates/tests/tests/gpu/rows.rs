@@ -252,8 +252,10 @@ fn check_forward<T: RowTest>(
         f32_bound(Forward::LogSoftmax, expected[i], 0.0, shifts[i / cols])
     })?;
 
-    // The norms on rows without -inf or NaN (a masked row's LayerNorm is NaN throughout).
-    let x = matrix::<T>(rows, cols, false, seed ^ 1);
+    // The norms, on masked and NaN rows too: LayerNorm's row is NaN throughout where it holds
+    // a NaN or an infinity; RMSNorm's where it holds a NaN, and where it holds -inf its rstd is
+    // 0 (its finite items give 0, the infinite ones NaN).
+    let x = matrix::<T>(rows, cols, true, seed ^ 1);
     let wide = widen(&x);
     let d_x = upload(gpu, &x, skip)?;
     let input = view(&d_x, skip, n);
@@ -268,14 +270,18 @@ fn check_forward<T: RowTest>(
     let (w, b) = (view(&d_weight, skip, cols), view(&d_bias, skip, cols));
     let (wide_w, wide_b) = (widen(&weight), widen(&bias));
     let eps = 1e-5f32;
-    let affine = r.random_bool(0.5);
+    // Weight, bias, both or neither (each optional on its own).
+    let (weighted, biased) = (r.random_bool(0.5), r.random_bool(0.5));
     let mut d_mean = DeviceVec::<f32>::zeroed(gpu, rows).map_err(fail)?;
     let mut d_rstd = DeviceVec::<f32>::zeroed(gpu, rows).map_err(fail)?;
-    let norm = if affine {
-        Norm::new(eps).weight(w).bias(b)
-    } else {
-        Norm::new(eps)
-    };
+    let mut norm = Norm::new(eps);
+    if weighted {
+        norm = norm.weight(w);
+    }
+    if biased {
+        norm = norm.bias(b);
+    }
+    let what = |op: &str| format!("{} weight={weighted} bias={biased}", what(op));
     rows::layer_norm(
         gpu,
         input,
@@ -289,11 +295,11 @@ fn check_forward<T: RowTest>(
     let expected = reference::layer_norm(
         &wide,
         cols,
-        affine.then_some(&wide_w[..]),
-        affine.then_some(&wide_b[..]),
+        weighted.then_some(&wide_w[..]),
+        biased.then_some(&wide_b[..]),
         eps as f64,
     );
-    let weight = |i: usize| if affine { wide_w[i % cols] } else { 0.0 };
+    let weight = |i: usize| if weighted { wide_w[i % cols] } else { 0.0 };
     within(&what("layer_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
         let row = i / cols;
         f32_bound(
@@ -303,29 +309,72 @@ fn check_forward<T: RowTest>(
             centring(expected.mean[row], expected.rstd[row], cols),
         )
     })?;
+    // The saved statistics of rows of finite items (elsewhere: not finite, unspecified).
+    let finite_row: Vec<bool> = wide
+        .chunks(cols)
+        .map(|row| row.iter().all(|v| v.is_finite()))
+        .collect();
     let mean = d_mean.to_vec(gpu).map_err(fail)?;
-    within(&what("layer_norm mean"), &mean, &expected.mean, |i| {
-        1e-6 * (1.0 + expected.mean[i].abs())
-    })?;
+    statistics(
+        &what("layer_norm mean"),
+        &mean,
+        &expected.mean,
+        &finite_row,
+        |i| 1e-6 * (1.0 + expected.mean[i].abs()),
+    )?;
     let rstd = d_rstd.to_vec(gpu).map_err(fail)?;
-    within(&what("layer_norm rstd"), &rstd, &expected.rstd, |i| {
-        2e-5 * expected.rstd[i]
-    })?;
+    statistics(
+        &what("layer_norm rstd"),
+        &rstd,
+        &expected.rstd,
+        &finite_row,
+        |i| 2e-5 * expected.rstd[i],
+    )?;
 
-    let norm = if affine {
+    let norm = if weighted {
         Norm::new(eps).weight(w)
     } else {
         Norm::new(eps)
     };
     rows::rms_norm(gpu, input, cols, norm, &mut d_y, Some(d_rstd.view_mut())).map_err(fail)?;
-    let expected = reference::rms_norm(&wide, cols, affine.then_some(&wide_w[..]), eps as f64);
+    let expected = reference::rms_norm(&wide, cols, weighted.then_some(&wide_w[..]), eps as f64);
     within(&what("rms_norm"), &download(gpu, &d_y)?, &expected.y, |i| {
         f32_bound(Forward::RmsNorm, expected.y[i], weight(i), 0.0)
     })?;
     let rstd = d_rstd.to_vec(gpu).map_err(fail)?;
-    within(&what("rms_norm rstd"), &rstd, &expected.rstd, |i| {
+    statistics(&what("rms_norm rstd"), &rstd, &expected.rstd, &finite_row, |i| {
         2e-5 * expected.rstd[i]
     })
+}
+
+/// A norm's saved statistics (one a row) against the reference's: within `bound` where the row
+/// is all finite, else not finite (NaN or an infinity: which one depends on the order of the
+/// sums) or, for RMSNorm's rstd of a row holding -inf, 0.
+fn statistics(
+    what: &str,
+    found: &[f32],
+    expected: &[f64],
+    finite_row: &[bool],
+    bound: impl Fn(usize) -> f64,
+) -> Result<(), TestCaseError> {
+    let finite: Vec<usize> = (0..found.len()).filter(|&r| finite_row[r]).collect();
+    let pick_f32 = |v: &[f32]| finite.iter().map(|&r| v[r]).collect::<Vec<_>>();
+    let pick = |v: &[f64]| finite.iter().map(|&r| v[r]).collect::<Vec<_>>();
+    within(what, &pick_f32(found), &pick(expected), |i| bound(finite[i]))?;
+    for (row, (&f, &e)) in found.iter().zip(expected).enumerate() {
+        if !finite_row[row] {
+            let agrees = !f.is_finite() || (e == 0.0 && f == 0.0);
+            prop_assert!(
+                agrees,
+                "{}: row {} (not finite) found {} expected {}",
+                what,
+                row,
+                f,
+                e
+            );
+        }
+    }
+    Ok(())
 }
 
 /// One backward case: the gradients of softmax and log-softmax at a random `dy`.
@@ -338,7 +387,9 @@ fn check_backward<T: RowTest>(
 ) -> Result<(), TestCaseError> {
     let n = rows * cols;
     let what = |op: &str| format!("{op} {} {rows}x{cols} skip={skip}", T::NAME);
-    let logits = widen(&matrix::<T>(rows, cols, false, seed));
+    // Masked and NaN rows too: masked items' y is 0 (softmax) or -inf (log-softmax), a NaN
+    // row's dx is NaN throughout.
+    let logits = widen(&matrix::<T>(rows, cols, true, seed));
     let mut r = rng(seed ^ 3);
     let dy: Vec<T> = (0..n).map(|_| T::from_f64(r.random_range(-1.0..1.0))).collect();
     let wide_dy = widen(&dy);
@@ -448,19 +499,32 @@ fn check_norm_backward<T: RowTest>(
         let to_f32 = |v: &[f64]| -> Vec<f32> { v.iter().map(|&s| s as f32).collect() };
         let d_mean = DeviceVec::from_slice(gpu, &to_f32(&mean)).map_err(fail)?;
         let d_rstd = DeviceVec::from_slice(gpu, &to_f32(&rstd)).map_err(fail)?;
-        let mut grads = NormGrads::new(&mut d_dx);
-        if parameters {
-            grads = grads.dweight(&mut d_dweight);
-            if centred {
-                grads = grads.dbias(&mut d_dbias);
+        // The backward into dx (and dweight, dbias), returning their bytes: run twice, the
+        // same bits (dweight and dbias summed over the rows in a fixed order).
+        let mut run = || -> Result<Vec<Vec<u8>>, TestCaseError> {
+            let mut grads = NormGrads::new(&mut d_dx);
+            if parameters {
+                grads = grads.dweight(&mut d_dweight);
+                if centred {
+                    grads = grads.dbias(&mut d_dbias);
+                }
             }
-        }
+            if centred {
+                rows::layer_norm_backward(gpu, input, grad, cols, w, &d_mean, &d_rstd, grads, workspace)
+            } else {
+                rows::rms_norm_backward(gpu, input, grad, cols, w, &d_rstd, grads, workspace)
+            }
+            .map_err(fail)?;
+            [&d_dx, &d_dweight, &d_dbias]
+                .into_iter()
+                .map(|v| Ok(bytemuck::cast_slice::<T::Raw, u8>(&v.to_vec(gpu).map_err(fail)?).to_vec()))
+                .collect()
+        };
+        let first = run()?;
+        prop_assert!(run()? == first, "{}: a second run differs", what(op));
         let expected = if centred {
-            rows::layer_norm_backward(gpu, input, grad, cols, w, &d_mean, &d_rstd, grads, workspace)
-                .map_err(fail)?;
             reference::layer_norm_backward(&wide_x, &wide_dy, cols, wide_weight, &mean, &rstd)
         } else {
-            rows::rms_norm_backward(gpu, input, grad, cols, w, &d_rstd, grads, workspace).map_err(fail)?;
             reference::rms_norm_backward(&wide_x, &wide_dy, cols, wide_weight, &rstd)
         };
         let mean_or_0 = |row: usize| if centred { mean[row] } else { 0.0 };
@@ -875,6 +939,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         invalid(rows::rms_norm(gpu, &x, 3, norm, &mut y, None)),
         true,
     )?;
+    let norm = Norm::new(1e-5).bias(&weight);
+    check_eq(
+        "short bias",
+        mismatch(rows::layer_norm(gpu, &x, 4, norm, &mut y, None, None)),
+        true,
+    )?;
     let mut rstd = ok(gpu.alloc_zeroed::<f32>(2))?;
     let r = rows::rms_norm(gpu, &x, 4, Norm::new(1e-5), &mut y, Some((&mut rstd).into()));
     check_eq("short rstd", mismatch(r), true)?;
@@ -891,6 +961,19 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     check_eq("RMSNorm dbias", invalid(r), true)?;
     let r = rows::rms_norm_backward(gpu, &x, &x, 3, None, &stats, NormGrads::new(&mut y), workspace);
     check_eq("short rstd", mismatch(r), true)?;
+    let two_stats = ok(DeviceVec::from_slice(gpu, &[1.0f32; 2]))?;
+    let r = rows::layer_norm_backward(
+        gpu,
+        &x,
+        &x,
+        4,
+        None,
+        &two_stats,
+        &stats,
+        NormGrads::new(&mut y),
+        workspace,
+    );
+    check_eq("short saved mean", mismatch(r), true)?;
     // Cross-entropy: a loss of the wrong length, short targets, a smoothing past 1.
     let targets = ok(DeviceVec::from_slice(gpu, &[0i64; 3]))?;
     let mut two = ok(gpu.alloc_zeroed::<f32>(2))?;
@@ -942,6 +1025,36 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         gpu, &empty, &empty, 4, None, &no_stats, &no_stats, grads, workspace,
     ))?;
     check_eq("dbias of no rows", ok(gpu.download(&dbias))?, vec![0.0f32; 4])?;
+    // Cross-entropy of no rows: the mean is NaN (no valid target), the sum 0 (as PyTorch's).
+    let no_targets = ok(DeviceVec::<i64>::zeroed(gpu, 0))?;
+    for reduction in [Reduction::Mean, Reduction::Sum] {
+        let mut loss = ok(gpu.upload(&[7.0f32]))?;
+        let options = CrossEntropy {
+            reduction,
+            ..CrossEntropy::default()
+        };
+        ok(rows::cross_entropy(
+            gpu,
+            &empty,
+            4,
+            &no_targets,
+            options,
+            &mut loss,
+            None,
+            workspace,
+        ))?;
+        let found = ok(gpu.download(&loss))?[0];
+        let expected = if reduction == Reduction::Mean {
+            found.is_nan()
+        } else {
+            found == 0.0
+        };
+        check_eq(
+            &format!("cross_entropy of no rows, {reduction:?}: {found}"),
+            expected,
+            true,
+        )?;
+    }
     // An output overlapping its input (views made from raw addresses).
     // SAFETY: the views cover `x`'s 12 elements, which stay allocated for the call; the call is
     // expected to refuse them before any launch.
