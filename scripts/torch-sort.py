@@ -2,7 +2,8 @@
 """PyTorch's sort and topk on the segmented sort benchmark's shape (issue 13).
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
-`torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`) beside a
+`torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`), and
+`torch.sort` of the same keys as rows of 32 (`SEGMENTED_SHORT_SHAPE`), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
 segmented_argsort, top_k) in the same layout. Run on the GPU machine:
@@ -17,6 +18,7 @@ import sys
 import torch
 
 ROWS, COLS, K = 65536, 4096, 8
+SHORT_COLS = 32
 
 
 def median_us(fn, runs):
@@ -44,8 +46,11 @@ def main():
     out = torch.empty_like(x)
     copy = median_us(lambda: out.copy_(x), args.runs)
     rows = []
+    # The same keys as rows of 32 (bench_sort::SEGMENTED_SHORT_SHAPE).
+    short = x.view(-1, SHORT_COLS)
     for name, fn in [
         ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),
+        (f"torch.sort dim=1 rows of {SHORT_COLS}", lambda: torch.sort(short, dim=1)),
         ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
         (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
     ]:

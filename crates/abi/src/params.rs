@@ -617,6 +617,11 @@ pub struct SegmentedSortParams<K, V> {
     /// Non-zero: the values are the keys' indices within their segment (`values_in` is not
     /// read).
     pub index_values: u32,
+    /// Non-zero: segments of at most
+    /// [`SEGMENTED_WARP_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_SORT_KEYS) keys are the warp
+    /// sort's (`device_segmented_warp_sort_<values>_<key>`, a warp a segment, launched too), and
+    /// the block kernel skips them.
+    pub short_by_warps: u32,
 }
 
 /// Top-k of equal rows by radix select (`device_top_k_<key>`): per row of `row_len` keys, the

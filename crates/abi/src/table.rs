@@ -205,7 +205,8 @@ macro_rules! sort_value_table {
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
-/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each) or
+/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each),
+/// `device_segmented_warp_sort_<values>_<key>` (the short segments, one warp each) or
 /// `device_top_k_<key>` (top-k of rows by radix select).
 #[macro_export]
 macro_rules! radix_sort_kernel_name {
@@ -215,6 +216,14 @@ macro_rules! radix_sort_kernel_name {
     (segmented, $key:ident, $values:ident) => {
         concat!(
             "device_segmented_radix_sort_",
+            stringify!($values),
+            "_",
+            stringify!($key)
+        )
+    };
+    (segmented_warp, $key:ident, $values:ident) => {
+        concat!(
+            "device_segmented_warp_sort_",
             stringify!($values),
             "_",
             stringify!($key)
@@ -247,6 +256,7 @@ macro_rules! onesweep_names {
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
             $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
             $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
+            $($crate::radix_sort_kernel_name!(segmented_warp, $key, $values),)*
             $crate::radix_sort_kernel_name!(top_k, $key),
         ]
     };
@@ -256,8 +266,8 @@ macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
           $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
-        /// value payload (and one of smaller tiles per listed payload) and one segmented sort
-        /// per value payload, and the top-k by radix select (generated from the key and value
+        /// value payload (and one of smaller tiles per listed payload), one segmented sort and
+        /// one segmented warp sort per value payload, and the top-k by radix select (generated from the key and value
         /// tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),

@@ -765,6 +765,9 @@ pub const SORT_KEYS_FAMILY: &str = "device_radix_sort_onesweep_keys_";
 /// Entry-point name prefix of the segmented radix sort (one block of [`SORT_BLOCK`] threads per
 /// segment).
 pub const SEGMENTED_SORT_FAMILY: &str = "device_segmented_radix_sort_";
+/// Entry-point name prefix of the segmented sort's warp sort (a warp per segment of at most
+/// [`SEGMENTED_WARP_SORT_KEYS`] keys, blocks of [`SORT_BLOCK`] threads, no shared memory).
+pub const SEGMENTED_WARP_SORT_FAMILY: &str = "device_segmented_warp_sort_";
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built
 /// for (its PTX declares it), but for [`SEGMENTED_SORT_TWO_BLOCK_FAMILIES`]. H100, 65536 rows
 /// of 4096 random f32 keys: 7.17 ms at 2 blocks (128 registers; ptxas spills 200 to 960 bytes
@@ -784,6 +787,13 @@ pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
     "device_segmented_radix_sort_v4_f16",
     "device_segmented_radix_sort_v4_bf16",
 ];
+/// Keys per lane of the segmented sort's warp sort: segments of at most
+/// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
+/// segment's others (`32 * SEGMENTED_WARP_SORT_ITEMS` shuffles a lane), instead of by a block's
+/// radix sort of a whole tile (4096 keys, the segment padded).
+pub const SEGMENTED_WARP_SORT_ITEMS: usize = 4;
+/// The longest segment the segmented sort's warp sort takes.
+pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
 /// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of
 /// [`SORT_BLOCK`] threads per row).
 pub const TOP_K_FAMILY: &str = "device_top_k_";

@@ -23,6 +23,12 @@ pub const TOP_K: usize = 8;
 pub const SEGMENTED_KEYS: &str = "segmented_sort_keys 65536 rows";
 /// The segmented rows with each key's column (torch's `sort` returns both).
 pub const SEGMENTED_ARGSORT: &str = "segmented_argsort 65536 rows";
+/// Rows and columns of the short segmented rows: 2^28 keys in rows of 32 (the warp sort's).
+pub const SEGMENTED_SHORT_SHAPE: (usize, usize) = (1 << 23, 32);
+/// The short rows, keys alone.
+pub const SEGMENTED_SHORT_KEYS: &str = "segmented_sort_keys 8388608 rows of 32";
+/// The short rows with each key's column.
+pub const SEGMENTED_SHORT_ARGSORT: &str = "segmented_argsort 8388608 rows of 32";
 /// The top-k rows (values and columns of the 8 largest per row), keys of uniform bits.
 pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
 /// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
@@ -145,8 +151,8 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
     gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, pairs, runs)
 }
 
-/// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`]: `segmented_sort_keys`,
-/// `segmented_argsort` (keys and columns) and `top_k` of [`TOP_K`] (largest; of the keys and of
+/// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in [`SEGMENTED_SHORT_SHAPE`]:
+/// `segmented_sort_keys`, `segmented_argsort` (keys and columns); in the first shape also `top_k` of [`TOP_K`] (largest; of the keys and of
 /// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), beside the copy
 /// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
 /// the keys and writes `k` values and columns per row.
@@ -169,40 +175,60 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
     })?;
     let mut out = Vec::new();
-    let time = median_micros(gpu, runs, || {
-        device::segmented_sort_keys(
+    // The same keys as rows of 4096 and as rows of 32 (the warp sort's).
+    let shapes = [
+        (cols, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
+        (
+            SEGMENTED_SHORT_SHAPE.1,
+            SEGMENTED_SHORT_KEYS,
+            SEGMENTED_SHORT_ARGSORT,
+        ),
+    ];
+    debug_assert_eq!(SEGMENTED_SHORT_SHAPE.0 * SEGMENTED_SHORT_SHAPE.1, n);
+    for (row_len, keys_row, argsort_row) in shapes {
+        let time = median_micros(gpu, runs, || {
+            device::segmented_sort_keys(
+                gpu,
+                keys,
+                key_view_mut::<f32>(&mut d_sorted, n),
+                row_len,
+                options,
+                &mut workspace,
+            )
+        })?;
+        out.push(BenchRow::new(
             gpu,
-            keys,
-            key_view_mut::<f32>(&mut d_sorted, n),
-            cols,
-            options,
-            &mut workspace,
-        )
-    })?;
-    out.push(BenchRow::new(
-        gpu,
-        "f32",
-        4,
-        SEGMENTED_KEYS.into(),
-        n,
-        time,
-        (8 * n) as f64,
-        copy,
-    ));
-    let time = median_micros(gpu, runs, || {
-        let sorted = key_view_mut::<f32>(&mut d_sorted, n);
-        device::segmented_argsort(gpu, keys, sorted, &mut d_indices, cols, options, &mut workspace)
-    })?;
-    out.push(BenchRow::new(
-        gpu,
-        "f32",
-        4,
-        SEGMENTED_ARGSORT.into(),
-        n,
-        time,
-        (12 * n) as f64,
-        copy,
-    ));
+            "f32",
+            4,
+            keys_row.into(),
+            n,
+            time,
+            (8 * n) as f64,
+            copy,
+        ));
+        let time = median_micros(gpu, runs, || {
+            let sorted = key_view_mut::<f32>(&mut d_sorted, n);
+            device::segmented_argsort(
+                gpu,
+                keys,
+                sorted,
+                &mut d_indices,
+                row_len,
+                options,
+                &mut workspace,
+            )
+        })?;
+        out.push(BenchRow::new(
+            gpu,
+            "f32",
+            4,
+            argsort_row.into(),
+            n,
+            time,
+            (12 * n) as f64,
+            copy,
+        ));
+    }
     let time = median_micros(gpu, runs, || {
         let values = key_view_mut::<f32>(&mut d_sorted, rows * TOP_K);
         let indices = key_view_mut::<u32>(&mut d_indices, rows * TOP_K);
@@ -251,6 +277,8 @@ pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
         SORT_PAIRS,
         SEGMENTED_KEYS,
         SEGMENTED_ARGSORT,
+        SEGMENTED_SHORT_KEYS,
+        SEGMENTED_SHORT_ARGSORT,
         TOP_K_ROWS,
         TOP_K_ROWS_UNIT,
     ]

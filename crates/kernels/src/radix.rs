@@ -7,7 +7,7 @@ use crate::shared::SharedValue;
 use gpu_primitives_abi::table::{Bf16, F16};
 
 /// The unsigned integer a key maps to for the sort: `u8`, `u16`, `u32` or `u64`.
-pub trait RadixBits: Copy + PartialOrd {
+pub trait RadixBits: Copy + PartialOrd + crate::warp::Shuffle {
     /// How a tile keeps it in shared memory (`u16` for `u8`).
     type Slot: SharedValue;
     /// Bits in all: 8, 16, 32 or 64.
@@ -26,6 +26,9 @@ pub trait RadixBits: Copy + PartialOrd {
     /// This prefix followed by one more [`RADIX_BITS`](gpu_primitives_abi::tuning::RADIX_BITS)
     /// digit (`self << RADIX_BITS | digit`; the prefix is shorter than the width).
     fn push_digit(self, digit: u32) -> Self;
+    /// Bits `begin .. end` (`begin <= end <= WIDTH`), shifted down: what a sort by that bit
+    /// range compares.
+    fn bits_in(self, begin: u32, end: u32) -> Self;
     /// All bits inverted (a descending sort).
     fn invert(self) -> Self;
     /// `self - rhs`, wrapping around.
@@ -59,6 +62,15 @@ macro_rules! radix_bits {
             #[inline(always)]
             fn push_digit(self, digit: u32) -> Self {
                 (((self as u64) << gpu_primitives_abi::tuning::RADIX_BITS) | digit as u64) as $t
+            }
+            #[inline(always)]
+            fn bits_in(self, begin: u32, end: u32) -> Self {
+                let shifted = self.above(begin);
+                if end - begin >= <$t>::BITS {
+                    shifted
+                } else {
+                    shifted & ((1 as $t) << (end - begin)).wrapping_sub(1)
+                }
             }
             #[inline(always)]
             fn invert(self) -> Self {

@@ -364,7 +364,9 @@ fn device_kernels_take_one_parameter_struct() {
                 size_of::<TargetCountParams>()
             } else if name.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
                 size_of::<OnesweepParams<u8, u8>>()
-            } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
+            } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY)
+                || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_SORT_FAMILY)
+            {
                 size_of::<SegmentedSortParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
                 size_of::<TopKParams<u8>>()

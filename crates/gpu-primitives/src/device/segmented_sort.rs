@@ -9,10 +9,12 @@ use super::radix_sort::{
 use super::segmented::Segments;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
-use gpu_primitives_abi::layout::segmented_sort_layout;
+use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
-use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS};
+use gpu_primitives_abi::tuning::{
+    SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
+};
 use gpu_primitives_runtime::DeviceCopy;
 
 /// One segmented sort: its buffers (`n` is the input's length), its segments and how much of
@@ -124,36 +126,61 @@ pub(super) fn launch<K: SortKey>(
         radix_sort_kernel_name!(segmented, u32, keys),
         "device_segmented_radix_sort_keys_u32"
     );
-    let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
-    let kernel = crate::module(on.gpu)?.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
+    debug_assert_eq!(
+        radix_sort_kernel_name!(segmented_warp, u32, keys),
+        "device_segmented_warp_sort_keys_u32"
+    );
     let layout = segmented_sort_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
-    // A block a segment: past the most blocks a grid holds, a launch each chunk of segments.
-    for (first_segment, grid) in LaunchConfig::grid_chunks(segments) {
-        let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
-        let params = SegmentedSortParams::<K::Raw, u64> {
-            keys_in: buffers.keys_in as *const K::Raw,
-            keys_out: buffers.keys_out as *mut K::Raw,
-            values_in: values_in as *const u64,
-            values_out: values_out as *mut u64,
-            keys_scratch: keys_scratch as *mut K::Raw,
-            values_scratch: values_scratch as *mut u64,
-            scratch_len,
-            offsets: offsets as *const u64,
-            row_len,
-            segments,
-            first_segment,
-            keep: call.keep.unwrap_or(usize::MAX),
-            begin_bit,
-            end_bit,
-            descending: options.is_descending() as u32,
-            index_values: index_values as u32,
-        };
-        // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
-        // outputs hold the input's length (checked by the callers) or `segments * keep`
-        // (top_k); scratch buffers of two inputs' length wherever a segment is longer than a
-        // tile; the bit range is within the key; the layout's shared memory; blocks
-        // `first_segment + b` below `segments`.
-        unsafe { stream.launch(&kernel, config, &params)? };
+    // Short segments (at most `SEGMENTED_WARP_SORT_KEYS` keys) by the warp sort, a warp each;
+    // the others by the block kernel, a block each. Equal rows are all one or the other; with
+    // offsets both kernels run (each passing over the other's segments) unless none is long.
+    let long = longest > SEGMENTED_WARP_SORT_KEYS;
+    let short = offsets != 0 || !long;
+    let mut params = SegmentedSortParams::<K::Raw, u64> {
+        keys_in: buffers.keys_in as *const K::Raw,
+        keys_out: buffers.keys_out as *mut K::Raw,
+        values_in: values_in as *const u64,
+        values_out: values_out as *mut u64,
+        keys_scratch: keys_scratch as *mut K::Raw,
+        values_scratch: values_scratch as *mut u64,
+        scratch_len,
+        offsets: offsets as *const u64,
+        row_len,
+        segments,
+        first_segment: 0,
+        keep: call.keep.unwrap_or(usize::MAX),
+        begin_bit,
+        end_bit,
+        descending: options.is_descending() as u32,
+        index_values: index_values as u32,
+        short_by_warps: short as u32,
+    };
+    let module = crate::module(on.gpu)?;
+    if short {
+        let name = format!("{SEGMENTED_WARP_SORT_FAMILY}{values_name}_{}", K::NAME);
+        let kernel = module.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
+        let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
+        for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
+            params.first_segment = first_block * per_block;
+            // SAFETY: as below; a warp a segment from `first_segment`, blocks of whole warps,
+            // no shared memory.
+            unsafe { stream.launch(&kernel, LaunchConfig::new(grid, SORT_BLOCK), &params)? };
+        }
+    }
+    if long {
+        let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
+        let kernel = module.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
+        // A block a segment: past the most blocks a grid holds, a launch each chunk of segments.
+        for (first_segment, grid) in LaunchConfig::grid_chunks(segments) {
+            let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
+            params.first_segment = first_segment;
+            // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
+            // outputs hold the input's length (checked by the callers) or `segments * keep`
+            // (top_k); scratch buffers of two inputs' length wherever a segment is longer than
+            // a tile; the bit range is within the key; the layout's shared memory; blocks
+            // `first_segment + b` below `segments`.
+            unsafe { stream.launch(&kernel, config, &params)? };
+        }
     }
     Ok(())
 }
@@ -166,7 +193,9 @@ pub(super) fn launch<K: SortKey>(
 /// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
 /// [`SegmentOffsets`](super::SegmentOffsets) (any lengths, empty ones too).
 ///
-/// One block of [`SORT_BLOCK`] threads per segment: a segment of up to `SORT_BLOCK *
+/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp (each
+/// key's place counted against the segment's others, 8 segments a block); longer ones by one
+/// block of [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK *
 /// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) is sorted in shared memory by
 /// the block radix sort, reading and writing each key once; a longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them

@@ -16,7 +16,13 @@
 //!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
 //!   buffers, the first reading the input and the last writing the output.
 //!
-//! Stable: every pass keeps the order of equal digits.
+//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (128): by one warp
+//!   ([`segmented_warp_sort`], a kernel of its own: 8 segments a block), each key's place the
+//!   number of the segment's keys before it in order or tied and earlier, counted against every
+//!   key broadcast by a shuffle; no shared memory, and no tile of 4096 padded keys for a row of
+//!   32.
+//!
+//! Stable: every pass keeps the order of equal digits, and the warp sort breaks ties by position.
 
 use crate::block::{
     BlockRadixSortStorage, BlockedRankStorage, BlockedSortStorage, PAST_END_DIGIT, block_exclusive_scan,
@@ -26,11 +32,14 @@ use crate::block::{
 use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey, SortValue, key_of_ordered, ordered_bits, zero_slot};
 use crate::shared::SharedArray;
-use crate::sync::block_barrier;
-use crate::thread::{block_dim, block_idx, thread_idx};
+use crate::sync::{block_barrier, warp_sync};
+use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
 use crate::unroll::unrolled_for;
+use crate::warp::Shuffle;
 use gpu_primitives_abi::params::SegmentedSortParams;
-use gpu_primitives_abi::tuning::{RADIX_BITS, SORT_BLOCK};
+use gpu_primitives_abi::tuning::{
+    RADIX_BITS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
+};
 
 /// Shared memory of [`segmented_radix_sort`].
 #[derive(Clone, Copy)]
@@ -80,29 +89,12 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
     let tile_len = block_dim() as usize * ITEMS;
     let s = p.first_segment + block_idx() as usize;
     if s < p.segments {
-        let (begin, end) = if p.offsets.is_null() {
-            (s * p.row_len, (s + 1) * p.row_len)
-        } else {
-            // SAFETY: s + 1 <= segments: within the segments + 1 offsets.
-            unsafe { (*p.offsets.add(s) as usize, *p.offsets.add(s + 1) as usize) }
-        };
-        let len = end - begin;
-        let segment = if p.keep == usize::MAX {
-            Segment {
-                begin,
-                len,
-                out_begin: begin,
-                keep: len,
-            }
-        } else {
-            Segment {
-                begin,
-                len,
-                out_begin: s * p.keep,
-                keep: len.min(p.keep),
-            }
-        };
-        if len <= tile_len {
+        // SAFETY: s < segments.
+        let segment = unsafe { segment_of(p, s) };
+        let len = segment.len;
+        if p.short_by_warps != 0 && len <= SEGMENTED_WARP_SORT_KEYS {
+            // The warp sort's (`segmented_warp_sort`, another launch).
+        } else if len <= tile_len {
             // SAFETY: forwarded; the segment is within the input and fits one tile.
             unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
         } else {
@@ -110,6 +102,157 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
             unsafe { sort_long::<K, V, PAIRS, ITEMS>(p, segment, storage) };
         }
     }
+}
+
+/// Sort the launch's segments of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, a warp each:
+/// warp `w` of block `b` takes segment `p.first_segment + b * warps_per_block() + w`, if there
+/// is one and it is that short (the longer ones are the block kernel's, launched with
+/// `short_by_warps`). No shared memory, no block barrier.
+///
+/// # Safety
+/// Every lane of each warp calls it (blocks of whole warps); `p` as [`segmented_radix_sort`]
+/// needs it (no scratch buffers needed).
+#[inline(always)]
+pub unsafe fn segmented_warp_sort<K, V, const PAIRS: bool>(p: &SegmentedSortParams<K, V>)
+where
+    K: RadixKey,
+    V: SortValue,
+{
+    let s = p.first_segment + (block_idx() * warps_per_block() + warp_id()) as usize;
+    if s < p.segments {
+        // SAFETY: s < segments.
+        let segment = unsafe { segment_of(p, s) };
+        if segment.len <= SEGMENTED_WARP_SORT_KEYS {
+            // SAFETY: the whole warp takes this branch (one segment per warp) with a short
+            // segment of the launch.
+            unsafe { sort_warp::<K, V, PAIRS>(p, segment) };
+        }
+    }
+}
+
+/// Segment `s` of the launch: where its keys are, where its output goes.
+///
+/// # Safety
+/// `s < p.segments` (with offsets: within the `segments + 1` of them).
+#[inline(always)]
+unsafe fn segment_of<K, V>(p: &SegmentedSortParams<K, V>, s: usize) -> Segment {
+    let (begin, end) = if p.offsets.is_null() {
+        (s * p.row_len, (s + 1) * p.row_len)
+    } else {
+        // SAFETY: s + 1 <= segments: within the segments + 1 offsets.
+        unsafe { (*p.offsets.add(s) as usize, *p.offsets.add(s + 1) as usize) }
+    };
+    let len = end - begin;
+    if p.keep == usize::MAX {
+        Segment {
+            begin,
+            len,
+            out_begin: begin,
+            keep: len,
+        }
+    } else {
+        Segment {
+            begin,
+            len,
+            out_begin: s * p.keep,
+            keep: len.min(p.keep),
+        }
+    }
+}
+
+/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, by one warp without shared memory:
+/// lane `l` holds keys `k * 32 + l` (loads coalesced), and each key's place is the number of
+/// the segment's keys that go before it, in the bit range's order with ties by position
+/// (stable): every lane compares its keys with each key of the segment in turn, broadcast by
+/// a shuffle. Places past `keep` are not written.
+///
+/// # Safety
+/// The whole warp calls it, with a segment of the launch of at most
+/// [`SEGMENTED_WARP_SORT_KEYS`] keys (the outputs as [`segmented_radix_sort`] describes them).
+#[inline(always)]
+unsafe fn sort_warp<K, V, const PAIRS: bool>(p: &SegmentedSortParams<K, V>, segment: Segment)
+where
+    K: RadixKey,
+    V: SortValue,
+{
+    const W: usize = SEGMENTED_WARP_SORT_ITEMS;
+    let descending = p.descending != 0;
+    let lane = lane_id();
+    let len = segment.len as u32;
+    // Keys past the segment's end are the largest bits, after every key (ties by position).
+    let mut keys = [<K::Bits as RadixBits>::MAX; W];
+    let mut values = [V::from_index(0); W];
+    unrolled_for(W, |k| {
+        let j = k as u32 * WARP_SIZE + lane;
+        if j < len {
+            // SAFETY: j < the segment's length: a key (and value) of the input.
+            unsafe {
+                keys[k] = ordered_bits(*p.keys_in.add(segment.begin + j as usize), descending);
+                if PAIRS {
+                    values[k] = if p.index_values != 0 {
+                        V::from_index(j as usize)
+                    } else {
+                        *p.values_in.add(segment.begin + j as usize)
+                    };
+                }
+            }
+        }
+    });
+    // What the order compares: the bit range, shifted down (the padding stays the largest).
+    let mut order = [<K::Bits as RadixBits>::MAX; W];
+    unrolled_for(W, |k| {
+        if k as u32 * WARP_SIZE + lane < len {
+            order[k] = keys[k].bits_in(p.begin_bit, p.end_bit);
+        }
+    });
+    // Item `k`'s place: the keys of row `m` (positions `m * 32 ..`) before it. A row before
+    // its own counts the keys at most equal, a row after it those less, its own row those less
+    // and those equal from an earlier lane: ties by position. A segment of one row (at most 32
+    // keys) compares its item 0 alone; a longer one every item with each key of its rows, those
+    // past the segment's end skipped (a warp-uniform test outside the loop over lanes).
+    let mut place = [0u32; W];
+    if len <= WARP_SIZE {
+        for source in 0..WARP_SIZE {
+            // SAFETY: the whole warp runs this loop, with the same `source`.
+            let other = unsafe { order[0].shuffle_idx(source, WARP_SIZE, u32::MAX) };
+            place[0] += (other < order[0] || (other == order[0] && source < lane)) as u32;
+        }
+    } else {
+        unrolled_for(W, |m| {
+            if m as u32 * WARP_SIZE < len {
+                for source in 0..WARP_SIZE {
+                    // SAFETY: as above.
+                    let other = unsafe { order[m].shuffle_idx(source, WARP_SIZE, u32::MAX) };
+                    unrolled_for(W, |k| {
+                        let before = match m.cmp(&k) {
+                            core::cmp::Ordering::Less => other <= order[k],
+                            core::cmp::Ordering::Greater => other < order[k],
+                            core::cmp::Ordering::Equal => {
+                                other < order[k] || (other == order[k] && source < lane)
+                            }
+                        };
+                        place[k] += before as u32;
+                    });
+                }
+            }
+        });
+    }
+    // Every lane's loads are done before any lane writes (the sort may be in place).
+    // SAFETY: the whole warp calls it.
+    unsafe { warp_sync(u32::MAX) };
+    unrolled_for(W, |k| {
+        if k as u32 * WARP_SIZE + lane < len && (place[k] as usize) < segment.keep {
+            let at = segment.out_begin + place[k] as usize;
+            // SAFETY: place < keep <= len: the segment's output place (the caller's contract
+            // for the outputs); the places of the segment's keys are distinct.
+            unsafe {
+                *p.keys_out.add(at) = key_of_ordered::<K>(keys[k], descending);
+                if PAIRS {
+                    *p.values_out.add(at) = values[k];
+                }
+            }
+        }
+    });
 }
 
 /// A segment of at most one tile, in shared memory.

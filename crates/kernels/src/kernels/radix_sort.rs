@@ -2,12 +2,13 @@
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
 //! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values;
 //! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
-//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, and `device_top_k_<key>`.
+//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_sort_{keys,v4,v8}_<key>`
+//! and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
-use crate::device::segmented_sort::{SegmentedSortStorage, segmented_radix_sort};
+use crate::device::segmented_sort::{SegmentedSortStorage, segmented_radix_sort, segmented_warp_sort};
 use crate::device::tile_status::TileStatus;
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
@@ -141,6 +142,16 @@ macro_rules! onesweep_entries {
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe { segmented_radix_sort::<$ty, $v, PAIRS, $items>(&p, storage) };
+            }
+        };
+        const _: () = {
+            /// # Safety
+            /// As `segmented_warp_sort`, with the launch [`SegmentedSortParams`] describes
+            /// ([`SORT_BLOCK`] threads a block, no shared memory).
+            #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp, $key, $values))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { segmented_warp_sort::<$ty, $v, { pairs!($values) }>(&p) };
             }
         };
     )*};

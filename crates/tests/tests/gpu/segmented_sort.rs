@@ -57,7 +57,10 @@ impl Layout {
 /// segment among short ones; equal rows of 1 to 10^4 keys (few rows of 4097 or more go through
 /// the device-wide sort).
 fn layout() -> impl Strategy<Value = Layout> {
-    let edges = vec![0usize, 1, 2, 31, 255, 3071, 3072, 3073, 4095, 4096, 4097, 9000];
+    // Around the warp sort's longest (128), a block's tile (3072 or 4096) and past it.
+    let edges = vec![
+        0usize, 1, 2, 31, 127, 128, 129, 255, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
+    ];
     let ends = (0usize..3, 0usize..3);
     prop_oneof![
         (prop::collection::vec(0usize..70, 0..300), ends.clone()).prop_map(|(lengths, (lead, tail))| {
@@ -94,7 +97,7 @@ fn layout() -> impl Strategy<Value = Layout> {
                 }
             }),
         (
-            prop::sample::select(vec![1usize, 7, 32, 100, 1000, 3072, 4096, 4097, 10_000]),
+            prop::sample::select(vec![1usize, 7, 32, 100, 128, 129, 1000, 3072, 4096, 4097, 10_000]),
             1usize..40
         )
             .prop_map(|(row_len, rows)| Layout {
