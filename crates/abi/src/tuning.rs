@@ -789,9 +789,14 @@ pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
 ];
 /// Keys per lane of the segmented sort's warp sort: segments of at most
 /// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
-/// segment's others (`32 * SEGMENTED_WARP_SORT_ITEMS` shuffles a lane), instead of by a block's
-/// radix sort of a whole tile (4096 keys, the segment padded).
-pub const SEGMENTED_WARP_SORT_ITEMS: usize = 4;
+/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), instead
+/// of by a block's radix sort of a whole tile (4096 keys, the segment padded); segments of at
+/// most half as many take half the keys a lane. The warp's comparisons grow as the segment's
+/// length squared, the padded tile's work per key as its inverse: at 256 keys the warp does
+/// about 640 instructions a key (8 rows of 32 shuffles, 8 comparisons each), the block's tile
+/// about 3700 (8 passes of about 29 over 16 times the keys). ptxas sm_90: 46 to 88 registers,
+/// no spill.
+pub const SEGMENTED_WARP_SORT_ITEMS: usize = 8;
 /// The longest segment the segmented sort's warp sort takes.
 pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
 /// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of

@@ -29,6 +29,12 @@ pub const SEGMENTED_SHORT_SHAPE: (usize, usize) = (1 << 23, 32);
 pub const SEGMENTED_SHORT_KEYS: &str = "segmented_sort_keys 8388608 rows of 32";
 /// The short rows with each key's column.
 pub const SEGMENTED_SHORT_ARGSORT: &str = "segmented_argsort 8388608 rows of 32";
+/// Rows of the warp sort's longest segments: 2^28 keys in rows of 256.
+pub const SEGMENTED_WARP_LONGEST: usize = 256;
+/// The rows of 256, keys alone.
+pub const SEGMENTED_256_KEYS: &str = "segmented_sort_keys 1048576 rows of 256";
+/// The rows of 256 with each key's column.
+pub const SEGMENTED_256_ARGSORT: &str = "segmented_argsort 1048576 rows of 256";
 /// The top-k rows (values and columns of the 8 largest per row), keys of uniform bits.
 pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
 /// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
@@ -175,7 +181,7 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
     })?;
     let mut out = Vec::new();
-    // The same keys as rows of 4096 and as rows of 32 (the warp sort's).
+    // The same keys as rows of 4096, 32 and 256 (the warp sort's one row and its longest).
     let shapes = [
         (cols, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
         (
@@ -183,6 +189,7 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
             SEGMENTED_SHORT_KEYS,
             SEGMENTED_SHORT_ARGSORT,
         ),
+        (SEGMENTED_WARP_LONGEST, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
     ];
     debug_assert_eq!(SEGMENTED_SHORT_SHAPE.0 * SEGMENTED_SHORT_SHAPE.1, n);
     for (row_len, keys_row, argsort_row) in shapes {
@@ -279,6 +286,8 @@ pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
         SEGMENTED_ARGSORT,
         SEGMENTED_SHORT_KEYS,
         SEGMENTED_SHORT_ARGSORT,
+        SEGMENTED_256_KEYS,
+        SEGMENTED_256_ARGSORT,
         TOP_K_ROWS,
         TOP_K_ROWS_UNIT,
     ]

@@ -193,7 +193,7 @@ pub(super) fn launch<K: SortKey>(
 /// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
 /// [`SegmentOffsets`](super::SegmentOffsets) (any lengths, empty ones too).
 ///
-/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp (each
+/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (256) keys is sorted by one warp (each
 /// key's place counted against the segment's others, 8 segments a block); longer ones by one
 /// block of [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK *
 /// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) is sorted in shared memory by

@@ -16,7 +16,7 @@
 //!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
 //!   buffers, the first reading the input and the last writing the output.
 //!
-//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (128): by one warp
+//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (256): by one warp
 //!   ([`segmented_warp_sort`], a kernel of its own: 8 segments a block), each key's place the
 //!   number of the segment's keys before it in order or tied and earlier, counted against every
 //!   key broadcast by a shuffle; no shared memory, and no tile of 4096 padded keys for a row of
@@ -175,7 +175,30 @@ where
     K: RadixKey,
     V: SortValue,
 {
-    const W: usize = SEGMENTED_WARP_SORT_ITEMS;
+    // Half the keys a lane for segments of at most half the longest: half the comparisons.
+    const HALF: usize = SEGMENTED_WARP_SORT_ITEMS / 2;
+    // SAFETY: forwarded; the segment fits 32 * HALF keys in the first call.
+    unsafe {
+        if segment.len <= WARP_SIZE as usize * HALF {
+            sort_warp_items::<K, V, PAIRS, HALF>(p, segment)
+        } else {
+            sort_warp_items::<K, V, PAIRS, SEGMENTED_WARP_SORT_ITEMS>(p, segment)
+        }
+    }
+}
+
+/// [`sort_warp`] with `W` keys a lane.
+///
+/// # Safety
+/// As [`sort_warp`], with a segment of at most `32 * W` keys.
+#[inline(always)]
+unsafe fn sort_warp_items<K, V, const PAIRS: bool, const W: usize>(
+    p: &SegmentedSortParams<K, V>,
+    segment: Segment,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
     let descending = p.descending != 0;
     let lane = lane_id();
     let len = segment.len as u32;

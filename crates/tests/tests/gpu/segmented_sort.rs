@@ -57,9 +57,10 @@ impl Layout {
 /// segment among short ones; equal rows of 1 to 10^4 keys (few rows of 4097 or more go through
 /// the device-wide sort).
 fn layout() -> impl Strategy<Value = Layout> {
-    // Around the warp sort's longest (128), a block's tile (3072 or 4096) and past it.
+    // Around the warp sort's one row (32), half its longest (128), its longest (256), a block's
+    // tile (3072 or 4096) and past it.
     let edges = vec![
-        0usize, 1, 2, 31, 127, 128, 129, 255, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
+        0usize, 1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
     ];
     let ends = (0usize..3, 0usize..3);
     prop_oneof![
@@ -97,7 +98,9 @@ fn layout() -> impl Strategy<Value = Layout> {
                 }
             }),
         (
-            prop::sample::select(vec![1usize, 7, 32, 100, 128, 129, 1000, 3072, 4096, 4097, 10_000]),
+            prop::sample::select(vec![
+                1usize, 7, 32, 100, 128, 129, 256, 257, 1000, 3072, 4096, 4097, 10_000
+            ]),
             1usize..40
         )
             .prop_map(|(row_len, rows)| Layout {
