@@ -263,6 +263,10 @@ fn check_arg<T: TestElement + SegmentArgElement>(
             what
         );
     }
+    prop_assert!(
+        raw_bits::<T>(&d_x.to_vec(gpu).map_err(fail)?) == bits(x),
+        "segmented argmin / argmax: the input changed"
+    );
     Ok(())
 }
 
@@ -349,7 +353,7 @@ fn check_by_key<K, T: TestElement, Op: Operator>(
     ws: &mut DeviceWorkspace,
 ) -> Result<(), TestCaseError>
 where
-    K: device::ScanKey + PartialEq + std::fmt::Debug,
+    K: device::ScanKey + PartialEq + Default + std::fmt::Debug,
 {
     let d_x = DeviceVec::from_slice(gpu, x).map_err(fail)?;
     let d_keys = gpu.upload(keys).map_err(fail)?;
@@ -375,6 +379,15 @@ where
             &expected,
         )?;
     }
+    prop_assert!(
+        raw_bits::<T>(&d_x.to_vec(gpu).map_err(fail)?) == bits(x),
+        "scan by key: the values changed"
+    );
+    prop_assert_eq!(
+        gpu.download(&d_keys).map_err(fail)?,
+        keys,
+        "scan by key: the keys changed"
+    );
     Ok(())
 }
 

@@ -391,6 +391,18 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     if !is_length_error(device::argsort::<u32>(gpu, &keys, &mut out, &mut short, asc, ws)) {
         return Err("argsort into short indices: no length error".into());
     }
+    let short_values = ok(gpu.upload(&[5u32; 3]))?;
+    if !is_length_error(device::sort_pairs::<u32, u32>(
+        gpu,
+        &keys,
+        &short_values,
+        &mut out,
+        &mut values_out,
+        asc,
+        ws,
+    )) {
+        return Err("sort_pairs of short values: no length error".into());
+    }
     #[allow(clippy::reversed_empty_ranges)] // The reversed range is the bad input under test.
     let bad_ranges = [asc.bits(0..33), asc.bits(9..8)];
     for bad in bad_ranges {
