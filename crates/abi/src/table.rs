@@ -733,6 +733,9 @@ mod tests {
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",
+                "device_segmented_warp_sort_keys_i32",
+                "device_segmented_warp_sort_v4_i32",
+                "device_segmented_warp_sort_v8_i32",
                 "device_top_k_i32",
             ]
         );
