@@ -3,7 +3,7 @@
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
 `torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`), and
-`torch.sort` of the same keys as rows of 32 (`SEGMENTED_SHORT_SHAPE`) and 256, beside a
+`torch.sort` of the same keys as rows of 32 and 256 (`bench_sort::SEGMENTED_ROWS`), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
 segmented_argsort, top_k) in the same layout. Run on the GPU machine:
@@ -46,7 +46,7 @@ def main():
     out = torch.empty_like(x)
     copy = median_us(lambda: out.copy_(x), args.runs)
     rows = []
-    # The same keys as rows of 32 (bench_sort::SEGMENTED_SHORT_SHAPE).
+    # The same keys as rows of 32 (bench_sort::SEGMENTED_ROWS).
     short = x.view(-1, SHORT_COLS)
     for name, fn in [
         ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),

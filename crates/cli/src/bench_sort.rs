@@ -23,18 +23,21 @@ pub const TOP_K: usize = 8;
 pub const SEGMENTED_KEYS: &str = "segmented_sort_keys 65536 rows";
 /// The segmented rows with each key's column (torch's `sort` returns both).
 pub const SEGMENTED_ARGSORT: &str = "segmented_argsort 65536 rows";
-/// Rows and columns of the short segmented rows: 2^28 keys in rows of 32 (the warp sort's).
-pub const SEGMENTED_SHORT_SHAPE: (usize, usize) = (1 << 23, 32);
-/// The short rows, keys alone.
+/// The short rows (2^28 keys in rows of 32: the warp sort's one row), keys alone.
 pub const SEGMENTED_SHORT_KEYS: &str = "segmented_sort_keys 8388608 rows of 32";
 /// The short rows with each key's column.
 pub const SEGMENTED_SHORT_ARGSORT: &str = "segmented_argsort 8388608 rows of 32";
-/// Rows of the warp sort's longest segments: 2^28 keys in rows of 256.
-pub const SEGMENTED_WARP_LONGEST: usize = 256;
-/// The rows of 256, keys alone.
+/// The rows of 256 (the warp sort's longest segments), keys alone.
 pub const SEGMENTED_256_KEYS: &str = "segmented_sort_keys 1048576 rows of 256";
 /// The rows of 256 with each key's column.
 pub const SEGMENTED_256_ARGSORT: &str = "segmented_argsort 1048576 rows of 256";
+/// The segmented sort's rows of the same [`SEGMENTED_SHAPE`] keys: row length, then the rows of
+/// keys alone and of the argsort.
+pub const SEGMENTED_ROWS: [(usize, &str, &str); 3] = [
+    (SEGMENTED_SHAPE.1, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
+    (32, SEGMENTED_SHORT_KEYS, SEGMENTED_SHORT_ARGSORT),
+    (256, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
+];
 /// The top-k rows (values and columns of the 8 largest per row), keys of uniform bits.
 pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
 /// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
@@ -157,7 +160,7 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
     gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, pairs, runs)
 }
 
-/// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in [`SEGMENTED_SHORT_SHAPE`]:
+/// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in the other [`SEGMENTED_ROWS`]:
 /// `segmented_sort_keys`, `segmented_argsort` (keys and columns); in the first shape also `top_k` of [`TOP_K`] (largest; of the keys and of
 /// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), beside the copy
 /// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
@@ -181,18 +184,20 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
     })?;
     let mut out = Vec::new();
-    // The same keys as rows of 4096, 32 and 256 (the warp sort's one row and its longest).
-    let shapes = [
-        (cols, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
-        (
-            SEGMENTED_SHORT_SHAPE.1,
-            SEGMENTED_SHORT_KEYS,
-            SEGMENTED_SHORT_ARGSORT,
-        ),
-        (SEGMENTED_WARP_LONGEST, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
-    ];
-    debug_assert_eq!(SEGMENTED_SHORT_SHAPE.0 * SEGMENTED_SHORT_SHAPE.1, n);
-    for (row_len, keys_row, argsort_row) in shapes {
+    // Every row of this function: f32 keys, the same n and copy.
+    let mut row = |algorithm: &str, time: f64, bytes: usize| {
+        out.push(BenchRow::new(
+            gpu,
+            "f32",
+            4,
+            algorithm.into(),
+            n,
+            time,
+            bytes as f64,
+            copy,
+        ))
+    };
+    for (row_len, keys_row, argsort_row) in SEGMENTED_ROWS {
         let time = median_micros(gpu, runs, || {
             device::segmented_sort_keys(
                 gpu,
@@ -203,16 +208,7 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
                 &mut workspace,
             )
         })?;
-        out.push(BenchRow::new(
-            gpu,
-            "f32",
-            4,
-            keys_row.into(),
-            n,
-            time,
-            (8 * n) as f64,
-            copy,
-        ));
+        row(keys_row, time, 8 * n);
         let time = median_micros(gpu, runs, || {
             let sorted = key_view_mut::<f32>(&mut d_sorted, n);
             device::segmented_argsort(
@@ -225,33 +221,15 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
                 &mut workspace,
             )
         })?;
-        out.push(BenchRow::new(
-            gpu,
-            "f32",
-            4,
-            argsort_row.into(),
-            n,
-            time,
-            (12 * n) as f64,
-            copy,
-        ));
+        row(argsort_row, time, 12 * n);
     }
     let time = median_micros(gpu, runs, || {
         let values = key_view_mut::<f32>(&mut d_sorted, rows * TOP_K);
         let indices = key_view_mut::<u32>(&mut d_indices, rows * TOP_K);
         device::top_k(gpu, keys, cols, TOP_K, true, values, indices, &mut workspace)
     })?;
-    let bytes = (4 * n + 8 * rows * TOP_K) as f64;
-    out.push(BenchRow::new(
-        gpu,
-        "f32",
-        4,
-        TOP_K_ROWS.into(),
-        n,
-        time,
-        bytes,
-        copy,
-    ));
+    let bytes = 4 * n + 8 * rows * TOP_K;
+    row(TOP_K_ROWS, time, bytes);
     // The same keys' top 24 bits as a fraction: uniform in [0, 1), 2^-24 apart.
     let unit: Vec<f32> = (0..n)
         .map(|i| (uniform_bits(i) >> 40) as f32 / (1u32 << 24) as f32)
@@ -264,16 +242,7 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         let keys = key_view::<f32>(&d_unit, n);
         device::top_k(gpu, keys, cols, TOP_K, true, values, indices, &mut workspace)
     })?;
-    out.push(BenchRow::new(
-        gpu,
-        "f32",
-        4,
-        TOP_K_ROWS_UNIT.into(),
-        n,
-        time,
-        bytes,
-        copy,
-    ));
+    row(TOP_K_ROWS_UNIT, time, bytes);
     Ok(out)
 }
 
