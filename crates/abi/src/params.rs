@@ -8,6 +8,27 @@
 
 use crate::layout::Indexed;
 
+/// What the tiles of one single-pass launch share for the decoupled look-back (Merrill and
+/// Garland, "Single-pass Parallel Prefix Scan with Decoupled Look-back", NVIDIA NVR-2016-002):
+/// the status slots, the dynamic tile counter and this call's place in both. Every look-back
+/// kernel's parameters hold one; the host's `DeviceWorkspace::look_back_status` gives one per
+/// call (a kernel of your own that runs a library agent, such as `select_tile`, takes it the
+/// same way), and the device's `TileStatus::from` reads it.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct LookBackStatus {
+    /// The status slots (how many per tile: the kernel's parameters say), 16-byte aligned, every
+    /// one from an epoch older than this call's.
+    pub slots: *mut u64,
+    /// The dynamic tile counter (one `u64`, never reset): each block takes the next tile from
+    /// it, so that a tile's predecessors have started before it.
+    pub tile_counter: *mut u64,
+    /// The counter's value at the start of this call.
+    pub tile_base: u64,
+    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
+    pub epoch: u32,
+}
+
 /// Device reduce, first pass (`device_reduce_<type>_<op>`), and the second pass over the
 /// partials (the accumulator type's kernel with `blocks_done` null and `partials` = the result).
 ///
@@ -94,14 +115,9 @@ pub struct ScanParams<In, Out> {
     pub output: *mut Out,
     /// Number of elements.
     pub n: usize,
-    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
     /// Non-zero for an exclusive scan.
     pub exclusive: u32,
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
@@ -137,14 +153,9 @@ pub struct SegmentedScanParams<In, Out, Key> {
     /// By offsets: per tile and one more, the first segment whose offset reaches the tile's
     /// first item ([`SegmentTileStartsParams`]); null: each tile searches (by key: null).
     pub tile_starts: *const u32,
-    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
     /// Scans: non-zero for an exclusive scan.
     pub exclusive: u32,
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
@@ -174,14 +185,9 @@ pub struct SegmentedArgParams<In, Acc> {
     /// Per tile and one more, the first segment whose offset reaches the tile's first item
     /// ([`SegmentTileStartsParams`]); null: each tile searches.
     pub tile_starts: *const u32,
-    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
     pub look_back_delay_ns: u32,
 }
@@ -286,21 +292,20 @@ pub struct SelectParams<T> {
     pub num_selected: *mut u64,
     /// Number of elements.
     pub n: usize,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+    /// Non-zero: write the rejected items too (partition). In the high half of an 8-byte word:
+    /// the back end then tests it as one 64-bit compare and keeps the two gathers (select,
+    /// partition) apart; in a low half it hoists their common bit tests above the branch, and
+    /// the kernels of 4-byte or of 2-byte items (by where the word falls) spill under
+    /// `SELECT_BLOCKS_PER_SM`'s 64 registers (ptxas sm_80 and sm_90, 24 to 188 bytes).
+    pub partition: u32,
     /// `select_if` only: the test each item must pass (at an 8-byte offset: the
     /// back end reads a parameter that straddles 8-byte words through local memory).
     pub predicate: Comparison<T>,
-    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
-    /// Non-zero: write the rejected items too (partition).
-    pub partition: u32,
-    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
-    pub look_back_delay_ns: u32,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
 }
 
 /// Second pass of a stable partition (`device_reverse_tail_<type>`): reverse
@@ -385,14 +390,9 @@ pub struct RunParams<T> {
     pub num_runs: *mut u64,
     /// Number of elements, below 2^32.
     pub n: usize,
-    /// [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES) per tile, 16-byte aligned.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
     /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
     pub look_back_delay_ns: u32,
 }
@@ -679,15 +679,9 @@ pub struct OnesweepParams<K, V> {
     /// This pass's [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) counts of the whole input (the
     /// histogram kernel's row for the pass).
     pub histogram: *const u32,
-    /// [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) status words (8 bytes) per tile, each
-    /// `epoch << 2 | state` over a `u32` count.
-    pub status_slots: *mut u64,
-    /// The dynamic tile counter (one `u64`, never reset).
-    pub tile_counter: *mut u64,
-    /// The counter's value at the start of this pass.
-    pub tile_base: u64,
-    /// This pass's epoch, `1..=MAX_EPOCH`, newer than every status slot's.
-    pub epoch: u32,
+    /// The tiles' look-back status for this pass: [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS)
+    /// status words (8 bytes) per tile, each `epoch << 2 | state` over a `u32` count.
+    pub status: LookBackStatus,
     /// First bit of this pass's digit in the ordered bits.
     pub shift: u32,
     /// Bits of this pass's digit (1 to [`RADIX_BITS`](crate::tuning::RADIX_BITS)).

@@ -63,6 +63,7 @@ const PROBE_KERNELS: &[&str] = &[
     "probe_exchange_u64_items8",
     "probe_exchange_u16_items5",
     "probe_exchange_u16_items32",
+    "probe_select_odd_bit_count_u32",
     "probe_block_u32_items1",
     "probe_block_u32_items2",
     "probe_block_u32_items3",

@@ -62,8 +62,8 @@ pub use element::{
     Accumulator, Affine, DeviceVec, DeviceView, DeviceViewMut, ELEMENT_NAMES, Element, Max, Min,
     OPERATOR_NAMES, Operator, ScanOperator, Sum,
 };
-pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
-pub use gpu_primitives_abi::params::CompareKind;
+pub use gpu_primitives_abi::layout::{DEVICE_SHARED_BYTES, select_shared_bytes};
+pub use gpu_primitives_abi::params::{CompareKind, LookBackStatus};
 pub use gpu_primitives_abi::tuning::{
     HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
     NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,

@@ -445,7 +445,7 @@ pub(super) fn launch<K: SortKey>(
                 values_from.is_none(),
             ),
         };
-        let status = workspace.look_back_status(stream, tiles * RADIX_DIGITS as usize, tiles)?;
+        let status = workspace.look_back_words(stream, tiles * RADIX_DIGITS as usize, tiles)?;
         let params = OnesweepParams::<K::Raw, u64> {
             keys_in: keys_from as *const K::Raw,
             keys_out: keys_to as *mut K::Raw,
@@ -453,10 +453,7 @@ pub(super) fn launch<K: SortKey>(
             values_out: values_out as *mut u64,
             n,
             histogram: (counts + 4 * (p * RADIX_DIGITS) as u64) as *const u32,
-            status_slots: status.slots as *mut u64,
-            tile_counter: status.counter as *mut u64,
-            tile_base: status.tile_base,
-            epoch: status.epoch,
+            status,
             shift,
             digit_bits: RADIX_BITS.min(end_bit - shift),
             descending: options.descending as u32,

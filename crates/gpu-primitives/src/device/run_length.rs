@@ -78,7 +78,7 @@ fn launch<T: Element>(
     let tiles = n.div_ceil(tile);
     let kernel =
         crate::module(on.gpu)?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
-    let status = workspace.scan_status(on.stream, tiles)?;
+    let status = workspace.look_back_status(on, tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = RunParams {
@@ -88,10 +88,7 @@ fn launch<T: Element>(
         lengths: out.lengths.address as *mut u32,
         num_runs: out.num_runs.address as *mut u64,
         n,
-        status_slots: status.slots as *mut u64,
-        tile_counter: status.counter as *mut u64,
-        tile_base: status.tile_base,
-        epoch: status.epoch,
+        status,
         look_back_delay_ns: delay.for_tiles(tiles),
     };
     // SAFETY: `input` holds n < 2^32 elements; the outputs have room for every run (checked

@@ -35,16 +35,13 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         T::NAME,
         Op::NAME
     ))?;
-    let status = workspace.scan_status(on.stream, tiles)?;
+    let status = workspace.look_back_status(on, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,
         output: output as *mut T::Acc,
         n,
-        status_slots: status.slots as *mut u64,
-        tile_counter: status.counter as *mut u64,
-        tile_base: status.tile_base,
-        epoch: status.epoch,
+        status,
         exclusive: (kind == ScanKind::Exclusive) as u32,
         look_back_delay_ns: SCAN_DELAY.for_tiles(tiles),
     };

@@ -68,7 +68,7 @@ fn segmented_arg<T: SegmentArgElement>(
     let kernel = crate::module(on.gpu)?
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
     let starts = tile_starts(on, segments, tile, tiles, workspace)?;
-    let status = workspace.scan_status(on.stream, tiles)?;
+    let status = workspace.look_back_status(on, tiles)?;
     let config =
         LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {
@@ -79,10 +79,7 @@ fn segmented_arg<T: SegmentArgElement>(
         offsets: segments.offsets().address() as *const u64,
         segments: count,
         tile_starts: starts as *const u32,
-        status_slots: status.slots as *mut u64,
-        tile_counter: status.counter as *mut u64,
-        tile_base: status.tile_base,
-        epoch: status.epoch,
+        status,
         look_back_delay_ns: SEGMENTED_DELAY.for_tiles(tiles),
     };
     // SAFETY: `input` addresses n < 2^32 elements, the outputs one value and one index per

@@ -238,7 +238,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     };
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
     let kernel = crate::module(on.gpu)?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
-    let status = workspace.scan_status(on.stream, tiles)?;
+    let status = workspace.look_back_status(on, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
     let params = SegmentedScanParams {
         input: input.address as *const T::Raw,
@@ -248,10 +248,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         offsets: offsets as *const u64,
         segments,
         tile_starts: starts as *const u32,
-        status_slots: status.slots as *mut u64,
-        tile_counter: status.counter as *mut u64,
-        tile_base: status.tile_base,
-        epoch: status.epoch,
+        status,
         exclusive: (kind == ScanKind::Exclusive) as u32,
         look_back_delay_ns: delay.for_tiles(tiles),
     };

@@ -180,7 +180,7 @@ fn launch<T: Element>(
     };
     let module = crate::module(on.gpu)?;
     let kernel = module.kernel::<SelectParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
-    let status = workspace.scan_status(on.stream, tiles)?;
+    let status = workspace.look_back_status(on, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = SelectParams {
@@ -190,10 +190,7 @@ fn launch<T: Element>(
         num_selected: num_selected.address as *mut u64,
         n,
         predicate,
-        status_slots: status.slots as *mut u64,
-        tile_counter: status.counter as *mut u64,
-        tile_base: status.tile_base,
-        epoch: status.epoch,
+        status,
         partition: partition as u32,
         look_back_delay_ns: SELECT_DELAY.for_tiles(tiles),
     };

@@ -2,6 +2,7 @@
 
 use crate::{DeviceBuffer, OnStream, Result, Stream};
 use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
+use gpu_primitives_abi::params::LookBackStatus;
 
 /// Temporary device storage for the reductions and the scans, reused across calls and grown on
 /// demand (never shrunk). Drop it before the `Gpu` it was used with.
@@ -34,14 +35,6 @@ pub struct DeviceWorkspace {
     sort_scratch: Option<DeviceBuffer<u64>>,
     tile_base: u64,
     epoch: u32,
-}
-
-/// Device addresses and per-call numbers for one scan launch.
-pub(crate) struct ScanStatus {
-    pub slots: u64,
-    pub counter: u64,
-    pub tile_base: u64,
-    pub epoch: u32,
 }
 
 fn address<T: gpu_primitives_runtime::DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
@@ -171,21 +164,21 @@ impl DeviceWorkspace {
     /// Status storage of `words` 8-byte slots for a single-pass launch of `tiles` tiles (the
     /// radix sort's onesweep pass: one slot per digit per tile), with the call's epoch and
     /// tile base.
-    pub(crate) fn look_back_status(
+    pub(crate) fn look_back_words(
         &mut self,
         stream: &Stream,
         words: usize,
         tiles: usize,
-    ) -> Result<ScanStatus> {
+    ) -> Result<LookBackStatus> {
         self.status_words(stream, words)?;
         if self.epoch >= MAX_EPOCH {
             self.status_slots = None;
             self.status_words(stream, words)?;
         }
         self.epoch += 1;
-        let status = ScanStatus {
-            slots: address(&self.status_slots),
-            counter: address(&self.counter),
+        let status = LookBackStatus {
+            slots: address(&self.status_slots) as *mut u64,
+            tile_counter: address(&self.counter) as *mut u64,
             tile_base: self.tile_base,
             epoch: self.epoch,
         };
@@ -210,8 +203,24 @@ impl DeviceWorkspace {
         Ok(())
     }
 
-    /// Status storage for a scan of `tiles` tiles, with this call's epoch and tile base.
-    pub(crate) fn scan_status(&mut self, stream: &Stream, tiles: usize) -> Result<ScanStatus> {
-        self.look_back_status(stream, tiles * TILE_STATUS_BYTES / 8, tiles)
+    /// The look-back status of one single-pass launch of `tiles` tiles on `on`'s stream
+    /// ([`TILE_STATUS_BYTES`] a tile, 16-byte aligned), as the library's scans, compaction and
+    /// run-length encoding take it: pass it in your kernel's parameters to a library agent run
+    /// from your own kernel (`select_tile`; on the device, `TileStatus::from(status)`).
+    ///
+    /// Valid for one launch of exactly `tiles` blocks, each taking one tile from the counter:
+    /// ask again for every launch. No clearing is queued: slots left by earlier calls belong to
+    /// older epochs, and fresh ones are zeroed (epoch 0) on the stream when the workspace grows.
+    /// The workspace must not be used on another stream before that launch is queued (see the
+    /// type's stream order).
+    ///
+    /// # Errors
+    /// Out of device memory.
+    pub fn look_back_status<'g>(
+        &mut self,
+        on: impl Into<OnStream<'g>>,
+        tiles: usize,
+    ) -> Result<LookBackStatus> {
+        self.look_back_words(on.into().stream, tiles * TILE_STATUS_BYTES / 8, tiles)
     }
 }

@@ -28,10 +28,12 @@ use crate::block::{
 };
 use crate::op::Sum;
 use crate::radix::{RadixBits, RadixKey};
-use crate::shared::{SharedArray, SharedValue};
+use crate::shared::{SharedArray, SharedValue, dynamic_shared};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
+pub use gpu_primitives_abi::layout::select_shared_bytes;
+use gpu_primitives_abi::layout::{EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET};
 use gpu_primitives_abi::params::{CompareKind, Comparison};
 
 /// A test select and partition apply to each item: implement it for your own predicate and
@@ -365,6 +367,30 @@ pub struct SelectStorage<T> {
     /// `block_dim() * ITEMS` items: the tile's kept items at their ranks (and its rejected ones
     /// from the end down).
     pub exchange: SharedArray<T>,
+}
+
+impl<T: SharedValue> SelectStorage<T> {
+    /// The storage laid out in the launch's dynamic shared memory as the library's compaction
+    /// kernels lay it: launch with
+    /// [`select_shared_bytes`]`(tile items, size_of::<T>())` bytes of it.
+    ///
+    /// # Safety
+    /// The launch has at least that much dynamic shared memory, and nothing else of the kernel
+    /// uses it.
+    #[inline(always)]
+    pub unsafe fn in_dynamic_shared() -> Self {
+        // SAFETY: four disjoint regions of the launch's dynamic shared memory, each aligned for
+        // its type; the exchange is what the launch adds past DEVICE_SHARED_BYTES (the caller's
+        // contract).
+        unsafe {
+            Self {
+                scan: BlockScanStorage::new(dynamic_shared(0)),
+                prefix: dynamic_shared(PREFIX_OFFSET),
+                tile: dynamic_shared(TILE_OFFSET),
+                exchange: dynamic_shared(EXCHANGE_OFFSET),
+            }
+        }
+    }
 }
 
 /// Where [`select_tile`] writes.

@@ -19,6 +19,7 @@
 use core::marker::PhantomData;
 
 use crate::atomic::{RelaxedAccess, load_relaxed_pair, store_relaxed_pair};
+pub use gpu_primitives_abi::params::LookBackStatus;
 
 /// Tile state: its aggregate is published.
 pub const STATE_AGGREGATE: u32 = 1;
@@ -53,6 +54,14 @@ impl<A> TileStatus<A> {
             epoch,
             value: PhantomData,
         }
+    }
+}
+
+impl<A> From<LookBackStatus> for TileStatus<A> {
+    /// The status a launch's [`LookBackStatus`] parameter describes.
+    #[inline(always)]
+    fn from(s: LookBackStatus) -> Self {
+        Self::new(s.slots, s.tile_counter, s.tile_base, s.epoch)
     }
 }
 

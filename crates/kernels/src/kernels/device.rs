@@ -59,7 +59,7 @@ macro_rules! scan_entry {
             /// As `scan_tile`, with the launch [`ScanParams`] describes.
             #[unsafe(export_name = kernel_name!(scan, $name, $op))]
             pub unsafe extern "ptx-kernel" fn kernel(p: ScanParams<$ty, <$ty as Element>::Acc>) {
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 // SAFETY: three disjoint regions of the launch's DEVICE_SHARED_BYTES, each aligned.
                 let storage = unsafe {
                     ScanTileStorage {
@@ -144,7 +144,7 @@ macro_rules! segmented_entries {
                 p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
             ) {
                 type Acc = <$ty as Element>::Acc;
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: disjoint regions of the launch's dynamic shared memory
                 // (`segmented_shared_bytes` for blocks of SCAN_BLOCK threads), each aligned.
@@ -185,7 +185,7 @@ macro_rules! segmented_entries {
                 p: SegmentedScanParams<$ty, <$ty as Element>::Acc, u64>,
             ) {
                 type Acc = <$ty as Element>::Acc;
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: as the scan's: the same regions of the same shared memory.
                 let storage = unsafe { segmented_storage::<Acc>(head_slots(tile_items)) };
@@ -235,7 +235,7 @@ macro_rules! segment_arg_entry {
             /// As `segmented_reduce_tile`, with the launch [`SegmentedArgParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedArgParams<$ty, <$ty as Element>::Acc>) {
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: as the segmented reduce's: the same regions of the same shared memory.
                 let storage = unsafe { segmented_storage::<u64>(head_slots(tile_items)) };
@@ -293,7 +293,7 @@ macro_rules! by_key_entries {
                 /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
                 #[unsafe(export_name = gpu_primitives_abi::scan_by_key_name!($key, $name, $op))]
                 pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedScanParams<$ty, <$ty as Element>::Acc, $kty>) {
-                    let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                    let status = TileStatus::from(p.status);
                     // SAFETY: the regions of DEVICE_SHARED_BYTES; no head slots by key.
                     let storage = unsafe { segmented_storage::<<$ty as Element>::Acc>(0) };
                     let output = ScanOutput { output: p.output, exclusive: p.exclusive != 0, from: 0, to: p.n };
@@ -445,17 +445,9 @@ macro_rules! select_entry {
             /// As `select_tile`, with the launch [`SelectParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SelectParams<$ty>) {
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
-                // SAFETY: four disjoint regions of the launch's dynamic shared memory, each
-                // aligned; the exchange is what the host adds past DEVICE_SHARED_BYTES.
-                let storage = unsafe {
-                    SelectStorage {
-                        scan: BlockScanStorage::new(dynamic_shared(0)),
-                        prefix: dynamic_shared(PREFIX_OFFSET),
-                        tile: dynamic_shared(TILE_OFFSET),
-                        exchange: dynamic_shared(EXCHANGE_OFFSET),
-                    }
-                };
+                let status = TileStatus::from(p.status);
+                // SAFETY: the host launches with `select_shared_bytes` of dynamic shared memory.
+                let storage = unsafe { SelectStorage::<$ty>::in_dynamic_shared() };
                 let output = SelectOutput {
                     items: p.output,
                     num_selected: p.num_selected,
@@ -539,7 +531,7 @@ macro_rules! run_entry {
             /// As `run_tile`, with the launch [`RunParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RunParams<$ty>) {
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 let layout = run_layout(tile_items, size_of::<$ty>() as u32);
                 // SAFETY: disjoint regions of the launch's dynamic shared memory (`layout.total`

@@ -25,3 +25,5 @@ pub mod reduction;
 pub mod rows;
 #[cfg(feature = "lessons")]
 pub mod scan_lecture;
+#[cfg(feature = "probes")]
+pub mod select_probes;

@@ -57,7 +57,7 @@ macro_rules! onesweep_kernel {
                     size_of::<$ty>() as u32,
                     if PAIRS { size_of::<$v>() as u32 } else { 0 },
                 );
-                let status = TileStatus::new(p.status_slots, p.tile_counter, p.tile_base, p.epoch);
+                let status = TileStatus::from(p.status);
                 // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
                 // launch with the same) places it.
                 let (rank, digit_places) = unsafe { rank_storage(&layout) };

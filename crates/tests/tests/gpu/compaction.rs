@@ -1,12 +1,16 @@
 //! Stream compaction (select_if, select_flagged, unique, partition_if, partition_flagged)
 //! against the CPU references: property tests over every element type (random lengths, run
 //! lengths, flag densities, predicates, misaligned views), special float values and integer
-//! extremes against every predicate, bad input, and lengths past 2^31.
+//! extremes against every predicate, bad input, and lengths past 2^31; and the compaction
+//! agent run from a kernel of the kind a project writes itself, with its own predicate.
 
 use crate::device::TestElement;
-use crate::support::{GpuTest, check_eq, ok, rng};
-use gpu_primitives::device::{self, CompareKind, DeviceVec, DeviceView, DeviceWorkspace, Element, Predicate};
-use gpu_primitives::{Error, Gpu, reference};
+use crate::support::{GpuTest, check_eq, check_slices, ok, rng, tile_edge_lengths, under_sanitizers};
+use gpu_primitives::device::{
+    self, CompareKind, DeviceVec, DeviceView, DeviceWorkspace, Element, LookBackStatus, Predicate,
+    select_shared_bytes,
+};
+use gpu_primitives::{Error, Gpu, LaunchConfig, reference};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
 use proptest::prelude::*;
@@ -20,6 +24,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("compaction::integer_extremes", integer_extremes),
     ("compaction::bad_input_and_empty", bad_input),
     ("compaction::past_2_pow_31_elements", past_2_pow_31),
+    ("compaction::own_kernel_own_predicate", own_kernel_own_predicate),
 ];
 
 /// `values` with each value repeated 1 to `longest` times (runs for unique).
@@ -385,8 +390,8 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     Ok(())
 }
 
-/// 2^31 + 5 u32 items: select_if, unique and partition_flagged, whose counts and outputs
-/// need more than 31 bits of index.
+/// 2^31 + 5 u32 items: select_if, select_flagged, unique, partition_if and partition_flagged,
+/// whose counts and outputs need more than 31 bits of index.
 fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     let n = (1usize << 31) + 5;
     // Runs of two: unique keeps every other item; x % 3 == 0 keeps a third of the runs.
@@ -440,6 +445,139 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
             out[i], expected[i]
         )
         .into());
+    }
+    drop((out, expected));
+
+    ok(device::select_flagged(
+        gpu, &d_x, &d_f, &mut d_out, &mut count, ws,
+    ))?;
+    check_eq(
+        "select_flagged past 2^31: count",
+        ok(gpu.download(&count))?[0] as usize,
+        n.div_ceil(3),
+    )?;
+    let out = ok(d_out.to_vec(gpu))?;
+    if let Some(i) = (0..n.div_ceil(3)).find(|&i| out[i] != x[3 * i]) {
+        return Err(format!(
+            "select_flagged past 2^31: index {i}: found {}, expected {}",
+            out[i],
+            x[3 * i]
+        )
+        .into());
+    }
+    drop(out);
+
+    // Kept: the suffix from `first`; rejected: the prefix before it, in order.
+    ok(device::partition_if(gpu, &d_x, p, &mut d_out, &mut count, ws))?;
+    check_eq(
+        "partition_if past 2^31: count",
+        ok(gpu.download(&count))?[0] as usize,
+        n - first,
+    )?;
+    let out = ok(d_out.to_vec(gpu))?;
+    let expected = |i: usize| {
+        if i < n - first {
+            x[first + i]
+        } else {
+            x[i - (n - first)]
+        }
+    };
+    if let Some(i) = (0..n).find(|&i| out[i] != expected(i)) {
+        return Err(format!(
+            "partition_if past 2^31: index {i}: found {}, expected {}",
+            out[i],
+            expected(i)
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// The parameters of the probe kernel `probe_select_odd_bit_count_u32` (kernels
+/// `kernels::select_probes`), as a project's host code declares its own kernel's.
+#[derive(Clone, Copy)]
+#[repr(C)]
+struct OddBitCountProbe {
+    input: u64,
+    output: u64,
+    num_selected: u64,
+    n: usize,
+    status: LookBackStatus,
+    partition: u32,
+}
+
+/// Items a thread of the probe kernel.
+const PROBE_ITEMS: usize = 8;
+
+/// `select_tile` with a predicate of the test's own (an odd number of set bits) from a kernel
+/// outside the library, its status from `DeviceWorkspace::look_back_status` of a workspace the
+/// library's calls use in between (epochs and the tile counter shared): select and partition
+/// (the rejected items in reverse input order: the library's second pass is not run), blocks of
+/// 1 to 32 warps, lengths around the tile edges and one of 2^22 + 3.
+fn own_kernel_own_predicate(gpu: &Gpu) -> Result<(), Failed> {
+    let module = ok(gpu.module("gpu-primitives-tests", gpu_primitives_tests::PTX_VARIANTS))?;
+    let kernel = ok(module.kernel::<OddBitCountProbe>("probe_select_odd_bit_count_u32"))?;
+    let ws = &mut DeviceWorkspace::new();
+    let mut r = rng(31);
+    let blocks: &[u32] = if under_sanitizers() {
+        &[32, 256]
+    } else {
+        &[32, 96, 256, 512, 1024]
+    };
+    for &block in blocks {
+        let tile = block as usize * PROBE_ITEMS;
+        let mut lengths = tile_edge_lengths(tile, &mut r).to_vec();
+        if !under_sanitizers() && block == 256 {
+            lengths.push((1 << 22) + 3);
+        }
+        for n in lengths {
+            let x: Vec<u32> = (0..n).map(|_| r.random()).collect();
+            let d_x = ok(gpu.upload(&x))?;
+            for partition in [false, true] {
+                let what = format!("block {block}, n {n}, partition {partition}");
+                let mut d_out = ok(gpu.alloc_zeroed::<u32>(n))?;
+                let count = ok(gpu.alloc_zeroed::<u64>(1))?;
+                // A library call on the same workspace before: the probe's status must come
+                // after its epoch and tiles.
+                let mut before = ok(gpu.alloc_zeroed::<u64>(1))?;
+                ok(device::select_if(
+                    gpu,
+                    &d_x,
+                    Predicate::less(1 << 31),
+                    &mut d_out,
+                    &mut before,
+                    ws,
+                ))?;
+                let tiles = n.div_ceil(tile);
+                let params = OddBitCountProbe {
+                    input: d_x.as_device_ptr().as_raw(),
+                    output: d_out.as_device_ptr().as_raw(),
+                    num_selected: count.as_device_ptr().as_raw(),
+                    n,
+                    status: ok(ws.look_back_status(gpu, tiles))?,
+                    partition: partition as u32,
+                };
+                let config = LaunchConfig::new(tiles as u32, block)
+                    .with_shared_mem(select_shared_bytes(tile as u32, 4));
+                // SAFETY: the kernel's contract: `input` holds n items (an allocation: 16-byte
+                // aligned), `output` room for n, `num_selected` one u64; one block per tile of
+                // whole warps, select_shared_bytes of dynamic shared memory; a fresh status.
+                ok(unsafe { gpu.stream().launch(&kernel, config, &params) })?;
+                let keep = |v: &u32| v.count_ones() % 2 == 1;
+                let mut expected: Vec<u32> = x.iter().copied().filter(keep).collect();
+                let kept = expected.len();
+                if partition {
+                    expected.extend(x.iter().rev().copied().filter(|v| !keep(v)));
+                }
+                check_eq(
+                    &format!("{what}: count"),
+                    ok(gpu.download(&count))?[0] as usize,
+                    kept,
+                )?;
+                let out = ok(gpu.download(&d_out))?;
+                check_slices(&what, &out[..expected.len()], &expected, |_| false)?;
+            }
+        }
     }
     Ok(())
 }
