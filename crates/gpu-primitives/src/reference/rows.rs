@@ -303,11 +303,11 @@ pub fn shift(row: &[f64]) -> f64 {
 }
 
 /// The bound the GPU tests and the CLI hold an `f32` cross-entropy loss of `row` (its logits) to:
-/// `1e-5 (1 + max |x| + ln(classes))`, the rounding of `max + ln(sum)` at the row's magnitude
-/// and the approximate `exp` and `ln`.
+/// `1e-5 (1 + max |x| + ln(classes))` over the finite `x` ([`shift`]: a masked class adds
+/// exactly 0 to the sum), the rounding of `max + ln(sum)` at the row's magnitude and the
+/// approximate `exp` and `ln`.
 pub fn cross_entropy_bound(row: &[f64]) -> f64 {
-    let largest = row.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-    1e-5 * (1.0 + largest + (row.len() as f64).ln())
+    1e-5 * (1.0 + shift(row) + (row.len() as f64).ln())
 }
 
 /// LayerNorm's `centring` term of [`f32_bound`] for a row of `cols` items with this `mean` and
