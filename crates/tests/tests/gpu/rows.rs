@@ -1098,8 +1098,9 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     ))
 }
 
-/// 2^31 + 1024 bf16 elements: rows of 1024 constant values, whose softmax is exactly 1/1024
-/// and whose LayerNorm is exactly 0.
+/// 2^31 + 1024 bf16 elements: rows of 1024 constant values, whose softmax is exactly 1/1024,
+/// LayerNorm exactly 0, RMSNorm 1 in bf16 (0 for rows of 0), log-softmax -ln(1024), softmax
+/// backward at dy = 1 exactly 0, and cross-entropy (summed, with its gradient) ln(1024) a row.
 fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     let cols = 1024usize;
     let rows = (1usize << 31) / cols + 1;
@@ -1131,6 +1132,81 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     check_eq(
         "layer_norm past 2^31: first wrong",
         y.iter().position(|&v| v != 0),
+        None,
+    )?;
+    // RMSNorm of a row of c: c / sqrt(c^2 + eps), 1 in bf16 but for the rows of 0.
+    ok(rows::rms_norm(gpu, &d_x, cols, Norm::new(1e-5), &mut d_y, None))?;
+    let y = ok(d_y.to_vec(gpu))?;
+    let one = bf16::ONE.to_bits();
+    check_eq(
+        "rms_norm past 2^31: first wrong",
+        (0..n).find(|&i| y[i] != if (i / cols).is_multiple_of(7) { 0 } else { one }),
+        None,
+    )?;
+    ok(rows::log_softmax(gpu, &d_x, cols, &mut d_y))?;
+    let expected = bf16::from_f32(-(cols as f32).ln()).to_bits();
+    let y = ok(d_y.to_vec(gpu))?;
+    check_eq(
+        "log_softmax past 2^31: first wrong",
+        y.iter().position(|&v| v != expected),
+        None,
+    )?;
+    drop(y);
+
+    // The softmax's backward at y = 1 / cols, dy = 1: dx = y (dy - sum(dy y)) = 0.
+    ok(rows::softmax(gpu, &d_x, cols, &mut d_y))?;
+    let d_dy = ok(DeviceVec::from_slice(gpu, &vec![bf16::ONE; n]))?;
+    let mut d_dx = ok(DeviceVec::<bf16>::zeroed(gpu, n))?;
+    ok(rows::softmax_backward(gpu, &d_y, &d_dy, cols, &mut d_dx))?;
+    let dx = ok(d_dx.to_vec(gpu))?;
+    check_eq(
+        "softmax_backward past 2^31: first not 0",
+        dx.iter().position(|&v| v & 0x7fff != 0),
+        None,
+    )?;
+    drop((dx, d_dy, d_y));
+
+    // Cross-entropy of equal logits, summed: ln(cols) a row; its gradient 1 / cols but at the
+    // target, 1 / cols - 1.
+    let targets: Vec<i64> = (0..rows).map(|r| (r * 31 % cols) as i64).collect();
+    let d_targets = ok(DeviceVec::from_slice(gpu, &targets))?;
+    let mut d_loss = ok(DeviceVec::<f32>::zeroed(gpu, 1))?;
+    let options = CrossEntropy {
+        reduction: Reduction::Sum,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    let workspace = &mut DeviceWorkspace::new();
+    ok(rows::cross_entropy(
+        gpu,
+        &d_x,
+        cols,
+        &d_targets,
+        options,
+        &mut d_loss,
+        Some(d_dx.view_mut()),
+        workspace,
+    ))?;
+    let loss = ok(d_loss.to_vec(gpu))?[0] as f64;
+    let expected = rows as f64 * (cols as f64).ln();
+    if (loss - expected).abs() > 1e-4 * expected {
+        return Err(format!("cross_entropy past 2^31: loss {loss}, expected {expected}").into());
+    }
+    let grad = ok(d_dx.to_vec(gpu))?;
+    let (rest, target) = (
+        bf16::from_f32(1.0 / cols as f32).to_bits(),
+        bf16::from_f32(1.0 / cols as f32 - 1.0).to_bits(),
+    );
+    check_eq(
+        "cross_entropy past 2^31: first wrong gradient",
+        (0..n).find(|&i| {
+            grad[i]
+                != if (i % cols) as i64 == targets[i / cols] {
+                    target
+                } else {
+                    rest
+                }
+        }),
         None,
     )
 }

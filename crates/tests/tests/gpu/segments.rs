@@ -602,21 +602,19 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     )
 }
 
-/// 2^31 + 5 ones in segments of 1000 (keys i / 1000): every scan and total past 31 bits of index.
+/// 2^31 + 5 ones in segments of 1000 (keys i / 1000): the inclusive and exclusive scans by key
+/// and by offsets and the totals past 31 bits of index; then the segmented argmin and argmax of
+/// 2^31 + 5 items.
 fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     let n = (1usize << 31) + 5;
     let segment = 1000usize;
     let d_x = ok(DeviceVec::from_slice(gpu, &vec![1u32; n]))?;
     let ws = &mut DeviceWorkspace::new();
-    let expected_scan = |i: usize| (i % segment) as u32 + 1;
-    let check_scan = |what: &str, found: &[u32]| -> Result<(), Failed> {
-        match (0..n).find(|&i| found[i] != expected_scan(i)) {
-            Some(i) => Err(format!(
-                "{what}: index {i}: found {}, expected {}",
-                found[i],
-                expected_scan(i)
-            )
-            .into()),
+    // Inclusive: i % segment + 1; exclusive: one less.
+    let check_scan = |what: &str, found: &[u32], exclusive: bool| -> Result<(), Failed> {
+        let expected = |i: usize| (i % segment) as u32 + 1 - exclusive as u32;
+        match (0..n).find(|&i| found[i] != expected(i)) {
+            Some(i) => Err(format!("{what}: index {i}: found {}, expected {}", found[i], expected(i)).into()),
             None => Ok(()),
         }
     };
@@ -628,7 +626,11 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
         ok(device::inclusive_scan_by_key::<u32, u32, Sum>(
             gpu, &d_keys, &d_x, &mut out, ws,
         ))?;
-        check_scan("inclusive scan by key past 2^31", &ok(out.to_vec(gpu))?)?;
+        check_scan("inclusive scan by key past 2^31", &ok(out.to_vec(gpu))?, false)?;
+        ok(device::exclusive_scan_by_key::<u32, u32, Sum>(
+            gpu, &d_keys, &d_x, &mut out, ws,
+        ))?;
+        check_scan("exclusive scan by key past 2^31", &ok(out.to_vec(gpu))?, true)?;
     }
     let offsets: Vec<u64> = (0..n.div_ceil(segment) as u64)
         .map(|s| s * segment as u64)
@@ -639,7 +641,12 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     ok(device::segmented_inclusive_scan::<u32, Sum>(
         gpu, &d_x, &segments, &mut out, ws,
     ))?;
-    check_scan("segmented inclusive scan past 2^31", &ok(out.to_vec(gpu))?)?;
+    check_scan("segmented inclusive scan past 2^31", &ok(out.to_vec(gpu))?, false)?;
+    ok(device::segmented_exclusive_scan::<u32, Sum>(
+        gpu, &d_x, &segments, &mut out, ws,
+    ))?;
+    check_scan("segmented exclusive scan past 2^31", &ok(out.to_vec(gpu))?, true)?;
+    drop(out);
     let mut totals = ok(DeviceVec::<u32>::zeroed(gpu, segments.segments()))?;
     ok(device::segmented_reduce::<u32, Sum>(
         gpu,
@@ -650,5 +657,59 @@ fn past_2_pow_31(gpu: &Gpu) -> Result<(), Failed> {
     ))?;
     let totals = ok(totals.to_vec(gpu))?;
     let expected: Vec<u32> = offsets.windows(2).map(|w| (w[1] - w[0]) as u32).collect();
-    check_eq("segmented reduce past 2^31", totals == expected, true)
+    check_eq("segmented reduce past 2^31", totals == expected, true)?;
+    drop(d_x);
+
+    // Each segment a rotation of 0 .. 1000 (the last one cut short): its minimum and maximum
+    // one item each, at a place that moves from segment to segment.
+    let y: Vec<u32> = (0..n)
+        .map(|i| ((i % segment + 37 * (i / segment)) % segment) as u32)
+        .collect();
+    let d_y = ok(gpu.upload(&y))?;
+    let mut values = ok(DeviceVec::<u32>::zeroed(gpu, segments.segments()))?;
+    let mut indices = ok(DeviceVec::<u32>::zeroed(gpu, segments.segments()))?;
+    for largest in [false, true] {
+        let what = if largest {
+            "segmented argmax past 2^31"
+        } else {
+            "segmented argmin past 2^31"
+        };
+        if largest {
+            ok(device::segmented_argmax(
+                gpu,
+                &d_y,
+                &segments,
+                &mut values,
+                &mut indices,
+                ws,
+            ))?;
+        } else {
+            ok(device::segmented_argmin(
+                gpu,
+                &d_y,
+                &segments,
+                &mut values,
+                &mut indices,
+                ws,
+            ))?;
+        }
+        let (found_values, found_indices) = (ok(values.to_vec(gpu))?, ok(indices.to_vec(gpu))?);
+        for (s, w) in offsets.windows(2).enumerate() {
+            let row = &y[w[0] as usize..w[1] as usize];
+            let best = if largest {
+                *row.iter().max().unwrap()
+            } else {
+                *row.iter().min().unwrap()
+            };
+            let at = row.iter().position(|&v| v == best).unwrap() as u32;
+            if (found_values[s], found_indices[s]) != (best, at) {
+                return Err(format!(
+                    "{what}: segment {s}: found ({}, {}), expected ({best}, {at})",
+                    found_values[s], found_indices[s]
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
