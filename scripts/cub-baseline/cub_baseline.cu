@@ -72,19 +72,23 @@ void measure(const char* type, size_t n) {
     double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
     double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
 
-    size_t reduce_bytes = 0, scan_bytes = 0;
+    size_t reduce_bytes = 0, scan_bytes = 0, exclusive_bytes = 0;
     CHECK(cub::DeviceReduce::Sum(nullptr, reduce_bytes, in, out, n));
     CHECK(cub::DeviceScan::InclusiveSum(nullptr, scan_bytes, in, out, n));
+    CHECK(cub::DeviceScan::ExclusiveSum(nullptr, exclusive_bytes, in, out, n));
     void* temp;
-    size_t temp_bytes = std::max(reduce_bytes, scan_bytes);
+    size_t temp_bytes = std::max(std::max(reduce_bytes, scan_bytes), exclusive_bytes);
     CHECK(cudaMalloc(&temp, temp_bytes));
 
     double reduce_us = median_us([&] { CHECK(cub::DeviceReduce::Sum(temp, temp_bytes, in, out, n)); });
     double scan_us = median_us([&] { CHECK(cub::DeviceScan::InclusiveSum(temp, temp_bytes, in, out, n)); });
+    double exclusive_us = median_us([&] { CHECK(cub::DeviceScan::ExclusiveSum(temp, temp_bytes, in, out, n)); });
     std::printf("cub reduce sum,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", type, n, reduce_us,
                 1.0 * n * sizeof(T) / reduce_us / 1e3, copy_us, copy_gbps, reduce_us / copy_us);
     std::printf("cub inclusive scan sum,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", type, n, scan_us,
                 2.0 * n * sizeof(T) / scan_us / 1e3, copy_us, copy_gbps, scan_us / copy_us);
+    std::printf("cub exclusive scan sum,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", type, n, exclusive_us,
+                2.0 * n * sizeof(T) / exclusive_us / 1e3, copy_us, copy_gbps, exclusive_us / copy_us);
     std::fflush(stdout);
     CHECK(cudaFree(temp));
     CHECK(cudaFree(copy));
@@ -137,12 +141,13 @@ void measure_compaction(const char* type, size_t n) {
     double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(T), cudaMemcpyDeviceToDevice)); });
     double copy_gbps = 2.0 * n * sizeof(T) / copy_us / 1e3;
     Below<T> half{median((T*)nullptr)};
-    size_t b1 = 0, b2 = 0, b3 = 0, b4 = 0;
+    size_t b1 = 0, b2 = 0, b3 = 0, b4 = 0, b5 = 0;
     CHECK(cub::DeviceSelect::If(nullptr, b1, in, out, count, n, half));
     CHECK(cub::DeviceSelect::Flagged(nullptr, b2, in, flags, out, count, n));
     CHECK(cub::DeviceSelect::Unique(nullptr, b3, runs, out, count, n));
     CHECK(cub::DevicePartition::If(nullptr, b4, in, out, count, n, half));
-    size_t temp_bytes = std::max(std::max(b1, b2), std::max(b3, b4));
+    CHECK(cub::DevicePartition::Flagged(nullptr, b5, in, flags, out, count, n));
+    size_t temp_bytes = std::max(std::max(std::max(b1, b2), std::max(b3, b4)), b5);
     void* temp;
     CHECK(cudaMalloc(&temp, temp_bytes));
     auto kept = [&] {
@@ -163,6 +168,8 @@ void measure_compaction(const char* type, size_t n) {
     row("unique half", us, (n + kept()) * s);
     us = median_us([&] { CHECK(cub::DevicePartition::If(temp, temp_bytes, in, out, count, n, half)); });
     row("partition_if half (rejected reversed)", us, 2.0 * n * s);
+    us = median_us([&] { CHECK(cub::DevicePartition::Flagged(temp, temp_bytes, in, flags, out, count, n)); });
+    row("partition_flagged half (rejected reversed)", us, 2.0 * n * s + n);
     std::fflush(stdout);
     for (void* p : {(void*)temp, (void*)in, (void*)runs, (void*)out, (void*)copy, (void*)flags, (void*)count})
         CHECK(cudaFree(p));
@@ -286,8 +293,8 @@ float pattern(float*, size_t i) { return (float(i % 17) - 8.0f) * 0.25f; }
 uint32_t pattern(uint32_t*, size_t i) { return uint32_t(i % 1001); }
 
 // Segmented sums: DeviceSegmentedReduce::Sum over u64 CSR offsets (segments of 1000 items; one huge
-// segment after n / 256 segments of one item), DeviceSegmentedReduce::ArgMin over the 1000-item segments,
-// and DeviceScan::InclusiveSumByKey over u32 keys whose runs are those of the run-length rows. The figures count the n values read (with the offsets or keys) and
+// segment after n / 256 segments of one item), DeviceSegmentedReduce::Max over both, ArgMin and ArgMax over the 1000-item segments,
+// and DeviceScan::InclusiveSumByKey / ExclusiveSumByKey over u32 keys whose runs are those of the run-length rows. The figures count the n values read (with the offsets or keys) and
 // the values written.
 template <class T>
 void measure_segments(const char* type, size_t n) {
@@ -335,6 +342,15 @@ void measure_segments(const char* type, size_t n) {
         });
         row("segmented_reduce sum, " + layout, us, n * s + 8.0 * offsets.size() + segments * s);
         CHECK(cudaFree(temp));
+        temp = nullptr;
+        temp_bytes = 0;
+        CHECK(cub::DeviceSegmentedReduce::Max(temp, temp_bytes, in, out, segments, d_offsets, d_offsets + 1));
+        CHECK(cudaMalloc(&temp, temp_bytes));
+        us = median_us([&] {
+            CHECK(cub::DeviceSegmentedReduce::Max(temp, temp_bytes, in, out, segments, d_offsets, d_offsets + 1));
+        });
+        row("segmented_reduce max, " + layout, us, n * s + 8.0 * offsets.size() + segments * s);
+        CHECK(cudaFree(temp));
         CHECK(cudaFree(d_offsets));
     }
     {
@@ -348,21 +364,33 @@ void measure_segments(const char* type, size_t n) {
         CHECK(cudaMalloc(&pairs, segments * sizeof(*pairs)));
         void* temp = nullptr;
         size_t temp_bytes = 0;
+        size_t argmax_bytes = 0;
         CHECK(cub::DeviceSegmentedReduce::ArgMin(temp, temp_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
+        CHECK(cub::DeviceSegmentedReduce::ArgMax(temp, argmax_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
+        temp_bytes = std::max(temp_bytes, argmax_bytes);
         CHECK(cudaMalloc(&temp, temp_bytes));
         double us = median_us([&] {
             CHECK(cub::DeviceSegmentedReduce::ArgMin(temp, temp_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
         });
         row("segmented_argmin, 1000-item segments", us, n * s + 8.0 * offsets.size() + segments * (s + 4));
+        us = median_us([&] {
+            CHECK(cub::DeviceSegmentedReduce::ArgMax(temp, temp_bytes, in, pairs, segments, d_offsets, d_offsets + 1));
+        });
+        row("segmented_argmax, 1000-item segments", us, n * s + 8.0 * offsets.size() + segments * (s + 4));
         for (void* p : {(void*)temp, (void*)pairs, (void*)d_offsets}) CHECK(cudaFree(p));
     }
     void* temp = nullptr;
     size_t temp_bytes = 0;
     int num_items = int(n);  // n is at most 2^28 here
+    size_t exclusive_bytes = 0;
     CHECK(cub::DeviceScan::InclusiveSumByKey(temp, temp_bytes, d_keys, in, out, num_items));
+    CHECK(cub::DeviceScan::ExclusiveSumByKey(temp, exclusive_bytes, d_keys, in, out, num_items));
+    temp_bytes = std::max(temp_bytes, exclusive_bytes);
     CHECK(cudaMalloc(&temp, temp_bytes));
     double us = median_us([&] { CHECK(cub::DeviceScan::InclusiveSumByKey(temp, temp_bytes, d_keys, in, out, num_items)); });
     row("inclusive_scan_by_key sum", us, n * (4 + 2 * s));
+    us = median_us([&] { CHECK(cub::DeviceScan::ExclusiveSumByKey(temp, temp_bytes, d_keys, in, out, num_items)); });
+    row("exclusive_scan_by_key sum", us, n * (4 + 2 * s));
     std::fflush(stdout);
     for (void* p : {(void*)temp, (void*)in, (void*)out, (void*)copy, (void*)d_keys}) CHECK(cudaFree(p));
 }

@@ -1,10 +1,10 @@
-//! The device-wide benchmark: reduce and inclusive scan (sum) timed with CUDA events, the
-//! compactions (select_if, select_flagged, unique, partition_if, each keeping half of a
-//! pseudo-random input), the run-length encodings (of sorted keys with the runs of sorted
-//! uniform 32-bit values) and the histograms (256 even bins, and 256 bins between levels, of
-//! uniform samples), the segmented reduce and scans (by offsets: segments of 1000 items, and one
-//! huge segment after n / 256 of one item; by `u32` key) and the segmented argmin (1000-item
-//! segments), the row operations ([`bench_rows`](crate::bench_rows)) and the radix sort
+//! The device-wide benchmark: reduce and inclusive and exclusive scan (sum) timed with CUDA
+//! events, the compactions (select_if, select_flagged, unique, partition_if, partition_flagged,
+//! each keeping half of a pseudo-random input), the run-length encodings (of sorted keys with
+//! the runs of sorted uniform 32-bit values) and the histograms (256 even bins, and 256 bins
+//! between levels, of uniform samples), the segmented reduce (sum, max) and inclusive and
+//! exclusive scans (by offsets: segments of 1000 items, and one huge segment after n / 256 of
+//! one item; by `u32` key) and the segmented argmin and argmax (1000-item segments), the row operations ([`bench_rows`](crate::bench_rows)) and the radix sort
 //! ([`bench_sort`](crate::bench_sort)), beside a device-to-device copy of the same number of
 //! elements measured in the same run.
 //!
@@ -159,13 +159,15 @@ impl Default for BenchConfig {
 pub struct BenchRow {
     /// GPU name.
     pub gpu: String,
-    /// `"reduce OP"` or `"inclusive scan OP"`, OP one of `sum`, `min`, `max`; or a compaction,
-    /// `"select_if half"`, `"select_flagged half"`, `"unique half"`, `"partition_if half"`,
-    /// `"run_length_encode"`, `"non_trivial_runs"`; or
-    /// `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or the segmented rows,
-    /// `"segmented_reduce sum, <layout>"`, `"segmented_scan sum, <layout>"` (layouts
-    /// `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
-    /// `"segmented_argmin, 1000-item segments"`; or the row operations (`bench_rows`),
+    /// `"reduce OP"`, `"inclusive scan OP"` or `"exclusive scan OP"`, OP one of `sum`, `min`,
+    /// `max`; or a compaction, `"select_if half"`, `"select_flagged half"`, `"unique half"`,
+    /// `"partition_if half"`, `"partition_flagged half"`, `"run_length_encode"`,
+    /// `"non_trivial_runs"`; or `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or
+    /// the segmented rows, `"segmented_reduce sum, <layout>"`, `"segmented_reduce max,
+    /// <layout>"`, `"segmented_scan sum, <layout>"`, `"segmented_exclusive_scan sum, <layout>"`
+    /// (layouts `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
+    /// `"exclusive_scan_by_key sum"`, `"segmented_argmin, 1000-item segments"`,
+    /// `"segmented_argmax, 1000-item segments"`; or the row operations (`bench_rows`),
     /// `"<op> <rows>x<cols>"`, op one of `softmax`, `log_softmax`, `layer_norm`, `rms_norm`,
     /// `softmax_backward`, `log_softmax_backward`; or the radix sort (`bench_sort`, the key type
     /// as `dtype`), `"sort_keys"`, `"sort_pairs u32 values"`.
@@ -335,14 +337,17 @@ impl Bench<'_> {
         view: gpu_primitives::device::DeviceView<'_, T>,
         output: &mut gpu_primitives::DeviceBuffer<T::Acc>,
         workspace: &mut DeviceWorkspace,
-    ) -> Result<(f64, f64)> {
+    ) -> Result<(f64, f64, f64)> {
         let reduce = median_micros(self.gpu, self.runs, || {
             device::reduce_into::<T, Op>(self.gpu, view, &mut *output, workspace)
         })?;
         let scan = median_micros(self.gpu, self.runs, || {
             device::inclusive_scan::<T, Op>(self.gpu, view, &mut *output, workspace)
         })?;
-        Ok((reduce, scan))
+        let exclusive = median_micros(self.gpu, self.runs, || {
+            device::exclusive_scan::<T, Op>(self.gpu, view, &mut *output, workspace)
+        })?;
+        Ok((reduce, scan, exclusive))
     }
 
     /// [`Bench::measure`] (or, with `compaction`, [`Bench::measure_compaction`]) for the type
@@ -424,18 +429,20 @@ impl Bench<'_> {
             let d_offsets = gpu.upload(&offsets)?;
             let segments = device::SegmentOffsets::new(gpu, &d_offsets)?;
             let x = input.prefix(..n);
-            let time = median_micros(gpu, self.runs, || {
+            let argmin = median_micros(gpu, self.runs, || {
                 device::segmented_argmin(gpu, x, &segments, &mut best, &mut at, &mut workspace)
+            })?;
+            let argmax = median_micros(gpu, self.runs, || {
+                device::segmented_argmax(gpu, x, &segments, &mut best, &mut at, &mut workspace)
             })?;
             let bytes = (n * size_of::<T>() + 8 * offsets.len()) as f64
                 + segments.segments() as f64 * (size_of::<T::Acc>() + 4) as f64;
-            self.push::<T>(
-                "segmented_argmin, 1000-item segments".into(),
-                n,
-                time,
-                bytes,
-                copy,
-            );
+            for (name, time) in [
+                ("segmented_argmin, 1000-item segments", argmin),
+                ("segmented_argmax, 1000-item segments", argmax),
+            ] {
+                self.push::<T>(name.into(), n, time, bytes, copy);
+            }
         }
         Ok(())
     }
@@ -545,6 +552,8 @@ impl Bench<'_> {
             let unique = (t, (n + kept) as f64 * size);
             let (t, kept) = timed(&mut |ws, c, out| device::partition_if(gpu, x, half, out, c, ws))?;
             let partition_if = (t, (2 * n + 2 * (n - kept)) as f64 * size);
+            let (t, kept) = timed(&mut |ws, c, out| device::partition_flagged(gpu, x, f, out, c, ws))?;
+            let partition_flagged = (t, (2 * n + 2 * (n - kept)) as f64 * size + n as f64);
             let sorted = sorted_keys.prefix(..n);
             let (t, runs) =
                 timed(&mut |ws, c, out| device::run_length_encode(gpu, sorted, out, &mut lengths, c, ws))?;
@@ -558,6 +567,7 @@ impl Bench<'_> {
                 ("select_flagged half", select_flagged),
                 ("unique half", unique),
                 ("partition_if half", partition_if),
+                ("partition_flagged half", partition_flagged),
                 ("run_length_encode", encode),
                 ("non_trivial_runs", non_trivial),
             ] {
@@ -617,8 +627,14 @@ impl Bench<'_> {
                 let reduce = median_micros(gpu, self.runs, || {
                     device::segmented_reduce::<T, Sum>(gpu, x, &segments, &mut output, &mut workspace)
                 })?;
+                let max = median_micros(gpu, self.runs, || {
+                    device::segmented_reduce::<T, Max>(gpu, x, &segments, &mut output, &mut workspace)
+                })?;
                 let scan = median_micros(gpu, self.runs, || {
                     device::segmented_inclusive_scan::<T, Sum>(gpu, x, &segments, &mut output, &mut workspace)
+                })?;
+                let exclusive = median_micros(gpu, self.runs, || {
+                    device::segmented_exclusive_scan::<T, Sum>(gpu, x, &segments, &mut output, &mut workspace)
                 })?;
                 let reduced = n as f64 * size + offset_bytes + segments.segments() as f64 * acc;
                 self.push::<T>(
@@ -628,20 +644,30 @@ impl Bench<'_> {
                     reduced,
                     copy,
                 );
+                self.push::<T>(format!("segmented_reduce max, {layout}"), n, max, reduced, copy);
                 let scanned = n as f64 * (size + acc) + offset_bytes;
                 self.push::<T>(format!("segmented_scan sum, {layout}"), n, scan, scanned, copy);
+                self.push::<T>(
+                    format!("segmented_exclusive_scan sum, {layout}"),
+                    n,
+                    exclusive,
+                    scanned,
+                    copy,
+                );
             }
             let k = gpu_primitives::device::DeviceView::from(&keys).slice(0..n);
             let by_key = median_micros(gpu, self.runs, || {
                 device::inclusive_scan_by_key::<u32, T, Sum>(gpu, k, x, &mut output, &mut workspace)
             })?;
-            self.push::<T>(
-                "inclusive_scan_by_key sum".into(),
-                n,
-                by_key,
-                n as f64 * (4.0 + size + acc),
-                copy,
-            );
+            let exclusive_by_key = median_micros(gpu, self.runs, || {
+                device::exclusive_scan_by_key::<u32, T, Sum>(gpu, k, x, &mut output, &mut workspace)
+            })?;
+            for (name, time) in [
+                ("inclusive_scan_by_key sum", by_key),
+                ("exclusive_scan_by_key sum", exclusive_by_key),
+            ] {
+                self.push::<T>(name.into(), n, time, n as f64 * (4.0 + size + acc), copy);
+            }
             self.progress.inc(1);
         }
         Ok(())
@@ -666,7 +692,7 @@ impl Bench<'_> {
                 self.gpu.copy_device_to_device(input.raw(), &mut copy_target, n)
             })?;
             for op in &self.ops.clone() {
-                let (reduce, scan) = match op.as_str() {
+                let (reduce, scan, exclusive) = match op.as_str() {
                     "min" => self.time_op::<T, Min>(view, &mut output, &mut workspace)?,
                     "max" => self.time_op::<T, Max>(view, &mut output, &mut workspace)?,
                     _ => self.time_op::<T, Sum>(view, &mut output, &mut workspace)?,
@@ -674,6 +700,7 @@ impl Bench<'_> {
                 for (algorithm, time, bytes) in [
                     (format!("reduce {op}"), reduce, bytes_in),
                     (format!("inclusive scan {op}"), scan, bytes_in + bytes_out),
+                    (format!("exclusive scan {op}"), exclusive, bytes_in + bytes_out),
                 ] {
                     self.push::<T>(algorithm, n, time, bytes, copy);
                 }
