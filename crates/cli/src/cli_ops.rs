@@ -224,7 +224,7 @@ where
 /// [`CliError`] with a one-line message.
 pub fn run(job: &Job, scan: bool) -> Result<(), CliError> {
     let input = npy::open(&job.input)?;
-    crate::with_npy_type!(input.dtype, T => {
+    crate::with_npy_element!(input, if scan { "scan" } else { "reduce" }, T => {
         let host = read::<T>(input)?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
         if scan {
@@ -242,7 +242,7 @@ pub fn run(job: &Job, scan: bool) -> Result<(), CliError> {
 pub fn check_file(path: &Path) -> Result<usize, CliError> {
     let input = npy::open(path)?;
     let len = input.len;
-    crate::with_npy_type!(input.dtype, T => read::<T>(input).map(|_| len)).map_err(CliError::from)
+    crate::with_npy_element!(input, "reduce", T => read::<T>(input).map(|_| len)).map_err(CliError::from)
 }
 
 /// Whether two arrays hold the same bits (NaN equals a NaN of the same bits, -0.0 differs from

@@ -137,7 +137,8 @@ fn run_typed<T: CompactElement>(gpu: &Gpu, host: &[T], job: &CompactJob) -> Resu
 pub fn run(job: &CompactJob) -> Result<bool, CliError> {
     let input = npy::open(&job.input)?;
     let bar = indicatif::ProgressBar::hidden();
-    crate::with_npy_type!(input.dtype, T => {
+    let command = if job.keep.is_some() { "select" } else { "unique" };
+    crate::with_npy_element!(input, command, T => {
         let host = input.read::<T>(&bar)?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
         run_typed::<T>(&gpu, &host, job)

@@ -3,15 +3,15 @@
 //! (`--check`) compare them with the CPU reference.
 
 use crate::cli_ops::CliError;
-use crate::npy::{self, NpyDtype};
+use crate::npy;
 use gpu_primitives::device::{self, HistogramSample};
-use gpu_primitives::{Error, Gpu, reference};
+use gpu_primitives::{Gpu, reference};
 use std::path::PathBuf;
 
 /// What `histogram` should do.
 #[derive(Clone, Debug)]
 pub struct HistogramJob {
-    /// The input `.npy` (1-D; f32, f64, i32, u32 or f16).
+    /// The input `.npy` (1-D; u8, u16, i32, u32, f16, f32 or f64).
     pub input: PathBuf,
     /// Even bins: their number and `[lower, upper)`; ignored when `levels` is given.
     pub even: (u32, f64, f64),
@@ -36,6 +36,8 @@ macro_rules! cli_sample {
 cli_sample!(
     f32 => |v| v as f32,
     f64 => |v| v,
+    u8 => |v: f64| v.floor() as i64,
+    u16 => |v: f64| v.floor() as i64,
     i32 => |v: f64| v.floor() as i64,
     u32 => |v: f64| v.floor() as i64,
     half::f16 => |v| v as f32,
@@ -91,21 +93,9 @@ fn run_typed<S: CliSample>(gpu: &Gpu, host: &[S], job: &HistogramJob) -> Result<
 pub fn run(job: &HistogramJob) -> Result<bool, CliError> {
     let input = npy::open(&job.input)?;
     let bar = indicatif::ProgressBar::hidden();
-    macro_rules! typed {
-        ($t:ty) => {{
-            let host = input.read::<$t>(&bar)?;
-            let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed::<$t>(&gpu, &host, job)
-        }};
-    }
-    match input.dtype {
-        NpyDtype::F32 => typed!(f32),
-        NpyDtype::F64 => typed!(f64),
-        NpyDtype::I32 => typed!(i32),
-        NpyDtype::U32 => typed!(u32),
-        NpyDtype::F16 => typed!(half::f16),
-        other => Err(CliError::Gpu(Error::InvalidLaunch(format!(
-            "histogram: {other:?} samples are not supported (f32, f64, i32, u32, f16)"
-        )))),
-    }
+    crate::with_npy_type!(input, "histogram", [u8, u16, i32, u32, f16, f32, f64], S => {
+        let host = input.read::<S>(&bar)?;
+        let gpu = gpu_primitives::open_gpu(job.device)?;
+        run_typed::<S>(&gpu, &host, job)
+    })
 }

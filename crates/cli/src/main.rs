@@ -40,10 +40,10 @@ enum Command {
     /// Run-length encode a 1-D .npy array on the GPU: each run's item and length, or with
     /// --non-trivial the offset and length of each run longer than one item.
     Rle(RleArgs),
-    /// Count the samples of a 1-D .npy array (f32 f64 i32 u32 f16) in bins on the GPU: even bins
+    /// Count the samples of a 1-D .npy array (u8 u16 i32 u32 f16 f32 f64) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
-    /// Radix sort the keys of a .npy array (f32 f64 i32 u32 i64 u64 f16; 1-D, or 2-D: each row
+    /// Radix sort the keys of a .npy array (f32 f64 i32 u32 i64 u64 f16 u8 u16; 1-D, or 2-D: each row
     /// on its own) on the GPU, ascending or descending, over all bits or a bit range; or
     /// --argsort: the permutation that sorts them (u32 indices, stable); or --top-k: each row's
     /// K largest or smallest.
@@ -142,7 +142,7 @@ struct RowsArgs {
 
 #[derive(clap::Args)]
 struct SortArgs {
-    /// The keys: a .npy file (little-endian: f32 f64 i32 u32 i64 u64 f16), 1-D, or 2-D (C
+    /// The keys: a .npy file (little-endian: f32 f64 i32 u32 i64 u64 f16 u8 u16), 1-D, or 2-D (C
     /// order: each row sorted on its own, as torch's sort(dim=-1)).
     input: std::path::PathBuf,
     /// Largest key first (NaNs first for floats) instead of smallest first; equal keys keep
@@ -178,7 +178,7 @@ struct SortArgs {
 
 #[derive(clap::Args)]
 struct HistogramArgs {
-    /// The input .npy file (1-D, little-endian: f32 f64 i32 u32 f16).
+    /// The input .npy file (1-D, little-endian: u8 u16 i32 u32 f16 f32 f64).
     input: std::path::PathBuf,
     /// Number of even bins.
     #[arg(long, default_value_t = 256)]

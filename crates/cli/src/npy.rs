@@ -2,7 +2,7 @@
 //! (row-major) matrices for `rows`.
 //!
 //! Supported dtypes (little-endian): `<f4` f32, `<f8` f64, `<i4` i32, `<u4` u32, `<i8` i64,
-//! `<u8` u64, `<f2` f16. Large files are read with a progress bar (updated every [`CHUNK`]
+//! `<u8` u64, `<f2` f16, `<u2` u16, `|u1` u8 (bf16 has no NumPy type string). Large files are read with a progress bar (updated every [`CHUNK`]
 //! elements); a truncated file is an error, found before any GPU work.
 
 use indicatif::ProgressBar;
@@ -26,13 +26,25 @@ pub enum NpyError {
     },
     /// The dtype is not one of those supported.
     #[error(
-        "{path}: dtype {dtype} is not supported (use f32, f64, i32, u32, i64, u64 or f16, little-endian)"
+        "{path}: dtype {dtype} is not supported (use f32, f64, i32, u32, i64, u64, f16, u16 or u8, little-endian)"
     )]
     UnsupportedDtype {
         /// The file.
         path: PathBuf,
         /// Its dtype descriptor.
         dtype: String,
+    },
+    /// The dtype is one the file format takes but the command does not.
+    #[error("{path}: {command} does not take {dtype} elements (it takes {supported})")]
+    UnsupportedByCommand {
+        /// The file.
+        path: PathBuf,
+        /// The file's element type.
+        dtype: &'static str,
+        /// The command.
+        command: &'static str,
+        /// The element types it takes, comma-separated.
+        supported: String,
     },
     /// The array does not have the dimensions the command reads.
     #[error("{path}: the array has shape {shape:?}; {expected} arrays are read here")]
@@ -69,11 +81,15 @@ pub enum NpyDtype {
     U64,
     /// `<f2`
     F16,
+    /// `|u1` (one byte: no byte order)
+    U8,
+    /// `<u2`
+    U16,
 }
 
 impl NpyDtype {
-    /// From a NumPy type string such as `<f4` (`|` and `=` byte orders count as little-endian
-    /// only for one-byte types, which are not supported).
+    /// From a NumPy type string such as `<f4` (`|u1` for bytes, which have no byte order).
+    /// bf16 has no NumPy type string (ml_dtypes writes it as a 2-byte void), so it is not read.
     pub fn from_descr(descr: &str) -> Option<Self> {
         Some(match descr {
             "<f4" => Self::F32,
@@ -83,46 +99,102 @@ impl NpyDtype {
             "<i8" => Self::I64,
             "<u8" => Self::U64,
             "<f2" => Self::F16,
+            "|u1" => Self::U8,
+            "<u2" => Self::U16,
             _ => return None,
         })
     }
+
+    /// The element type's name as the library writes it (`f32`, `u8`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::F32 => "f32",
+            Self::F64 => "f64",
+            Self::I32 => "i32",
+            Self::U32 => "u32",
+            Self::I64 => "i64",
+            Self::U64 => "u64",
+            Self::F16 => "f16",
+            Self::U8 => "u8",
+            Self::U16 => "u16",
+        }
+    }
 }
 
-/// `$body` with the type named `$t` bound to the Rust type of `$dtype` (an [`NpyDtype`]): the
-/// one place that maps the file's type to the element type.
+/// The [`NpyDtype`] of an element type's name (one arm of [`with_npy_type!`]).
+#[doc(hidden)]
+#[macro_export]
+macro_rules! npy_dtype {
+    (f32) => {
+        $crate::npy::NpyDtype::F32
+    };
+    (f64) => {
+        $crate::npy::NpyDtype::F64
+    };
+    (i32) => {
+        $crate::npy::NpyDtype::I32
+    };
+    (u32) => {
+        $crate::npy::NpyDtype::U32
+    };
+    (i64) => {
+        $crate::npy::NpyDtype::I64
+    };
+    (u64) => {
+        $crate::npy::NpyDtype::U64
+    };
+    (f16) => {
+        $crate::npy::NpyDtype::F16
+    };
+    (u8) => {
+        $crate::npy::NpyDtype::U8
+    };
+    (u16) => {
+        $crate::npy::NpyDtype::U16
+    };
+}
+
+/// `$body` with the type named `$t` bound to the Rust type of the file's dtype, for the element
+/// types named in the list; a file of another dtype gives
+/// `Err(NpyError::UnsupportedByCommand { .. }.into())` naming the list. The one place that maps
+/// a file's type to an element type. `$input` is an [`NpyInput`], borrowed for the dtype and
+/// path and free to be consumed by `$body`; `$command` names the command in the error.
+///
+/// ```no_run
+/// use gpu_primitives_cli::npy::{self, NpyError};
+/// let input = npy::open(std::path::Path::new("data.npy"))?;
+/// let len = gpu_primitives_cli::with_npy_type!(input, "sum", [f32, u8], T => {
+///     let values: Vec<T> = input.read(&indicatif::ProgressBar::hidden())?;
+///     Ok::<usize, NpyError>(values.len())
+/// })?;
+/// # Ok::<(), NpyError>(())
+/// ```
 #[macro_export]
 macro_rules! with_npy_type {
-    ($dtype:expr, $t:ident => $body:expr) => {
-        match $dtype {
-            $crate::npy::NpyDtype::F32 => {
-                type $t = f32;
+    ($input:expr, $command:expr, [$($name:ident),+ $(,)?], $t:ident => $body:expr) => {
+        match $input.dtype {
+            $($crate::npy_dtype!($name) => {
+                type $t = gpu_primitives::host_type!($name);
                 $body
+            })+
+            #[allow(unreachable_patterns)]
+            other => Err($crate::npy::NpyError::UnsupportedByCommand {
+                path: $input.path().to_owned(),
+                dtype: other.name(),
+                command: $command,
+                supported: [$(stringify!($name)),+].join(", "),
             }
-            $crate::npy::NpyDtype::F64 => {
-                type $t = f64;
-                $body
-            }
-            $crate::npy::NpyDtype::I32 => {
-                type $t = i32;
-                $body
-            }
-            $crate::npy::NpyDtype::U32 => {
-                type $t = u32;
-                $body
-            }
-            $crate::npy::NpyDtype::I64 => {
-                type $t = i64;
-                $body
-            }
-            $crate::npy::NpyDtype::U64 => {
-                type $t = u64;
-                $body
-            }
-            $crate::npy::NpyDtype::F16 => {
-                type $t = half::f16;
-                $body
-            }
+            .into()),
         }
+    };
+}
+
+/// The element types of the library's table ([`gpu_primitives::device::Element`]) that a
+/// `.npy` file can hold: the list for [`with_npy_type!`] in the commands over elements.
+#[macro_export]
+macro_rules! with_npy_element {
+    ($input:expr, $command:expr, $t:ident => $body:expr) => {
+        $crate::with_npy_type!($input, $command, [f32, f64, i32, u32, i64, u64, f16], $t => $body)
     };
 }
 
@@ -212,6 +284,11 @@ fn open_with(path: &Path, dimensions: &[usize], expected: &'static str) -> Resul
 }
 
 impl NpyInput {
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Read every element, advancing `progress`; a truncated file is an error.
     ///
     /// # Errors

@@ -249,23 +249,11 @@ pub fn run(job: &RowsJob) -> Result<bool, CliError> {
     } else {
         vec![]
     };
-    match input.dtype {
-        npy::NpyDtype::F32 => {
-            let host = input.read::<f32>(&bar)?;
-            let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed(&gpu, &host, shape, &targets, job)
-        }
-        npy::NpyDtype::F16 => {
-            let host = input.read::<half::f16>(&bar)?;
-            let gpu = gpu_primitives::open_gpu(job.device)?;
-            run_typed(&gpu, &host, shape, &targets, job)
-        }
-        other => Err(Error::InvalidLaunch(format!(
-            "{}: rows reads f32 or f16 matrices, not {other:?}",
-            job.input.display()
-        ))
-        .into()),
-    }
+    crate::with_npy_type!(input, "rows", [f32, f16], T => {
+        let host = input.read::<T>(&bar)?;
+        let gpu = gpu_primitives::open_gpu(job.device)?;
+        run_typed(&gpu, &host, shape, &targets, job)
+    })
 }
 
 /// Cross-entropy's targets: a 1-D `i64` `.npy` (its length is checked against the rows by the

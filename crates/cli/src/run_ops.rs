@@ -127,7 +127,7 @@ fn run_typed<T: RunElement>(gpu: &Gpu, host: &[T], job: &RunJob) -> Result<bool,
 pub fn run(job: &RunJob) -> Result<bool, CliError> {
     let input = npy::open(&job.input)?;
     let bar = indicatif::ProgressBar::hidden();
-    crate::with_npy_type!(input.dtype, T => {
+    crate::with_npy_element!(input, "rle", T => {
         let host = input.read::<T>(&bar)?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
         run_typed::<T>(&gpu, &host, job)

@@ -317,7 +317,7 @@ pub fn run(job: &SortJob) -> Result<bool, CliError> {
     let input = npy::open_vector_or_matrix(&job.input)?;
     let shape = job.shape(&input.shape)?;
     let bar = indicatif::ProgressBar::hidden();
-    crate::with_npy_type!(input.dtype, T => {
+    crate::with_npy_type!(input, "sort", [f32, f64, i32, u32, i64, u64, f16, u8, u16], T => {
         let host = input.read::<T>(&bar)?;
         job.options::<T>()?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
