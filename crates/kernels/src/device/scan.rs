@@ -57,15 +57,15 @@ const LOOK_BACK_POLL_DELAY_NS: u32 = 100;
 /// `slot`. Returns the tile's index in this call, in every thread.
 ///
 /// # Safety
-/// Every thread of the block calls it (one barrier inside); `status.tile_counter` is a valid
-/// `u64` whose value at the call's start was `status.tile_base`.
+/// Every thread of the block calls it (one barrier inside); `status.launch.tile_counter` is a valid
+/// `u64` whose value at the call's start was `status.launch.tile_base`.
 #[inline(always)]
 pub(crate) unsafe fn next_tile<A>(status: &TileStatus<A>, slot: SharedArray<u32>) -> usize {
     if thread_idx() == 0 {
         // SAFETY: the counter is a valid u64; the result is published to the block below.
         unsafe {
-            let ticket = u64::atomic_add(status.tile_counter, 1);
-            slot.write(0, (ticket - status.tile_base) as u32);
+            let ticket = u64::atomic_add(status.launch.tile_counter, 1);
+            slot.write(0, (ticket - status.launch.tile_base) as u32);
         }
     }
     // SAFETY: the whole block calls it.
@@ -200,8 +200,8 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     if t == 0 {
         // SAFETY: the counter is a valid u64; the result is published to the block below.
         unsafe {
-            let ticket = u64::atomic_add(status.tile_counter, 1);
-            storage.tile.write(0, (ticket - status.tile_base) as u32);
+            let ticket = u64::atomic_add(status.launch.tile_counter, 1);
+            storage.tile.write(0, (ticket - status.launch.tile_base) as u32);
         }
     }
     // SAFETY: the whole block calls it.

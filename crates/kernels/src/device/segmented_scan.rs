@@ -121,18 +121,18 @@ impl<A: StatusBits> TileStatusValue for Keyed<A> {
     #[inline(always)]
     unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
         let pair = [
-            encode_flag(status.epoch, state) as u64 | (value.segment as u64) << 32,
+            encode_flag(status.launch.epoch, state) as u64 | (value.segment as u64) << 32,
             value.value.to_status_bits(),
         ];
         // SAFETY: the caller guarantees tile is in range; the slots are 16-byte aligned, 16
         // bytes per tile.
-        unsafe { store_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile), pair) };
+        unsafe { store_relaxed_pair(status.launch.slots.cast::<[u64; 2]>().add(tile), pair) };
     }
     #[inline(always)]
     unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
         // SAFETY: as in publish.
-        let [flag, bits] = unsafe { load_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile)) };
-        decode_flag(status.epoch, flag as u32).map(|state| {
+        let [flag, bits] = unsafe { load_relaxed_pair(status.launch.slots.cast::<[u64; 2]>().add(tile)) };
+        decode_flag(status.launch.epoch, flag as u32).map(|state| {
             (
                 state,
                 Keyed {

@@ -26,42 +26,26 @@ pub const STATE_AGGREGATE: u32 = 1;
 /// Tile state: its inclusive prefix is published.
 pub const STATE_PREFIX: u32 = 2;
 
-/// Global memory the scan shares between blocks (all device pointers).
+/// Global memory the scan shares between blocks: a launch's [`LookBackStatus`] (the slots,
+/// 16 bytes per tile and 16-byte aligned, where 4-byte values use the first 8 bytes per tile as
+/// one word per tile, see the module docs; the tile counter; its value at the call's start; the
+/// call's epoch), typed by the value it carries.
 #[derive(Clone, Copy)]
 pub struct TileStatus<A> {
-    /// 16 bytes per tile, 16-byte aligned (4-byte values use the first 8 bytes per tile as one
-    /// word per tile; see the module docs).
-    pub slots: *mut u64,
-    /// Tiles handed out, over all calls.
-    pub tile_counter: *mut u64,
-    /// `*tile_counter` before this call.
-    pub tile_base: u64,
-    /// This call's epoch, `1 .. 2^30`.
-    pub epoch: u32,
+    /// The launch's look-back parameters, as the host wrote them.
+    pub launch: LookBackStatus,
     /// The value type the status carries.
     pub value: PhantomData<A>,
-}
-
-impl<A> TileStatus<A> {
-    /// The status a launch's parameters describe (slots, counter, the counter's value at the
-    /// call's start, the call's epoch).
-    #[inline(always)]
-    pub fn new(slots: *mut u64, tile_counter: *mut u64, tile_base: u64, epoch: u32) -> Self {
-        Self {
-            slots,
-            tile_counter,
-            tile_base,
-            epoch,
-            value: PhantomData,
-        }
-    }
 }
 
 impl<A> From<LookBackStatus> for TileStatus<A> {
     /// The status a launch's [`LookBackStatus`] parameter describes.
     #[inline(always)]
-    fn from(s: LookBackStatus) -> Self {
-        Self::new(s.slots, s.tile_counter, s.tile_base, s.epoch)
+    fn from(launch: LookBackStatus) -> Self {
+        Self {
+            launch,
+            value: PhantomData,
+        }
     }
 }
 
@@ -106,15 +90,15 @@ macro_rules! packed_in_word {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let word = (encode_flag(status.epoch, state) as u64) << 32 | $to_bits(value) as u64;
+                let word = (encode_flag(status.launch.epoch, state) as u64) << 32 | $to_bits(value) as u64;
                 // SAFETY: the caller guarantees tile is in range; 8 bytes per tile fit the slots.
-                unsafe { u64::store_relaxed(status.slots.add(tile), word) };
+                unsafe { u64::store_relaxed(status.launch.slots.add(tile), word) };
             }
             #[inline(always)]
             unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
                 // SAFETY: the caller guarantees tile is in range.
-                let word = unsafe { u64::load_relaxed(status.slots.add(tile)) };
-                decode(status.epoch, (word >> 32) as u32, word as u32)
+                let word = unsafe { u64::load_relaxed(status.launch.slots.add(tile)) };
+                decode(status.launch.epoch, (word >> 32) as u32, word as u32)
                     .map(|(state, bits)| (state, $from_bits(bits)))
             }
         }
@@ -129,16 +113,20 @@ macro_rules! packed_in_pair {
         impl TileStatusValue for $ty {
             #[inline(always)]
             unsafe fn publish(status: &TileStatus<Self>, tile: usize, state: u32, value: Self) {
-                let pair = [encode_flag(status.epoch, state) as u64, $to_bits(value)];
+                let pair = [
+                    encode_flag(status.launch.epoch, state) as u64,
+                    $to_bits(value),
+                ];
                 // SAFETY: the caller guarantees tile is in range; the slots are 16-byte aligned,
                 // 16 bytes per tile.
-                unsafe { store_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile), pair) };
+                unsafe { store_relaxed_pair(status.launch.slots.cast::<[u64; 2]>().add(tile), pair) };
             }
             #[inline(always)]
             unsafe fn try_read(status: &TileStatus<Self>, tile: usize) -> Option<(u32, Self)> {
+                let pairs = status.launch.slots.cast::<[u64; 2]>();
                 // SAFETY: as in publish.
-                let [flag, bits] = unsafe { load_relaxed_pair(status.slots.cast::<[u64; 2]>().add(tile)) };
-                decode(status.epoch, flag as u32, bits).map(|(state, bits)| (state, $from_bits(bits)))
+                let [flag, bits] = unsafe { load_relaxed_pair(pairs.add(tile)) };
+                decode(status.launch.epoch, flag as u32, bits).map(|(state, bits)| (state, $from_bits(bits)))
             }
         }
     };
