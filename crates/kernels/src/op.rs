@@ -9,6 +9,8 @@
 //! Floating-point `+` is associative only up to rounding: a float sum's result depends on the
 //! grouping, which is fixed for a given launch shape.
 
+use core::arch::asm;
+
 /// An associative binary operator with an identity element.
 pub trait ReduceOp<T>: Copy {
     /// `identity()` combined with `x`, on either side, gives `x`.
@@ -52,29 +54,78 @@ macro_rules! int_ops {
 }
 int_ops!(i32, u32, i64, u64);
 
+/// IEEE 754-2019 `maximum` of two f32 (`max.NaN.f32`, one instruction on sm_80 and later): NaN
+/// if either is NaN (the canonical NaN), else the larger, `-0.0` ordered below `+0.0`.
+#[inline(always)]
+pub fn max_nan_f32(a: f32, b: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction (sm_80 and later, as every PTX variant built); no memory.
+    unsafe {
+        asm!("max.NaN.f32 {o}, {a}, {b};", o = out(reg32) out, a = in(reg32) a, b = in(reg32) b, options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// IEEE 754-2019 `minimum` of two f32 (`min.NaN.f32`, one instruction on sm_80 and later): NaN
+/// if either is NaN (the canonical NaN), else the smaller, `-0.0` ordered below `+0.0`.
+#[inline(always)]
+pub fn min_nan_f32(a: f32, b: f32) -> f32 {
+    let out: f32;
+    // SAFETY: a register instruction (sm_80 and later, as every PTX variant built); no memory.
+    unsafe {
+        asm!("min.NaN.f32 {o}, {a}, {b};", o = out(reg32) out, a = in(reg32) a, b = in(reg32) b, options(pure, nomem, nostack))
+    };
+    out
+}
+
+/// NaN-propagating maximum of two f64 by a compare and a select: NaN if either is NaN, else the
+/// larger; of `-0.0` and `+0.0` (equal), `a`. PTX has no `max.NaN.f64`, and the NaN test before
+/// `max.f64` (which would order the zeros) made the f64 scans by max 7 % slower on an H100
+/// (docs/performance.md, "max.NaN").
+#[inline(always)]
+fn max_nan_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if b > a {
+        b
+    } else {
+        a
+    }
+}
+
+/// NaN-propagating minimum of two f64: as [`max_nan_f64`], the smaller.
+#[inline(always)]
+fn min_nan_f64(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else if b < a {
+        b
+    } else {
+        a
+    }
+}
+
 macro_rules! float_ops {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $max:ident, $min:ident);*) => {$(
         impl ReduceOp<$t> for Sum {
             #[inline(always)] fn identity() -> $t { 0.0 }
             #[inline(always)] fn combine(a: $t, b: $t) -> $t { a + b }
         }
-        /// NaN-propagating maximum (IEEE 754-2019 `maximum`): a NaN operand gives NaN.
+        /// NaN-propagating maximum: a NaN operand gives NaN. f32 (and the halves, which combine
+        /// in f32): IEEE 754-2019 `maximum`, `-0.0` below `+0.0`, so the result does not depend
+        /// on the operands' order; f64: `-0.0` and `+0.0` are equal, either may be the result.
         impl ReduceOp<$t> for Max {
             #[inline(always)] fn identity() -> $t { <$t>::NEG_INFINITY }
-            #[inline(always)] fn combine(a: $t, b: $t) -> $t {
-                if a.is_nan() || b.is_nan() { <$t>::NAN } else if b > a { b } else { a }
-            }
+            #[inline(always)] fn combine(a: $t, b: $t) -> $t { $max(a, b) }
         }
-        /// NaN-propagating minimum (IEEE 754-2019 `minimum`): a NaN operand gives NaN.
+        /// NaN-propagating minimum: a NaN operand gives NaN; the zeros as in `Max`.
         impl ReduceOp<$t> for Min {
             #[inline(always)] fn identity() -> $t { <$t>::INFINITY }
-            #[inline(always)] fn combine(a: $t, b: $t) -> $t {
-                if a.is_nan() || b.is_nan() { <$t>::NAN } else if b < a { b } else { a }
-            }
+            #[inline(always)] fn combine(a: $t, b: $t) -> $t { $min(a, b) }
         }
     )*};
 }
-float_ops!(f32, f64);
+float_ops!(f32 => max_nan_f32, min_nan_f32; f64 => max_nan_f64, min_nan_f64);
 
 /// Composition of affine maps `x -> a * x + b` in wrapping integer arithmetic, each map packed in
 /// one word (`a` in the high half, `b` in the low half; halves of 16 bits in a u32, 32 bits in a

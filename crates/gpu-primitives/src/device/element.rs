@@ -46,21 +46,26 @@ pub trait Accumulator: Copy + PartialOrd + sealed::Sealed {
     fn mul(self, other: Self) -> Self;
     /// Whether it is NaN (never, for integers).
     fn is_nan(self) -> bool;
-    /// The smaller; NaN if either is NaN (as the kernels' `Min`).
+    /// Whether its sign bit is set (`-0.0` included; never, for unsigned integers; for signed
+    /// integers, whether it is negative).
+    fn sign_bit(self) -> bool;
+    /// The smaller; NaN if either is NaN; `-0.0` below `+0.0` (IEEE 754-2019 `minimum`, as the
+    /// kernels' `Min` in f32; their f64 `Min` may give either zero, which compare equal).
     fn min_nan(self, other: Self) -> Self {
         if self.is_nan() || other.is_nan() {
             if self.is_nan() { self } else { other }
-        } else if other < self {
+        } else if other < self || (other == self && other.sign_bit()) {
             other
         } else {
             self
         }
     }
-    /// The larger; NaN if either is NaN (as the kernels' `Max`).
+    /// The larger; NaN if either is NaN; `-0.0` below `+0.0` (IEEE 754-2019 `maximum`, as the
+    /// kernels' `Max` in f32; their f64 `Max` may give either zero, which compare equal).
     fn max_nan(self, other: Self) -> Self {
         if self.is_nan() || other.is_nan() {
             if self.is_nan() { self } else { other }
-        } else if other > self {
+        } else if other > self || (other == self && self.sign_bit()) {
             other
         } else {
             self
@@ -77,6 +82,8 @@ macro_rules! int_accumulator {
             fn add(self, other: Self) -> Self { self.wrapping_add(other) }
             fn mul(self, other: Self) -> Self { self.wrapping_mul(other) }
             fn is_nan(self) -> bool { false }
+            #[allow(unused_comparisons)]
+            fn sign_bit(self) -> bool { self < 0 }
         }
     )*};
 }
@@ -89,6 +96,7 @@ macro_rules! float_accumulator {
             fn add(self, other: Self) -> Self { self + other }
             fn mul(self, other: Self) -> Self { self * other }
             fn is_nan(self) -> bool { <$t>::is_nan(self) }
+            fn sign_bit(self) -> bool { <$t>::is_sign_negative(self) }
         }
     )*};
 }

@@ -54,6 +54,7 @@ use super::element::{
     store_words_streaming,
 };
 use crate::cluster::{cluster_barrier, cluster_count, cluster_idx, cluster_rank};
+use crate::op::max_nan_f32;
 use crate::shared::{SharedArray, dynamic_shared};
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, lane_id, thread_idx};
@@ -563,17 +564,6 @@ fn add([a]: [f32; 1], [b]: [f32; 1]) -> [f32; 1] {
     [a + b]
 }
 
-/// The larger of `a` and `b`, NaN if either is (`max.NaN.f32`, one instruction).
-#[inline(always)]
-fn max_nan(a: f32, b: f32) -> f32 {
-    let out: f32;
-    // SAFETY: a register instruction (sm_80 and later, as every PTX variant built); no memory.
-    unsafe {
-        asm!("max.NaN.f32 {o}, {a}, {b};", o = out(reg32) out, a = in(reg32) a, b = in(reg32) b, options(pure, nomem, nostack))
-    };
-    out
-}
-
 /// `exp(x - max)` as `2^(x log2(e) - max log2(e))`: one fused multiply-add and one `ex2.approx`
 /// (the shift's rounding adds about `|max| * 2^-24` to the relative error). `x = -inf` gives 0
 /// for a finite `max`; `max = -inf` gives NaN (a row of all `-inf`).
@@ -607,14 +597,14 @@ fn rescale(m: f32, max: f32) -> f32 {
 /// items: a thread whose items are all `-inf` sums `exp(-inf - 0)` = 0.
 #[inline(always)]
 fn softmax_fold<T: RowElement, const W: usize>(tile: &RowTile<T, W>) -> [f32; 2] {
-    let max = tile.fold(f32::NEG_INFINITY, |m, x, _| max_nan(m, x));
+    let max = tile.fold(f32::NEG_INFINITY, |m, x, _| max_nan_f32(m, x));
     let shift = if max == f32::NEG_INFINITY { 0.0 } else { max };
     [max, tile.fold(0.0, |s, x, _| s + exp_shifted(x, shift))]
 }
 
 #[inline(always)]
 fn softmax_combine([ma, sa]: [f32; 2], [mb, sb]: [f32; 2]) -> [f32; 2] {
-    let max = max_nan(ma, mb);
+    let max = max_nan_f32(ma, mb);
     [max, sa * rescale(ma, max) + sb * rescale(mb, max)]
 }
 
