@@ -12,7 +12,10 @@ library's rows in the same layout (time / copy). Run on the GPU machine:
 
 `--check` writes random matrices (f32 and f16; short, long, odd and prime rows) as .npy, runs
 `gpu-primitives rows FILE --op OP --output OUT` on each, and compares OUT with PyTorch's answer
-on the GPU: each element within `atol + rtol |torch|` (f32: 1e-6 + 1e-4, f16: 1e-4 + 2^-9).
+on the GPU: each element within `atol + rtol |torch|` (f32: 1e-6 + 1e-4, f16: 1e-4 + 2^-9); then
+each op's backward (`--grad DY`, dx) against torch.autograd's at the same random dy, within
+`atol max|dx| + rtol |torch|` (f32: 1e-5, 1e-4; f16: 1e-3, 2^-9). bf16 has no NumPy type, so
+the check covers f32 and f16 (the GPU tests check bf16 against the f64 references).
 """
 import argparse
 import csv
@@ -117,11 +120,36 @@ CHECK_OPS = {
 CHECK_TOLERANCE = {"f32": (1e-6, 1e-4), "f16": (1e-4, 2.0**-9)}
 # Cross-entropy's loss per row (f32 whatever the logits; label smoothing 0.1, some rows ignored).
 CROSS_ENTROPY_TOLERANCE = (1e-4, 1e-5)
+# The backward's dx (`rows --grad`; the norms without weight): the absolute part is relative to
+# the largest |dx| of the matrix, as a dx item can cancel to near 0 (LayerNorm's centred terms).
+BACKWARD_TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (1e-3, 2.0**-9)}
+
+
+def backward_check(binary, tmp, x, path, dtype_name):
+    """Each op's dx at a random dy by `binary rows --grad` beside torch.autograd's; yields
+    (op, largest difference, worst ratio to the tolerance)."""
+    dy = (torch.rand_like(x, dtype=torch.float32) * 2 - 1).to(x.dtype)
+    dy_path = os.path.join(tmp, "dy.npy")
+    np.save(dy_path, dy.cpu().numpy())
+    atol, rtol = BACKWARD_TOLERANCE[dtype_name]
+    for op, torch_op in CHECK_OPS.items():
+        out = os.path.join(tmp, "dx.npy")
+        command = [binary, "rows", path, "--op", op, "--grad", dy_path, "--output", out]
+        subprocess.run(command, check=True, capture_output=True)
+        ours = torch.from_numpy(np.load(out)).cuda().double()
+        xr = x.detach().requires_grad_()
+        (theirs,) = torch.autograd.grad(torch_op(xr), xr, dy)
+        theirs = theirs.double()
+        diff = (ours - theirs).abs()
+        scale = theirs.abs().max().item()
+        ratio = (diff / (atol * scale + rtol * theirs.abs())).max().item()
+        yield f"{op} dx", diff.max().item(), ratio
 
 
 def check(binary):
-    """Run `binary rows` on random matrices and compare with PyTorch (the forward operations, and
-    cross-entropy's loss per row); returns whether all agree."""
+    """Run `binary rows` on random matrices and compare with PyTorch (the forward operations,
+    cross-entropy's loss per row, and the backward's dx of the others); returns whether all
+    agree."""
     agree = True
     print(f"{'op':<12} {'type':>5} {'shape':>14} {'max |ours - torch|':>20} {'worst / tolerance':>18}")
     with tempfile.TemporaryDirectory() as tmp:
@@ -155,6 +183,9 @@ def check(binary):
                 agree &= ratio <= 1.0
                 op = "cross-entropy"
                 print(f"{op:<12} {dtype_name:>5} {f'{rows}x{cols}':>14} {diff.max().item():>20.3g} {ratio:>18.3f}")
+                for op, largest, ratio in backward_check(binary, tmp, x, path, dtype_name):
+                    agree &= ratio <= 1.0
+                    print(f"{op:<15} {dtype_name:>5} {f'{rows}x{cols}':>14} {largest:>17.3g} {ratio:>18.3f}")
     print("the answers agree" if agree else "the answers DIFFER")
     return agree
 

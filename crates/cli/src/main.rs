@@ -131,6 +131,11 @@ struct RowsArgs {
     /// Cross-entropy's label smoothing, in [0, 1].
     #[arg(long, default_value_t = 0.0)]
     label_smoothing: f32,
+    /// The backward instead: dy, a .npy matrix of the input's shape and type; the result is dx
+    /// (softmax, log-softmax: from the GPU's y; LayerNorm, RMSNorm: from their saved mean and
+    /// rstd, no weight).
+    #[arg(long, value_name = "DY")]
+    grad: Option<std::path::PathBuf>,
     /// Write the result (same shape and type) to this .npy file.
     #[arg(long)]
     output: Option<std::path::PathBuf>,
@@ -338,6 +343,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     eps: args.eps,
                     targets: args.targets.clone(),
                     label_smoothing: args.label_smoothing,
+                    grad: args.grad.clone(),
                     output: args.output.clone(),
                     check: args.check,
                     device: cli.device,

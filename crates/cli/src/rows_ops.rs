@@ -9,7 +9,7 @@ use crate::cli_ops::CliError;
 use crate::npy;
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound, shift};
-use gpu_primitives::rows::{self, Norm, RowElement};
+use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
 use gpu_primitives::{Error, Gpu};
 use std::path::PathBuf;
 
@@ -55,6 +55,10 @@ pub struct RowsJob {
     pub targets: Option<PathBuf>,
     /// Cross-entropy's label smoothing.
     pub label_smoothing: f32,
+    /// The backward instead of the forward: `dy`, a matrix of the input's shape and type; the
+    /// result is `dx` (softmaxes: from the GPU's own `y`; norms: from their saved statistics,
+    /// without weight).
+    pub grad: Option<PathBuf>,
     /// Where to write the result (same shape and type).
     pub output: Option<PathBuf>,
     /// Compare with the CPU reference.
@@ -85,6 +89,7 @@ impl CliRow for half::f16 {
 fn run_typed<T: CliRow>(
     gpu: &Gpu,
     host: &[T],
+    dy: Option<&[T]>,
     (rows, cols): (usize, usize),
     targets: &[i64],
     job: &RowsJob,
@@ -92,6 +97,9 @@ fn run_typed<T: CliRow>(
     let Some(forward) = job.op.forward() else {
         return run_cross_entropy(gpu, host, (rows, cols), targets, job);
     };
+    if let Some(dy) = dy {
+        return run_backward(gpu, host, dy, (rows, cols), forward, job);
+    }
     let x = DeviceVec::from_slice(gpu, host)?;
     let mut y = DeviceVec::<T>::zeroed(gpu, host.len())?;
     let norm = Norm::new(job.eps);
@@ -136,10 +144,17 @@ fn run_typed<T: CliRow>(
             vec![0.0; rows],
         ),
     };
+    let bound = |i: usize| f32_bound(forward, expected[i], 0.0, row_terms[i / cols]);
+    report(compare(&found, &expected, bound), found.len())
+}
+
+/// The largest error of `found` over its bound (with the output type's rounding) and where, and
+/// how many elements are outside it; a NaN or infinity expected must be found exactly.
+fn compare<T: CliRow>(found: &[T], expected: &[f64], bound: impl Fn(usize) -> f64) -> ((f64, usize), usize) {
     let (relative, tiny) = T::ROUNDING;
     let mut worst = (0.0f64, 0usize);
     let mut outside = 0usize;
-    for (i, (f, &e)) in found.iter().zip(&expected).enumerate() {
+    for (i, (f, &e)) in found.iter().zip(expected).enumerate() {
         let f = f.wide();
         let bad = if e.is_nan() {
             !f.is_nan()
@@ -147,7 +162,7 @@ fn run_typed<T: CliRow>(
             f != e
         } else {
             let error = (f - e).abs();
-            let bound = f32_bound(forward, e, 0.0, row_terms[i / cols]) + relative * e.abs() + tiny;
+            let bound = bound(i) + relative * e.abs() + tiny;
             if error / bound > worst.0 {
                 worst = (error / bound, i);
             }
@@ -155,11 +170,122 @@ fn run_typed<T: CliRow>(
         };
         outside += bad as usize;
     }
-    report(worst, outside, found.len())
+    (worst, outside)
+}
+
+/// The backward of `forward` at `x` (`host`) and `dy`: `dx`, reported, written and checked as
+/// the forward's output is.
+fn run_backward<T: CliRow>(
+    gpu: &Gpu,
+    host: &[T],
+    dy: &[T],
+    (rows, cols): (usize, usize),
+    forward: Forward,
+    job: &RowsJob,
+) -> Result<bool, CliError> {
+    let (x, d_dy) = (DeviceVec::from_slice(gpu, host)?, DeviceVec::from_slice(gpu, dy)?);
+    let mut y = DeviceVec::<T>::zeroed(gpu, host.len())?;
+    let mut dx = DeviceVec::<T>::zeroed(gpu, host.len())?;
+    let (mut mean, mut rstd) = (
+        DeviceVec::<f32>::zeroed(gpu, rows)?,
+        DeviceVec::<f32>::zeroed(gpu, rows)?,
+    );
+    let norm = Norm::new(job.eps);
+    match forward {
+        Forward::Softmax => rows::softmax(gpu, &x, cols, &mut y)?,
+        Forward::LogSoftmax => rows::log_softmax(gpu, &x, cols, &mut y)?,
+        Forward::LayerNorm => rows::layer_norm(
+            gpu,
+            &x,
+            cols,
+            norm,
+            &mut y,
+            Some((&mut mean).into()),
+            Some((&mut rstd).into()),
+        )?,
+        Forward::RmsNorm => rows::rms_norm(gpu, &x, cols, norm, &mut y, Some((&mut rstd).into()))?,
+    }
+    let workspace = &mut DeviceWorkspace::new();
+    let ((), elapsed) = gpu.time(|| match forward {
+        Forward::Softmax => rows::softmax_backward(gpu, &y, &d_dy, cols, &mut dx),
+        Forward::LogSoftmax => rows::log_softmax_backward(gpu, &y, &d_dy, cols, &mut dx),
+        Forward::LayerNorm => rows::layer_norm_backward(
+            gpu,
+            &x,
+            &d_dy,
+            cols,
+            None,
+            &mean,
+            &rstd,
+            NormGrads::new(&mut dx),
+            workspace,
+        ),
+        Forward::RmsNorm => rows::rms_norm_backward(
+            gpu,
+            &x,
+            &d_dy,
+            cols,
+            None,
+            &rstd,
+            NormGrads::new(&mut dx),
+            workspace,
+        ),
+    })?;
+    println!(
+        "{:?} backward of {rows} x {cols} {} on {}: {:.1} µs (dx; the forward before it not timed)",
+        job.op,
+        T::NAME,
+        gpu.info().name,
+        elapsed.as_secs_f64() * 1e6
+    );
+    let found: Vec<T> = T::from_raw(&dx.to_vec(gpu)?).to_vec();
+    if let Some(path) = &job.output {
+        npy::write_matrix(path, rows, cols, &found)?;
+        println!("wrote {} ({rows} x {cols} {}, dx)", path.display(), T::NAME);
+    }
+    if !job.check {
+        return Ok(true);
+    }
+    let wide = |v: &[T]| -> Vec<f64> { v.iter().map(|v| v.wide()).collect() };
+    let saved = |v: &DeviceVec<f32>| -> Result<Vec<f64>, CliError> {
+        Ok(v.to_vec(gpu)?.into_iter().map(f64::from).collect())
+    };
+    let (wide_x, wide_dy) = (wide(host), wide(dy));
+    // Against the reference from the GPU's own y or saved statistics: the backward's error alone.
+    let (expected, bounds) = match forward {
+        Forward::Softmax | Forward::LogSoftmax => {
+            let wide_y = wide(T::from_raw(&y.to_vec(gpu)?));
+            if forward == Forward::Softmax {
+                let bounds = reference::softmax_backward_bounds(&wide_y, &wide_dy, cols);
+                (reference::softmax_backward(&wide_y, &wide_dy, cols), bounds)
+            } else {
+                let bounds = reference::log_softmax_backward_bounds(&wide_y, &wide_dy, cols);
+                (reference::log_softmax_backward(&wide_y, &wide_dy, cols), bounds)
+            }
+        }
+        Forward::LayerNorm => {
+            let (mean, rstd) = (saved(&mean)?, saved(&rstd)?);
+            let bounds =
+                reference::norm_backward_dx_bounds(&wide_x, &wide_dy, cols, None, Some(&mean), &rstd);
+            (
+                reference::layer_norm_backward(&wide_x, &wide_dy, cols, None, &mean, &rstd).dx,
+                bounds,
+            )
+        }
+        Forward::RmsNorm => {
+            let rstd = saved(&rstd)?;
+            let bounds = reference::norm_backward_dx_bounds(&wide_x, &wide_dy, cols, None, None, &rstd);
+            (
+                reference::rms_norm_backward(&wide_x, &wide_dy, cols, None, &rstd).dx,
+                bounds,
+            )
+        }
+    };
+    report(compare(&found, &expected, |i| bounds[i]), found.len())
 }
 
 /// Print `--check`'s summary; whether every element was within its bound.
-fn report((ratio, at): (f64, usize), outside: usize, of: usize) -> Result<bool, CliError> {
+fn report(((ratio, at), outside): ((f64, usize), usize), of: usize) -> Result<bool, CliError> {
     println!(
         "CPU reference (f64): largest error {ratio:.3} of its bound (element {at}); {outside} of {of} outside"
     );
@@ -232,7 +358,7 @@ fn run_cross_entropy<T: CliRow>(
         };
         outside += bad as usize;
     }
-    report(worst, outside, rows)
+    report((worst, outside), rows)
 }
 
 /// Run `rows` on the file of `job` (read before the GPU is opened). Returns whether `--check`
@@ -241,6 +367,12 @@ fn run_cross_entropy<T: CliRow>(
 /// # Errors
 /// [`CliError`] with a one-line message: a file that is not a 2-D f32 or f16 matrix, GPU errors.
 pub fn run(job: &RowsJob) -> Result<bool, CliError> {
+    if job.grad.is_some() && job.op == RowOpArg::CrossEntropy {
+        return Err(Error::InvalidLaunch(
+            "rows --grad: cross-entropy's gradient is not a backward of dy (its fused gradient is the library's cross_entropy with a gradient output)".into(),
+        )
+        .into());
+    }
     let input = npy::open_matrix(&job.input)?;
     let shape = (input.shape[0], input.shape[1]);
     let bar = indicatif::ProgressBar::hidden();
@@ -249,10 +381,25 @@ pub fn run(job: &RowsJob) -> Result<bool, CliError> {
     } else {
         vec![]
     };
+    let grad = job.grad.as_deref().map(npy::open_matrix).transpose()?;
+    if let Some(grad) = &grad
+        && (grad.shape != input.shape || grad.dtype != input.dtype)
+    {
+        return Err(Error::InvalidLaunch(format!(
+            "{}: dy is a {:?} {} matrix; the input is {:?} {}",
+            grad.path().display(),
+            grad.shape,
+            grad.dtype.name(),
+            input.shape,
+            input.dtype.name()
+        ))
+        .into());
+    }
     crate::with_npy_type!(input, "rows", [f32, f16], T => {
         let host = input.read::<T>(&bar)?;
+        let dy = grad.map(|g| g.read::<T>(&bar)).transpose()?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
-        run_typed(&gpu, &host, shape, &targets, job)
+        run_typed(&gpu, &host, dy.as_deref(), shape, &targets, job)
     })
 }
 

@@ -119,9 +119,9 @@ fn the_binary_reports_errors_in_one_line_with_a_nonzero_exit() {
 
 #[test]
 fn help_lists_sort_and_its_options() {
-    let exe = env!("CARGO_BIN_EXE_gpu-primitives");
+    let exe = common::binary();
     let help = |args: &[&str]| {
-        let out = Command::new(exe).args(args).output().unwrap();
+        let out = Command::new(&exe).args(args).output().unwrap();
         assert!(out.status.success(), "{args:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
@@ -226,6 +226,43 @@ fn each_command_names_the_element_types_it_takes() {
     let signed = temp("signed-bytes.npy");
     write_npy(&signed, "|i1", "(1,)", &[3]);
     refused(&["sort", signed.to_str().unwrap()], "dtype |i1 is not supported");
+}
+
+#[test]
+fn rows_backward_checks_dy_before_the_gpu() {
+    let x = temp("rows-x.npy");
+    write_npy(&x, "<f4", "(2, 3)", &f32_bytes(&[0.0; 6]));
+    let wide = temp("rows-dy-wide.npy");
+    write_npy(&wide, "<f4", "(2, 4)", &f32_bytes(&[0.0; 8]));
+    let halves = temp("rows-dy-f16.npy");
+    write_npy(&halves, "<f2", "(2, 3)", &[0; 12]);
+    let x = x.to_str().unwrap();
+    refused(
+        &["rows", x, "--op", "softmax", "--grad", wide.to_str().unwrap()],
+        "dy is a [2, 4] f32 matrix; the input is [2, 3] f32",
+    );
+    refused(
+        &[
+            "rows",
+            x,
+            "--op",
+            "layer-norm",
+            "--grad",
+            halves.to_str().unwrap(),
+        ],
+        "dy is a [2, 3] f16 matrix; the input is [2, 3] f32",
+    );
+    refused(
+        &[
+            "rows",
+            x,
+            "--op",
+            "cross-entropy",
+            "--grad",
+            halves.to_str().unwrap(),
+        ],
+        "cross-entropy's gradient is not a backward of dy",
+    );
 }
 
 #[test]

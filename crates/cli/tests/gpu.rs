@@ -344,6 +344,71 @@ fn rows() -> Result<(), Stop> {
     let expected = [0.25f32, 0.75, 0.5, 0.5];
     let close = y.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
     expect_eq(&format!("softmax rows {y:?}"), close, true)?;
+    // The backward at dy = the identity rows: y (e - y . e), worked out by hand.
+    let dy = temp("gpu-rows-dy.npy");
+    write_npy(&dy, "<f4", "(2, 2)", &f32_bytes(&[1.0, 0.0, 0.0, 1.0]));
+    let dy = dy.to_str().unwrap();
+    let out_s = out.to_str().unwrap();
+    on_gpu(&[
+        "rows",
+        x.to_str().unwrap(),
+        "--op",
+        "softmax",
+        "--grad",
+        dy,
+        "--check",
+        "--output",
+        out_s,
+    ])?;
+    let dx: Vec<f32> = gpu_primitives_cli::npy::open_matrix(&out)
+        .unwrap()
+        .read(&indicatif::ProgressBar::hidden())
+        .unwrap();
+    let expected = [0.1875f32, -0.1875, -0.25, 0.25];
+    let close = dx.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
+    expect_eq(&format!("softmax backward {dx:?}"), close, true)?;
+    // Every op's backward on 64 rows of 1000 (f32) and of 33 (f16), against the command's
+    // reference.
+    for (descr, rows, cols, bytes) in [("<f4", 64, 1000, 4), ("<f2", 64, 33, 2)] {
+        let n = rows * cols;
+        let values = |seed: u64, scale: f32| -> Vec<f32> {
+            words(n, seed)
+                .iter()
+                .map(|&w| (w as f32 / 4294967296.0 - 0.5) * scale)
+                .collect()
+        };
+        let encode = |v: Vec<f32>| -> Vec<u8> {
+            if bytes == 4 {
+                le_bytes(&v)
+            } else {
+                le_bytes(&v.iter().map(|&f| half::f16::from_f32(f)).collect::<Vec<_>>())
+            }
+        };
+        let (x, dy) = (
+            temp(&format!("gpu-rows-x{bytes}.npy")),
+            temp(&format!("gpu-rows-dy{bytes}.npy")),
+        );
+        let shape = format!("({rows}, {cols})");
+        write_npy(&x, descr, &shape, &encode(values(5, 16.0)));
+        write_npy(&dy, descr, &shape, &encode(values(6, 2.0)));
+        for op in ["softmax", "log-softmax", "layer-norm", "rms-norm"] {
+            let args = [
+                "rows",
+                x.to_str().unwrap(),
+                "--op",
+                op,
+                "--grad",
+                dy.to_str().unwrap(),
+                "--check",
+            ];
+            let stdout = on_gpu(&args)?;
+            expect_eq(
+                &format!("{op}: {stdout}"),
+                stdout.contains(&format!("0 of {n} outside")),
+                true,
+            )?;
+        }
+    }
     Ok(())
 }
 

@@ -37,12 +37,17 @@ pub fn f32_bytes(values: &[f32]) -> Vec<u8> {
     le_bytes(values)
 }
 
+/// The binary under test: `$GPU_PRIMITIVES_CLI` where set (a test binary carried to another
+/// machine, where cargo's path does not exist), else the one cargo built.
+pub fn binary() -> PathBuf {
+    std::env::var_os("GPU_PRIMITIVES_CLI")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_gpu-primitives")))
+}
+
 /// Run the binary with `args`: its stdout, stderr and exit status.
 pub fn run(args: &[&str]) -> (String, String, Option<i32>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_gpu-primitives"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = Command::new(binary()).args(args).output().unwrap();
     (
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),

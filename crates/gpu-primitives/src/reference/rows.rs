@@ -316,6 +316,63 @@ pub fn centring(mean: f64, rstd: f64, cols: usize) -> f64 {
     mean.abs() * rstd * (2.0 * cols as f64).log2()
 }
 
+/// Per row of `cols` items, the sum of `per(i)` over the row's items `i`.
+fn row_sums(rows: usize, cols: usize, per: impl Fn(usize) -> f64) -> Vec<f64> {
+    (0..rows)
+        .map(|row| (row * cols..(row + 1) * cols).map(&per).sum())
+        .collect()
+}
+
+/// The bound, per item, the GPU tests and the CLI hold an `f32` [`crate::rows::softmax_backward`]
+/// to around [`softmax_backward`]`(y, dy, cols)` (the same `y` and `dy` as the GPU's):
+/// `2e-5 |y| (|dy| + sum over the row of |y dy|)`, the rounding of the row's dot product and of
+/// `dy - dot`.
+pub fn softmax_backward_bounds(y: &[f64], dy: &[f64], cols: usize) -> Vec<f64> {
+    let dot_abs = row_sums(y.len() / cols.max(1), cols, |i| (y[i] * dy[i]).abs());
+    (0..y.len())
+        .map(|i| 2e-5 * y[i].abs() * (dy[i].abs() + dot_abs[i / cols]))
+        .collect()
+}
+
+/// As [`softmax_backward_bounds`], for [`crate::rows::log_softmax_backward`]:
+/// `2e-5 (|dy| + exp(y) sum over the row of |dy|)` (the approximate `exp` and the row's sum).
+pub fn log_softmax_backward_bounds(y: &[f64], dy: &[f64], cols: usize) -> Vec<f64> {
+    let dy_abs = row_sums(y.len() / cols.max(1), cols, |i| dy[i].abs());
+    (0..y.len())
+        .map(|i| 2e-5 * (dy[i].abs() + y[i].exp() * dy_abs[i / cols]))
+        .collect()
+}
+
+/// The bound, per item, the GPU tests and the CLI hold an `f32` norm backward's `dx` to around
+/// [`layer_norm_backward`] (`mean` given) or [`rms_norm_backward`] (`mean` `None`), at the same
+/// `x`, `dy`, weight and saved statistics as the GPU's: with `g = dy weight` and `x^` the
+/// normalised item, `3e-5 rstd (|g| + mean |g| + (|x^| + centring 2^-22) mean |g x^|)` over the
+/// row: the approximate terms of `rstd (g - mean(g) - x^ mean(g x^))`, and the rounding of
+/// `x - mean` ([`centring`], as the forward's), carried by `mean(g x^)`.
+pub fn norm_backward_dx_bounds(
+    x: &[f64],
+    dy: &[f64],
+    cols: usize,
+    weight: Option<&[f64]>,
+    mean: Option<&[f64]>,
+    rstd: &[f64],
+) -> Vec<f64> {
+    let rows = x.len() / cols.max(1);
+    let g = |i: usize| dy[i] * weight.map_or(1.0, |w| w[i % cols]);
+    let mean_or_0 = |row: usize| mean.map_or(0.0, |m| m[row]);
+    let normalized = |i: usize| (x[i] - mean_or_0(i / cols)) * rstd[i / cols];
+    let per_item = |sums: Vec<f64>| -> Vec<f64> { sums.into_iter().map(|s| s / cols as f64).collect() };
+    let g_abs = per_item(row_sums(rows, cols, |i| g(i).abs()));
+    let gx_abs = per_item(row_sums(rows, cols, |i| (g(i) * normalized(i)).abs()));
+    (0..x.len())
+        .map(|i| {
+            let row = i / cols;
+            let centring = centring(mean_or_0(row), rstd[row], cols) / (1u64 << 22) as f64;
+            3e-5 * rstd[row] * (g(i).abs() + g_abs[row] + (normalized(i).abs() + centring) * gx_abs[row])
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -395,11 +395,6 @@ fn check_backward<T: RowTest>(
     let wide_dy = widen(&dy);
     let d_dy = upload(gpu, &dy, skip)?;
     let mut d_dx = DeviceVec::<T>::zeroed(gpu, n).map_err(fail)?;
-    let sums = |per: &dyn Fn(usize) -> f64| -> Vec<f64> {
-        (0..rows)
-            .map(|row| (row * cols..(row + 1) * cols).map(per).sum())
-            .collect()
-    };
 
     let y: Vec<T> = reference::softmax(&logits, cols)
         .into_iter()
@@ -409,12 +404,12 @@ fn check_backward<T: RowTest>(
     let d_y = upload(gpu, &y, skip)?;
     rows::softmax_backward(gpu, view(&d_y, skip, n), view(&d_dy, skip, n), cols, &mut d_dx).map_err(fail)?;
     let expected = reference::softmax_backward(&wide_y, &wide_dy, cols);
-    let dot_abs = sums(&|i| (wide_y[i] * wide_dy[i]).abs());
+    let bounds = reference::softmax_backward_bounds(&wide_y, &wide_dy, cols);
     within(
         &what("softmax_backward"),
         &download(gpu, &d_dx)?,
         &expected,
-        |i| 2e-5 * wide_y[i].abs() * (wide_dy[i].abs() + dot_abs[i / cols]),
+        |i| bounds[i],
     )?;
 
     let y: Vec<T> = reference::log_softmax(&logits, cols)
@@ -426,12 +421,12 @@ fn check_backward<T: RowTest>(
     rows::log_softmax_backward(gpu, view(&d_y, skip, n), view(&d_dy, skip, n), cols, &mut d_dx)
         .map_err(fail)?;
     let expected = reference::log_softmax_backward(&wide_y, &wide_dy, cols);
-    let dy_abs = sums(&|i| wide_dy[i].abs());
+    let bounds = reference::log_softmax_backward_bounds(&wide_y, &wide_dy, cols);
     within(
         &what("log_softmax_backward"),
         &download(gpu, &d_dx)?,
         &expected,
-        |i| 2e-5 * (wide_dy[i].abs() + wide_y[i].exp() * dy_abs[i / cols]),
+        |i| bounds[i],
     )
 }
 
@@ -479,12 +474,6 @@ fn check_norm_backward<T: RowTest>(
             .map(|c| (0..rows).map(|r| per(r * cols + c)).sum())
             .collect()
     };
-    let row_abs = |per: &dyn Fn(usize) -> f64| -> Vec<f64> {
-        (0..rows)
-            .map(|r| (r * cols..(r + 1) * cols).map(per).sum::<f64>() / cols as f64)
-            .collect()
-    };
-    let g = |i: usize| wide_dy[i] * wide_weight.map_or(1.0, |w| w[i % cols]);
     // Sums of up to `rows` f32 terms, each from an approximate rstd.
     let sum_bound = 3e-5 + rows as f64 / (1u64 << 24) as f64;
 
@@ -533,15 +522,15 @@ fn check_norm_backward<T: RowTest>(
         };
         let mean_or_0 = |row: usize| if centred { mean[row] } else { 0.0 };
         let normalized = |i: usize| (wide_x[i] - mean_or_0(i / cols)) * rstd[i / cols];
-        let g_abs = row_abs(&|i| g(i).abs());
-        let gx_abs = row_abs(&|i| (g(i) * normalized(i)).abs());
-        within(&what(op), &download(gpu, &d_dx)?, &expected.dx, |i| {
-            let row = i / cols;
-            // The approximate terms of rstd * (g - mean(g) - x^ mean(g x^)), and the rounding
-            // of x - mean (as the forward's), carried by mean(g x^).
-            let centring = centring(mean_or_0(row), rstd[row], cols) / (1u64 << 22) as f64;
-            3e-5 * rstd[row] * (g(i).abs() + g_abs[row] + (normalized(i).abs() + centring) * gx_abs[row])
-        })?;
+        let bounds = reference::norm_backward_dx_bounds(
+            &wide_x,
+            &wide_dy,
+            cols,
+            wide_weight,
+            centred.then_some(&mean[..]),
+            &rstd,
+        );
+        within(&what(op), &download(gpu, &d_dx)?, &expected.dx, |i| bounds[i])?;
         if parameters {
             let dw_abs = column_abs(&|i| (wide_dy[i] * normalized(i)).abs());
             within(
