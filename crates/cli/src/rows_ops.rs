@@ -109,18 +109,7 @@ fn run_typed<T: CliRow>(
         Forward::LayerNorm => rows::layer_norm(gpu, &x, cols, norm, &mut y, None, None),
         Forward::RmsNorm => rows::rms_norm(gpu, &x, cols, norm, &mut y, None),
     })?;
-    println!(
-        "{:?} of {rows} x {cols} {} on {}: {:.1} µs (one launch)",
-        job.op,
-        T::NAME,
-        gpu.info().name,
-        elapsed.as_secs_f64() * 1e6
-    );
-    let found: Vec<T> = T::from_raw(&y.to_vec(gpu)?).to_vec();
-    if let Some(path) = &job.output {
-        npy::write_matrix(path, rows, cols, &found)?;
-        println!("wrote {} ({rows} x {cols} {})", path.display(), T::NAME);
-    }
+    let found = report_and_write(gpu, job, ("", "one launch"), (rows, cols), elapsed, &y)?;
     if !job.check {
         return Ok(true);
     }
@@ -146,6 +135,31 @@ fn run_typed<T: CliRow>(
     };
     let bound = |i: usize| f32_bound(forward, expected[i], 0.0, row_terms[i / cols]);
     report(compare(&found, &expected, bound), found.len())
+}
+
+/// Print the timed call (`what`: the op's name's suffix, `note`: what the time covers), copy
+/// `out` back and write it where `--output` asks: the result, for `--check`.
+fn report_and_write<T: CliRow>(
+    gpu: &Gpu,
+    job: &RowsJob,
+    (what, note): (&str, &str),
+    (rows, cols): (usize, usize),
+    elapsed: std::time::Duration,
+    out: &DeviceVec<T>,
+) -> Result<Vec<T>, CliError> {
+    println!(
+        "{:?}{what} of {rows} x {cols} {} on {}: {:.1} µs ({note})",
+        job.op,
+        T::NAME,
+        gpu.info().name,
+        elapsed.as_secs_f64() * 1e6
+    );
+    let found: Vec<T> = T::from_raw(&out.to_vec(gpu)?).to_vec();
+    if let Some(path) = &job.output {
+        npy::write_matrix(path, rows, cols, &found)?;
+        println!("wrote {} ({rows} x {cols} {}{what})", path.display(), T::NAME);
+    }
+    Ok(found)
 }
 
 /// The largest error of `found` over its bound (with the output type's rounding) and where, and
@@ -231,18 +245,8 @@ fn run_backward<T: CliRow>(
             workspace,
         ),
     })?;
-    println!(
-        "{:?} backward of {rows} x {cols} {} on {}: {:.1} µs (dx; the forward before it not timed)",
-        job.op,
-        T::NAME,
-        gpu.info().name,
-        elapsed.as_secs_f64() * 1e6
-    );
-    let found: Vec<T> = T::from_raw(&dx.to_vec(gpu)?).to_vec();
-    if let Some(path) = &job.output {
-        npy::write_matrix(path, rows, cols, &found)?;
-        println!("wrote {} ({rows} x {cols} {}, dx)", path.display(), T::NAME);
-    }
+    let note = "dx; the forward before it not timed";
+    let found = report_and_write(gpu, job, (" backward", note), (rows, cols), elapsed, &dx)?;
     if !job.check {
         return Ok(true);
     }

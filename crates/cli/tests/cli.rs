@@ -166,14 +166,7 @@ fn sort_checks_its_arguments_before_the_gpu() {
 
 #[test]
 fn sort_takes_rows_and_top_k_of_a_matrix() {
-    let matrix = temp("sort-matrix.npy");
-    // Two rows of 3.
-    write_npy(
-        &matrix,
-        "<f4",
-        "(2, 3)",
-        &f32_bytes(&[3.0, 1.0, 2.0, 0.5, -1.0, 9.0]),
-    );
+    let matrix = common::sort_matrix("sort-matrix.npy");
     let matrix = matrix.to_str().unwrap();
     // --top-k past the rows, or beside a bit range: refused without a GPU.
     refused(

@@ -278,13 +278,7 @@ fn sort() -> Result<(), Stop> {
     expect_eq("printed indices", stdout.contains("indices: [2, 0, 3, 1]"), true)?;
     expect_eq("indices", read::<u32>(&out), vec![2, 0, 3, 1])?;
     // Two rows of 3: each row sorted, and each row's 2 largest with their columns.
-    let matrix = temp("gpu-sort-matrix.npy");
-    write_npy(
-        &matrix,
-        "<f4",
-        "(2, 3)",
-        &f32_bytes(&[3.0, 1.0, 2.0, 0.5, -1.0, 9.0]),
-    );
+    let matrix = common::sort_matrix("gpu-sort-matrix.npy");
     let matrix = matrix.to_str().unwrap();
     let stdout = on_gpu(&["sort", matrix, "--check"])?;
     expect_eq(

@@ -64,3 +64,16 @@ pub fn refused(args: &[&str], message: &str) {
         "{args:?}: {stderr}"
     );
 }
+
+/// Two rows of 3 f32 keys, `[3, 1, 2]` and `[0.5, -1, 9]`, written to `name`: the sort tests'
+/// matrix.
+pub fn sort_matrix(name: &str) -> PathBuf {
+    let path = temp(name);
+    write_npy(
+        &path,
+        "<f4",
+        "(2, 3)",
+        &f32_bytes(&[3.0, 1.0, 2.0, 0.5, -1.0, 9.0]),
+    );
+    path
+}
