@@ -121,7 +121,7 @@ impl NpyDtype {
     }
 }
 
-/// The [`NpyDtype`] of an element type's name (one arm of [`with_npy_type!`]).
+/// The [`NpyDtype`] of an element type's name (one arm of [`with_npy_type!`](crate::with_npy_type)).
 #[doc(hidden)]
 #[macro_export]
 macro_rules! npy_dtype {
@@ -190,7 +190,7 @@ macro_rules! with_npy_type {
 }
 
 /// The element types of the library's table ([`gpu_primitives::device::Element`]) that a
-/// `.npy` file can hold: the list for [`with_npy_type!`] in the commands over elements.
+/// `.npy` file can hold: the list for [`with_npy_type!`](crate::with_npy_type) in the commands over elements.
 #[macro_export]
 macro_rules! with_npy_element {
     ($input:expr, $command:expr, $t:ident => $body:expr) => {
