@@ -76,8 +76,9 @@ pub use histogram::{
     histogram_even_slice, histogram_range, histogram_range_slice,
 };
 pub use radix_sort::{
-    SORT_KEY_NAMES, SortKey, SortOptions, argsort, argsort_slice, sort_keys, sort_keys_in_place,
-    sort_keys_slice, sort_pairs, sort_pairs_in_place, sort_pairs_slice,
+    SORT_KEY_NAMES, SortKey, SortOptions, SortedIn, argsort, argsort_slice, sort_keys,
+    sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice, sort_pairs, sort_pairs_double_buffer,
+    sort_pairs_in_place, sort_pairs_slice,
 };
 pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};

@@ -319,6 +319,28 @@ pub(super) fn launch<K: SortKey>(
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    launch_with::<K>(on, buffers, None, options, workspace).map(|_| ())
+}
+
+/// The caller's alternate buffers of a double-buffered sort: keys, and values for pairs.
+#[derive(Clone, Copy)]
+struct Alternate {
+    keys: u64,
+    values: Option<u64>,
+}
+
+/// [`launch`], with the passes alternating between the input and the caller's `alternate`
+/// buffers instead of the final output and the workspace's scratch, where one is given: then
+/// `buffers` is in place, nothing is copied, and the result is in the input
+/// ([`SortedIn::Current`]) after an even number of passes, in the alternate buffers after an
+/// odd one.
+fn launch_with<K: SortKey>(
+    on: OnStream<'_>,
+    mut buffers: SortBuffers,
+    alternate: Option<Alternate>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<SortedIn> {
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
     let n = buffers.n;
     if n > SORT_MAX_KEYS {
@@ -335,7 +357,7 @@ pub(super) fn launch<K: SortKey>(
     // identity permutation).
     let passes = (end_bit - begin_bit).div_ceil(RADIX_BITS).max(1);
     if n == 0 {
-        return Ok(());
+        return Ok(SortedIn::Current);
     }
     if n <= SORT_BLOCK as usize * K::ITEMS {
         // One tile: one block sorts it in shared memory (the segmented sort's tile path, one
@@ -346,13 +368,39 @@ pub(super) fn launch<K: SortKey>(
             segments: Segments::Rows(n),
             keep: None,
         };
-        return segmented_sort::launch::<K>(on, "sort", call, options, workspace);
+        segmented_sort::launch::<K>(on, "sort", call, options, workspace)?;
+        return Ok(SortedIn::Current);
     }
     let stream = on.stream;
-    // Scratch: the alternate keys, then the alternate values (16-byte aligned).
-    let keys_scratch_bytes = (n * key_bytes).next_multiple_of(16);
-    let scratch = workspace.sort_scratch(stream, keys_scratch_bytes + n * value_bytes)?;
-    let (keys_scratch, values_scratch) = (scratch, scratch + keys_scratch_bytes as u64);
+    let sorted_in = match alternate {
+        Some(_) if passes % 2 == 1 => SortedIn::Alternate,
+        _ => SortedIn::Current,
+    };
+    let (keys_scratch, values_scratch) = match alternate {
+        // The passes end in the input (even) or in the alternate (odd): that one is the output,
+        // the other the scratch; the first pass never writes its own input.
+        Some(alt) => {
+            let (current_values, alt_values) = match buffers.values {
+                Values::Pairs { output, .. } => (output, alt.values.unwrap_or(0)),
+                Values::None => (0, 0),
+            };
+            let (out, scratch) = match sorted_in {
+                SortedIn::Alternate => ((alt.keys, alt_values), (buffers.keys_in, current_values)),
+                SortedIn::Current => ((buffers.keys_in, current_values), (alt.keys, alt_values)),
+            };
+            buffers.keys_out = out.0;
+            if let Values::Pairs { output, .. } = &mut buffers.values {
+                *output = out.1;
+            }
+            scratch
+        }
+        None => {
+            // Scratch: the alternate keys, then the alternate values (16-byte aligned).
+            let keys_scratch_bytes = (n * key_bytes).next_multiple_of(16);
+            let scratch = workspace.sort_scratch(stream, keys_scratch_bytes + n * value_bytes)?;
+            (scratch, scratch + keys_scratch_bytes as u64)
+        }
+    };
     let in_place_keys = buffers.keys_in == buffers.keys_out;
     // Pass p writes the final output when passes - 1 - p is even, the scratch otherwise.
     let target = |p: u32, out: u64, scratch: u64| {
@@ -470,7 +518,7 @@ pub(super) fn launch<K: SortKey>(
             values_from = Some(values_out);
         }
     }
-    Ok(())
+    Ok(sorted_in)
 }
 
 /// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM` (1 to 4)
@@ -623,6 +671,89 @@ pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
     check_len("sort_pairs_in_place: values", keys.len, values.len)?;
     let buffers = SortBuffers::in_place(keys.len, keys.address, Some((values.address, bytes)));
     launch::<K>(on.into(), buffers, options, workspace)
+}
+
+/// Which of a double-buffered sort's two buffers holds the sorted keys (and values): CUB's
+/// `DoubleBuffer::selector`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SortedIn {
+    /// The buffers the keys (and values) were given in.
+    Current,
+    /// The alternate buffers.
+    Alternate,
+}
+
+/// Sort `keys` with the caller's `alternate` buffer instead of workspace memory (CUB's
+/// `DeviceRadixSort::SortKeys` on a `DoubleBuffer`): the passes alternate between the two, so
+/// nothing is copied and the workspace holds only the counts and the look-back status (no copy
+/// of the keys). Returns which buffer holds the sorted keys: [`SortedIn::Current`] after an
+/// even number of 8-bit passes over the compared bits, and for inputs of one tile (sorted in
+/// place by one block); [`SortedIn::Alternate`] after an odd number. Both buffers' contents are
+/// overwritten (the one not returned holds a partly sorted copy); otherwise as [`sort_keys`].
+///
+/// # Errors
+/// As [`sort_keys`], and [`Error::LengthMismatch`] when `alternate` is shorter than `keys`.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, SortedIn};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let host: Vec<u32> = (0..1_000_000u32).map(|i| i.wrapping_mul(2654435761)).collect();
+/// let mut keys = DeviceVec::from_slice(&gpu, &host)?;
+/// let mut alternate = DeviceVec::<u32>::zeroed(&gpu, host.len())?;
+/// let mut workspace = DeviceWorkspace::new();
+/// let options = SortOptions::ascending().bits(0..24); // 3 passes: an odd number
+/// let sorted = device::sort_keys_double_buffer(&gpu, &mut keys, &mut alternate, options, &mut workspace)?;
+/// assert_eq!(sorted, SortedIn::Alternate);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn sort_keys_double_buffer<'k, 'a, 'g, K: SortKey>(
+    on: impl Into<OnStream<'g>>,
+    keys: impl Into<DeviceViewMut<'k, K>>,
+    alternate: impl Into<DeviceViewMut<'a, K>>,
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<SortedIn> {
+    let (keys, alternate) = (keys.into(), alternate.into());
+    check_len("sort_keys_double_buffer: alternate", keys.len, alternate.len)?;
+    let buffers = SortBuffers::in_place(keys.len, keys.address, None);
+    let alternate = Alternate {
+        keys: alternate.address,
+        values: None,
+    };
+    launch_with::<K>(on.into(), buffers, Some(alternate), options, workspace)
+}
+
+/// Sort `(key, value)` pairs with the caller's alternate buffers (CUB's
+/// `DeviceRadixSort::SortPairs` on two `DoubleBuffer`s); as [`sort_keys_double_buffer`], the
+/// keys and values always ending in the same side.
+///
+/// # Errors
+/// As [`sort_pairs`], and [`Error::LengthMismatch`] when a buffer is shorter than `keys`.
+pub fn sort_pairs_double_buffer<'k, 'a, 'v, 'b, 'g, K: SortKey, V: DeviceCopy>(
+    on: impl Into<OnStream<'g>>,
+    (keys, keys_alternate): (impl Into<DeviceViewMut<'k, K>>, impl Into<DeviceViewMut<'a, K>>),
+    (values, values_alternate): (impl Into<DeviceViewMut<'v, V>>, impl Into<DeviceViewMut<'b, V>>),
+    options: SortOptions,
+    workspace: &mut DeviceWorkspace,
+) -> Result<SortedIn> {
+    let bytes = ValueBytes::<V>::BYTES;
+    let (keys, keys_alternate) = (keys.into(), keys_alternate.into());
+    let (values, values_alternate) = (values.into(), values_alternate.into());
+    let n = keys.len;
+    check_len("sort_pairs_double_buffer: keys alternate", n, keys_alternate.len)?;
+    check_len("sort_pairs_double_buffer: values", n, values.len)?;
+    check_len(
+        "sort_pairs_double_buffer: values alternate",
+        n,
+        values_alternate.len,
+    )?;
+    let buffers = SortBuffers::in_place(n, keys.address, Some((values.address, bytes)));
+    let alternate = Alternate {
+        keys: keys_alternate.address,
+        values: Some(values_alternate.address),
+    };
+    launch_with::<K>(on.into(), buffers, Some(alternate), options, workspace)
 }
 
 /// The permutation that sorts `keys_in` (as `torch.argsort(stable=True)`): `indices_out[i]` is

@@ -6,7 +6,9 @@
 //! length past 2^31.
 
 use crate::support::{GpuTest, check_eq, ok, rng};
-use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
+use gpu_primitives::device::{
+    self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions, SortedIn,
+};
 use gpu_primitives::reference::sort as reference;
 use gpu_primitives::{DeviceBuffer, Error, Gpu};
 use half::{bf16, f16};
@@ -187,6 +189,72 @@ fn check_all<K: SortKey>(
     prop_assert!(
         gpu.download(&d_place_values).map_err(fail)? == expected_order,
         "sort_pairs_in_place {}: values",
+        what
+    );
+    // Double buffers: the result on the side the call names (the input's for one tile or an
+    // even number of 8-bit passes over the compared bits), keys and values on the same side.
+    let passes = options
+        .compared_bits::<K>()
+        .map_err(fail)?
+        .len()
+        .div_ceil(8)
+        .max(1);
+    let expected_side = if n > device::SORT_BLOCK as usize * K::ITEMS && passes % 2 == 1 {
+        SortedIn::Alternate
+    } else {
+        SortedIn::Current
+    };
+    let mut d_current = gpu.upload(K::as_raw(input)).map_err(fail)?;
+    let mut d_alternate = gpu.alloc_zeroed::<K::Raw>(n).map_err(fail)?;
+    let side = device::sort_keys_double_buffer(
+        gpu,
+        view_mut::<K>(&mut d_current),
+        view_mut::<K>(&mut d_alternate),
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    prop_assert!(
+        side == expected_side,
+        "sort_keys_double_buffer {}: {:?} after {} passes",
+        what,
+        side,
+        passes
+    );
+    let sorted = |side| {
+        if side == SortedIn::Current {
+            &d_current
+        } else {
+            &d_alternate
+        }
+    };
+    check_keys("sort_keys_double_buffer", sorted(side))?;
+    let mut d_current = gpu.upload(K::as_raw(input)).map_err(fail)?;
+    let mut d_alternate = gpu.alloc_zeroed::<K::Raw>(n).map_err(fail)?;
+    let mut d_values = gpu.upload(&index).map_err(fail)?;
+    let mut d_values_alternate = gpu.alloc_zeroed::<u32>(n).map_err(fail)?;
+    let side = device::sort_pairs_double_buffer(
+        gpu,
+        (view_mut::<K>(&mut d_current), view_mut::<K>(&mut d_alternate)),
+        (&mut d_values, &mut d_values_alternate),
+        options,
+        ws,
+    )
+    .map_err(fail)?;
+    prop_assert!(
+        side == expected_side,
+        "sort_pairs_double_buffer {}: {:?}",
+        what,
+        side
+    );
+    let (keys_side, values_side) = match side {
+        SortedIn::Current => (&d_current, &d_values),
+        SortedIn::Alternate => (&d_alternate, &d_values_alternate),
+    };
+    check_keys("sort_pairs_double_buffer", keys_side)?;
+    prop_assert!(
+        gpu.download(values_side).map_err(fail)? == expected_order,
+        "sort_pairs_double_buffer {}: values",
         what
     );
     prop_assert!(
