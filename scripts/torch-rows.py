@@ -14,8 +14,9 @@ library's rows in the same layout (time / copy). Run on the GPU machine:
 `gpu-primitives rows FILE --op OP --output OUT` on each, and compares OUT with PyTorch's answer
 on the GPU: each element within `atol + rtol |torch|` (f32: 1e-6 + 1e-4, f16: 1e-4 + 2^-9); then
 each op's backward (`--grad DY`, dx) against torch.autograd's at the same random dy, within
-`atol max|dx| + rtol |torch|` (f32: 1e-5, 1e-4; f16: 1e-3, 2^-9). bf16 has no NumPy type, so
-the check covers f32 and f16 (the GPU tests check bf16 against the f64 references).
+`atol max|dx| + rtol |torch|` (f32: 1e-5, 1e-4; f16: 1e-3, 2^-9; bf16: 1e-2, 2^-7). bf16 has
+no NumPy type: its matrices go as their bits in u16 files (`rows --bf16-bits`); its forward
+tolerance is 1e-3 + 2^-7 |torch| (two of bf16's half-ulps).
 """
 import argparse
 import csv
@@ -117,12 +118,32 @@ CHECK_OPS = {
     "layer-norm": lambda x: F.layer_norm(x, (x.shape[-1],), eps=1e-5),
     "rms-norm": lambda x: F.rms_norm(x, (x.shape[-1],), eps=1e-5),
 }
-CHECK_TOLERANCE = {"f32": (1e-6, 1e-4), "f16": (1e-4, 2.0**-9)}
+CHECK_TOLERANCE = {"f32": (1e-6, 1e-4), "f16": (1e-4, 2.0**-9), "bf16": (1e-3, 2.0**-7)}
 # Cross-entropy's loss per row (f32 whatever the logits; label smoothing 0.1, some rows ignored).
 CROSS_ENTROPY_TOLERANCE = (1e-4, 1e-5)
 # The backward's dx (`rows --grad`; the norms without weight): the absolute part is relative to
 # the largest |dx| of the matrix, as a dx item can cancel to near 0 (LayerNorm's centred terms).
-BACKWARD_TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (1e-3, 2.0**-9)}
+BACKWARD_TOLERANCE = {"f32": (1e-5, 1e-4), "f16": (1e-3, 2.0**-9), "bf16": (1e-2, 2.0**-7)}
+
+
+def save(path, x):
+    """x as .npy: bf16 as its bits in a u16 array (NumPy has no bf16; `rows --bf16-bits`)."""
+    if x.dtype == torch.bfloat16:
+        np.save(path, x.view(torch.int16).cpu().numpy().view(np.uint16))
+    else:
+        np.save(path, x.cpu().numpy())
+
+
+def load(path, dtype):
+    """A matrix written by `rows` (bf16: from its bits), on the GPU, as float64."""
+    array = np.load(path)
+    if dtype == torch.bfloat16:
+        return torch.from_numpy(array.view(np.int16)).view(torch.bfloat16).cuda().double()
+    return torch.from_numpy(array).cuda().double()
+
+
+def type_flags(dtype):
+    return ["--bf16-bits"] if dtype == torch.bfloat16 else []
 
 
 def backward_check(binary, tmp, x, path, dtype_name):
@@ -130,13 +151,13 @@ def backward_check(binary, tmp, x, path, dtype_name):
     (op, largest difference, worst ratio to the tolerance)."""
     dy = (torch.rand_like(x, dtype=torch.float32) * 2 - 1).to(x.dtype)
     dy_path = os.path.join(tmp, "dy.npy")
-    np.save(dy_path, dy.cpu().numpy())
+    save(dy_path, dy)
     atol, rtol = BACKWARD_TOLERANCE[dtype_name]
     for op, torch_op in CHECK_OPS.items():
         out = os.path.join(tmp, "dx.npy")
-        command = [binary, "rows", path, "--op", op, "--grad", dy_path, "--output", out]
+        command = [binary, "rows", path, "--op", op, "--grad", dy_path, "--output", out] + type_flags(x.dtype)
         subprocess.run(command, check=True, capture_output=True)
-        ours = torch.from_numpy(np.load(out)).cuda().double()
+        ours = load(out, x.dtype)
         xr = x.detach().requires_grad_()
         (theirs,) = torch.autograd.grad(torch_op(xr), xr, dy)
         theirs = theirs.double()
@@ -153,16 +174,17 @@ def check(binary):
     agree = True
     print(f"{'op':<12} {'type':>5} {'shape':>14} {'max |ours - torch|':>20} {'worst / tolerance':>18}")
     with tempfile.TemporaryDirectory() as tmp:
-        for dtype_name, dtype in [("f32", torch.float32), ("f16", torch.float16)]:
+        for dtype_name, dtype in [("f32", torch.float32), ("f16", torch.float16), ("bf16", torch.bfloat16)]:
             atol, rtol = CHECK_TOLERANCE[dtype_name]
             for rows, cols in CHECK_SHAPES:
                 x = (torch.randn(rows, cols, device="cuda") * 4).to(dtype)
                 path = os.path.join(tmp, "x.npy")
-                np.save(path, x.cpu().numpy())
+                save(path, x)
                 for op, torch_op in CHECK_OPS.items():
                     out = os.path.join(tmp, "y.npy")
-                    subprocess.run([binary, "rows", path, "--op", op, "--output", out], check=True, capture_output=True)
-                    ours = torch.from_numpy(np.load(out)).cuda().double()
+                    command = [binary, "rows", path, "--op", op, "--output", out] + type_flags(dtype)
+                    subprocess.run(command, check=True, capture_output=True)
+                    ours = load(out, dtype)
                     theirs = torch_op(x).double()
                     diff = (ours - theirs).abs()
                     ratio = (diff / (atol + rtol * theirs.abs())).max().item()
@@ -173,7 +195,7 @@ def check(binary):
                 target_path = os.path.join(tmp, "t.npy")
                 np.save(target_path, targets.cpu().numpy().astype(np.int64))
                 out = os.path.join(tmp, "loss.npy")
-                command = [binary, "rows", path, "--op", "cross-entropy", "--targets", target_path]
+                command = [binary, "rows", path, "--op", "cross-entropy", "--targets", target_path] + type_flags(dtype)
                 subprocess.run(command + ["--label-smoothing", "0.1", "--output", out], check=True, capture_output=True)
                 ours = torch.from_numpy(np.load(out)).cuda().double().flatten()
                 theirs = F.cross_entropy(x.float(), targets, reduction="none", label_smoothing=0.1).double()

@@ -136,6 +136,11 @@ struct RowsArgs {
     /// rstd, no weight).
     #[arg(long, value_name = "DY")]
     grad: Option<std::path::PathBuf>,
+    /// The matrices are bf16, stored as their bits in u16 .npy files (NumPy has no bf16 type;
+    /// torch: `x.view(torch.int16).numpy().view(numpy.uint16)`); the output is written the same
+    /// way.
+    #[arg(long)]
+    bf16_bits: bool,
     /// Write the result (same shape and type) to this .npy file.
     #[arg(long)]
     output: Option<std::path::PathBuf>,
@@ -344,6 +349,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     targets: args.targets.clone(),
                     label_smoothing: args.label_smoothing,
                     grad: args.grad.clone(),
+                    bf16_bits: args.bf16_bits,
                     output: args.output.clone(),
                     check: args.check,
                     device: cli.device,

@@ -59,6 +59,9 @@ pub struct RowsJob {
     /// result is `dx` (softmaxes: from the GPU's own `y`; norms: from their saved statistics,
     /// without weight).
     pub grad: Option<PathBuf>,
+    /// The input (and dy) hold bf16 values as their bits in a `u16` matrix (NumPy has no bf16
+    /// type); the output is written the same way.
+    pub bf16_bits: bool,
     /// Where to write the result (same shape and type).
     pub output: Option<PathBuf>,
     /// Compare with the CPU reference.
@@ -67,24 +70,39 @@ pub struct RowsJob {
     pub device: u32,
 }
 
-/// A row type the command reads and writes, with its output rounding (for `--check`).
-trait CliRow: RowElement + npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + Default {
+/// A row type the command reads and writes, as a file stores it, with its output rounding
+/// (for `--check`).
+trait CliRow: RowElement + Default {
+    /// The `.npy` element that holds one value (bf16: its bits, a `u16`).
+    type Stored: npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + Copy;
     /// Relative error of rounding to the type, and its absolute error near 0.
     const ROUNDING: (f64, f64);
     fn wide(self) -> f64;
+    fn from_stored(values: Vec<Self::Stored>) -> Vec<Self>;
+    fn to_stored(values: &[Self]) -> Vec<Self::Stored>;
 }
-impl CliRow for f32 {
-    const ROUNDING: (f64, f64) = (0.0, 0.0);
-    fn wide(self) -> f64 {
-        self as f64
-    }
+macro_rules! cli_row {
+    ($($t:ty => $stored:ty, $rounding:expr, $wide:expr);* $(;)?) => {$(
+        impl CliRow for $t {
+            type Stored = $stored;
+            const ROUNDING: (f64, f64) = $rounding;
+            fn wide(self) -> f64 {
+                $wide(self)
+            }
+            fn from_stored(values: Vec<$stored>) -> Vec<Self> {
+                bytemuck::cast_vec(values)
+            }
+            fn to_stored(values: &[Self]) -> Vec<$stored> {
+                bytemuck::cast_slice(values).to_vec()
+            }
+        }
+    )*};
 }
-impl CliRow for half::f16 {
-    const ROUNDING: (f64, f64) = (1.0 / 2048.0, 3.0e-8);
-    fn wide(self) -> f64 {
-        self.to_f64()
-    }
-}
+cli_row!(
+    f32 => f32, (0.0, 0.0), f64::from;
+    half::f16 => half::f16, (1.0 / 2048.0, 3.0e-8), half::f16::to_f64;
+    half::bf16 => u16, (1.0 / 256.0, 1e-40), half::bf16::to_f64;
+);
 
 fn run_typed<T: CliRow>(
     gpu: &Gpu,
@@ -156,7 +174,7 @@ fn report_and_write<T: CliRow>(
     );
     let found: Vec<T> = T::from_raw(&out.to_vec(gpu)?).to_vec();
     if let Some(path) = &job.output {
-        npy::write_matrix(path, rows, cols, &found)?;
+        npy::write_matrix(path, rows, cols, &T::to_stored(&found))?;
         println!("wrote {} ({rows} x {cols} {}{what})", path.display(), T::NAME);
     }
     Ok(found)
@@ -399,12 +417,19 @@ pub fn run(job: &RowsJob) -> Result<bool, CliError> {
         ))
         .into());
     }
-    crate::with_npy_type!(input, "rows", [f32, f16], T => {
-        let host = input.read::<T>(&bar)?;
-        let dy = grad.map(|g| g.read::<T>(&bar)).transpose()?;
-        let gpu = gpu_primitives::open_gpu(job.device)?;
-        run_typed(&gpu, &host, dy.as_deref(), shape, &targets, job)
-    })
+    macro_rules! read_and_run {
+        ($t:ty) => {{
+            let host = <$t>::from_stored(input.read(&bar)?);
+            let dy = grad.map(|g| g.read(&bar).map(<$t>::from_stored)).transpose()?;
+            let gpu = gpu_primitives::open_gpu(job.device)?;
+            run_typed::<$t>(&gpu, &host, dy.as_deref(), shape, &targets, job)
+        }};
+    }
+    if job.bf16_bits {
+        crate::with_npy_type!(input, "rows --bf16-bits", [u16], _T => read_and_run!(half::bf16))
+    } else {
+        crate::with_npy_type!(input, "rows", [f32, f16], T => read_and_run!(T))
+    }
 }
 
 /// Cross-entropy's targets: a 1-D `i64` `.npy` (its length is checked against the rows by the

@@ -55,6 +55,12 @@ fn read<T: npyz::Deserialize>(path: &Path) -> Vec<T> {
     input.read(&indicatif::ProgressBar::hidden()).unwrap()
 }
 
+/// The 2-D `.npy` at `path`, as `T`, row after row.
+fn read_matrix<T: npyz::Deserialize>(path: &Path) -> Vec<T> {
+    let input = gpu_primitives_cli::npy::open_matrix(path).unwrap();
+    input.read(&indicatif::ProgressBar::hidden()).unwrap()
+}
+
 /// `Err` naming `what` unless `found == expected`.
 fn expect_eq<T: PartialEq + std::fmt::Debug>(what: &str, found: T, expected: T) -> Result<(), Stop> {
     if found == expected {
@@ -354,16 +360,17 @@ fn rows() -> Result<(), Stop> {
         "--output",
         out_s,
     ])?;
-    let dx: Vec<f32> = gpu_primitives_cli::npy::open_matrix(&out)
-        .unwrap()
-        .read(&indicatif::ProgressBar::hidden())
-        .unwrap();
+    let dx: Vec<f32> = read_matrix(&out);
     let expected = [0.1875f32, -0.1875, -0.25, 0.25];
     let close = dx.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
     expect_eq(&format!("softmax backward {dx:?}"), close, true)?;
     // Every op's backward on 64 rows of 1000 (f32) and of 33 (f16), against the command's
     // reference.
-    for (descr, rows, cols, bytes) in [("<f4", 64, 1000, 4), ("<f2", 64, 33, 2)] {
+    for (descr, rows, cols, kind) in [
+        ("<f4", 64, 1000, "f32"),
+        ("<f2", 64, 33, "f16"),
+        ("<u2", 16, 4099, "bf16"),
+    ] {
         let n = rows * cols;
         let values = |seed: u64, scale: f32| -> Vec<f32> {
             words(n, seed)
@@ -372,29 +379,36 @@ fn rows() -> Result<(), Stop> {
                 .collect()
         };
         let encode = |v: Vec<f32>| -> Vec<u8> {
-            if bytes == 4 {
-                le_bytes(&v)
-            } else {
-                le_bytes(&v.iter().map(|&f| half::f16::from_f32(f)).collect::<Vec<_>>())
+            match kind {
+                "f32" => le_bytes(&v),
+                "f16" => le_bytes(&v.iter().map(|&f| half::f16::from_f32(f)).collect::<Vec<_>>()),
+                _ => le_bytes(
+                    &v.iter()
+                        .map(|&f| half::bf16::from_f32(f).to_bits())
+                        .collect::<Vec<_>>(),
+                ),
             }
         };
         let (x, dy) = (
-            temp(&format!("gpu-rows-x{bytes}.npy")),
-            temp(&format!("gpu-rows-dy{bytes}.npy")),
+            temp(&format!("gpu-rows-x-{kind}.npy")),
+            temp(&format!("gpu-rows-dy-{kind}.npy")),
         );
         let shape = format!("({rows}, {cols})");
         write_npy(&x, descr, &shape, &encode(values(5, 16.0)));
         write_npy(&dy, descr, &shape, &encode(values(6, 2.0)));
         for op in ["softmax", "log-softmax", "layer-norm", "rms-norm"] {
-            let args = [
-                "rows",
-                x.to_str().unwrap(),
-                "--op",
-                op,
-                "--grad",
-                dy.to_str().unwrap(),
-                "--check",
-            ];
+            let mut args = vec!["rows", x.to_str().unwrap(), "--op", op, "--check"];
+            if kind == "bf16" {
+                args.push("--bf16-bits");
+                // The forward too: the bits read and written as bf16.
+                let stdout = on_gpu(&args)?;
+                expect_eq(
+                    &format!("{op}: {stdout}"),
+                    stdout.contains(&format!("0 of {n} outside")),
+                    true,
+                )?;
+            }
+            args.extend(["--grad", dy.to_str().unwrap()]);
             let stdout = on_gpu(&args)?;
             expect_eq(
                 &format!("{op}: {stdout}"),
@@ -403,6 +417,26 @@ fn rows() -> Result<(), Stop> {
             )?;
         }
     }
+    // bf16 bits in and out: rows of equal items give 0.5 (0x3f00) everywhere.
+    let bits = temp("gpu-rows-bf16.npy");
+    let row = |v: f32| half::bf16::from_f32(v).to_bits();
+    write_npy(
+        &bits,
+        "<u2",
+        "(2, 2)",
+        &le_bytes(&[row(0.0), row(0.0), row(5.0), row(5.0)]),
+    );
+    let args = [
+        "rows",
+        bits.to_str().unwrap(),
+        "--op",
+        "softmax",
+        "--bf16-bits",
+        "--output",
+        out_s,
+    ];
+    on_gpu(&args)?;
+    expect_eq("bf16 softmax bits", read_matrix::<u16>(&out), vec![0x3f00; 4])?;
     Ok(())
 }
 
