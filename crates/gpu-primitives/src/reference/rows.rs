@@ -2,15 +2,12 @@
 //! `rows x cols` matrix (`x.len() / cols` rows), the formulas as PyTorch documents them: the
 //! GPU's `f32` results are checked against these within stated bounds.
 
-/// The largest value of `row`, NaN if any is NaN (`-inf` for an empty row).
+use crate::device::Accumulator;
+
+/// The largest value of `row`, NaN if any is NaN (`-inf` for an empty row): the device-wide
+/// `Max`'s reference ([`Accumulator::max_nan`]) over the row.
 fn max_nan(row: &[f64]) -> f64 {
-    row.iter().fold(f64::NEG_INFINITY, |m, &v| {
-        if m.is_nan() || v.is_nan() {
-            f64::NAN
-        } else {
-            m.max(v)
-        }
-    })
+    row.iter().fold(f64::NEG_INFINITY, |m, &v| m.max_nan(v))
 }
 
 /// `exp(x - max) / sum(exp(x - max))` per row.
