@@ -608,6 +608,9 @@ pub struct SegmentedSortParams<K, V> {
     pub first_segment: usize,
     /// Keys written per segment, at `s * keep` (top-k), or `usize::MAX`: all, in place.
     pub keep: usize,
+    /// Segments longer than this many keys are left alone by the block kernel (the host sorts
+    /// each through the device-wide sort), or `usize::MAX`: none.
+    pub longest_by_block: usize,
     /// First bit of the ordered bits compared.
     pub begin_bit: u32,
     /// One past the last bit compared.

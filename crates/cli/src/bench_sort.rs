@@ -11,7 +11,9 @@
 
 use crate::bench::{BenchRow, hash};
 use crate::sort_ops::{key_view, key_view_mut};
-use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
+use gpu_primitives::device::{
+    self, DeviceView, DeviceViewMut, DeviceWorkspace, SegmentOffsets, SortKey, SortOptions,
+};
 use gpu_primitives::{Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 
@@ -31,13 +33,24 @@ pub const SEGMENTED_SHORT_ARGSORT: &str = "segmented_argsort 8388608 rows of 32"
 pub const SEGMENTED_256_KEYS: &str = "segmented_sort_keys 1048576 rows of 256";
 /// The rows of 256 with each key's column.
 pub const SEGMENTED_256_ARGSORT: &str = "segmented_argsort 1048576 rows of 256";
+/// The rows of 512 (past the warp sort: a block's tile each), keys alone.
+pub const SEGMENTED_512_KEYS: &str = "segmented_sort_keys 524288 rows of 512";
+/// The rows of 512 with each key's column.
+pub const SEGMENTED_512_ARGSORT: &str = "segmented_argsort 524288 rows of 512";
 /// The segmented sort's rows of the same [`SEGMENTED_SHAPE`] keys: row length, then the rows of
 /// keys alone and of the argsort.
-pub const SEGMENTED_ROWS: [(usize, &str, &str); 3] = [
+pub const SEGMENTED_ROWS: [(usize, &str, &str); 4] = [
     (SEGMENTED_SHAPE.1, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
     (32, SEGMENTED_SHORT_KEYS, SEGMENTED_SHORT_ARGSORT),
     (256, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
+    (512, SEGMENTED_512_KEYS, SEGMENTED_512_ARGSORT),
 ];
+/// The segmented sort by offsets of the [`SEGMENTED_SHAPE`] keys as one segment of
+/// [`LARGE_SEGMENT`] keys, then segments of the shape's row length: the large one goes through
+/// the device-wide sort, the others a block each.
+pub const SEGMENTED_LARGE_KEYS: &str = "segmented_sort_keys by offsets, 2^24 then 61440 of 4096";
+/// The large segment's keys in [`SEGMENTED_LARGE_KEYS`].
+pub const LARGE_SEGMENT: usize = 1 << 24;
 /// The top-k rows (values and columns of the 8 largest per row), keys of uniform bits.
 pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
 /// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
@@ -161,7 +174,8 @@ pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usiz
 }
 
 /// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in the other [`SEGMENTED_ROWS`]:
-/// `segmented_sort_keys`, `segmented_argsort` (keys and columns); in the first shape also `top_k` of [`TOP_K`] (largest; of the keys and of
+/// `segmented_sort_keys`, `segmented_argsort` (keys and columns); in the first shape also
+/// [`SEGMENTED_LARGE_KEYS`] and `top_k` of [`TOP_K`] (largest; of the keys and of
 /// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), beside the copy
 /// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
 /// the keys and writes `k` values and columns per row.
@@ -223,6 +237,17 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         })?;
         row(argsort_row, time, 12 * n);
     }
+    let offsets: Vec<u64> = std::iter::once(0)
+        .chain((LARGE_SEGMENT..=n).step_by(cols))
+        .map(|o| o as u64)
+        .collect();
+    let d_offsets = gpu.upload(&offsets)?;
+    let segments = SegmentOffsets::new(gpu, &d_offsets)?;
+    let time = median_micros(gpu, runs, || {
+        let sorted = key_view_mut::<f32>(&mut d_sorted, n);
+        device::segmented_sort_keys(gpu, keys, sorted, &segments, options, &mut workspace)
+    })?;
+    row(SEGMENTED_LARGE_KEYS, time, 8 * n);
     let time = median_micros(gpu, runs, || {
         let values = key_view_mut::<f32>(&mut d_sorted, rows * TOP_K);
         let indices = key_view_mut::<u32>(&mut d_indices, rows * TOP_K);

@@ -41,7 +41,8 @@ use gpu_primitives_abi::tuning::{
 pub struct SegmentOffsets<'a> {
     offsets: DeviceView<'a, u64>,
     end: u64,
-    longest: u64,
+    /// The longest segment's length, when read ([`new`](Self::new)).
+    longest: Option<u64>,
 }
 
 impl<'a> SegmentOffsets<'a> {
@@ -59,7 +60,7 @@ impl<'a> SegmentOffsets<'a> {
         Ok(Self {
             offsets,
             end: host[host.len() - 1],
-            longest: host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0),
+            longest: Some(host.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)),
         })
     }
 
@@ -72,7 +73,7 @@ impl<'a> SegmentOffsets<'a> {
         Self {
             offsets: offsets.into(),
             end,
-            longest: end,
+            longest: None,
         }
     }
 
@@ -90,7 +91,13 @@ impl<'a> SegmentOffsets<'a> {
     /// The longest segment's length (from [`new`](Self::new); [`new_unchecked`](Self::new_unchecked)
     /// assumes the last offset).
     pub fn longest(&self) -> u64 {
-        self.longest
+        self.longest.unwrap_or(self.end)
+    }
+
+    /// Whether the offsets were read and checked ([`new`](Self::new)): only then may a call
+    /// read them back on the host to plan its launches (the segmented sort's longest segments).
+    pub(crate) fn checked(&self) -> bool {
+        self.longest.is_some()
     }
 
     /// The offsets.

@@ -59,6 +59,63 @@ pub(super) fn layout(
     }
 }
 
+/// Which segments the device-wide sort takes and which the segmented kernels.
+struct Plan {
+    /// The large segments, (first key, keys): those longer than a tile and than a
+    /// multiprocessor's share of the keys, each sorted by the device-wide sort.
+    large: Vec<(usize, usize)>,
+    /// The longest segment the segmented kernels sort.
+    longest_left: usize,
+    /// Segments longer than this are the device-wide sort's (`usize::MAX`: none).
+    longest_by_block: usize,
+}
+
+/// The [`Plan`] of `call` (its segments' longest `longest`, the last ending at `end`): with
+/// equal rows, every row or none is large; with offsets read by [`SegmentOffsets::new`]
+/// (`super::SegmentOffsets`), the offsets are read back (which synchronises the stream) only
+/// when the longest segment is large. Top-k (`keep`) and offsets given unchecked stay with the
+/// segmented kernels.
+fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
+    let share = end.div_ceil(on.gpu.info().multiprocessors.max(1) as usize);
+    let longest_by_block = tile.max(share);
+    let none = Plan {
+        large: Vec::new(),
+        longest_left: longest,
+        longest_by_block: usize::MAX,
+    };
+    if call.keep.is_some() || longest <= longest_by_block {
+        return Ok(none);
+    }
+    match call.segments {
+        Segments::Rows(row_len) => Ok(Plan {
+            large: (0..end / row_len).map(|row| (row * row_len, row_len)).collect(),
+            longest_left: 0,
+            longest_by_block,
+        }),
+        Segments::Offsets(offsets) if offsets.checked() => {
+            let view = offsets.offsets();
+            let mut host = vec![0u64; view.len];
+            // SAFETY: a view holds `len` initialised u64 in the GPU's context.
+            unsafe { on.stream.copy_to_host(view.address, &mut host)? };
+            let mut plan = Plan {
+                large: Vec::new(),
+                longest_left: 0,
+                longest_by_block,
+            };
+            for w in host.windows(2) {
+                let len = (w[1] - w[0]) as usize;
+                if len > longest_by_block {
+                    plan.large.push((w[0] as usize, len));
+                } else {
+                    plan.longest_left = plan.longest_left.max(len);
+                }
+            }
+            Ok(plan)
+        }
+        Segments::Offsets(_) => Ok(none),
+    }
+}
+
 /// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
 pub(super) fn launch<K: SortKey>(
     on: OnStream<'_>,
@@ -80,33 +137,31 @@ pub(super) fn launch<K: SortKey>(
     }
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let key_bytes = size_of::<K::Raw>();
-    // A few rows longer than a tile: each through the device-wide sort, which spreads a row over
-    // the whole GPU (one block per row would leave most multiprocessors idle).
-    if offsets == 0
-        && call.keep.is_none()
-        && row_len > tile
-        && segments < on.gpu.info().multiprocessors as usize
-    {
-        for row in 0..segments {
-            let at = |address: u64, bytes: usize| address + (row * row_len * bytes) as u64;
-            let values = match buffers.values {
-                Values::None => Values::None,
-                Values::Pairs { input, output, bytes } => Values::Pairs {
-                    input: input.map(|a| at(a, bytes)),
-                    output: at(output, bytes),
-                    bytes,
-                },
-            };
-            let row_buffers = SortBuffers {
-                n: row_len,
-                keys_in: at(buffers.keys_in, key_bytes),
-                keys_out: at(buffers.keys_out, key_bytes),
-                values,
-            };
-            device_sort::<K>(on, row_buffers, options, workspace)?;
-        }
+    let plan = plan(on, call, tile, longest, end)?;
+    // The large segments, each through the device-wide sort, which spreads it over the whole
+    // GPU (one block on it would leave most multiprocessors idle).
+    for &(begin, len) in &plan.large {
+        let at = |address: u64, bytes: usize| address + (begin * bytes) as u64;
+        let values = match buffers.values {
+            Values::None => Values::None,
+            Values::Pairs { input, output, bytes } => Values::Pairs {
+                input: input.map(|a| at(a, bytes)),
+                output: at(output, bytes),
+                bytes,
+            },
+        };
+        let segment = SortBuffers {
+            n: len,
+            keys_in: at(buffers.keys_in, key_bytes),
+            keys_out: at(buffers.keys_out, key_bytes),
+            values,
+        };
+        device_sort::<K>(on, segment, options, workspace)?;
+    }
+    if plan.large.len() == segments {
         return Ok(());
     }
+    let longest = plan.longest_left;
 
     let (values_in, values_out, value_bytes, index_values) = match buffers.values {
         Values::None => (0, 0, 0, false),
@@ -149,6 +204,7 @@ pub(super) fn launch<K: SortKey>(
         segments,
         first_segment: 0,
         keep: call.keep.unwrap_or(usize::MAX),
+        longest_by_block: plan.longest_by_block,
         begin_bit,
         end_bit,
         descending: options.is_descending() as u32,
@@ -199,9 +255,15 @@ pub(super) fn launch<K: SortKey>(
 /// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) is sorted in shared memory by
 /// the block radix sort, reading and writing each key once; a longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
-/// once per digit), through two scratch buffers of the input's length in the workspace. Rows
-/// longer than a tile, fewer than the GPU's multiprocessors, go through [`sort_keys`](super::sort_keys)
-/// one row at a time instead. Deterministic.
+/// once per digit), through two scratch buffers of the input's length in the workspace. A
+/// segment longer than a tile and than a multiprocessor's share of all the keys (the last
+/// offset over the multiprocessors; with equal rows: fewer rows than multiprocessors) goes
+/// through [`sort_keys`](super::sort_keys) on its own instead, spread over the whole GPU
+/// (CUB would give it one block). With [`SegmentOffsets::new`](super::SegmentOffsets::new)'s
+/// offsets such segments are found in a copy of the offsets read back, which synchronises the
+/// stream, and only when the longest segment is one of them; offsets given
+/// [unchecked](super::SegmentOffsets::new_unchecked) are never read back and every segment is
+/// sorted by a block. Deterministic.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;

@@ -92,8 +92,8 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
         // SAFETY: s < segments.
         let segment = unsafe { segment_of(p, s) };
         let len = segment.len;
-        if p.short_by_warps != 0 && len <= SEGMENTED_WARP_SORT_KEYS {
-            // The warp sort's (`segmented_warp_sort`, another launch).
+        if (p.short_by_warps != 0 && len <= SEGMENTED_WARP_SORT_KEYS) || len > p.longest_by_block {
+            // The warp sort's (`segmented_warp_sort`, another launch) or the device-wide sort's.
         } else if len <= tile_len {
             // SAFETY: forwarded; the segment is within the input and fits one tile.
             unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };

@@ -54,8 +54,10 @@ impl Layout {
 }
 
 /// Layouts: many short segments; lengths at the tile's edges (3072 and 4096 keys); one long
-/// segment among short ones; equal rows of 1 to 10^4 keys (few rows of 4097 or more go through
-/// the device-wide sort).
+/// segment among short ones (the device-wide sort's); equal rows of 1 to 10^4 keys (few rows
+/// of 4097 or more go through the device-wide sort); more segments past a tile than
+/// multiprocessors (by blocks, a pass per digit, and with offsets the longest by the
+/// device-wide sort).
 fn layout() -> impl Strategy<Value = Layout> {
     // Around the warp sort's one row (32), half its longest (128), its longest (256), a block's
     // tile (3072 or 4096) and past it.
@@ -86,7 +88,7 @@ fn layout() -> impl Strategy<Value = Layout> {
             prop::collection::vec(0usize..40, 0..100),
             10_000usize..300_000,
             0usize..100,
-            ends
+            ends.clone()
         )
             .prop_map(|(mut lengths, long, at, (lead, tail))| {
                 lengths.insert(at.min(lengths.len()), long);
@@ -109,6 +111,25 @@ fn layout() -> impl Strategy<Value = Layout> {
                 tail: 0,
                 rows: true,
             }),
+        // More segments past a tile than multiprocessors (132 on an H100 or H200): rows all
+        // by blocks, a pass per digit; offsets split between the blocks and the device sort
+        // (those past a multiprocessor's share of the keys, about 5100).
+        (prop::sample::select(vec![3073usize, 4097, 5000]), 133usize..150).prop_map(|(row_len, rows)| {
+            Layout {
+                lead: 0,
+                lengths: vec![row_len; rows],
+                tail: 0,
+                rows: true,
+            }
+        }),
+        (prop::collection::vec(3073usize..6000, 133..150), ends).prop_map(|(lengths, (lead, tail))| {
+            Layout {
+                lead,
+                lengths,
+                tail,
+                rows: false,
+            }
+        }),
     ]
 }
 
