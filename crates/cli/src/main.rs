@@ -136,6 +136,11 @@ struct RowsArgs {
     /// rstd, no weight).
     #[arg(long, value_name = "DY")]
     grad: Option<std::path::PathBuf>,
+    /// Cross-entropy: also write the gradient of the rows' summed losses with respect to the
+    /// logits (softmax minus the target distribution; 0 on an ignored row), fused into the
+    /// forward, to this .npy file (the input's shape and type); --check checks it too.
+    #[arg(long, value_name = "FILE")]
+    logits_grad: Option<std::path::PathBuf>,
     /// The matrices are bf16, stored as their bits in u16 .npy files (NumPy has no bf16 type;
     /// torch: `x.view(torch.int16).numpy().view(numpy.uint16)`); the output is written the same
     /// way.
@@ -176,6 +181,11 @@ struct SortArgs {
     /// the lower column. Compares whole keys (no bit range).
     #[arg(long, value_name = "K", conflicts_with_all = ["begin_bit", "end_bit"])]
     top_k: Option<usize>,
+    /// The keys are bf16, stored as their bits in a u16 .npy file (NumPy has no bf16 type;
+    /// torch: `x.view(torch.int16).numpy().view(numpy.uint16)`); sorted keys are written the
+    /// same way.
+    #[arg(long)]
+    bf16_bits: bool,
     /// Write the sorted keys (with --argsort: the indices, u32; 2-D for a 2-D input, each row's
     /// indices within the row) to this .npy file.
     #[arg(long)]
@@ -349,6 +359,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     targets: args.targets.clone(),
                     label_smoothing: args.label_smoothing,
                     grad: args.grad.clone(),
+                    logits_grad: args.logits_grad.clone(),
                     bf16_bits: args.bf16_bits,
                     output: args.output.clone(),
                     check: args.check,
@@ -365,6 +376,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     begin_bit: args.begin_bit,
                     end_bit: args.end_bit,
                     top_k: args.top_k,
+                    bf16_bits: args.bf16_bits,
                     output: args.output.clone(),
                     check: args.check,
                     device: cli.device,

@@ -59,6 +59,9 @@ pub struct RowsJob {
     /// result is `dx` (softmaxes: from the GPU's own `y`; norms: from their saved statistics,
     /// without weight).
     pub grad: Option<PathBuf>,
+    /// Cross-entropy: where to write the gradient of the summed losses with respect to the
+    /// logits (a matrix of the input's shape and type), computed in the same launch.
+    pub logits_grad: Option<PathBuf>,
     /// The input (and dy) hold bf16 values as their bits in a `u16` matrix (NumPy has no bf16
     /// type); the output is written the same way.
     pub bf16_bits: bool,
@@ -325,15 +328,24 @@ fn run_cross_entropy<T: CliRow>(
     let x = DeviceVec::from_slice(gpu, host)?;
     let d_targets = DeviceVec::from_slice(gpu, targets)?;
     let mut loss = DeviceVec::<f32>::zeroed(gpu, rows)?;
+    let mut d_grad = match job.logits_grad {
+        Some(_) => Some(DeviceVec::<T>::zeroed(gpu, host.len())?),
+        None => None,
+    };
     let options = rows::CrossEntropy {
         reduction: rows::Reduction::None,
         label_smoothing: job.label_smoothing,
         ..rows::CrossEntropy::default()
     };
     let workspace = &mut DeviceWorkspace::new();
-    let ((), elapsed) =
-        gpu.time(|| rows::cross_entropy(gpu, &x, cols, &d_targets, options, &mut loss, None, workspace))?;
+    let ((), elapsed) = gpu.time(|| {
+        let grad = d_grad.as_mut().map(|g| g.view_mut());
+        rows::cross_entropy(gpu, &x, cols, &d_targets, options, &mut loss, grad, workspace)
+    })?;
     let found = loss.to_vec(gpu)?;
+    let grad: Option<Vec<T>> = d_grad
+        .map(|g| g.to_vec(gpu).map(|raw| T::from_raw(&raw).to_vec()))
+        .transpose()?;
     let valid: Vec<f64> = found
         .iter()
         .zip(targets)
@@ -341,15 +353,28 @@ fn run_cross_entropy<T: CliRow>(
         .map(|(l, _)| *l as f64)
         .collect();
     println!(
-        "CrossEntropy of {rows} x {cols} {} on {}: {:.1} µs (one launch); mean loss {:.6}",
+        "CrossEntropy of {rows} x {cols} {} on {}: {:.1} µs (one launch{}); mean loss {:.6}",
         T::NAME,
         gpu.info().name,
         elapsed.as_secs_f64() * 1e6,
+        if grad.is_some() {
+            ", the gradient fused"
+        } else {
+            ""
+        },
         valid.iter().sum::<f64>() / valid.len() as f64
     );
     if let Some(path) = &job.output {
         npy::write_matrix(path, rows, 1, &found)?;
         println!("wrote {} ({rows} x 1 f32: each row's loss)", path.display());
+    }
+    if let (Some(path), Some(grad)) = (&job.logits_grad, &grad) {
+        npy::write_matrix(path, rows, cols, &T::to_stored(grad))?;
+        println!(
+            "wrote {} ({rows} x {cols} {}: the logits' gradient)",
+            path.display(),
+            T::NAME
+        );
     }
     if !job.check {
         return Ok(true);
@@ -380,7 +405,15 @@ fn run_cross_entropy<T: CliRow>(
         };
         outside += bad as usize;
     }
-    report((worst, outside), rows)
+    let losses = report((worst, outside), rows)?;
+    let Some(grad) = grad else {
+        return Ok(losses);
+    };
+    print!("gradient: ");
+    let bounds =
+        reference::cross_entropy_grad_bounds(&wide, cols, &expected, targets, options.ignore_index, 1.0);
+    let grads = report(compare(&grad, &expected.grad, |i| bounds[i]), grad.len())?;
+    Ok(losses && grads)
 }
 
 /// Run `rows` on the file of `job` (read before the GPU is opened). Returns whether `--check`
@@ -391,7 +424,13 @@ fn run_cross_entropy<T: CliRow>(
 pub fn run(job: &RowsJob) -> Result<bool, CliError> {
     if job.grad.is_some() && job.op == RowOpArg::CrossEntropy {
         return Err(Error::InvalidLaunch(
-            "rows --grad: cross-entropy's gradient is not a backward of dy (its fused gradient is the library's cross_entropy with a gradient output)".into(),
+            "rows --grad: cross-entropy's gradient is not a backward of dy (it is fused into the forward: --logits-grad FILE writes it)".into(),
+        )
+        .into());
+    }
+    if job.logits_grad.is_some() && job.op != RowOpArg::CrossEntropy {
+        return Err(Error::InvalidLaunch(
+            "rows --logits-grad is cross-entropy's gradient (--op cross-entropy); the others' backward takes --grad DY".into(),
         )
         .into());
     }

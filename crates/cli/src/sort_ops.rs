@@ -31,6 +31,8 @@ pub struct SortJob {
     /// Each row's first `k` keys of the sort (the `k` largest with `descending`, torch's
     /// `topk`; else the `k` smallest) instead of the whole sort; over whole keys (no bit range).
     pub top_k: Option<usize>,
+    /// The keys are bf16, read and written as their bits (`u16` `.npy` files).
+    pub bf16_bits: bool,
     /// Compare with the CPU reference.
     pub check: bool,
     /// GPU ordinal.
@@ -126,8 +128,29 @@ pub fn key_view_mut<K: SortKey>(buffer: &mut DeviceBuffer<K::Raw>, n: usize) -> 
 }
 
 /// A key type the command reads and writes.
-trait CliKey: SortKey + npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize {}
-impl<K: SortKey + npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize> CliKey for K {}
+trait CliKey: SortKey {
+    /// The `.npy` element that holds one key (bf16: its bits, a `u16`).
+    type Stored: npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + bytemuck::Pod;
+    fn from_stored(values: Vec<Self::Stored>) -> Vec<Self>;
+    fn to_stored(values: &[Self]) -> &[Self::Stored];
+}
+macro_rules! cli_key {
+    ($($t:ty => $stored:ty),* $(,)?) => {$(
+        impl CliKey for $t {
+            type Stored = $stored;
+            fn from_stored(values: Vec<$stored>) -> Vec<Self> {
+                bytemuck::cast_vec(values)
+            }
+            fn to_stored(values: &[Self]) -> &[$stored] {
+                bytemuck::cast_slice(values)
+            }
+        }
+    )*};
+}
+cli_key!(
+    f32 => f32, f64 => f64, i32 => i32, u32 => u32, i64 => i64, u64 => u64, u8 => u8, u16 => u16,
+    half::f16 => half::f16, half::bf16 => u16,
+);
 
 /// The first four and the last two of `values`, as `[a, b, c, d, ..., y, z]`.
 fn ends<T: std::fmt::Debug>(values: &[T]) -> String {
@@ -281,11 +304,13 @@ fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], shape: SortShape, job: &SortJob) 
         match (&found.indices, job.argsort) {
             (Some(indices), true) if shape.matrix => npy::write_matrix(path, rows, cols, indices)?,
             (Some(indices), true) => npy::write(path, indices)?,
-            _ if shape.matrix => npy::write_matrix(path, rows, cols, &found.keys)?,
-            _ => npy::write(path, &found.keys)?,
+            _ if shape.matrix => npy::write_matrix(path, rows, cols, K::to_stored(&found.keys))?,
+            _ => npy::write(path, K::to_stored(&found.keys))?,
         }
         if job.argsort {
             write("indices", rows * cols, "u32");
+        } else if job.bf16_bits {
+            write("keys", rows * cols, "bf16 as u16 bits");
         } else {
             write("keys", rows * cols, K::NAME);
         }
@@ -317,12 +342,19 @@ pub fn run(job: &SortJob) -> Result<bool, CliError> {
     let input = npy::open_vector_or_matrix(&job.input)?;
     let shape = job.shape(&input.shape)?;
     let bar = indicatif::ProgressBar::hidden();
-    crate::with_npy_type!(input, "sort", [f32, f64, i32, u32, i64, u64, f16, u8, u16], T => {
-        let host = input.read::<T>(&bar)?;
-        job.options::<T>()?;
-        let gpu = gpu_primitives::open_gpu(job.device)?;
-        run_typed::<T>(&gpu, &host, shape, job)
-    })
+    macro_rules! read_and_run {
+        ($t:ty) => {{
+            let host = <$t>::from_stored(input.read(&bar)?);
+            job.options::<$t>()?;
+            let gpu = gpu_primitives::open_gpu(job.device)?;
+            run_typed::<$t>(&gpu, &host, shape, job)
+        }};
+    }
+    if job.bf16_bits {
+        crate::with_npy_type!(input, "sort --bf16-bits", [u16], _T => read_and_run!(half::bf16))
+    } else {
+        crate::with_npy_type!(input, "sort", [f32, f64, i32, u32, i64, u64, f16, u8, u16], T => read_and_run!(T))
+    }
 }
 
 #[cfg(test)]
@@ -338,6 +370,7 @@ mod tests {
             end_bit,
             output: None,
             top_k: None,
+            bf16_bits: false,
             check: false,
             device: 0,
         }

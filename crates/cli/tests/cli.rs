@@ -162,6 +162,11 @@ fn sort_checks_its_arguments_before_the_gpu() {
         "bit range 9..8",
     );
     refused(&["sort", keys, "--begin-bit", "x"], "--begin-bit");
+    // bf16 keys come as their bits: an f32 file with --bf16-bits is refused by name.
+    refused(
+        &["sort", keys, "--bf16-bits"],
+        "sort --bf16-bits does not take f32 elements (it takes u16)",
+    );
 }
 
 #[test]
@@ -255,6 +260,10 @@ fn rows_backward_checks_dy_before_the_gpu() {
             halves.to_str().unwrap(),
         ],
         "cross-entropy's gradient is not a backward of dy",
+    );
+    refused(
+        &["rows", x, "--op", "softmax", "--logits-grad", "g.npy"],
+        "--logits-grad is cross-entropy's gradient",
     );
 }
 

@@ -321,6 +321,24 @@ fn sort() -> Result<(), Stop> {
         out_s,
     ])?;
     expect_eq("u16 descending", read::<u16>(&out), vec![65535, 301, 300, 0])?;
+    // bf16 keys as their bits (--bf16-bits): 1.0, a NaN, +0.0, -1.0, a NaN with the sign bit
+    // set, -0.0. Ascending: -1, -0, +0, 1, then the NaNs (after +inf whatever their sign; the
+    // sign bit's last).
+    let bits = [0x3f80u16, 0x7f81, 0, 0xbf80, 0xff81, 0x8000];
+    write_npy(&shorts, "<u2", "(6,)", &le_bytes(&bits));
+    on_gpu(&[
+        "sort",
+        shorts.to_str().unwrap(),
+        "--bf16-bits",
+        "--check",
+        "--output",
+        out_s,
+    ])?;
+    expect_eq(
+        "bf16 keys as bits: -1, -0, +0, 1, the NaNs in input order",
+        read::<u16>(&out),
+        vec![0xbf80, 0x8000, 0, 0x3f80, 0x7f81, 0xff81],
+    )?;
     Ok(())
 }
 
@@ -415,7 +433,53 @@ fn rows() -> Result<(), Stop> {
             args.extend(["--grad", dy.to_str().unwrap()]);
             within(&args)?;
         }
+        // Cross-entropy's losses and its fused gradient (every fifth row ignored), each within
+        // its bound.
+        let targets = temp(&format!("gpu-rows-targets-{kind}.npy"));
+        let classes: Vec<i64> = (0..rows as i64)
+            .map(|r| if r % 5 == 4 { -100 } else { r * 7 % cols as i64 })
+            .collect();
+        write_npy(&targets, "<i8", &format!("({rows},)"), &le_bytes(&classes));
+        let grad = temp(&format!("gpu-rows-ce-grad-{kind}.npy"));
+        let mut args = vec![
+            "rows",
+            x.to_str().unwrap(),
+            "--op",
+            "cross-entropy",
+            "--targets",
+            targets.to_str().unwrap(),
+            "--logits-grad",
+            grad.to_str().unwrap(),
+            "--check",
+        ];
+        if kind == "bf16" {
+            args.push("--bf16-bits");
+        }
+        let stdout = on_gpu(&args)?;
+        let all = stdout.contains(&format!("0 of {rows} outside"))
+            && stdout.contains("gradient: CPU reference")
+            && stdout.contains(&format!("0 of {n} outside"));
+        expect_eq(&format!("cross-entropy {kind}: {stdout}"), all, true)?;
     }
+    // Cross-entropy's gradient worked out by hand: row 0's softmax (1/4, 3/4) less the one-hot
+    // of its target 1; row 1 ignored (-100): zeros.
+    let targets = temp("gpu-rows-targets.npy");
+    write_npy(&targets, "<i8", "(2,)", &le_bytes(&[1i64, -100]));
+    on_gpu(&[
+        "rows",
+        x.to_str().unwrap(),
+        "--op",
+        "cross-entropy",
+        "--targets",
+        targets.to_str().unwrap(),
+        "--logits-grad",
+        out_s,
+        "--check",
+    ])?;
+    let grad: Vec<f32> = read_matrix(&out);
+    let expected = [0.25f32, -0.25, 0.0, 0.0];
+    let close = grad.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
+    expect_eq(&format!("cross-entropy gradient {grad:?}"), close, true)?;
     // bf16 bits in and out: rows of equal items give 0.5 (0x3f00) everywhere.
     let bits = temp("gpu-rows-bf16.npy");
     let row = |v: f32| half::bf16::from_f32(v).to_bits();

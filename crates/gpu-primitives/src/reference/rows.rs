@@ -307,6 +307,33 @@ pub fn cross_entropy_bound(row: &[f64]) -> f64 {
     1e-5 * (1.0 + shift(row) + (row.len() as f64).ln())
 }
 
+/// The bounds the GPU tests and the CLI hold an `f32` cross-entropy gradient to, one per logit
+/// (`classes` per row), around `expected.grad` times `scale` (the upstream gradient: `1 /
+/// valid rows` for the mean, else 1): `scale (2e-5 p + 1e-6 |p - g|)` with `p` the row's
+/// softmax and `g` the reference gradient (so `|p - g|` the target distribution's share): the
+/// approximate `exp` and `1 / sum` in `p`, the rounding of the subtraction. 0 on an ignored
+/// row, whose gradient is exactly 0. An output in a half type may differ by its rounding
+/// besides, as for [`f32_bound`].
+pub fn cross_entropy_grad_bounds(
+    logits: &[f64],
+    classes: usize,
+    expected: &CrossEntropyRows,
+    targets: &[i64],
+    ignore_index: i64,
+    scale: f64,
+) -> Vec<f64> {
+    let probabilities = softmax(logits, classes);
+    (0..logits.len())
+        .map(|i| {
+            if targets[i / classes] == ignore_index {
+                return 0.0;
+            }
+            let p = probabilities[i];
+            scale * (2e-5 * p + 1e-6 * (p - expected.grad[i]).abs())
+        })
+        .collect()
+}
+
 /// LayerNorm's `centring` term of [`f32_bound`] for a row of `cols` items with this `mean` and
 /// `rstd`.
 pub fn centring(mean: f64, rstd: f64, cols: usize) -> f64 {
