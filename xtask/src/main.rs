@@ -76,6 +76,11 @@ fn main() -> ExitCode {
         tuning::SEGMENTED_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
+        tuning::SEGMENTED_MEDIUM_SORT_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::TOP_K_FAMILY,
         tuning::SORT_BLOCK,
         tuning::TOP_K_BLOCKS_PER_SM,

@@ -608,9 +608,16 @@ pub struct SegmentedSortParams<K, V> {
     pub first_segment: usize,
     /// Keys written per segment, at `s * keep` (top-k), or `usize::MAX`: all, in place.
     pub keep: usize,
-    /// Segments longer than this many keys are left alone by the block kernel (the host sorts
-    /// each through the device-wide sort), or `usize::MAX`: none.
-    pub longest_by_block: usize,
+    /// This launch sorts the segments of `shortest ..= longest` keys and leaves the others
+    /// alone: the segments are split by length between the warp sort, the medium and the block
+    /// kernels (each launched over all of them) and the device-wide sort (the longest, by the
+    /// host). The warp sort's range is always `0 ..=`
+    /// [`SEGMENTED_WARP_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_SORT_KEYS) (it does not read
+    /// these); the medium kernel's at most
+    /// [`SEGMENTED_MEDIUM_SORT_KEYS`](crate::tuning::SEGMENTED_MEDIUM_SORT_KEYS).
+    pub shortest: usize,
+    /// See `shortest`.
+    pub longest: usize,
     /// First bit of the ordered bits compared.
     pub begin_bit: u32,
     /// One past the last bit compared.
@@ -620,11 +627,6 @@ pub struct SegmentedSortParams<K, V> {
     /// Non-zero: the values are the keys' indices within their segment (`values_in` is not
     /// read).
     pub index_values: u32,
-    /// Non-zero: segments of at most
-    /// [`SEGMENTED_WARP_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_SORT_KEYS) keys are the warp
-    /// sort's (`device_segmented_warp_sort_<values>_<key>`, a warp a segment, launched too), and
-    /// the block kernel skips them.
-    pub short_by_warps: u32,
 }
 
 /// Top-k of equal rows by radix select (`device_top_k_<key>`): per row of `row_len` keys, the

@@ -221,6 +221,14 @@ macro_rules! radix_sort_kernel_name {
             stringify!($key)
         )
     };
+    (segmented_medium, $key:ident, $values:ident) => {
+        concat!(
+            "device_segmented_medium_sort_",
+            stringify!($values),
+            "_",
+            stringify!($key)
+        )
+    };
     (segmented_warp, $key:ident, $values:ident) => {
         concat!(
             "device_segmented_warp_sort_",
@@ -256,6 +264,7 @@ macro_rules! onesweep_names {
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
             $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
             $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
+            $($crate::radix_sort_kernel_name!(segmented_medium, $key, $values),)*
             $($crate::radix_sort_kernel_name!(segmented_warp, $key, $values),)*
             $crate::radix_sort_kernel_name!(top_k, $key),
         ]
@@ -266,8 +275,8 @@ macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
           $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
-        /// value payload (and one of smaller tiles per listed payload), one segmented sort and
-        /// one segmented warp sort per value payload, and the top-k by radix select (generated from the key and value
+        /// value payload (and one of smaller tiles per listed payload), one segmented sort, one
+        /// segmented medium sort and one segmented warp sort per value payload, and the top-k by radix select (generated from the key and value
         /// tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),
@@ -733,6 +742,9 @@ mod tests {
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",
+                "device_segmented_medium_sort_keys_i32",
+                "device_segmented_medium_sort_v4_i32",
+                "device_segmented_medium_sort_v8_i32",
                 "device_segmented_warp_sort_keys_i32",
                 "device_segmented_warp_sort_v4_i32",
                 "device_segmented_warp_sort_v8_i32",

@@ -183,7 +183,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
 /// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries), the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
-/// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
+/// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its medium tier SORT_BLOCK and
+/// SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -213,6 +214,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, 2))
             } else if name.starts_with(SEGMENTED_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_SORT_BLOCKS_PER_SM))
+            } else if name.starts_with(SEGMENTED_MEDIUM_SORT_FAMILY) {
+                Some(bounds(SORT_BLOCK, SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(TOP_K_FAMILY) {
                 Some(bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_FAMILY) {
@@ -366,6 +369,7 @@ fn device_kernels_take_one_parameter_struct() {
             } else if name.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
                 size_of::<OnesweepParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY)
+                || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_FAMILY)
                 || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_SORT_FAMILY)
             {
                 size_of::<SegmentedSortParams<u8, u8>>()

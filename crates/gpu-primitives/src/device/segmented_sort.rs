@@ -13,7 +13,8 @@ use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
-    SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
+    SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_MEDIUM_SORT_KEYS,
+    SEGMENTED_SORT_FAMILY, SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -179,18 +180,16 @@ pub(super) fn launch<K: SortKey>(
     let values_name = values_name(value_bytes);
     debug_assert_eq!(
         radix_sort_kernel_name!(segmented, u32, keys),
-        "device_segmented_radix_sort_keys_u32"
+        format!("{SEGMENTED_SORT_FAMILY}keys_u32")
+    );
+    debug_assert_eq!(
+        radix_sort_kernel_name!(segmented_medium, u32, keys),
+        format!("{SEGMENTED_MEDIUM_SORT_FAMILY}keys_u32")
     );
     debug_assert_eq!(
         radix_sort_kernel_name!(segmented_warp, u32, keys),
-        "device_segmented_warp_sort_keys_u32"
+        format!("{SEGMENTED_WARP_SORT_FAMILY}keys_u32")
     );
-    let layout = segmented_sort_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
-    // Short segments (at most `SEGMENTED_WARP_SORT_KEYS` keys) by the warp sort, a warp each;
-    // the others by the block kernel, a block each. Equal rows are all one or the other; with
-    // offsets both kernels run (each passing over the other's segments) unless none is long.
-    let long = longest > SEGMENTED_WARP_SORT_KEYS;
-    let short = offsets != 0 || !long;
     let mut params = SegmentedSortParams::<K::Raw, u64> {
         keys_in: buffers.keys_in as *const K::Raw,
         keys_out: buffers.keys_out as *mut K::Raw,
@@ -204,41 +203,81 @@ pub(super) fn launch<K: SortKey>(
         segments,
         first_segment: 0,
         keep: call.keep.unwrap_or(usize::MAX),
-        longest_by_block: plan.longest_by_block,
+        shortest: 0,
+        longest: 0,
         begin_bit,
         end_bit,
         descending: options.is_descending() as u32,
         index_values: index_values as u32,
-        short_by_warps: short as u32,
     };
     let module = crate::module(on.gpu)?;
-    if short {
-        let name = format!("{SEGMENTED_WARP_SORT_FAMILY}{values_name}_{}", K::NAME);
-        let kernel = module.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
-        let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
-        for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
-            params.first_segment = first_block * per_block;
-            // SAFETY: as below; a warp a segment from `first_segment`, blocks of whole warps,
-            // no shared memory.
-            unsafe { stream.launch(&kernel, LaunchConfig::new(grid, SORT_BLOCK), &params)? };
+    // The tiers by length: a warp a segment, a block a segment of the medium tile, a block a
+    // segment of the block kernel's tile or longer (up to the device-wide sort's). Equal rows
+    // are all of one tier: one launch; with offsets, a launch per tier up to the longest
+    // segment left, each passing over the others' segments.
+    let tiers = [
+        (Tier::Warp, 0, SEGMENTED_WARP_SORT_KEYS),
+        (
+            Tier::Medium,
+            SEGMENTED_WARP_SORT_KEYS + 1,
+            SEGMENTED_MEDIUM_SORT_KEYS,
+        ),
+        (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, plan.longest_by_block),
+    ];
+    for (tier, shortest, most) in tiers {
+        let takes_rows = offsets == 0 && (shortest..=most).contains(&row_len);
+        if shortest > longest || (offsets == 0 && !takes_rows) {
+            continue;
         }
-    }
-    if long {
-        let name = format!("device_segmented_radix_sort_{values_name}_{}", K::NAME);
-        let kernel = module.kernel::<SegmentedSortParams<K::Raw, u64>>(&name)?;
+        (params.shortest, params.longest) = (shortest, most);
+        let (family, items) = match tier {
+            Tier::Warp => (SEGMENTED_WARP_SORT_FAMILY, 0),
+            Tier::Medium => (SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS),
+            Tier::Block => (SEGMENTED_SORT_FAMILY, K::ITEMS),
+        };
+        let kernel = module
+            .kernel::<SegmentedSortParams<K::Raw, u64>>(&format!("{family}{values_name}_{}", K::NAME))?;
+        if tier == Tier::Warp {
+            let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
+            for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
+                params.first_segment = first_block * per_block;
+                // SAFETY: as below; a warp a segment from `first_segment`, blocks of whole
+                // warps, no shared memory.
+                unsafe { stream.launch(&kernel, LaunchConfig::new(grid, SORT_BLOCK), &params)? };
+            }
+            continue;
+        }
+        let layout = segmented_sort_layout(
+            SORT_BLOCK,
+            (SORT_BLOCK as usize * items) as u32,
+            key_bytes as u32,
+            value_bytes as u32,
+        );
         // A block a segment: past the most blocks a grid holds, a launch each chunk of segments.
         for (first_segment, grid) in LaunchConfig::grid_chunks(segments) {
             let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(layout.total);
             params.first_segment = first_segment;
             // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
             // outputs hold the input's length (checked by the callers) or `segments * keep`
-            // (top_k); scratch buffers of two inputs' length wherever a segment is longer than
-            // a tile; the bit range is within the key; the layout's shared memory; blocks
+            // (top_k); scratch buffers of two inputs' length wherever a segment of the block
+            // tier is longer than a tile; the medium tier's segments fit its tile; the bit
+            // range is within the key; the kernel's layout of shared memory; blocks
             // `first_segment + b` below `segments`.
             unsafe { stream.launch(&kernel, config, &params)? };
         }
     }
     Ok(())
+}
+
+/// The segmented kernels, by the lengths they take.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Tier {
+    /// `device_segmented_warp_sort_*`: up to [`SEGMENTED_WARP_SORT_KEYS`] keys.
+    Warp,
+    /// `device_segmented_medium_sort_*`: up to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys.
+    Medium,
+    /// `device_segmented_radix_sort_*`: longer.
+    Block,
 }
 
 /// Sort each segment of `keys_in` into the same positions of `keys_out` (CUB's
@@ -251,9 +290,10 @@ pub(super) fn launch<K: SortKey>(
 ///
 /// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (256) keys is sorted by one warp (each
 /// key's place counted against the segment's others, 8 segments a block); longer ones by one
-/// block of [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK *
-/// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) is sorted in shared memory by
-/// the block radix sort, reading and writing each key once; a longer one takes, per 8-bit
+/// block of [`SORT_BLOCK`] threads each: a segment of up to [`SEGMENTED_MEDIUM_SORT_KEYS`]
+/// (1024) keys in shared memory by the block radix sort of a tile of that many, one of up to
+/// `SORT_BLOCK * K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) the same in a
+/// tile of that many (each key read and written once either way); a longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
 /// once per digit), through two scratch buffers of the input's length in the workspace. A
 /// segment longer than a tile and than a multiprocessor's share of all the keys (the last

@@ -16,6 +16,15 @@
 //!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
 //!   buffers, the first reading the input and the last writing the output.
 //!
+//! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
+//!   [`SEGMENTED_MEDIUM_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_KEYS)
+//!   keys** (257 to 1024): by the medium tier ([`segmented_medium_sort`], a kernel of its own),
+//!   as a segment of one tile above but in a tile of
+//!   [`SEGMENTED_MEDIUM_SORT_ITEMS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_ITEMS)
+//!   keys a thread (a quarter of the block kernel's padded tile or less), keys alone too by the
+//!   warp-striped sort (fewer than [`BLOCKED_SORT_MIN_ITEMS`] keys a thread: 8-bit digits, half
+//!   the blocked sort's passes).
+//!
 //! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (256): by one warp
 //!   ([`segmented_warp_sort`], a kernel of its own: 8 segments a block), each key's place the
 //!   number of the segment's keys before it in order or tied and earlier, counted against every
@@ -38,7 +47,7 @@ use crate::unroll::unrolled_for;
 use crate::warp::Shuffle;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::{
-    RADIX_BITS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
+    BLOCKED_SORT_MIN_ITEMS, RADIX_BITS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
 };
 
 /// Shared memory of [`segmented_radix_sort`].
@@ -92,8 +101,8 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
         // SAFETY: s < segments.
         let segment = unsafe { segment_of(p, s) };
         let len = segment.len;
-        if (p.short_by_warps != 0 && len <= SEGMENTED_WARP_SORT_KEYS) || len > p.longest_by_block {
-            // The warp sort's (`segmented_warp_sort`, another launch) or the device-wide sort's.
+        if len < p.shortest || len > p.longest {
+            // Another launch's (the warp sort's, the medium tier's, the device-wide sort's).
         } else if len <= tile_len {
             // SAFETY: forwarded; the segment is within the input and fits one tile.
             unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
@@ -104,10 +113,39 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
     }
 }
 
-/// Sort the launch's segments of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, a warp each:
+/// The medium tier: as [`segmented_radix_sort`] for the launch's segments of `p.shortest ..=
+/// p.longest` keys that fit one tile of `block_dim() * ITEMS` keys (the longer ones are another
+/// launch's, and `p.longest` is at most a tile), with `ITEMS` smaller than the block kernel's:
+/// a segment of a few hundred keys is padded to this tile instead of the block kernel's.
+///
+/// # Safety
+/// As [`segmented_radix_sort`] (no scratch buffers needed).
+#[inline(always)]
+pub unsafe fn segmented_medium_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    storage: SegmentedSortStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let tile_len = block_dim() as usize * ITEMS;
+    let s = p.first_segment + block_idx() as usize;
+    if s < p.segments {
+        // SAFETY: s < segments.
+        let segment = unsafe { segment_of(p, s) };
+        if segment.len >= p.shortest && segment.len <= p.longest.min(tile_len) {
+            // SAFETY: forwarded; the segment is within the input and fits one tile.
+            unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
+        }
+    }
+}
+
+/// Sort the launch's segments of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, a warp each (the
+/// first tier: its range is always `0 ..= SEGMENTED_WARP_SORT_KEYS`, so `p.shortest` and
+/// `p.longest` are not read: checking them measured 1-2 % slower on rows of 32, H100):
 /// warp `w` of block `b` takes segment `p.first_segment + b * warps_per_block() + w`, if there
-/// is one and it is that short (the longer ones are the block kernel's, launched with
-/// `short_by_warps`). No shared memory, no block barrier.
+/// is one and it is that short (the others are another launch's). No shared memory, no block
+/// barrier.
 ///
 /// # Safety
 /// Every lane of each warp calls it (blocks of whole warps); `p` as [`segmented_radix_sort`]
@@ -292,8 +330,11 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     V: SortValue,
 {
     let descending = p.descending != 0;
-    // Keys alone pad a partial tile with the largest ordered bits (`block_radix_sort_blocked`).
-    let padding = if PAIRS {
+    // Pairs, and keys alone in a tile of few keys a thread, by the warp-striped sort (8-bit
+    // digits); other keys alone by the blocked sort, which pads a partial tile with the
+    // largest ordered bits.
+    let warp_striped = PAIRS || ITEMS < BLOCKED_SORT_MIN_ITEMS;
+    let padding = if warp_striped {
         <K::Bits as RadixBits>::from_slot(zero_slot())
     } else {
         <K::Bits as RadixBits>::MAX
@@ -332,7 +373,7 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             }
         });
     }
-    if PAIRS {
+    if warp_striped {
         // SAFETY: the whole block calls it with the segment's length (at most a tile) and the
         // launch's bit range (within the key, checked by the host).
         unsafe {

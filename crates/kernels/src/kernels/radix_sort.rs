@@ -2,20 +2,25 @@
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
 //! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values;
 //! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
-//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_sort_{keys,v4,v8}_<key>`
+//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_medium_sort_{keys,v4,v8}_<key>`,
+//! `device_segmented_warp_sort_{keys,v4,v8}_<key>`
 //! and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
-use crate::device::segmented_sort::{SegmentedSortStorage, segmented_radix_sort, segmented_warp_sort};
+use crate::device::segmented_sort::{
+    SegmentedSortStorage, segmented_medium_sort, segmented_radix_sort, segmented_warp_sort,
+};
 use crate::device::tile_status::TileStatus;
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::layout::OnesweepLayout;
 use gpu_primitives_abi::layout::{onesweep_layout, segmented_sort_layout, top_k_layout};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
-use gpu_primitives_abi::tuning::{RADIX_DIGITS, SORT_BLOCK, onesweep_items, top_k_items};
+use gpu_primitives_abi::tuning::{
+    RADIX_DIGITS, SEGMENTED_MEDIUM_SORT_ITEMS, SORT_BLOCK, onesweep_items, top_k_items,
+};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
 /// Whether a value payload of the value table moves values.
@@ -119,29 +124,23 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(segmented, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                let layout = segmented_sort_layout(
-                    SORT_BLOCK,
-                    SORT_BLOCK * $items,
-                    size_of::<$ty>() as u32,
-                    if PAIRS { size_of::<$v>() as u32 } else { 0 },
-                );
-                // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
-                // launch with the same) places it.
-                let (rank, digit_places) = unsafe { rank_storage(&layout.sort) };
-                // SAFETY: as above; keys and values share the exchange, one after the other.
-                let storage = unsafe {
-                    SegmentedSortStorage {
-                        sort: BlockRadixSortStorage {
-                            rank,
-                            keys: dynamic_shared(layout.sort.exchange),
-                            values: dynamic_shared(layout.sort.exchange),
-                        },
-                        digit_places,
-                        counters: dynamic_shared(layout.counters),
-                    }
-                };
+                // SAFETY: the kernel's contract: the layout's dynamic shared memory.
+                let storage = unsafe { segmented_storage::<$ty, $v, PAIRS>($items) };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe { segmented_radix_sort::<$ty, $v, PAIRS, $items>(&p, storage) };
+            }
+        };
+        const _: () = {
+            /// # Safety
+            /// As `segmented_medium_sort`, with the launch [`SegmentedSortParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(segmented_medium, $key, $values))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
+                const PAIRS: bool = pairs!($values);
+                const ITEMS: usize = SEGMENTED_MEDIUM_SORT_ITEMS;
+                // SAFETY: the kernel's contract: the layout's dynamic shared memory.
+                let storage = unsafe { segmented_storage::<$ty, $v, PAIRS>(ITEMS) };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { segmented_medium_sort::<$ty, $v, PAIRS, ITEMS>(&p, storage) };
             }
         };
         const _: () = {
@@ -155,6 +154,38 @@ macro_rules! onesweep_entries {
             }
         };
     )*};
+}
+
+/// A segmented sort's shared memory: the [`segmented_sort_layout`] of tiles of `items` keys a
+/// thread of `K` (with values of `V` for `PAIRS`), in the launch's dynamic shared memory.
+///
+/// # Safety
+/// The launch has that layout's `total` bytes of dynamic shared memory (the host sizes it with
+/// the same function); the regions are used as the layout places them.
+#[inline(always)]
+unsafe fn segmented_storage<K: crate::radix::RadixKey, V: crate::shared::SharedValue, const PAIRS: bool>(
+    items: usize,
+) -> SegmentedSortStorage<<K::Bits as crate::radix::RadixBits>::Slot, V> {
+    let layout = segmented_sort_layout(
+        SORT_BLOCK,
+        SORT_BLOCK * items as u32,
+        size_of::<K>() as u32,
+        if PAIRS { size_of::<V>() as u32 } else { 0 },
+    );
+    // SAFETY: the caller's contract.
+    let (rank, digit_places) = unsafe { rank_storage(&layout.sort) };
+    // SAFETY: as above; keys and values share the exchange, one after the other.
+    unsafe {
+        SegmentedSortStorage {
+            sort: BlockRadixSortStorage {
+                rank,
+                keys: dynamic_shared(layout.sort.exchange),
+                values: dynamic_shared(layout.sort.exchange),
+            },
+            digit_places,
+            counters: dynamic_shared(layout.counters),
+        }
+    }
 }
 
 /// The rank's storage and the digit places of a onesweep layout, in the launch's dynamic shared
