@@ -382,6 +382,22 @@ fn rows() -> Result<(), Stop> {
     let expected = [0.1875f32, -0.1875, -0.25, 0.25];
     let close = dx.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
     expect_eq(&format!("softmax backward {dx:?}"), close, true)?;
+    // Cross-entropy of `x` with the targets' file, its gradient written to `grad`, checked.
+    let cross_entropy = |x: &Path, targets: &Path, grad: &Path, extra: &[&str]| {
+        let mut args = vec![
+            "rows",
+            x.to_str().unwrap(),
+            "--op",
+            "cross-entropy",
+            "--targets",
+            targets.to_str().unwrap(),
+            "--logits-grad",
+            grad.to_str().unwrap(),
+            "--check",
+        ];
+        args.extend(extra);
+        on_gpu(&args)
+    };
     // Every op's backward on 64 rows of 1000 (f32) and of 33 (f16), against the command's
     // reference.
     for (descr, rows, cols, kind) in [
@@ -441,21 +457,8 @@ fn rows() -> Result<(), Stop> {
             .collect();
         write_npy(&targets, "<i8", &format!("({rows},)"), &le_bytes(&classes));
         let grad = temp(&format!("gpu-rows-ce-grad-{kind}.npy"));
-        let mut args = vec![
-            "rows",
-            x.to_str().unwrap(),
-            "--op",
-            "cross-entropy",
-            "--targets",
-            targets.to_str().unwrap(),
-            "--logits-grad",
-            grad.to_str().unwrap(),
-            "--check",
-        ];
-        if kind == "bf16" {
-            args.push("--bf16-bits");
-        }
-        let stdout = on_gpu(&args)?;
+        let bits: &[&str] = if kind == "bf16" { &["--bf16-bits"] } else { &[] };
+        let stdout = cross_entropy(&x, &targets, &grad, bits)?;
         let all = stdout.contains(&format!("0 of {rows} outside"))
             && stdout.contains("gradient: CPU reference")
             && stdout.contains(&format!("0 of {n} outside"));
@@ -465,17 +468,7 @@ fn rows() -> Result<(), Stop> {
     // of its target 1; row 1 ignored (-100): zeros.
     let targets = temp("gpu-rows-targets.npy");
     write_npy(&targets, "<i8", "(2,)", &le_bytes(&[1i64, -100]));
-    on_gpu(&[
-        "rows",
-        x.to_str().unwrap(),
-        "--op",
-        "cross-entropy",
-        "--targets",
-        targets.to_str().unwrap(),
-        "--logits-grad",
-        out_s,
-        "--check",
-    ])?;
+    cross_entropy(&x, &targets, &out, &[])?;
     let grad: Vec<f32> = read_matrix(&out);
     let expected = [0.25f32, -0.25, 0.0, 0.0];
     let close = grad.iter().zip(&expected).all(|(a, b)| (a - b).abs() <= 1e-6);
