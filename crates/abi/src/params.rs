@@ -565,11 +565,14 @@ pub struct RadixHistogramParams<K> {
     pub passes: u32,
 }
 
-/// The segmented radix sort (`device_segmented_radix_sort_<values>_<key>`): each segment's keys
-/// (and values) sorted by bits `begin_bit .. end_bit` of their ordered bits, stably, by one
-/// block: a segment of at most one tile (`SORT_BLOCK * items` keys, `sort_key_table!`) in
-/// shared memory, a longer one by one pass over global memory per digit, through the scratch
-/// buffers.
+/// The segmented radix sort (`device_segmented_radix_sort_<values>_<key>`,
+/// `device_segmented_medium_sort_<values>_<key>`, `device_segmented_warp_sort_<values>_<key>`):
+/// each segment of the launch's length range (`shortest ..= longest`) sorted by bits
+/// `begin_bit .. end_bit` of its keys' ordered bits, stably (the values moving with them): by
+/// one warp (the warp sort), or by one block: a segment of at most one tile (`SORT_BLOCK *
+/// items` keys: `sort_key_table!`'s items, the medium tier's
+/// [`SEGMENTED_MEDIUM_SORT_ITEMS`](crate::tuning::SEGMENTED_MEDIUM_SORT_ITEMS)) in shared
+/// memory, a longer one by one pass over global memory per digit, through the scratch buffers.
 ///
 /// Segment `s` is `offsets[s] .. offsets[s + 1]`, or with null `offsets` the row
 /// `s * row_len .. (s + 1) * row_len`. Its sorted keys go to the same positions of `keys_out`,
@@ -577,8 +580,9 @@ pub struct RadixHistogramParams<K> {
 ///
 /// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, a block a segment (block `b`
 /// sorts segment `first_segment + b`; more segments than a grid holds take a launch each
-/// chunk), [`onesweep_layout`](crate::layout::onesweep_layout)`.total` bytes of dynamic shared
-/// memory.
+/// chunk), [`segmented_sort_layout`](crate::layout::segmented_sort_layout)`.total` bytes of
+/// dynamic shared memory for the kernel's tile; the warp sort: a warp a segment, 8 a block,
+/// no shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct SegmentedSortParams<K, V> {

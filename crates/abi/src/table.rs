@@ -205,8 +205,10 @@ macro_rules! sort_value_table {
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
-/// `device_segmented_radix_sort_<values>_<key>` (every segment, one block each),
-/// `device_segmented_warp_sort_<values>_<key>` (the short segments, one warp each) or
+/// `device_segmented_radix_sort_<values>_<key>` (the segments past the medium tier, one block
+/// each), `device_segmented_medium_sort_<values>_<key>` (the segments of 257 to 1024 keys, one
+/// block each, a smaller tile), `device_segmented_warp_sort_<values>_<key>` (the short
+/// segments, one warp each) or
 /// `device_top_k_<key>` (top-k of rows by radix select).
 #[macro_export]
 macro_rules! radix_sort_kernel_name {

@@ -806,6 +806,17 @@ pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
 pub const SEGMENTED_WARP_SORT_ITEMS: usize = 8;
 /// The longest segment the segmented sort's warp sort takes.
 pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
+/// A device-wide sort's fixed time, in the keys one block of the segmented sort sorts by passes
+/// over global memory in that time: the segmented sort gives a segment longer than a tile to
+/// the device sort when the estimate says so (`device_sorted_count` in the host's
+/// `device::segmented_sort`). Estimated from two figures, not tuned: a sort of up to 2^16 keys
+/// takes 26-45 µs (the histogram's and the passes' launches; H200, docs/performance.md), and
+/// one block sorted a segment of 2^24 `f32` keys in 261 ms, about 15.5 ns a key (H100, four
+/// passes); 30 µs / 15 ns is about 2000.
+pub const SEGMENT_DEVICE_SORT_FIXED_KEYS: usize = 2048;
+/// How many times faster a device-wide sort takes a key than one block of the segmented sort:
+/// about 30 Gkeys/s from 2^24 keys (15 at 2^20) against 1 / 15.5 ns (the figures above).
+pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
 /// Entry-point name prefix of the segmented sort's medium tier
 /// (`device_segmented_medium_sort_<values>_<key>`): a block of [`SORT_BLOCK`] threads per
 /// segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys, sorted in

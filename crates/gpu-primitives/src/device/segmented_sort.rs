@@ -13,8 +13,9 @@ use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
-    SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_MEDIUM_SORT_KEYS,
-    SEGMENTED_SORT_FAMILY, SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
+    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_MEDIUM_SORT_FAMILY,
+    SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_MEDIUM_SORT_KEYS, SEGMENTED_SORT_FAMILY,
+    SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -62,8 +63,8 @@ pub(super) fn layout(
 
 /// Which segments the device-wide sort takes and which the segmented kernels.
 struct Plan {
-    /// The large segments, (first key, keys): those longer than a tile and than a
-    /// multiprocessor's share of the keys, each sorted by the device-wide sort.
+    /// The large segments, (first key, keys), longest first, each sorted by the device-wide
+    /// sort.
     large: Vec<(usize, usize)>,
     /// The longest segment the segmented kernels sort.
     longest_left: usize,
@@ -71,50 +72,82 @@ struct Plan {
     longest_by_block: usize,
 }
 
-/// The [`Plan`] of `call` (its segments' longest `longest`, the last ending at `end`): with
-/// equal rows, every row or none is large; with offsets read by [`SegmentOffsets::new`]
-/// (`super::SegmentOffsets`), the offsets are read back (which synchronises the stream) only
-/// when the longest segment is large. Top-k (`keep`) and offsets given unchecked stay with the
-/// segmented kernels.
+/// How many of the `candidates` (segment lengths, longest first) the device-wide sort should
+/// take, one after another, the segmented kernels taking the rest and the others (of at most
+/// `longest_other` keys): the `k` with the least estimated time, in the keys one block sorts
+/// in it, of `k` device sorts ([`SEGMENT_DEVICE_SORT_FIXED_KEYS`] each, and their keys over
+/// [`SEGMENT_DEVICE_SORT_SPEEDUP`]) and then the blocks, which run side by side and take as
+/// long as the longest segment left. Never splits equal lengths (the block kernel skips by
+/// length).
+pub(super) fn device_sorted_count(candidates: &[usize], longest_other: usize) -> usize {
+    let block_time = |k: usize| candidates.get(k).copied().unwrap_or(0).max(longest_other);
+    let (mut best, mut best_k, mut device) = (block_time(0), 0, 0usize);
+    for k in 1..=candidates.len() {
+        device += SEGMENT_DEVICE_SORT_FIXED_KEYS + candidates[k - 1] / SEGMENT_DEVICE_SORT_SPEEDUP;
+        let splits_equal = candidates.get(k).is_some_and(|&next| next == candidates[k - 1]);
+        if !splits_equal && device + block_time(k) < best {
+            (best, best_k) = (device + block_time(k), k);
+        }
+    }
+    best_k
+}
+
+/// The [`Plan`] of `call` (its segments' longest `longest`, the last ending at `end`). The
+/// candidates are the segments longer than a tile and than a multiprocessor's share of the
+/// keys (one block on such a segment leaves most multiprocessors idle); of those,
+/// [`device_sorted_count`] picks the longest few. With equal rows, every row or none; with
+/// offsets read by [`SegmentOffsets::new`](super::SegmentOffsets::new), the offsets are read
+/// back (which synchronises the stream) only when the longest segment is a candidate. Top-k
+/// (`keep`) and offsets given unchecked stay with the segmented kernels.
 fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
     let share = end.div_ceil(on.gpu.info().multiprocessors.max(1) as usize);
-    let longest_by_block = tile.max(share);
+    let limit = tile.max(share);
     let none = Plan {
         large: Vec::new(),
         longest_left: longest,
         longest_by_block: usize::MAX,
     };
-    if call.keep.is_some() || longest <= longest_by_block {
+    if call.keep.is_some() || longest <= limit {
         return Ok(none);
     }
-    match call.segments {
-        Segments::Rows(row_len) => Ok(Plan {
-            large: (0..end / row_len).map(|row| (row * row_len, row_len)).collect(),
-            longest_left: 0,
-            longest_by_block,
-        }),
+    // The candidates, (first key, keys), and the longest of the other segments.
+    let (mut candidates, longest_other) = match call.segments {
+        Segments::Rows(row_len) => (
+            (0..end / row_len).map(|row| (row * row_len, row_len)).collect(),
+            0,
+        ),
         Segments::Offsets(offsets) if offsets.checked() => {
             let view = offsets.offsets();
             let mut host = vec![0u64; view.len];
             // SAFETY: a view holds `len` initialised u64 in the GPU's context.
             unsafe { on.stream.copy_to_host(view.address, &mut host)? };
-            let mut plan = Plan {
-                large: Vec::new(),
-                longest_left: 0,
-                longest_by_block,
-            };
+            let mut candidates = Vec::new();
+            let mut longest_other = 0;
             for w in host.windows(2) {
                 let len = (w[1] - w[0]) as usize;
-                if len > longest_by_block {
-                    plan.large.push((w[0] as usize, len));
+                if len > limit {
+                    candidates.push((w[0] as usize, len));
                 } else {
-                    plan.longest_left = plan.longest_left.max(len);
+                    longest_other = longest_other.max(len);
                 }
             }
-            Ok(plan)
+            (candidates, longest_other)
         }
-        Segments::Offsets(_) => Ok(none),
+        Segments::Offsets(_) => return Ok(none),
+    };
+    candidates.sort_by_key(|&(begin, len)| (std::cmp::Reverse(len), begin));
+    let lengths: Vec<usize> = candidates.iter().map(|&(_, len)| len).collect();
+    let k = device_sorted_count(&lengths, longest_other);
+    if k == 0 {
+        return Ok(none);
     }
+    let longest_left = lengths.get(k).copied().unwrap_or(0).max(longest_other);
+    candidates.truncate(k);
+    Ok(Plan {
+        large: candidates,
+        longest_left,
+        longest_by_block: longest_left,
+    })
 }
 
 /// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
@@ -139,30 +172,8 @@ pub(super) fn launch<K: SortKey>(
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let key_bytes = size_of::<K::Raw>();
     let plan = plan(on, call, tile, longest, end)?;
-    // The large segments, each through the device-wide sort, which spreads it over the whole
-    // GPU (one block on it would leave most multiprocessors idle).
-    for &(begin, len) in &plan.large {
-        let at = |address: u64, bytes: usize| address + (begin * bytes) as u64;
-        let values = match buffers.values {
-            Values::None => Values::None,
-            Values::Pairs { input, output, bytes } => Values::Pairs {
-                input: input.map(|a| at(a, bytes)),
-                output: at(output, bytes),
-                bytes,
-            },
-        };
-        let segment = SortBuffers {
-            n: len,
-            keys_in: at(buffers.keys_in, key_bytes),
-            keys_out: at(buffers.keys_out, key_bytes),
-            values,
-        };
-        device_sort::<K>(on, segment, options, workspace)?;
-    }
-    if plan.large.len() == segments {
-        return Ok(());
-    }
     let longest = plan.longest_left;
+    let by_kernels = plan.large.len() < segments;
 
     let (values_in, values_out, value_bytes, index_values) = match buffers.values {
         Values::None => (0, 0, 0, false),
@@ -170,7 +181,7 @@ pub(super) fn launch<K: SortKey>(
     };
     let stream = on.stream;
     // Segments longer than a tile alternate between two scratch buffers, indexed as the input.
-    let (keys_scratch, values_scratch, scratch_len) = if longest > tile {
+    let (keys_scratch, values_scratch, scratch_len) = if by_kernels && longest > tile {
         let keys_bytes = (2 * end * key_bytes).next_multiple_of(16);
         let scratch = workspace.sort_scratch(stream, keys_bytes + 2 * end * value_bytes)?;
         (scratch, scratch + keys_bytes as u64, end)
@@ -224,12 +235,14 @@ pub(super) fn launch<K: SortKey>(
         ),
         (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, plan.longest_by_block),
     ];
+    // Every kernel found before anything is launched (a missing one is an error that launches
+    // nothing).
+    let mut launches = Vec::new();
     for (tier, shortest, most) in tiers {
         let takes_rows = offsets == 0 && (shortest..=most).contains(&row_len);
-        if shortest > longest || (offsets == 0 && !takes_rows) {
+        if !by_kernels || shortest > longest || (offsets == 0 && !takes_rows) {
             continue;
         }
-        (params.shortest, params.longest) = (shortest, most);
         let (family, items) = match tier {
             Tier::Warp => (SEGMENTED_WARP_SORT_FAMILY, 0),
             Tier::Medium => (SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS),
@@ -237,6 +250,31 @@ pub(super) fn launch<K: SortKey>(
         };
         let kernel = module
             .kernel::<SegmentedSortParams<K::Raw, u64>>(&format!("{family}{values_name}_{}", K::NAME))?;
+        launches.push((tier, shortest, most, items, kernel));
+    }
+    // The large segments, each through the device-wide sort, which spreads it over the whole
+    // GPU (one block on it would leave most multiprocessors idle); longest first, so that only
+    // the first grows the workspace: after it, as before it, nothing more is allocated.
+    for &(begin, len) in &plan.large {
+        let at = |address: u64, bytes: usize| address + (begin * bytes) as u64;
+        let values = match buffers.values {
+            Values::None => Values::None,
+            Values::Pairs { input, output, bytes } => Values::Pairs {
+                input: input.map(|a| at(a, bytes)),
+                output: at(output, bytes),
+                bytes,
+            },
+        };
+        let segment = SortBuffers {
+            n: len,
+            keys_in: at(buffers.keys_in, key_bytes),
+            keys_out: at(buffers.keys_out, key_bytes),
+            values,
+        };
+        device_sort::<K>(on, segment, options, workspace)?;
+    }
+    for (tier, shortest, most, items, kernel) in launches {
+        (params.shortest, params.longest) = (shortest, most);
         if tier == Tier::Warp {
             let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
             for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
@@ -295,13 +333,16 @@ enum Tier {
 /// `SORT_BLOCK * K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) the same in a
 /// tile of that many (each key read and written once either way); a longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
-/// once per digit), through two scratch buffers of the input's length in the workspace. A
-/// segment longer than a tile and than a multiprocessor's share of all the keys (the last
-/// offset over the multiprocessors; with equal rows: fewer rows than multiprocessors) goes
-/// through [`sort_keys`](super::sort_keys) on its own instead, spread over the whole GPU
-/// (CUB would give it one block). With [`SegmentOffsets::new`](super::SegmentOffsets::new)'s
-/// offsets such segments are found in a copy of the offsets read back, which synchronises the
-/// stream, and only when the longest segment is one of them; offsets given
+/// once per digit), through two scratch buffers of the input's length in the workspace. The
+/// longest few segments, each longer than a tile and than a multiprocessor's share of all the
+/// keys (the last offset over the multiprocessors), go through [`sort_keys`](super::sort_keys)
+/// one after another instead, each spread over the whole GPU (CUB would give each one block),
+/// where an estimate of both ways' times says so (a device sort costs about as much as one
+/// block's sort of 2048 keys, and takes each key some 460 times faster: one huge segment among
+/// short ones, or a few long rows; not many long segments, which the blocks take side by side).
+/// With [`SegmentOffsets::new`](super::SegmentOffsets::new)'s offsets such segments are found
+/// in a copy of the offsets read back, which synchronises the stream, and only when the
+/// longest segment is longer than a tile and that share; offsets given
 /// [unchecked](super::SegmentOffsets::new_unchecked) are never read back and every segment is
 /// sorted by a block. Deterministic.
 ///
@@ -309,7 +350,9 @@ enum Tier {
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
 /// [`Error::InvalidLaunch`] for a bit range past the key's width, rows that do not divide the
 /// input, offsets past the input or a segment past [`SORT_MAX_KEYS`] keys; device errors (out
-/// of memory). Nothing is launched on an error.
+/// of memory). Nothing is launched on an input error or when memory runs out (the scratch
+/// buffers and the longest segment's device sort are allocated before anything is launched,
+/// and the later device sorts need no more).
 ///
 /// # Example
 /// ```no_run
@@ -481,4 +524,27 @@ pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
         keep: None,
     };
     launch::<K>(on.into(), "segmented_argsort", call, options, workspace)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::device_sorted_count;
+
+    #[test]
+    fn a_huge_segment_goes_to_the_device_sort_and_many_long_ones_stay_with_the_blocks() {
+        // One segment of 2^24 keys among rows of 4096: the device sort takes it.
+        assert_eq!(device_sorted_count(&[1 << 24], 4096), 1);
+        // 100 segments of 5000: side by side in blocks (100 device sorts would cost more).
+        assert_eq!(device_sorted_count(&[5000; 100], 0), 0);
+        // A row just past a tile: alone, by the device sort; two such rows, by blocks.
+        assert_eq!(device_sorted_count(&[4097], 0), 1);
+        assert_eq!(device_sorted_count(&[4097, 4097], 0), 0);
+        // Three rows of a million: each by the device sort.
+        assert_eq!(device_sorted_count(&[1 << 20; 3], 0), 3);
+        // Equal lengths are never split: the block kernel skips segments by length.
+        let k = device_sorted_count(&[300_000, 50_000, 50_000], 4096);
+        assert!(k == 1 || k == 3, "{k}");
+        // Nothing to take.
+        assert_eq!(device_sorted_count(&[], 100), 0);
+    }
 }

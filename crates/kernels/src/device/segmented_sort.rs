@@ -84,7 +84,8 @@ struct Segment {
 /// # Safety
 /// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; `p` is as
 /// [`SegmentedSortParams`] documents it (the offsets non-decreasing and within the input, the
-/// scratch buffers present when a segment is longer than `block_dim() * ITEMS`, the outputs
+/// scratch buffers present when a segment of the launch's length range is longer than
+/// `block_dim() * ITEMS`, the outputs
 /// not overlapping the inputs except in place); `storage` is this block's, the exchange at
 /// least `block_dim() * ITEMS` long.
 #[inline(always)]

@@ -57,8 +57,8 @@ impl Layout {
 /// tier's 1024, the block's tile of 3072 or 4096 keys); one long
 /// segment among short ones (the device-wide sort's); equal rows of 1 to 10^4 keys (few rows
 /// of 4097 or more go through the device-wide sort); more segments past a tile than
-/// multiprocessors (by blocks, a pass per digit, and with offsets the longest by the
-/// device-wide sort).
+/// multiprocessors (by blocks, a pass per digit, and with offsets beside one of 10^5 keys or
+/// more, which the device-wide sort takes).
 fn layout() -> impl Strategy<Value = Layout> {
     // Around the warp sort's one row (32), half its longest (128), its longest (256), the
     // medium tier's tile (1024), a block's tile (3072 or 4096) and past it.
@@ -114,8 +114,8 @@ fn layout() -> impl Strategy<Value = Layout> {
                 rows: true,
             }),
         // More segments past a tile than multiprocessors (132 on an H100 or H200): rows all
-        // by blocks, a pass per digit; offsets split between the blocks and the device sort
-        // (those past a multiprocessor's share of the keys, about 5100).
+        // by blocks, a pass per digit; with offsets and one segment of 10^5 keys or more, that
+        // one by the device sort and the others by blocks.
         (prop::sample::select(vec![3073usize, 4097, 5000]), 133usize..150).prop_map(|(row_len, rows)| {
             Layout {
                 lead: 0,
@@ -124,14 +124,21 @@ fn layout() -> impl Strategy<Value = Layout> {
                 rows: true,
             }
         }),
-        (prop::collection::vec(3073usize..6000, 133..150), ends).prop_map(|(lengths, (lead, tail))| {
-            Layout {
-                lead,
-                lengths,
-                tail,
-                rows: false,
-            }
-        }),
+        (
+            prop::collection::vec(3073usize..6000, 133..150),
+            100_000usize..300_000,
+            0usize..150,
+            ends
+        )
+            .prop_map(|(mut lengths, long, at, (lead, tail))| {
+                lengths.insert(at.min(lengths.len()), long);
+                Layout {
+                    lead,
+                    lengths,
+                    tail,
+                    rows: false,
+                }
+            }),
     ]
 }
 
