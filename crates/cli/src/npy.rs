@@ -323,6 +323,36 @@ impl NpyInput {
     }
 }
 
+/// An element type as a `.npy` file stores it: itself, or for bf16 (which NumPy lacks) its
+/// bits as `u16` (`--bf16-bits`). The commands read files through [`from_stored`] and write
+/// them through [`to_stored`].
+///
+/// [`from_stored`]: Self::from_stored
+/// [`to_stored`]: Self::to_stored
+pub trait NpyStored: bytemuck::Pod {
+    /// The `.npy` element that holds one value.
+    type Stored: npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + bytemuck::Pod;
+    /// Values read from a file.
+    fn from_stored(values: Vec<Self::Stored>) -> Vec<Self> {
+        bytemuck::cast_vec(values)
+    }
+    /// Values as a file stores them.
+    fn to_stored(values: &[Self]) -> &[Self::Stored] {
+        bytemuck::cast_slice(values)
+    }
+}
+macro_rules! npy_stored {
+    ($($t:ty => $stored:ty),* $(,)?) => {$(
+        impl NpyStored for $t {
+            type Stored = $stored;
+        }
+    )*};
+}
+npy_stored!(
+    f32 => f32, f64 => f64, i32 => i32, u32 => u32, i64 => i64, u64 => u64, u8 => u8, u16 => u16,
+    half::f16 => half::f16, half::bf16 => u16,
+);
+
 /// Write `values` as a 1-D `.npy` file.
 ///
 /// # Errors

@@ -6,7 +6,7 @@
 //! (`reference::rows::cross_entropy_bound`).
 
 use crate::cli_ops::CliError;
-use crate::npy;
+use crate::npy::{self, NpyStored};
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound, shift};
 use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
@@ -73,38 +73,27 @@ pub struct RowsJob {
     pub device: u32,
 }
 
-/// A row type the command reads and writes, as a file stores it, with its output rounding
-/// (for `--check`).
-trait CliRow: RowElement + Default {
-    /// The `.npy` element that holds one value (bf16: its bits, a `u16`).
-    type Stored: npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + Copy;
+/// A row type the command reads and writes (as a file stores it: [`NpyStored`]), with its
+/// output rounding (for `--check`).
+trait CliRow: RowElement + NpyStored + Default {
     /// Relative error of rounding to the type, and its absolute error near 0.
     const ROUNDING: (f64, f64);
     fn wide(self) -> f64;
-    fn from_stored(values: Vec<Self::Stored>) -> Vec<Self>;
-    fn to_stored(values: &[Self]) -> Vec<Self::Stored>;
 }
 macro_rules! cli_row {
-    ($($t:ty => $stored:ty, $rounding:expr, $wide:expr);* $(;)?) => {$(
+    ($($t:ty => $rounding:expr, $wide:expr);* $(;)?) => {$(
         impl CliRow for $t {
-            type Stored = $stored;
             const ROUNDING: (f64, f64) = $rounding;
             fn wide(self) -> f64 {
                 $wide(self)
-            }
-            fn from_stored(values: Vec<$stored>) -> Vec<Self> {
-                bytemuck::cast_vec(values)
-            }
-            fn to_stored(values: &[Self]) -> Vec<$stored> {
-                bytemuck::cast_slice(values).to_vec()
             }
         }
     )*};
 }
 cli_row!(
-    f32 => f32, (0.0, 0.0), f64::from;
-    half::f16 => half::f16, (1.0 / 2048.0, 3.0e-8), half::f16::to_f64;
-    half::bf16 => u16, (1.0 / 256.0, 1e-40), half::bf16::to_f64;
+    f32 => (0.0, 0.0), f64::from;
+    half::f16 => (1.0 / 2048.0, 3.0e-8), half::f16::to_f64;
+    half::bf16 => (1.0 / 256.0, 1e-40), half::bf16::to_f64;
 );
 
 fn run_typed<T: CliRow>(
@@ -177,7 +166,7 @@ fn report_and_write<T: CliRow>(
     );
     let found: Vec<T> = T::from_raw(&out.to_vec(gpu)?).to_vec();
     if let Some(path) = &job.output {
-        npy::write_matrix(path, rows, cols, &T::to_stored(&found))?;
+        npy::write_matrix(path, rows, cols, T::to_stored(&found))?;
         println!("wrote {} ({rows} x {cols} {}{what})", path.display(), T::NAME);
     }
     Ok(found)
@@ -369,7 +358,7 @@ fn run_cross_entropy<T: CliRow>(
         println!("wrote {} ({rows} x 1 f32: each row's loss)", path.display());
     }
     if let (Some(path), Some(grad)) = (&job.logits_grad, &grad) {
-        npy::write_matrix(path, rows, cols, &T::to_stored(grad))?;
+        npy::write_matrix(path, rows, cols, T::to_stored(grad))?;
         println!(
             "wrote {} ({rows} x {cols} {}: the logits' gradient)",
             path.display(),

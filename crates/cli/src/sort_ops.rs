@@ -7,7 +7,7 @@
 //! reference (`reference::sort`, a stable comparison sort).
 
 use crate::cli_ops::CliError;
-use crate::npy;
+use crate::npy::{self, NpyStored};
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
 use gpu_primitives::{DeviceBuffer, Error, Gpu, reference};
 use std::ops::Range;
@@ -127,30 +127,9 @@ pub fn key_view_mut<K: SortKey>(buffer: &mut DeviceBuffer<K::Raw>, n: usize) -> 
     unsafe { DeviceViewMut::from_raw_parts(buffer.as_device_ptr().as_raw(), n) }
 }
 
-/// A key type the command reads and writes.
-trait CliKey: SortKey {
-    /// The `.npy` element that holds one key (bf16: its bits, a `u16`).
-    type Stored: npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize + bytemuck::Pod;
-    fn from_stored(values: Vec<Self::Stored>) -> Vec<Self>;
-    fn to_stored(values: &[Self]) -> &[Self::Stored];
-}
-macro_rules! cli_key {
-    ($($t:ty => $stored:ty),* $(,)?) => {$(
-        impl CliKey for $t {
-            type Stored = $stored;
-            fn from_stored(values: Vec<$stored>) -> Vec<Self> {
-                bytemuck::cast_vec(values)
-            }
-            fn to_stored(values: &[Self]) -> &[$stored] {
-                bytemuck::cast_slice(values)
-            }
-        }
-    )*};
-}
-cli_key!(
-    f32 => f32, f64 => f64, i32 => i32, u32 => u32, i64 => i64, u64 => u64, u8 => u8, u16 => u16,
-    half::f16 => half::f16, half::bf16 => u16,
-);
+/// A key type the command reads and writes (as a file stores it: [`NpyStored`]).
+trait CliKey: SortKey + NpyStored {}
+impl<K: SortKey + NpyStored> CliKey for K {}
 
 /// The first four and the last two of `values`, as `[a, b, c, d, ..., y, z]`.
 fn ends<T: std::fmt::Debug>(values: &[T]) -> String {
