@@ -66,10 +66,9 @@ struct Plan {
     /// The large segments, (first key, keys), longest first, each sorted by the device-wide
     /// sort.
     large: Vec<(usize, usize)>,
-    /// The longest segment the segmented kernels sort.
+    /// The longest segment the segmented kernels sort: the longer ones are the device-wide
+    /// sort's.
     longest_left: usize,
-    /// Segments longer than this are the device-wide sort's (`usize::MAX`: none).
-    longest_by_block: usize,
 }
 
 /// How many of the `candidates` (segment lengths, longest first) the device-wide sort should
@@ -105,7 +104,6 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
     let none = Plan {
         large: Vec::new(),
         longest_left: longest,
-        longest_by_block: usize::MAX,
     };
     if call.keep.is_some() || longest <= limit {
         return Ok(none);
@@ -141,12 +139,10 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
     if k == 0 {
         return Ok(none);
     }
-    let longest_left = lengths.get(k).copied().unwrap_or(0).max(longest_other);
     candidates.truncate(k);
     Ok(Plan {
         large: candidates,
-        longest_left,
-        longest_by_block: longest_left,
+        longest_left: lengths.get(k).copied().unwrap_or(0).max(longest_other),
     })
 }
 
@@ -223,7 +219,8 @@ pub(super) fn launch<K: SortKey>(
     };
     let module = crate::module(on.gpu)?;
     // The tiers by length: a warp a segment, a block a segment of the medium tile, a block a
-    // segment of the block kernel's tile or longer (up to the device-wide sort's). Equal rows
+    // segment of the block kernel's tile or longer, up to the longest left (any longer ones are
+    // the device-wide sort's). Equal rows
     // are all of one tier: one launch; with offsets, a launch per tier up to the longest
     // segment left, each passing over the others' segments.
     let tiers = [
@@ -233,7 +230,7 @@ pub(super) fn launch<K: SortKey>(
             SEGMENTED_WARP_SORT_KEYS + 1,
             SEGMENTED_MEDIUM_SORT_KEYS,
         ),
-        (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, plan.longest_by_block),
+        (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, longest),
     ];
     // Every kernel found before anything is launched (a missing one is an error that launches
     // nothing).
