@@ -51,6 +51,33 @@ impl Layout {
     fn n(&self) -> usize {
         self.lead + self.lengths.iter().sum::<usize>() + self.tail
     }
+
+    /// Segments of `lengths` by offsets, `lead` keys before them and `tail` after.
+    fn by_offsets(lengths: Vec<usize>, (lead, tail): (usize, usize)) -> Self {
+        Layout {
+            lead,
+            lengths,
+            tail,
+            rows: false,
+        }
+    }
+
+    /// `rows` equal rows of `row_len` keys.
+    fn equal_rows(row_len: usize, rows: usize) -> Self {
+        Layout {
+            lead: 0,
+            lengths: vec![row_len; rows],
+            tail: 0,
+            rows: true,
+        }
+    }
+
+    /// As [`by_offsets`](Self::by_offsets), one segment of `long` keys put among `lengths` at
+    /// `at` (or last).
+    fn with_long(mut lengths: Vec<usize>, long: usize, at: usize, ends: (usize, usize)) -> Self {
+        lengths.insert(at.min(lengths.len()), long);
+        Self::by_offsets(lengths, ends)
+    }
 }
 
 /// Layouts: many short segments; lengths at the tiers' edges (the warp sort's 256, the medium
@@ -68,77 +95,39 @@ fn layout() -> impl Strategy<Value = Layout> {
     ];
     let ends = (0usize..3, 0usize..3);
     prop_oneof![
-        (prop::collection::vec(0usize..70, 0..300), ends.clone()).prop_map(|(lengths, (lead, tail))| {
-            Layout {
-                lead,
-                lengths,
-                tail,
-                rows: false,
-            }
-        }),
+        (prop::collection::vec(0usize..70, 0..300), ends.clone())
+            .prop_map(|(lengths, ends)| Layout::by_offsets(lengths, ends)),
         (
             prop::collection::vec(prop::sample::select(edges), 1..12),
             ends.clone()
         )
-            .prop_map(|(lengths, (lead, tail))| Layout {
-                lead,
-                lengths,
-                tail,
-                rows: false
-            }),
+            .prop_map(|(lengths, ends)| Layout::by_offsets(lengths, ends)),
         (
             prop::collection::vec(0usize..40, 0..100),
             10_000usize..300_000,
             0usize..100,
             ends.clone()
         )
-            .prop_map(|(mut lengths, long, at, (lead, tail))| {
-                lengths.insert(at.min(lengths.len()), long);
-                Layout {
-                    lead,
-                    lengths,
-                    tail,
-                    rows: false,
-                }
-            }),
+            .prop_map(|(lengths, long, at, ends)| Layout::with_long(lengths, long, at, ends)),
         (
             prop::sample::select(vec![
                 1usize, 7, 32, 100, 128, 129, 256, 257, 1000, 1024, 1025, 3072, 4096, 4097, 10_000
             ]),
             1usize..40
         )
-            .prop_map(|(row_len, rows)| Layout {
-                lead: 0,
-                lengths: vec![row_len; rows],
-                tail: 0,
-                rows: true,
-            }),
+            .prop_map(|(row_len, rows)| Layout::equal_rows(row_len, rows)),
         // More segments past a tile than multiprocessors (132 on an H100 or H200): rows all
         // by blocks, a pass per digit; with offsets and one segment of 10^5 keys or more, that
         // one by the device sort and the others by blocks.
-        (prop::sample::select(vec![3073usize, 4097, 5000]), 133usize..150).prop_map(|(row_len, rows)| {
-            Layout {
-                lead: 0,
-                lengths: vec![row_len; rows],
-                tail: 0,
-                rows: true,
-            }
-        }),
+        (prop::sample::select(vec![3073usize, 4097, 5000]), 133usize..150)
+            .prop_map(|(row_len, rows)| Layout::equal_rows(row_len, rows)),
         (
             prop::collection::vec(3073usize..6000, 133..150),
             100_000usize..300_000,
             0usize..150,
             ends
         )
-            .prop_map(|(mut lengths, long, at, (lead, tail))| {
-                lengths.insert(at.min(lengths.len()), long);
-                Layout {
-                    lead,
-                    lengths,
-                    tail,
-                    rows: false,
-                }
-            }),
+            .prop_map(|(lengths, long, at, ends)| Layout::with_long(lengths, long, at, ends)),
     ]
 }
 
