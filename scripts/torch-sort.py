@@ -3,7 +3,7 @@
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
 `torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`), and
-`torch.sort` of the same keys as rows of 32 and 256 (`bench_sort::SEGMENTED_ROWS`), beside a
+`torch.sort` of the same keys as rows of 32, 256 and 512 (`bench_sort::SEGMENTED_ROWS`), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
 segmented_argsort, top_k) in the same layout. Run on the GPU machine:
@@ -52,6 +52,7 @@ def main():
         ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),
         (f"torch.sort dim=1 rows of {SHORT_COLS}", lambda: torch.sort(short, dim=1)),
         ("torch.sort dim=1 rows of 256", lambda: torch.sort(x.view(-1, 256), dim=1)),
+        ("torch.sort dim=1 rows of 512", lambda: torch.sort(x.view(-1, 512), dim=1)),
         ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
         (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
     ]:

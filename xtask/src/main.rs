@@ -81,6 +81,11 @@ fn main() -> ExitCode {
         tuning::SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
+        tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY,
+        tuning::SORT_BLOCK,
+        tuning::SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::TOP_K_FAMILY,
         tuning::SORT_BLOCK,
         tuning::TOP_K_BLOCKS_PER_SM,

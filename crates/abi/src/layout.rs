@@ -283,6 +283,52 @@ pub const fn segmented_sort_layout(
     }
 }
 
+/// Where each warp of the segmented sort's warp radix tier keeps its tile in dynamic shared
+/// memory: byte offsets from the warp's region, which starts `warp * warp_bytes` bytes in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpRadixSortLayout {
+    /// `WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1)` `u32`: the lanes' counters and a row of zeros.
+    pub counters: u32,
+    /// [`padded_slots`]`(WARP_SIZE * items)` key slots (keys of one byte as `u16`).
+    pub keys: u32,
+    /// As many `u32`: each key's position in the segment, which the sort moves with the keys
+    /// (pairs; none for keys alone).
+    pub indices: u32,
+    /// As many values, staged at their positions until the sorted positions fetch them (pairs;
+    /// none for keys alone).
+    pub values: u32,
+    /// Bytes of one warp's region.
+    pub warp_bytes: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`WarpRadixSortLayout`] of a block of `block` threads (whole warps), tiles of `items`
+/// keys a lane of `key_bytes` with values of `value_bytes` (0 for keys only).
+pub const fn warp_radix_sort_layout(
+    block: u32,
+    items: u32,
+    key_bytes: u32,
+    value_bytes: u32,
+) -> WarpRadixSortLayout {
+    let slots = padded_slots(WARP_SIZE * items);
+    let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
+    let counters = 0;
+    let keys = counters + (WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4).next_multiple_of(16);
+    let indices = keys + (slots * key_slot).next_multiple_of(16);
+    let index_bytes = if value_bytes > 0 { 4 } else { 0 };
+    let values = indices + slots * index_bytes;
+    let warp_bytes = values + (slots * value_bytes).next_multiple_of(16);
+    WarpRadixSortLayout {
+        counters,
+        keys,
+        indices,
+        values,
+        warp_bytes,
+        total: block / WARP_SIZE * warp_bytes,
+    }
+}
+
 /// Where the top-k by radix select keeps its state in dynamic shared memory (byte offsets).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TopKLayout {

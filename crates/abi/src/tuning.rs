@@ -817,11 +817,24 @@ pub const SEGMENT_DEVICE_SORT_FIXED_KEYS: usize = 2048;
 /// How many times faster a device-wide sort takes a key than one block of the segmented sort:
 /// about 30 Gkeys/s from 2^24 keys (15 at 2^20) against 1 / 15.5 ns (the figures above).
 pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
+/// Entry-point name prefix of the segmented sort's warp radix tier
+/// (`device_segmented_warp_radix_sort_<values>_<key>`): a warp per segment of
+/// [`SEGMENTED_WARP_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] keys, sorted in shared
+/// memory of the warp's own by the warp radix sort (the blocked sort's per-lane counters of
+/// [`BLOCKED_RADIX_BITS`] bits, warp barriers only), 8 warps a block of [`SORT_BLOCK`] threads.
+pub const SEGMENTED_WARP_RADIX_SORT_FAMILY: &str = "device_segmented_warp_radix_sort_";
+/// Keys per lane of the warp radix tier's tile.
+pub const SEGMENTED_WARP_RADIX_SORT_ITEMS: usize = 16;
+/// The longest segment the warp radix tier takes: one tile of its warp.
+pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT_ITEMS;
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp radix tier is built for
+/// (its PTX declares it).
+pub const SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM: u32 = 3;
 /// Entry-point name prefix of the segmented sort's medium tier
 /// (`device_segmented_medium_sort_<values>_<key>`): a block of [`SORT_BLOCK`] threads per
-/// segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys, sorted in
-/// shared memory as a tile of [`SEGMENTED_MEDIUM_SORT_ITEMS`] keys a thread instead of the block
-/// kernel's 12 or 16 (a segment of 257 keys padded to 1024, not to 4096).
+/// segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys,
+/// sorted in shared memory as a tile of [`SEGMENTED_MEDIUM_SORT_ITEMS`] keys a thread instead of the block
+/// kernel's 12 or 16 (a segment of 513 keys padded to 1024, not to 4096).
 pub const SEGMENTED_MEDIUM_SORT_FAMILY: &str = "device_segmented_medium_sort_";
 /// Keys per thread of the medium tier's tile. H100, 524288 rows of 512 random `f32` keys (the
 /// same start): keys 22312 -> 9331 us, argsort 35476 -> 10450 against the block kernel's padded

@@ -184,7 +184,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries), the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
 /// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its medium tier SORT_BLOCK and
-/// SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
+/// SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
+/// SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -216,6 +217,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, SEGMENTED_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(SEGMENTED_MEDIUM_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM))
+            } else if name.starts_with(SEGMENTED_WARP_RADIX_SORT_FAMILY) {
+                Some(bounds(SORT_BLOCK, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(TOP_K_FAMILY) {
                 Some(bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_FAMILY) {
@@ -250,6 +253,10 @@ const SORT_KEYS_SPILL_BYTES: usize = 120;
 /// `SEGMENTED_SORT_BLOCKS_PER_SM`).
 const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 
+/// As [`SORT_SPILL_BYTES`], for the segmented sort's warp radix tier (3 blocks, 80 registers):
+/// keys of up to 4 bytes alone none on sm_90 (80 on sm_80), pairs (a `u32` position a key)
+/// 16 bytes on sm_90 (152 on sm_80), 8-byte keys up to 324 (404 on sm_80).
+const WARP_RADIX_SORT_SPILL_BYTES: usize = 512;
 /// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
 /// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the
 /// threshold's (radix select of all keys, ties ranked). Since a block takes one row, the hot
@@ -371,6 +378,7 @@ fn device_kernels_take_one_parameter_struct() {
             } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY)
                 || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_FAMILY)
                 || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_SORT_FAMILY)
+                || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY)
             {
                 size_of::<SegmentedSortParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
@@ -523,6 +531,8 @@ fn ptxas_accepts_every_module() {
                     SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
                     SEGMENTED_SORT_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY) {
+                    WARP_RADIX_SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
                     TOP_K_SPILL_BYTES
                 } else {

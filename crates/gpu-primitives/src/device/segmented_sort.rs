@@ -9,12 +9,13 @@ use super::radix_sort::{
 use super::segmented::Segments;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
-use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout};
+use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
     SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_MEDIUM_SORT_FAMILY,
     SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_MEDIUM_SORT_KEYS, SEGMENTED_SORT_FAMILY,
+    SEGMENTED_WARP_RADIX_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS,
     SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
@@ -197,6 +198,10 @@ pub(super) fn launch<K: SortKey>(
         radix_sort_kernel_name!(segmented_warp, u32, keys),
         format!("{SEGMENTED_WARP_SORT_FAMILY}keys_u32")
     );
+    debug_assert_eq!(
+        radix_sort_kernel_name!(segmented_warp_radix, u32, keys),
+        format!("{SEGMENTED_WARP_RADIX_SORT_FAMILY}keys_u32")
+    );
     let mut params = SegmentedSortParams::<K::Raw, u64> {
         keys_in: buffers.keys_in as *const K::Raw,
         keys_out: buffers.keys_out as *mut K::Raw,
@@ -218,16 +223,22 @@ pub(super) fn launch<K: SortKey>(
         index_values: index_values as u32,
     };
     let module = crate::module(on.gpu)?;
-    // The tiers by length: a warp a segment, a block a segment of the medium tile, a block a
-    // segment of the block kernel's tile or longer, up to the longest left (any longer ones are
-    // the device-wide sort's). Equal rows
+    // The tiers by length: a warp a segment in registers, a warp a segment in its shared
+    // memory, a block a segment of the medium tile, a block a segment of the block kernel's
+    // tile or longer, up to the longest left (any longer ones are the device-wide sort's). Equal
+    // rows
     // are all of one tier: one launch; with offsets, a launch per tier up to the longest
     // segment left, each passing over the others' segments.
     let tiers = [
         (Tier::Warp, 0, SEGMENTED_WARP_SORT_KEYS),
         (
-            Tier::Medium,
+            Tier::WarpRadix,
             SEGMENTED_WARP_SORT_KEYS + 1,
+            SEGMENTED_WARP_RADIX_SORT_KEYS,
+        ),
+        (
+            Tier::Medium,
+            SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
             SEGMENTED_MEDIUM_SORT_KEYS,
         ),
         (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, longest),
@@ -242,6 +253,7 @@ pub(super) fn launch<K: SortKey>(
         }
         let (family, items) = match tier {
             Tier::Warp => (SEGMENTED_WARP_SORT_FAMILY, 0),
+            Tier::WarpRadix => (SEGMENTED_WARP_RADIX_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS),
             Tier::Medium => (SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS),
             Tier::Block => (SEGMENTED_SORT_FAMILY, K::ITEMS),
         };
@@ -272,13 +284,23 @@ pub(super) fn launch<K: SortKey>(
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);
-        if tier == Tier::Warp {
+        if matches!(tier, Tier::Warp | Tier::WarpRadix) {
+            // The warp radix tier's tiles in the warps' own shared memory; none for the warp sort.
+            let shared = match tier {
+                Tier::WarpRadix => {
+                    warp_radix_sort_layout(SORT_BLOCK, items as u32, key_bytes as u32, value_bytes as u32)
+                        .total
+                }
+                _ => 0,
+            };
             let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
             for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
                 params.first_segment = first_block * per_block;
+                let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(shared);
                 // SAFETY: as below; a warp a segment from `first_segment`, blocks of whole
-                // warps, no shared memory.
-                unsafe { stream.launch(&kernel, LaunchConfig::new(grid, SORT_BLOCK), &params)? };
+                // warps; the warp radix tier's segments fit its warps' tiles, and its kernel
+                // has its layout of shared memory.
+                unsafe { stream.launch(&kernel, config, &params)? };
             }
             continue;
         }
@@ -309,6 +331,8 @@ pub(super) fn launch<K: SortKey>(
 enum Tier {
     /// `device_segmented_warp_sort_*`: up to [`SEGMENTED_WARP_SORT_KEYS`] keys.
     Warp,
+    /// `device_segmented_warp_radix_sort_*`: up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] keys.
+    WarpRadix,
     /// `device_segmented_medium_sort_*`: up to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys.
     Medium,
     /// `device_segmented_radix_sort_*`: longer.

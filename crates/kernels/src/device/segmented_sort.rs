@@ -44,7 +44,8 @@ use crate::shared::SharedArray;
 use crate::sync::{block_barrier, warp_sync};
 use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
 use crate::unroll::unrolled_for;
-use crate::warp::Shuffle;
+use crate::warp::{Shuffle, WarpRadixSortStorage, warp_radix_sort_blocked};
+use gpu_primitives_abi::layout::padded_slot;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::{
     BLOCKED_SORT_MIN_ITEMS, RADIX_BITS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
@@ -61,6 +62,16 @@ pub struct SegmentedSortStorage<S, V> {
     pub digit_places: SharedArray<u32>,
     /// The blocked rank's per-thread counters (keys alone, a segment of one tile).
     pub counters: SharedArray<u32>,
+}
+
+/// Shared memory of [`segmented_warp_radix_sort`], one warp's.
+#[derive(Clone, Copy)]
+pub struct WarpTileStorage<S, V> {
+    /// The warp radix sort's, which moves each key's position in the segment with it (pairs).
+    pub sort: WarpRadixSortStorage<S, u32>,
+    /// The segment's values at their padded positions until the sorted keys' positions fetch
+    /// them (pairs of values read from the input).
+    pub values: SharedArray<V>,
 }
 
 /// One segment of a launch: where it is and where its output goes.
@@ -167,6 +178,108 @@ where
             unsafe { sort_warp::<K, V, PAIRS>(p, segment) };
         }
     }
+}
+
+/// The warp radix tier: the launch's segments of `p.shortest ..= p.longest` keys that fit a
+/// warp's tile of `32 * ITEMS` keys, a warp each (warp `w` of block `b` takes segment
+/// `p.first_segment + b * warps_per_block() + w`, if there is one and it is of the range), each
+/// sorted by the warp radix sort ([`warp_radix_sort_blocked`]) in the warp's own shared memory,
+/// padded with the largest ordered bits past its end. Pairs: the sort moves each key's position
+/// in the segment (4 bytes, whatever the value's size: fewer registers than 8-byte values, which
+/// spilled) and the values, staged in shared memory at their positions, are fetched from there
+/// once, after it. No block barrier.
+///
+/// # Safety
+/// Every lane of each warp calls it (blocks of whole warps); `p` as [`segmented_radix_sort`]
+/// needs it (no scratch buffers needed); `storage` is this warp's, as
+/// [`warp_radix_sort_blocked`] needs it for `ITEMS`.
+#[inline(always)]
+pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    storage: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let s = p.first_segment + (block_idx() * warps_per_block() + warp_id()) as usize;
+    if s < p.segments {
+        // SAFETY: s < segments.
+        let segment = unsafe { segment_of(p, s) };
+        if segment.len >= p.shortest && segment.len <= p.longest.min(WARP_SIZE as usize * ITEMS) {
+            // SAFETY: the whole warp takes this branch (one segment a warp) with a segment of
+            // the launch that fits its tile; forwarded.
+            unsafe { sort_warp_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
+        }
+    }
+}
+
+/// A segment of at most `32 * ITEMS` keys by one warp in shared memory: lane `l` loads keys
+/// `i * 32 + l` (coalesced), the warp radix sort orders them with their positions, and each is
+/// stored back at the same place of the sorted segment with the value of its position (places
+/// past `keep` not written).
+///
+/// # Safety
+/// As [`segmented_warp_radix_sort`], for one of its segments.
+#[inline(always)]
+unsafe fn sort_warp_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
+    p: &SegmentedSortParams<K, V>,
+    segment: Segment,
+    storage: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    let descending = p.descending != 0;
+    let lane = lane_id() as usize;
+    let staged = PAIRS && p.index_values == 0;
+    // Past the segment's end, the largest bits: after every key, in every pass.
+    let mut keys = [<K::Bits as RadixBits>::MAX; ITEMS];
+    let mut positions = [0u32; ITEMS];
+    unrolled_for(ITEMS, |i| {
+        let j = i * WARP_SIZE as usize + lane;
+        positions[i] = j as u32;
+        if j < segment.len {
+            // SAFETY: j < the segment's length: a key (and value) of the input; the value's
+            // padded slot is within the staging array (a tile's).
+            unsafe {
+                keys[i] = ordered_bits(*p.keys_in.add(segment.begin + j), descending);
+                if staged {
+                    let value = *p.values_in.add(segment.begin + j);
+                    storage.values.write_unchecked(padded_slot(j as u32), value);
+                }
+            }
+        }
+    });
+    // SAFETY: the whole warp calls it with its own storage and the launch's bit range (within
+    // the key, checked by the host); the padding is the largest bits. Every lane's loads and
+    // staged values are done before the sort's first warp barrier, so before any store (the
+    // sort may be in place) and any fetch of a value.
+    unsafe {
+        warp_radix_sort_blocked::<K::Bits, u32, PAIRS, ITEMS>(
+            &mut keys,
+            &mut positions,
+            (p.begin_bit, p.end_bit),
+            storage.sort,
+        )
+    };
+    unrolled_for(ITEMS, |i| {
+        let j = i * WARP_SIZE as usize + lane;
+        if j < segment.keep {
+            // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
+            // the outputs); a valid key's position is below the segment's length, its value
+            // staged there before the sort's barriers.
+            unsafe {
+                *p.keys_out.add(segment.out_begin + j) = key_of_ordered::<K>(keys[i], descending);
+                if PAIRS {
+                    *p.values_out.add(segment.out_begin + j) = if staged {
+                        storage.values.read_unchecked(padded_slot(positions[i]))
+                    } else {
+                        V::from_index(positions[i] as usize)
+                    };
+                }
+            }
+        }
+    });
 }
 
 /// Segment `s` of the launch: where its keys are, where its output goes.

@@ -3,23 +3,29 @@
 //! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values;
 //! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
 //! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_medium_sort_{keys,v4,v8}_<key>`,
-//! `device_segmented_warp_sort_{keys,v4,v8}_<key>`
+//! `device_segmented_warp_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_radix_sort_{keys,v4,v8}_<key>`
 //! and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
+use crate::device::segmented_sort::WarpTileStorage;
 use crate::device::segmented_sort::{
-    SegmentedSortStorage, segmented_medium_sort, segmented_radix_sort, segmented_warp_sort,
+    SegmentedSortStorage, segmented_medium_sort, segmented_radix_sort, segmented_warp_radix_sort,
+    segmented_warp_sort,
 };
 use crate::device::tile_status::TileStatus;
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
+use crate::warp::WarpRadixSortStorage;
 use gpu_primitives_abi::layout::OnesweepLayout;
-use gpu_primitives_abi::layout::{onesweep_layout, segmented_sort_layout, top_k_layout};
+use gpu_primitives_abi::layout::{
+    onesweep_layout, segmented_sort_layout, top_k_layout, warp_radix_sort_layout,
+};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
 use gpu_primitives_abi::tuning::{
-    RADIX_DIGITS, SEGMENTED_MEDIUM_SORT_ITEMS, SORT_BLOCK, onesweep_items, top_k_items,
+    RADIX_DIGITS, SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, onesweep_items,
+    top_k_items,
 };
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
@@ -145,6 +151,21 @@ macro_rules! onesweep_entries {
         };
         const _: () = {
             /// # Safety
+            /// As `segmented_warp_radix_sort`, with the launch [`SegmentedSortParams`] describes
+            /// ([`SORT_BLOCK`] threads a block, the [`warp_radix_sort_layout`]'s dynamic shared
+            /// memory).
+            #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp_radix, $key, $values))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
+                const PAIRS: bool = pairs!($values);
+                const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+                // SAFETY: the kernel's contract: the layout's dynamic shared memory.
+                let storage = unsafe { warp_radix_storage::<$ty, $v, PAIRS>(ITEMS) };
+                // SAFETY: forwarded from the kernel's contract; the storage is this warp's.
+                unsafe { segmented_warp_radix_sort::<$ty, $v, PAIRS, ITEMS>(&p, storage) };
+            }
+        };
+        const _: () = {
+            /// # Safety
             /// As `segmented_warp_sort`, with the launch [`SegmentedSortParams`] describes
             /// ([`SORT_BLOCK`] threads a block, no shared memory).
             #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp, $key, $values))]
@@ -184,6 +205,42 @@ unsafe fn segmented_storage<K: crate::radix::RadixKey, V: crate::shared::SharedV
             },
             digit_places,
             counters: dynamic_shared(layout.counters),
+        }
+    }
+}
+
+/// This warp's shared memory in the warp radix tier: its region of the
+/// [`warp_radix_sort_layout`] of tiles of `items` keys a lane of `K` (values of `V` for
+/// `PAIRS`), in the launch's dynamic shared memory.
+///
+/// # Safety
+/// The launch has that layout's `total` bytes of dynamic shared memory (the host sizes it with
+/// the same function); each warp uses its own region only.
+#[inline(always)]
+unsafe fn warp_radix_storage<K: crate::radix::RadixKey, V: crate::shared::SharedValue, const PAIRS: bool>(
+    items: usize,
+) -> WarpTileStorage<<K::Bits as crate::radix::RadixBits>::Slot, V> {
+    let layout = warp_radix_sort_layout(
+        SORT_BLOCK,
+        items as u32,
+        size_of::<K>() as u32,
+        if PAIRS { size_of::<V>() as u32 } else { 0 },
+    );
+    let at = crate::thread::warp_id() * layout.warp_bytes;
+    let slots = gpu_primitives_abi::layout::padded_slots(32 * items as u32);
+    let pair_slots = if PAIRS { slots } else { 0 };
+    // SAFETY: the caller's contract: disjoint, 16-byte-aligned regions (the indices' 4-byte
+    // aligned) of this warp's part of the dynamic shared memory, each as long as the layout
+    // makes it.
+    unsafe {
+        WarpTileStorage {
+            sort: WarpRadixSortStorage {
+                counters: dynamic_shared::<u32>(at + layout.counters)
+                    .slice(0, 32 * (gpu_primitives_abi::tuning::BLOCKED_COUNTER_WORDS + 1)),
+                keys: dynamic_shared(at + layout.keys).slice(0, slots),
+                values: dynamic_shared(at + layout.indices).slice(0, pair_slots),
+            },
+            values: dynamic_shared(at + layout.values).slice(0, pair_slots),
         }
     }
 }

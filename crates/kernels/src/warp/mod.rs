@@ -1,5 +1,6 @@
 //! Warp scope: the [`WARP_SIZE`](crate::thread::WARP_SIZE) lanes of a warp exchange registers
-//! without shared memory or barriers.
+//! without shared memory or barriers; the warp radix sort alone keeps a tile in shared memory of
+//! the warp's own, between warp barriers.
 //!
 //! Every function here is called by all lanes named in a *member mask* together (PTX `.sync`
 //! instructions). For a full warp the mask is `u32::MAX`; the collectives take the number of
@@ -15,12 +16,15 @@
 //! | [`warp_broadcast`] | every lane | - |
 //! | [`warp_match_any`] | every lane (its peers) | - |
 //! | [`warp_match_bits`] | every lane (its peers in the low bits) | - |
+//! | [`warp_radix_sort_blocked`] | every lane (its items of the sorted tile) | - |
 
+pub mod radix_sort;
 pub mod reduce;
 pub mod scan;
 pub mod shuffle;
 pub mod vote;
 
+pub use radix_sort::{WarpRadixSortStorage, warp_radix_sort_blocked};
 pub use reduce::{warp_reduce, warp_reduce_all, warp_sum};
 pub use scan::{warp_broadcast, warp_exclusive_scan, warp_inclusive_scan, warp_segmented_exclusive_scan};
 pub use shuffle::Shuffle;
