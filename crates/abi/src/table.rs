@@ -207,7 +207,7 @@ macro_rules! sort_value_table {
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
 /// `device_segmented_radix_sort_<values>_<key>` (the segments past the medium tier, one block
 /// each), `device_segmented_medium_sort_<values>_<key>` (the segments of 513 to 1024 keys, one
-/// block each, a smaller tile), `device_segmented_warp_radix_sort_<values>_<key>` (257 to 512
+/// block each, a smaller tile), `device_segmented_warp_radix_sort_<values>_<key>` (129 to 512
 /// keys, one warp each, a tile in shared memory), `device_segmented_warp_sort_<values>_<key>`
 /// (the short segments, one warp each, in registers) or
 /// `device_top_k_<key>` (top-k of rows by radix select).

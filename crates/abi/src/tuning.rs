@@ -796,14 +796,13 @@ pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
 ];
 /// Keys per lane of the segmented sort's warp sort: segments of at most
 /// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
-/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), instead
-/// of by a block's radix sort of a whole tile (4096 keys, the segment padded); segments of at
-/// most half as many take half the keys a lane. The warp's comparisons grow as the segment's
-/// length squared, the padded tile's work per key as its inverse: at 256 keys the warp does
-/// about 640 instructions a key (8 rows of 32 shuffles, 8 comparisons each), the block's tile
-/// about 3700 (8 passes of about 29 over 16 times the keys). ptxas sm_90: 46 to 88 registers,
-/// no spill.
-pub const SEGMENTED_WARP_SORT_ITEMS: usize = 8;
+/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), in
+/// registers; segments of at most half as many take half the keys a lane. The comparisons grow
+/// as the segment's length squared: at 256 keys (8 a lane) about 640 instructions a key, 12x
+/// the copy's time on an H100, where the warp radix tier (a padded tile in shared memory, 8
+/// passes of about 29 instructions a key) is expected faster; at 128, about 320 (not measured
+/// against it). ptxas sm_90: 46 to 88 registers, no spill.
+pub const SEGMENTED_WARP_SORT_ITEMS: usize = 4;
 /// The longest segment the segmented sort's warp sort takes.
 pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
 /// A device-wide sort's fixed time, in the keys one block of the segmented sort sorts by passes
@@ -823,7 +822,11 @@ pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
 /// memory of the warp's own by the warp radix sort (the blocked sort's per-lane counters of
 /// [`BLOCKED_RADIX_BITS`] bits, warp barriers only), 8 warps a block of [`SORT_BLOCK`] threads.
 pub const SEGMENTED_WARP_RADIX_SORT_FAMILY: &str = "device_segmented_warp_radix_sort_";
-/// Keys per lane of the warp radix tier's tile.
+/// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile of
+/// half as many. H100, 524288 rows of 512 random `f32` keys (the same start): keys 9330 ->
+/// 2755 us, argsort 10446 -> 4227 against the medium tier's block a row; with the half tile
+/// for 129 to 256 (another start): 1048576 rows of 256 keys 8619 -> 3369 us, argsort 9372 ->
+/// 4856 against the warp sort, rows of 512's argsort 4226 -> 4360 (docs/performance.md).
 pub const SEGMENTED_WARP_RADIX_SORT_ITEMS: usize = 16;
 /// The longest segment the warp radix tier takes: one tile of its warp.
 pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT_ITEMS;

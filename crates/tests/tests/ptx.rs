@@ -253,9 +253,10 @@ const SORT_KEYS_SPILL_BYTES: usize = 120;
 /// `SEGMENTED_SORT_BLOCKS_PER_SM`).
 const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 
-/// As [`SORT_SPILL_BYTES`], for the segmented sort's warp radix tier (3 blocks, 80 registers):
-/// keys of up to 4 bytes alone none on sm_90 (80 on sm_80), pairs (a `u32` position a key)
-/// 16 bytes on sm_90 (152 on sm_80), 8-byte keys up to 324 (404 on sm_80).
+/// As [`SORT_SPILL_BYTES`], for the segmented sort's warp radix tier (3 blocks, 80 registers;
+/// two tiles, of 8 and 16 keys a lane): keys of up to 4 bytes alone none on sm_90 (88 on
+/// sm_80), pairs (a `u32` position a key) up to 92 bytes on sm_90 (324 on sm_80), 8-byte keys
+/// up to 364 (480 on sm_80).
 const WARP_RADIX_SORT_SPILL_BYTES: usize = 512;
 /// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
 /// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the

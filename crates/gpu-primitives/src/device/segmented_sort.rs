@@ -347,8 +347,10 @@ enum Tier {
 /// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
 /// [`SegmentOffsets`](super::SegmentOffsets) (any lengths, empty ones too).
 ///
-/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (256) keys is sorted by one warp (each
-/// key's place counted against the segment's others, 8 segments a block); longer ones by one
+/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp in
+/// registers (each key's place counted against the segment's others, 8 segments a block); one
+/// of up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] (512) by one warp in shared memory of its own
+/// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); longer ones by one
 /// block of [`SORT_BLOCK`] threads each: a segment of up to [`SEGMENTED_MEDIUM_SORT_KEYS`]
 /// (1024) keys in shared memory by the block radix sort of a tile of that many, one of up to
 /// `SORT_BLOCK * K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) the same in a

@@ -1,6 +1,6 @@
 //! Device-wide segmented radix sort (CUB's `DeviceSegmentedRadixSort`): every segment's keys (and
-//! values) sorted by one block, segments of one tile or less in shared memory, longer ones by one
-//! pass over global memory per digit.
+//! values) sorted by one block or one warp, segments of one tile or less in shared memory (or
+//! registers), longer ones by one pass over global memory per digit.
 //!
 //! - **A segment of at most one tile** (`block_dim() * ITEMS` keys): loaded warp-striped, sorted
 //!   without leaving shared memory, and stored warp-striped (coalesced); keys alone by the
@@ -16,16 +16,24 @@
 //!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
 //!   buffers, the first reading the input and the last writing the output.
 //!
-//! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
+//! - **A segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS) + 1 to
 //!   [`SEGMENTED_MEDIUM_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_KEYS)
-//!   keys** (257 to 1024): by the medium tier ([`segmented_medium_sort`], a kernel of its own),
+//!   keys** (513 to 1024): by the medium tier ([`segmented_medium_sort`], a kernel of its own),
 //!   as a segment of one tile above but in a tile of
 //!   [`SEGMENTED_MEDIUM_SORT_ITEMS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_ITEMS)
 //!   keys a thread (a quarter of the block kernel's padded tile or less), keys alone too by the
 //!   warp-striped sort (fewer than [`BLOCKED_SORT_MIN_ITEMS`] keys a thread: 8-bit digits, half
 //!   the blocked sort's passes).
 //!
-//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (256): by one warp
+//! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
+//!   [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS)
+//!   keys** (129 to 512): by one warp in shared memory of its own
+//!   ([`segmented_warp_radix_sort`], a kernel of its own: 8 segments a block), the blocked sort
+//!   at warp scope ([`warp_radix_sort_blocked`]: per-lane counters, warp barriers only), in a
+//!   tile of [`SEGMENTED_WARP_RADIX_SORT_ITEMS`] keys a lane, or half as many for a segment of
+//!   at most 256.
+//!
+//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (128): by one warp
 //!   ([`segmented_warp_sort`], a kernel of its own: 8 segments a block), each key's place the
 //!   number of the segment's keys before it in order or tied and earlier, counted against every
 //!   key broadcast by a shuffle; no shared memory, and no tile of 4096 padded keys for a row of
@@ -48,7 +56,8 @@ use crate::warp::{Shuffle, WarpRadixSortStorage, warp_radix_sort_blocked};
 use gpu_primitives_abi::layout::padded_slot;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::{
-    BLOCKED_SORT_MIN_ITEMS, RADIX_BITS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
+    BLOCKED_SORT_MIN_ITEMS, RADIX_BITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS,
+    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
 };
 
 /// Shared memory of [`segmented_radix_sort`].
@@ -181,10 +190,11 @@ where
 }
 
 /// The warp radix tier: the launch's segments of `p.shortest ..= p.longest` keys that fit a
-/// warp's tile of `32 * ITEMS` keys, a warp each (warp `w` of block `b` takes segment
+/// warp's tile of `32 * ITEMS` keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a warp each (warp `w` of block `b` takes segment
 /// `p.first_segment + b * warps_per_block() + w`, if there is one and it is of the range), each
 /// sorted by the warp radix sort ([`warp_radix_sort_blocked`]) in the warp's own shared memory,
-/// padded with the largest ordered bits past its end. Pairs: the sort moves each key's position
+/// padded with the largest ordered bits past its end; a segment of at most half a tile in a
+/// tile of `ITEMS / 2` keys a lane (half the padding). Pairs: the sort moves each key's position
 /// in the segment (4 bytes, whatever the value's size: fewer registers than 8-byte values, which
 /// spilled) and the values, staged in shared memory at their positions, are fetched from there
 /// once, after it. No block barrier.
@@ -192,23 +202,32 @@ where
 /// # Safety
 /// Every lane of each warp calls it (blocks of whole warps); `p` as [`segmented_radix_sort`]
 /// needs it (no scratch buffers needed); `storage` is this warp's, as
-/// [`warp_radix_sort_blocked`] needs it for `ITEMS`.
+/// [`warp_radix_sort_blocked`] needs it for `ITEMS` keys a lane.
 #[inline(always)]
-pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
+pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
     p: &SegmentedSortParams<K, V>,
     storage: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
 ) where
     K: RadixKey,
     V: SortValue,
 {
+    const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+    const HALF: usize = ITEMS / 2;
     let s = p.first_segment + (block_idx() * warps_per_block() + warp_id()) as usize;
     if s < p.segments {
         // SAFETY: s < segments.
         let segment = unsafe { segment_of(p, s) };
         if segment.len >= p.shortest && segment.len <= p.longest.min(WARP_SIZE as usize * ITEMS) {
             // SAFETY: the whole warp takes this branch (one segment a warp) with a segment of
-            // the launch that fits its tile; forwarded.
-            unsafe { sort_warp_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
+            // the launch that fits the tile it is given (the half tile within the storage of a
+            // whole one); forwarded.
+            unsafe {
+                if segment.len <= WARP_SIZE as usize * HALF {
+                    sort_warp_tile::<K, V, PAIRS, HALF>(p, segment, storage)
+                } else {
+                    sort_warp_tile::<K, V, PAIRS, ITEMS>(p, segment, storage)
+                }
+            };
         }
     }
 }

@@ -161,7 +161,7 @@ macro_rules! onesweep_entries {
                 // SAFETY: the kernel's contract: the layout's dynamic shared memory.
                 let storage = unsafe { warp_radix_storage::<$ty, $v, PAIRS>(ITEMS) };
                 // SAFETY: forwarded from the kernel's contract; the storage is this warp's.
-                unsafe { segmented_warp_radix_sort::<$ty, $v, PAIRS, ITEMS>(&p, storage) };
+                unsafe { segmented_warp_radix_sort::<$ty, $v, PAIRS>(&p, storage) };
             }
         };
         const _: () = {
