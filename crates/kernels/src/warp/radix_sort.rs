@@ -100,7 +100,7 @@ pub unsafe fn warp_radix_sort_blocked<B, V, const PAIRS: bool, const ITEMS: usiz
 }
 
 /// Each item `i` (key, and value with `PAIRS`) to slot `to(i)` of the exchanges, a warp barrier,
-/// then [`read_back`] from slots `from(i)`.
+/// then item `i` from slot `from(i)`, and a warp barrier (the exchanges free again).
 ///
 /// # Safety
 /// The whole warp calls it; `to` gives every slot `from` reads, each once, all within the
@@ -127,28 +127,8 @@ unsafe fn exchange<B, V, const PAIRS: bool, const ITEMS: usize>(
     });
     // SAFETY: the whole warp calls it.
     unsafe { warp_sync(u32::MAX) };
-    // SAFETY: every slot read was written before the barrier (the caller's).
-    unsafe { read_back::<B, V, PAIRS, ITEMS>(keys, values, storage, from) };
-}
-
-/// Item `i` (key, and value with `PAIRS`) from slot `from(i)` of the exchanges, then a warp
-/// barrier (the exchanges free again).
-///
-/// # Safety
-/// The whole warp calls it; every slot read was written, and a warp barrier separates those
-/// writes from these reads.
-#[inline(always)]
-unsafe fn read_back<B, V, const PAIRS: bool, const ITEMS: usize>(
-    keys: &mut [B; ITEMS],
-    values: &mut [V; ITEMS],
-    storage: WarpRadixSortStorage<B::Slot, V>,
-    from: impl Fn(usize) -> u32,
-) where
-    B: RadixBits,
-    V: SharedValue,
-{
     unrolled_for(ITEMS, |i| {
-        // SAFETY: written before the barrier (the caller's).
+        // SAFETY: written before the barrier (`to` covers `from`).
         unsafe {
             keys[i] = B::from_slot(storage.keys.read_unchecked(from(i)));
             if PAIRS {
