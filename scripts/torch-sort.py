@@ -3,7 +3,8 @@
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
 `torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`), and
-`torch.sort` of the same keys as rows of 32, 256 and 512 (`bench_sort::SEGMENTED_ROWS`), beside a
+`torch.sort` of the same keys as rows of 32, 256, 384, 512, 768 and 1024 (`bench_sort::SEGMENTED_ROWS`:
+the first whole rows where the length does not divide the keys), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
 segmented_argsort, top_k) in the same layout. Run on the GPU machine:
@@ -36,6 +37,12 @@ def median_us(fn, runs):
     return statistics.median(times)
 
 
+def whole_rows(x, cols):
+    """The first whole rows of `cols` of x's elements, as a (rows, cols) view."""
+    flat = x.view(-1)
+    return flat[: flat.numel() // cols * cols].view(-1, cols)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21)
@@ -52,7 +59,10 @@ def main():
         ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),
         (f"torch.sort dim=1 rows of {SHORT_COLS}", lambda: torch.sort(short, dim=1)),
         ("torch.sort dim=1 rows of 256", lambda: torch.sort(x.view(-1, 256), dim=1)),
+        ("torch.sort dim=1 rows of 384", lambda: torch.sort(whole_rows(x, 384), dim=1)),
         ("torch.sort dim=1 rows of 512", lambda: torch.sort(x.view(-1, 512), dim=1)),
+        ("torch.sort dim=1 rows of 768", lambda: torch.sort(whole_rows(x, 768), dim=1)),
+        ("torch.sort dim=1 rows of 1024", lambda: torch.sort(x.view(-1, 1024), dim=1)),
         ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
         (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
     ]:

@@ -37,13 +37,30 @@ pub const SEGMENTED_256_ARGSORT: &str = "segmented_argsort 1048576 rows of 256";
 pub const SEGMENTED_512_KEYS: &str = "segmented_sort_keys 524288 rows of 512";
 /// The rows of 512 with each key's column.
 pub const SEGMENTED_512_ARGSORT: &str = "segmented_argsort 524288 rows of 512";
-/// The segmented sort's rows of the same [`SEGMENTED_SHAPE`] keys: row length, then the rows of
-/// keys alone and of the argsort.
-pub const SEGMENTED_ROWS: [(usize, &str, &str); 4] = [
+/// Rows of 384 (a tile of 512 three quarters full), keys alone: the first whole rows of the
+/// keys.
+pub const SEGMENTED_384_KEYS: &str = "segmented_sort_keys 699050 rows of 384";
+/// The rows of 384 with each key's column.
+pub const SEGMENTED_384_ARGSORT: &str = "segmented_argsort 699050 rows of 384";
+/// Rows of 768, keys alone: the first whole rows of the keys.
+pub const SEGMENTED_768_KEYS: &str = "segmented_sort_keys 349525 rows of 768";
+/// The rows of 768 with each key's column.
+pub const SEGMENTED_768_ARGSORT: &str = "segmented_argsort 349525 rows of 768";
+/// Rows of 1024, keys alone.
+pub const SEGMENTED_1024_KEYS: &str = "segmented_sort_keys 262144 rows of 1024";
+/// The rows of 1024 with each key's column.
+pub const SEGMENTED_1024_ARGSORT: &str = "segmented_argsort 262144 rows of 1024";
+/// The segmented sort's rows of the [`SEGMENTED_SHAPE`] keys: row length, then the rows of
+/// keys alone and of the argsort. A row length that does not divide the keys sorts their
+/// first whole rows (the row's `n` says how many keys).
+pub const SEGMENTED_ROWS: [(usize, &str, &str); 7] = [
     (SEGMENTED_SHAPE.1, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
     (32, SEGMENTED_SHORT_KEYS, SEGMENTED_SHORT_ARGSORT),
     (256, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
+    (384, SEGMENTED_384_KEYS, SEGMENTED_384_ARGSORT),
     (512, SEGMENTED_512_KEYS, SEGMENTED_512_ARGSORT),
+    (768, SEGMENTED_768_KEYS, SEGMENTED_768_ARGSORT),
+    (1024, SEGMENTED_1024_KEYS, SEGMENTED_1024_ARGSORT),
 ];
 /// The segmented sort by offsets of the [`SEGMENTED_SHAPE`] keys as one segment of
 /// [`LARGE_SEGMENT`] keys, then segments of the shape's row length: the large one goes through
@@ -198,45 +215,42 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)
     })?;
     let mut out = Vec::new();
-    // Every row of this function: f32 keys, the same n and copy.
-    let mut row = |algorithm: &str, time: f64, bytes: usize| {
+    // Every row of this function: f32 keys beside the copy of all n (the rows of lengths that do
+    // not divide n sort at most 256 keys fewer: a millionth of it).
+    let mut row_of = |algorithm: &str, keys: usize, time: f64, bytes: usize| {
         out.push(BenchRow::new(
             gpu,
             "f32",
             4,
             algorithm.into(),
-            n,
+            keys,
             time,
             bytes as f64,
             copy,
         ))
     };
     for (row_len, keys_row, argsort_row) in SEGMENTED_ROWS {
+        let whole = n / row_len * row_len;
+        let keys = key_view::<f32>(&d_keys, whole);
         let time = median_micros(gpu, runs, || {
             device::segmented_sort_keys(
                 gpu,
                 keys,
-                key_view_mut::<f32>(&mut d_sorted, n),
+                key_view_mut::<f32>(&mut d_sorted, whole),
                 row_len,
                 options,
                 &mut workspace,
             )
         })?;
-        row(keys_row, time, 8 * n);
+        row_of(keys_row, whole, time, 8 * whole);
         let time = median_micros(gpu, runs, || {
-            let sorted = key_view_mut::<f32>(&mut d_sorted, n);
-            device::segmented_argsort(
-                gpu,
-                keys,
-                sorted,
-                &mut d_indices,
-                row_len,
-                options,
-                &mut workspace,
-            )
+            let sorted = key_view_mut::<f32>(&mut d_sorted, whole);
+            let indices = key_view_mut::<u32>(&mut d_indices, whole);
+            device::segmented_argsort(gpu, keys, sorted, indices, row_len, options, &mut workspace)
         })?;
-        row(argsort_row, time, 12 * n);
+        row_of(argsort_row, whole, time, 12 * whole);
     }
+    let mut row = |algorithm: &str, time: f64, bytes: usize| row_of(algorithm, n, time, bytes);
     let offsets: Vec<u64> = std::iter::once(0)
         .chain((LARGE_SEGMENT..=n).step_by(cols))
         .map(|o| o as u64)
