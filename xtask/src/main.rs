@@ -76,9 +76,9 @@ fn main() -> ExitCode {
         tuning::SEGMENTED_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
-        tuning::SEGMENTED_MEDIUM_SORT_FAMILY,
+        tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY,
         tuning::SORT_BLOCK,
-        tuning::SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM,
+        tuning::SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
         tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY,

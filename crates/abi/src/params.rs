@@ -566,13 +566,14 @@ pub struct RadixHistogramParams<K> {
 }
 
 /// The segmented radix sort (`device_segmented_radix_sort_<values>_<key>`,
-/// `device_segmented_medium_sort_<values>_<key>`, `device_segmented_warp_sort_<values>_<key>`):
+/// `device_segmented_warp_merge_sort_<values>_<key>`,
+/// `device_segmented_warp_radix_sort_<values>_<key>`, `device_segmented_warp_sort_<values>_<key>`):
 /// each segment of the launch's length range (`shortest ..= longest`) sorted by bits
 /// `begin_bit .. end_bit` of its keys' ordered bits, stably (the values moving with them): by
-/// one warp (the warp sort), or by one block: a segment of at most one tile (`SORT_BLOCK *
-/// items` keys: `sort_key_table!`'s items, the medium tier's
-/// [`SEGMENTED_MEDIUM_SORT_ITEMS`](crate::tuning::SEGMENTED_MEDIUM_SORT_ITEMS)) in shared
-/// memory, a longer one by one pass over global memory per digit, through the scratch buffers.
+/// one warp (the warp sort, the warp radix tier), by a pair of warps (the warp merge tier), or
+/// by one block: a segment of at most one tile (`SORT_BLOCK * items` keys: `sort_key_table!`'s
+/// items) in shared memory, a longer one by one pass over global memory per digit, through the
+/// scratch buffers.
 ///
 /// Segment `s` is `offsets[s] .. offsets[s + 1]`, or with null `offsets` the row
 /// `s * row_len .. (s + 1) * row_len`. Its sorted keys go to the same positions of `keys_out`,
@@ -582,7 +583,9 @@ pub struct RadixHistogramParams<K> {
 /// sorts segment `first_segment + b`; more segments than a grid holds take a launch each
 /// chunk), [`segmented_sort_layout`](crate::layout::segmented_sort_layout)`.total` bytes of
 /// dynamic shared memory for the kernel's tile; the warp sort: a warp a segment, 8 a block,
-/// no shared memory.
+/// no shared memory; the warp radix tier: a warp a segment, 8 a block, and the warp merge
+/// tier: a pair of warps a segment, 4 a block, each with
+/// [`warp_radix_sort_layout`](crate::layout::warp_radix_sort_layout)`.total` bytes.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct SegmentedSortParams<K, V> {
@@ -613,12 +616,12 @@ pub struct SegmentedSortParams<K, V> {
     /// Keys written per segment, at `s * keep` (top-k), or `usize::MAX`: all, in place.
     pub keep: usize,
     /// This launch sorts the segments of `shortest ..= longest` keys and leaves the others
-    /// alone: the segments are split by length between the warp sort, the medium and the block
-    /// kernels (each launched over all of them) and the device-wide sort (the longest, by the
-    /// host). The warp sort's range is always `0 ..=`
+    /// alone: the segments are split by length between the warp sort, the warp radix, the warp
+    /// merge and the block kernels (each launched over all of them) and the device-wide sort
+    /// (the longest, by the host). The warp sort's range is always `0 ..=`
     /// [`SEGMENTED_WARP_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_SORT_KEYS) (it does not read
-    /// these); the medium kernel's at most
-    /// [`SEGMENTED_MEDIUM_SORT_KEYS`](crate::tuning::SEGMENTED_MEDIUM_SORT_KEYS).
+    /// these); the warp merge kernel's at most
+    /// [`SEGMENTED_WARP_MERGE_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS).
     pub shortest: usize,
     /// See `shortest`.
     pub longest: usize,

@@ -205,9 +205,9 @@ macro_rules! sort_value_table {
 
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
-/// `device_segmented_radix_sort_<values>_<key>` (the segments past the medium tier, one block
-/// each), `device_segmented_medium_sort_<values>_<key>` (the segments of 513 to 1024 keys, one
-/// block each, a smaller tile), `device_segmented_warp_radix_sort_<values>_<key>` (129 to 512
+/// `device_segmented_radix_sort_<values>_<key>` (the segments past the warp merge tier, one block
+/// each), `device_segmented_warp_merge_sort_<values>_<key>` (the segments of 513 to 1024 keys, a
+/// pair of warps each, two tiles merged), `device_segmented_warp_radix_sort_<values>_<key>` (129 to 512
 /// keys, one warp each, a tile in shared memory), `device_segmented_warp_sort_<values>_<key>`
 /// (the short segments, one warp each, in registers) or
 /// `device_top_k_<key>` (top-k of rows by radix select).
@@ -224,9 +224,9 @@ macro_rules! radix_sort_kernel_name {
             stringify!($key)
         )
     };
-    (segmented_medium, $key:ident, $values:ident) => {
+    (segmented_warp_merge, $key:ident, $values:ident) => {
         concat!(
-            "device_segmented_medium_sort_",
+            "device_segmented_warp_merge_sort_",
             stringify!($values),
             "_",
             stringify!($key)
@@ -275,7 +275,7 @@ macro_rules! onesweep_names {
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
             $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
             $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
-            $($crate::radix_sort_kernel_name!(segmented_medium, $key, $values),)*
+            $($crate::radix_sort_kernel_name!(segmented_warp_merge, $key, $values),)*
             $($crate::radix_sort_kernel_name!(segmented_warp, $key, $values),)*
             $($crate::radix_sort_kernel_name!(segmented_warp_radix, $key, $values),)*
             $crate::radix_sort_kernel_name!(top_k, $key),
@@ -288,7 +288,7 @@ macro_rules! sort_kernel_list {
           $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
         /// value payload (and one of smaller tiles per listed payload), one segmented sort, one
-        /// segmented medium sort, one segmented warp sort and one segmented warp radix sort per value payload, and the
+        /// segmented warp merge sort, one segmented warp sort and one segmented warp radix sort per value payload, and the
         /// top-k by radix select (generated from the key and value
         /// tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
@@ -755,9 +755,9 @@ mod tests {
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",
-                "device_segmented_medium_sort_keys_i32",
-                "device_segmented_medium_sort_v4_i32",
-                "device_segmented_medium_sort_v8_i32",
+                "device_segmented_warp_merge_sort_keys_i32",
+                "device_segmented_warp_merge_sort_v4_i32",
+                "device_segmented_warp_merge_sort_v8_i32",
                 "device_segmented_warp_sort_keys_i32",
                 "device_segmented_warp_sort_v4_i32",
                 "device_segmented_warp_sort_v8_i32",

@@ -705,13 +705,6 @@ pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
 /// kernel shape (a probe, another start): 4 bits 3071, 5 bits 3037, 6 bits 3434, 8 bits 5728
 /// (docs/performance.md).
 pub const BLOCKED_RADIX_BITS: u32 = 4;
-/// Fewest keys a thread for which the segmented sort sorts a tile of keys alone by the blocked
-/// sort; a tile of fewer (the medium tier's) takes the warp-striped sort's 8-bit digits, half the
-/// passes: with a few keys a thread each pass's fixed cost (its scan and barriers) outweighs
-/// the per-key cost the blocked sort saves. H100, 524288 rows of 512 random `f32` keys in the
-/// medium tier's tile of 4 a thread (the same start): blocked 10597-10603 us, 8-bit digits
-/// 9330-9332.
-pub const BLOCKED_SORT_MIN_ITEMS: usize = 8;
 /// Counter words per thread of the blocked rank: one 16-bit counter per digit, two a word.
 pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
 /// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
@@ -833,21 +826,18 @@ pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp radix tier is built for
 /// (its PTX declares it).
 pub const SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM: u32 = 3;
-/// Entry-point name prefix of the segmented sort's medium tier
-/// (`device_segmented_medium_sort_<values>_<key>`): a block of [`SORT_BLOCK`] threads per
-/// segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys,
-/// sorted in shared memory as a tile of [`SEGMENTED_MEDIUM_SORT_ITEMS`] keys a thread instead of the block
-/// kernel's 12 or 16 (a segment of 513 keys padded to 1024, not to 4096).
-pub const SEGMENTED_MEDIUM_SORT_FAMILY: &str = "device_segmented_medium_sort_";
-/// Keys per thread of the medium tier's tile. H100, 524288 rows of 512 random `f32` keys (the
-/// same start): keys 22312 -> 9331 us, argsort 35476 -> 10450 against the block kernel's padded
-/// tile of 4096 (docs/performance.md).
-pub const SEGMENTED_MEDIUM_SORT_ITEMS: usize = 4;
-/// The longest segment the medium tier takes: one tile of its block.
-pub const SEGMENTED_MEDIUM_SORT_KEYS: usize = SORT_BLOCK as usize * SEGMENTED_MEDIUM_SORT_ITEMS;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the medium tier is built for (its
-/// PTX declares it).
-pub const SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM: u32 = 4;
+/// Entry-point name prefix of the segmented sort's warp merge tier
+/// (`device_segmented_warp_merge_sort_<values>_<key>`): a pair of warps per segment of
+/// [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys, each warp
+/// sorting half of it as the warp radix tier does (the same shared memory a warp), the pair then
+/// merging the halves by merge path; 4 segments a block of [`SORT_BLOCK`] threads. It replaced
+/// the medium tier (a block of 256 threads a segment, a tile of 4 keys a thread, 8-bit digits).
+pub const SEGMENTED_WARP_MERGE_SORT_FAMILY: &str = "device_segmented_warp_merge_sort_";
+/// The longest segment the warp merge tier takes: two tiles of the warp radix tier.
+pub const SEGMENTED_WARP_MERGE_SORT_KEYS: usize = 2 * SEGMENTED_WARP_RADIX_SORT_KEYS;
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp merge tier is built for
+/// (its PTX declares it): the warp radix tier's, whose tiles and shared memory it has.
+pub const SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM: u32 = SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM;
 /// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of
 /// [`SORT_BLOCK`] threads per row).
 pub const TOP_K_FAMILY: &str = "device_top_k_";

@@ -31,6 +31,12 @@ pub trait RadixBits: Copy + PartialOrd + crate::warp::Shuffle {
     fn bits_in(self, begin: u32, end: u32) -> Self;
     /// All bits inverted (a descending sort).
     fn invert(self) -> Self;
+    /// Bits `begin .. end` set, the others clear (`begin <= end <= WIDTH`): keys compared
+    /// through [`masked`](Self::masked) by it are in the order of their
+    /// [`bits_in`](Self::bits_in) that range, for one `and` a key.
+    fn range_mask(begin: u32, end: u32) -> Self;
+    /// `self & mask`.
+    fn masked(self, mask: Self) -> Self;
     /// `self - rhs`, wrapping around.
     fn wrapping_sub(self, rhs: Self) -> Self;
     /// `self + rhs`, wrapping around.
@@ -75,6 +81,14 @@ macro_rules! radix_bits {
             #[inline(always)]
             fn invert(self) -> Self {
                 !self
+            }
+            #[inline(always)]
+            fn range_mask(begin: u32, end: u32) -> Self {
+                Self::MAX.bits_in(begin, end).wrapping_shl(begin)
+            }
+            #[inline(always)]
+            fn masked(self, mask: Self) -> Self {
+                self & mask
             }
             #[inline(always)]
             fn wrapping_sub(self, rhs: Self) -> Self {

@@ -84,6 +84,11 @@ const PROBE_KERNELS: &[&str] = &[
     "probe_block_radix_sort_u32_items16",
     "probe_block_radix_sort_u8_items4",
     "probe_block_radix_sort_u64_items4",
+    "probe_warp_radix_sort_u32_items1",
+    "probe_warp_radix_sort_u32_items8",
+    "probe_warp_radix_sort_u32_items16",
+    "probe_warp_radix_sort_u8_items16",
+    "probe_warp_radix_sort_u64_items8",
 ];
 
 /// The device-wide kernels, from the tables in gpu-primitives-abi.
@@ -183,8 +188,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
 /// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries), the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
-/// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its medium tier SORT_BLOCK and
-/// SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
+/// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its warp merge tier SORT_BLOCK and
+/// SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
 /// SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
@@ -215,8 +220,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, 2))
             } else if name.starts_with(SEGMENTED_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_SORT_BLOCKS_PER_SM))
-            } else if name.starts_with(SEGMENTED_MEDIUM_SORT_FAMILY) {
-                Some(bounds(SORT_BLOCK, SEGMENTED_MEDIUM_SORT_BLOCKS_PER_SM))
+            } else if name.starts_with(SEGMENTED_WARP_MERGE_SORT_FAMILY) {
+                Some(bounds(SORT_BLOCK, SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(SEGMENTED_WARP_RADIX_SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(TOP_K_FAMILY) {
@@ -256,7 +261,9 @@ const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 /// As [`SORT_SPILL_BYTES`], for the segmented sort's warp radix tier (3 blocks, 80 registers;
 /// two tiles, of 8 and 16 keys a lane): keys of up to 4 bytes alone none on sm_90 (88 on
 /// sm_80), pairs (a `u32` position a key) up to 92 bytes on sm_90 (324 on sm_80), 8-byte keys
-/// up to 364 (480 on sm_80).
+/// up to 364 (480 on sm_80); and for its warp merge tier (the same sort of 16 keys a lane, then
+/// the merge): sm_90 none for keys of up to 4 bytes alone, 32-36 bytes for their pairs, up to 380
+/// for 8-byte keys (404 on sm_80).
 const WARP_RADIX_SORT_SPILL_BYTES: usize = 512;
 /// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
 /// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the
@@ -377,7 +384,7 @@ fn device_kernels_take_one_parameter_struct() {
             } else if name.starts_with(gpu_primitives_abi::tuning::SORT_FAMILY) {
                 size_of::<OnesweepParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY)
-                || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_FAMILY)
+                || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY)
                 || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_SORT_FAMILY)
                 || name.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY)
             {
@@ -532,7 +539,9 @@ fn ptxas_accepts_every_module() {
                     SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
                     SEGMENTED_SORT_SPILL_BYTES
-                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY) {
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY)
+                    || kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY)
+                {
                     WARP_RADIX_SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
                     TOP_K_SPILL_BYTES

@@ -13,10 +13,10 @@ use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_so
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
-    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_MEDIUM_SORT_FAMILY,
-    SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_MEDIUM_SORT_KEYS, SEGMENTED_SORT_FAMILY,
-    SEGMENTED_WARP_RADIX_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS,
-    SEGMENTED_WARP_SORT_FAMILY, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
+    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_SORT_FAMILY,
+    SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_FAMILY,
+    SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_FAMILY,
+    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -191,8 +191,8 @@ pub(super) fn launch<K: SortKey>(
         format!("{SEGMENTED_SORT_FAMILY}keys_u32")
     );
     debug_assert_eq!(
-        radix_sort_kernel_name!(segmented_medium, u32, keys),
-        format!("{SEGMENTED_MEDIUM_SORT_FAMILY}keys_u32")
+        radix_sort_kernel_name!(segmented_warp_merge, u32, keys),
+        format!("{SEGMENTED_WARP_MERGE_SORT_FAMILY}keys_u32")
     );
     debug_assert_eq!(
         radix_sort_kernel_name!(segmented_warp, u32, keys),
@@ -224,8 +224,8 @@ pub(super) fn launch<K: SortKey>(
     };
     let module = crate::module(on.gpu)?;
     // The tiers by length: a warp a segment in registers, a warp a segment in its shared
-    // memory, a block a segment of the medium tile, a block a segment of the block kernel's
-    // tile or longer, up to the longest left (any longer ones are the device-wide sort's). Equal
+    // memory, a pair of warps a segment (two such tiles merged), a block a segment of the
+    // block kernel's tile or longer, up to the longest left (any longer ones are the device-wide sort's). Equal
     // rows
     // are all of one tier: one launch; with offsets, a launch per tier up to the longest
     // segment left, each passing over the others' segments.
@@ -237,11 +237,11 @@ pub(super) fn launch<K: SortKey>(
             SEGMENTED_WARP_RADIX_SORT_KEYS,
         ),
         (
-            Tier::Medium,
+            Tier::WarpMerge,
             SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
-            SEGMENTED_MEDIUM_SORT_KEYS,
+            SEGMENTED_WARP_MERGE_SORT_KEYS,
         ),
-        (Tier::Block, SEGMENTED_MEDIUM_SORT_KEYS + 1, longest),
+        (Tier::Block, SEGMENTED_WARP_MERGE_SORT_KEYS + 1, longest),
     ];
     // Every kernel found before anything is launched (a missing one is an error that launches
     // nothing).
@@ -254,7 +254,7 @@ pub(super) fn launch<K: SortKey>(
         let (family, items) = match tier {
             Tier::Warp => (SEGMENTED_WARP_SORT_FAMILY, 0),
             Tier::WarpRadix => (SEGMENTED_WARP_RADIX_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS),
-            Tier::Medium => (SEGMENTED_MEDIUM_SORT_FAMILY, SEGMENTED_MEDIUM_SORT_ITEMS),
+            Tier::WarpMerge => (SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS),
             Tier::Block => (SEGMENTED_SORT_FAMILY, K::ITEMS),
         };
         let kernel = module
@@ -284,22 +284,26 @@ pub(super) fn launch<K: SortKey>(
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);
-        if matches!(tier, Tier::Warp | Tier::WarpRadix) {
-            // The warp radix tier's tiles in the warps' own shared memory; none for the warp sort.
+        if tier != Tier::Block {
+            // The warp radix and warp merge tiers' tiles in the warps' own shared memory; none
+            // for the warp sort.
             let shared = match tier {
-                Tier::WarpRadix => {
+                Tier::Warp => 0,
+                _ => {
                     warp_radix_sort_layout(SORT_BLOCK, items as u32, key_bytes as u32, value_bytes as u32)
                         .total
                 }
-                _ => 0,
             };
-            let per_block = (SORT_BLOCK / WARP_SIZE) as usize;
+            // A warp a segment, or a pair of warps.
+            let warps = if tier == Tier::WarpMerge { 2 } else { 1 };
+            let per_block = (SORT_BLOCK / WARP_SIZE) as usize / warps;
             for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
                 params.first_segment = first_block * per_block;
                 let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(shared);
-                // SAFETY: as below; a warp a segment from `first_segment`, blocks of whole
-                // warps; the warp radix tier's segments fit its warps' tiles, and its kernel
-                // has its layout of shared memory.
+                // SAFETY: as below; a warp (a pair of warps) a segment from `first_segment`,
+                // blocks of whole warps (an even number); the warp radix and warp merge tiers'
+                // segments fit their warps' tiles, and their kernels have its layout of shared
+                // memory.
                 unsafe { stream.launch(&kernel, config, &params)? };
             }
             continue;
@@ -317,8 +321,7 @@ pub(super) fn launch<K: SortKey>(
             // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
             // outputs hold the input's length (checked by the callers) or `segments * keep`
             // (top_k); scratch buffers of two inputs' length wherever a segment of the block
-            // tier is longer than a tile; the medium tier's segments fit its tile; the bit
-            // range is within the key; the kernel's layout of shared memory; blocks
+            // tier is longer than a tile; the bit range is within the key; the kernel's layout of shared memory; blocks
             // `first_segment + b` below `segments`.
             unsafe { stream.launch(&kernel, config, &params)? };
         }
@@ -333,8 +336,8 @@ enum Tier {
     Warp,
     /// `device_segmented_warp_radix_sort_*`: up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] keys.
     WarpRadix,
-    /// `device_segmented_medium_sort_*`: up to [`SEGMENTED_MEDIUM_SORT_KEYS`] keys.
-    Medium,
+    /// `device_segmented_warp_merge_sort_*`: up to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys.
+    WarpMerge,
     /// `device_segmented_radix_sort_*`: longer.
     Block,
 }
@@ -350,11 +353,12 @@ enum Tier {
 /// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp in
 /// registers (each key's place counted against the segment's others, 8 segments a block); one
 /// of up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] (512) by one warp in shared memory of its own
-/// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); longer ones by one
-/// block of [`SORT_BLOCK`] threads each: a segment of up to [`SEGMENTED_MEDIUM_SORT_KEYS`]
-/// (1024) keys in shared memory by the block radix sort of a tile of that many, one of up to
-/// `SORT_BLOCK * K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) the same in a
-/// tile of that many (each key read and written once either way); a longer one takes, per 8-bit
+/// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); one of up to
+/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`] (1024) by two warps (each sorting half so, then both
+/// merging the halves by merge path, 4 segments a block); longer ones by one block of
+/// [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK * K::ITEMS` keys (4096 for
+/// 4-byte keys, 3072 for 8-byte ones) in shared memory by the block radix sort of a tile of
+/// that many (each key read and written once in every tier so far); a longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
 /// once per digit), through two scratch buffers of the input's length in the workspace. The
 /// longest few segments, each longer than a tile and than a multiprocessor's share of all the

@@ -17,13 +17,10 @@
 //!   buffers, the first reading the input and the last writing the output.
 //!
 //! - **A segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS) + 1 to
-//!   [`SEGMENTED_MEDIUM_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_KEYS)
-//!   keys** (513 to 1024): by the medium tier ([`segmented_medium_sort`], a kernel of its own),
-//!   as a segment of one tile above but in a tile of
-//!   [`SEGMENTED_MEDIUM_SORT_ITEMS`](gpu_primitives_abi::tuning::SEGMENTED_MEDIUM_SORT_ITEMS)
-//!   keys a thread (a quarter of the block kernel's padded tile or less), keys alone too by the
-//!   warp-striped sort (fewer than [`BLOCKED_SORT_MIN_ITEMS`] keys a thread: 8-bit digits, half
-//!   the blocked sort's passes).
+//!   [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)
+//!   keys** (513 to 1024): by a pair of warps ([`segmented_warp_merge_sort`], a kernel of its
+//!   own: 4 segments a block), each sorting half the segment as the warp radix tier below does,
+//!   then both merging the two halves by merge path.
 //!
 //! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
 //!   [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS)
@@ -56,8 +53,8 @@ use crate::warp::{Shuffle, WarpRadixSortStorage, warp_radix_sort_blocked};
 use gpu_primitives_abi::layout::padded_slot;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::{
-    BLOCKED_SORT_MIN_ITEMS, RADIX_BITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS,
-    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
+    RADIX_BITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS,
+    SORT_BLOCK,
 };
 
 /// Shared memory of [`segmented_radix_sort`].
@@ -123,40 +120,13 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
         let segment = unsafe { segment_of(p, s) };
         let len = segment.len;
         if len < p.shortest || len > p.longest {
-            // Another launch's (the warp sort's, the medium tier's, the device-wide sort's).
+            // Another launch's (the warp tiers', the device-wide sort's).
         } else if len <= tile_len {
             // SAFETY: forwarded; the segment is within the input and fits one tile.
             unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
         } else {
             // SAFETY: forwarded; a segment longer than a tile has the scratch buffers.
             unsafe { sort_long::<K, V, PAIRS, ITEMS>(p, segment, storage) };
-        }
-    }
-}
-
-/// The medium tier: as [`segmented_radix_sort`] for the launch's segments of `p.shortest ..=
-/// p.longest` keys that fit one tile of `block_dim() * ITEMS` keys (the longer ones are another
-/// launch's, and `p.longest` is at most a tile), with `ITEMS` smaller than the block kernel's:
-/// a segment of a few hundred keys is padded to this tile instead of the block kernel's.
-///
-/// # Safety
-/// As [`segmented_radix_sort`] (no scratch buffers needed).
-#[inline(always)]
-pub unsafe fn segmented_medium_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
-    p: &SegmentedSortParams<K, V>,
-    storage: SegmentedSortStorage<<K::Bits as RadixBits>::Slot, V>,
-) where
-    K: RadixKey,
-    V: SortValue,
-{
-    let tile_len = block_dim() as usize * ITEMS;
-    let s = p.first_segment + block_idx() as usize;
-    if s < p.segments {
-        // SAFETY: s < segments.
-        let segment = unsafe { segment_of(p, s) };
-        if segment.len >= p.shortest && segment.len <= p.longest.min(tile_len) {
-            // SAFETY: forwarded; the segment is within the input and fits one tile.
-            unsafe { sort_tile::<K, V, PAIRS, ITEMS>(p, segment, storage) };
         }
     }
 }
@@ -229,6 +199,191 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
                 }
             };
         }
+    }
+}
+
+/// The warp merge tier: the launch's segments of `p.shortest ..= p.longest` keys that fit two
+/// warps' tiles of `32 * ITEMS` keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a pair of
+/// warps each: warps `2 q` and `2 q + 1` of block `b` take segment `p.first_segment + b *
+/// warps_per_block() / 2 + q`, if there is one and it is of the range. Each warp sorts its half
+/// of the segment (the first `32 * ITEMS` keys, then the rest, padded) by the warp radix sort as
+/// the warp radix tier does, and the pair merges the two sorted halves by merge path (Odeh,
+/// Green, Mwassi, Shmueli and Birk, "Merge Path - Parallel Merging Made Simple", 2012): thread
+/// `u` of the pair's 64 finds where output `ITEMS * u` splits the halves by a binary search, then
+/// merges its `ITEMS` outputs, ties from the first half first (stable). Pairs: as the warp radix
+/// tier, each key's position moves and the values staged in shared memory are fetched once,
+/// after the merge. Three block barriers (the pairs of a block meet there), each reached by
+/// every warp whether its pair has a segment or not.
+///
+/// # Safety
+/// Every thread of the block calls it (blocks of whole warps, an even number); `p` as
+/// [`segmented_radix_sort`] needs it (no scratch buffers needed); `pair` is the storage of the
+/// calling warp's pair, warp `2 q`'s first, each as [`warp_radix_sort_blocked`] needs it for
+/// `ITEMS` keys a lane.
+#[inline(always)]
+pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
+    p: &SegmentedSortParams<K, V>,
+    pair: [WarpTileStorage<<K::Bits as RadixBits>::Slot, V>; 2],
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+    const HALF: u32 = WARP_SIZE * ITEMS as u32;
+    let descending = p.descending != 0;
+    let lane = lane_id();
+    let second = warp_id() % 2 == 1;
+    // Chosen by a select, not an index (which would put the pair in local memory).
+    let pick = |second: bool| if second { pair[1] } else { pair[0] };
+    let own = pick(second);
+    let first = if second { HALF } else { 0 };
+    let s = p.first_segment + (block_idx() * (warps_per_block() / 2) + warp_id() / 2) as usize;
+    let segment = if s < p.segments {
+        // SAFETY: s < segments.
+        Some(unsafe { segment_of(p, s) })
+    } else {
+        None
+    }
+    .filter(|segment| segment.len >= p.shortest && segment.len <= p.longest.min(2 * HALF as usize));
+    let staged = PAIRS && p.index_values == 0;
+    // Keys (ordered bits) and positions in the segment: this warp's half before the sort, then
+    // the half sorted, then this thread's outputs of the merge.
+    let mut keys = [<K::Bits as RadixBits>::MAX; ITEMS];
+    let mut positions = [0u32; ITEMS];
+    if let Some(segment) = segment {
+        unrolled_for(ITEMS, |i| {
+            let j = first + i as u32 * WARP_SIZE + lane;
+            positions[i] = j;
+            if (j as usize) < segment.len {
+                // SAFETY: j < the segment's length: a key (and value) of the input; the value's
+                // padded slot within the half is within this warp's staging array.
+                unsafe {
+                    keys[i] = ordered_bits(*p.keys_in.add(segment.begin + j as usize), descending);
+                    if staged {
+                        let value = *p.values_in.add(segment.begin + j as usize);
+                        own.values.write_unchecked(padded_slot(j - first), value);
+                    }
+                }
+            }
+        });
+        // SAFETY: the whole warp takes this branch (one segment a pair) with its own storage and
+        // the launch's bit range (within the key, checked by the host); the padding is the
+        // largest bits.
+        unsafe {
+            warp_radix_sort_blocked::<K::Bits, u32, PAIRS, ITEMS>(
+                &mut keys,
+                &mut positions,
+                (p.begin_bit, p.end_bit),
+                own.sort,
+            )
+        };
+        // The sorted half in this warp's exchanges, in order (the sort's storage is free again).
+        unrolled_for(ITEMS, |i| {
+            let at = padded_slot(i as u32 * WARP_SIZE + lane);
+            // SAFETY: a slot of the tile, this item's alone.
+            unsafe {
+                own.sort.keys.write_unchecked(at, keys[i].to_slot());
+                if PAIRS {
+                    own.sort.values.write_unchecked(at, positions[i]);
+                }
+            }
+        });
+    }
+    // SAFETY: every thread of the block reaches it (outside the branch): both halves sorted.
+    unsafe { block_barrier() };
+    if let Some(segment) = segment {
+        let len = segment.len as u32;
+        let (a_len, b_len) = (len.min(HALF), len - len.min(HALF));
+        let mask = <K::Bits as RadixBits>::range_mask(p.begin_bit, p.end_bit);
+        let order = |key: K::Bits| key.masked(mask);
+        // The key at place `at` of a half (clamped: past a half's end the merge reads, but never
+        // takes, its last slot, which the half's sort wrote).
+        let key_at = |second: bool, at: u32| {
+            // SAFETY: a slot of the tile, written before the barrier.
+            <K::Bits as RadixBits>::from_slot(unsafe {
+                pick(second)
+                    .sort
+                    .keys
+                    .read_unchecked(padded_slot(at.min(HALF - 1)))
+            })
+        };
+        let diagonal = (first + lane * ITEMS as u32).min(len);
+        // The first `diagonal` outputs take `i` keys of the first half and the rest of the
+        // second: the least `i` whose first-half key is after the second half's key before
+        // the diagonal (ties: the first half's first).
+        let (mut lo, mut hi) = (diagonal.saturating_sub(b_len), diagonal.min(a_len));
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if order(key_at(true, diagonal - 1 - mid)) < order(key_at(false, mid)) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let (mut i, mut j) = (lo, diagonal - lo);
+        let (mut a, mut b) = (key_at(false, i), key_at(true, j));
+        unrolled_for(ITEMS, |k| {
+            let take_a = j >= b_len || (i < a_len && order(b) >= order(a));
+            let at = if take_a { i } else { j };
+            keys[k] = if take_a { a } else { b };
+            if PAIRS {
+                // SAFETY: as `key_at`'s.
+                positions[k] = unsafe {
+                    pick(!take_a)
+                        .sort
+                        .values
+                        .read_unchecked(padded_slot(at.min(HALF - 1)))
+                };
+            }
+            let next = key_at(!take_a, at + 1);
+            if take_a {
+                (i, a) = (i + 1, next);
+            } else {
+                (j, b) = (j + 1, next);
+            }
+        });
+    }
+    // SAFETY: every thread of the block reaches it: every read of the halves is done.
+    unsafe { block_barrier() };
+    if let Some(segment) = segment {
+        // This thread's outputs `first + lane * ITEMS ..` to this warp's exchanges, blocked, and
+        // back warp-striped for coalesced stores.
+        unrolled_for(ITEMS, |k| {
+            let at = padded_slot(lane * ITEMS as u32 + k as u32);
+            // SAFETY: a slot of the tile, this item's alone.
+            unsafe {
+                own.sort.keys.write_unchecked(at, keys[k].to_slot());
+                if PAIRS {
+                    own.sort.values.write_unchecked(at, positions[k]);
+                }
+            }
+        });
+        // SAFETY: the whole warp takes this branch.
+        unsafe { warp_sync(u32::MAX) };
+        unrolled_for(ITEMS, |i| {
+            let o = i as u32 * WARP_SIZE + lane;
+            let j = (first + o) as usize;
+            if j < segment.keep {
+                let at = padded_slot(o);
+                // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
+                // the outputs); the slot written before the warp barrier; a valid key's
+                // position is below the segment's length, its value staged in its half's
+                // array before the first block barrier.
+                unsafe {
+                    let key = <K::Bits as RadixBits>::from_slot(own.sort.keys.read_unchecked(at));
+                    *p.keys_out.add(segment.out_begin + j) = key_of_ordered::<K>(key, descending);
+                    if PAIRS {
+                        let position = own.sort.values.read_unchecked(at);
+                        *p.values_out.add(segment.out_begin + j) = if staged {
+                            let from = pick(position >= HALF);
+                            from.values.read_unchecked(padded_slot(position % HALF))
+                        } else {
+                            V::from_index(position as usize)
+                        };
+                    }
+                }
+            }
+        });
     }
 }
 
@@ -463,10 +618,9 @@ unsafe fn sort_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     V: SortValue,
 {
     let descending = p.descending != 0;
-    // Pairs, and keys alone in a tile of few keys a thread, by the warp-striped sort (8-bit
-    // digits); other keys alone by the blocked sort, which pads a partial tile with the
-    // largest ordered bits.
-    let warp_striped = PAIRS || ITEMS < BLOCKED_SORT_MIN_ITEMS;
+    // Pairs by the warp-striped sort (8-bit digits); keys alone by the blocked sort, which pads
+    // a partial tile with the largest ordered bits.
+    let warp_striped = PAIRS;
     let padding = if warp_striped {
         <K::Bits as RadixBits>::from_slot(zero_slot())
     } else {

@@ -1,11 +1,14 @@
 //! Probe kernels for the block radix rank and the block radix sort, so the GPU tests can check
 //! them at block scope (one tile per block, tiles cut at the input's end) against CPU models,
-//! apart from the device sorts built on them.
+//! apart from the device sorts built on them; and for the warp radix sort at warp scope (one
+//! tile per warp).
 //!
-//! Every probe runs on blocks of exactly [`RADIX_DIGITS`] threads (the pieces' contract) and
-//! holds its tile warp-striped: thread item `i` is tile position
+//! Every block probe runs on blocks of exactly [`RADIX_DIGITS`] threads (the pieces' contract)
+//! and holds its tile warp-striped: thread item `i` is tile position
 //! [`warp_striped_position`]`(i)`, element `block_idx() * RADIX_DIGITS * ITEMS + position` of
-//! the input.
+//! the input. The warp probes run on blocks of [`PROBE_WARPS`] warps, warp `w` of block `b`
+//! holding tile `b * PROBE_WARPS + w` of `32 * ITEMS` keys, lane `l`'s item `i` at position
+//! `32 i + l` of it.
 
 use crate::block::{
     BlockRadixSortStorage, BlockScanStorage, BlockedRankStorage, BlockedSortStorage, PAST_END_DIGIT,
@@ -15,9 +18,21 @@ use crate::block::{
 use crate::radix::RadixBits;
 use crate::shared::SharedArray;
 use crate::shared_array;
-use crate::thread::{block_idx, thread_idx};
+use crate::thread::{WARP_SIZE, block_idx, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
+use crate::warp::{WarpRadixSortStorage, warp_radix_sort_blocked};
 use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, RADIX_DIGITS};
+
+/// Warps per block of the warp radix sort probes.
+pub const PROBE_WARPS: u32 = 4;
+
+/// A warp's counter words of the warp radix sort: each lane's and a row of zeros.
+const WARP_COUNTERS: u32 = WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1);
+
+/// Slots of a warp's padded exchange for a tile of `items` keys a lane.
+const fn warp_slots(items: u32) -> u32 {
+    gpu_primitives_abi::layout::padded_slots(WARP_SIZE * items)
+}
 
 /// Counters of the rank: each warp's row of `RADIX_DIGITS`, for the 8 warps of a block.
 const WARP_COUNTS: usize = 8 * RADIX_DIGITS as usize;
@@ -239,4 +254,94 @@ sort_probes!(
         PROBE_SORT_SCAN_U8_4, PROBE_SORT_KEYS_U8_4, PROBE_SORT_VALUES_U8_4;
     probe_block_radix_sort_u64_items4: u64 = 4, PROBE_SORT_COUNTS_U64_4,
         PROBE_SORT_SCAN_U64_4, PROBE_SORT_KEYS_U64_4, PROBE_SORT_VALUES_U64_4;
+);
+
+/// The warp radix sort at warp scope: warp `w` of block `b` sorts tile `b * PROBE_WARPS + w` of
+/// `keys` (its items below `n`, padded with the largest bits past it, as the sort asks) by bits
+/// `begin_bit .. end_bit`, with each key's input index as its value with `PAIRS`, and writes
+/// every item below `n` back in place of the input, as `sort_probe` does.
+#[inline(always)]
+unsafe fn warp_sort_probe<B: RadixBits, const PAIRS: bool, const ITEMS: usize>(
+    p: BlockSortProbe<B>,
+    storage: WarpRadixSortStorage<B::Slot, u32>,
+) {
+    let tile = WARP_SIZE as usize * ITEMS;
+    let first = (block_idx() * PROBE_WARPS + warp_id()) as usize * tile;
+    let index = |i: usize| first + i * WARP_SIZE as usize + lane_id() as usize;
+    let mut keys = [B::MAX; ITEMS];
+    let mut values = [0u32; ITEMS];
+    // SAFETY: (whole body) reads and writes go below n, one lane per index; the whole warp calls
+    // the sort with its own storage and the same bit range (`begin_bit <= end_bit <=` the key's
+    // width, the test's contract).
+    unsafe {
+        unrolled_for(ITEMS, |i| {
+            if index(i) < p.n {
+                keys[i] = *p.keys.add(index(i));
+                values[i] = index(i) as u32;
+            }
+        });
+        warp_radix_sort_blocked::<B, u32, PAIRS, ITEMS>(
+            &mut keys,
+            &mut values,
+            (p.begin_bit, p.end_bit),
+            storage,
+        );
+        unrolled_for(ITEMS, |i| {
+            if index(i) < p.n {
+                *p.keys_out.add(index(i)) = keys[i];
+                if PAIRS {
+                    *p.values_out.add(index(i)) = values[i];
+                }
+            }
+        });
+    }
+}
+
+macro_rules! warp_sort_probes {
+    ($($name:ident: $key:ty = $items:literal, $counters:ident, $keys:ident, $values:ident;)*) => {$(
+        /// Warp sort probe (see `warp_sort_probe`) of these keys with this many items per lane;
+        /// `pairs` 1 sorts each key's input index with it, 0 the keys alone.
+        ///
+        /// # Safety
+        /// `keys` and `keys_out` hold `n` keys, `values_out` `n` u32; `begin_bit <= end_bit <=`
+        /// the key's width; blocks of `PROBE_WARPS` warps, one warp per tile.
+        #[unsafe(no_mangle)]
+        #[allow(clippy::too_many_arguments)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            keys: *const $key, keys_out: *mut $key, values_out: *mut u32, n: usize,
+            begin_bit: u32, end_bit: u32, pairs: u32,
+        ) {
+            const SLOTS: u32 = warp_slots($items);
+            let p = BlockSortProbe { keys, keys_out, values_out, n, begin_bit, end_bit };
+            let w = warp_id();
+            // Each warp's part of the block's arrays (a warp past PROBE_WARPS traps in `slice`).
+            let storage = WarpRadixSortStorage {
+                counters: shared_array!($counters: [u32; (PROBE_WARPS * WARP_COUNTERS) as usize])
+                    .slice(w * WARP_COUNTERS, WARP_COUNTERS),
+                keys: shared_array!($keys: [<$key as RadixBits>::Slot; (PROBE_WARPS * warp_slots($items)) as usize])
+                    .slice(w * SLOTS, SLOTS),
+                values: shared_array!($values: [u32; (PROBE_WARPS * warp_slots($items)) as usize]).slice(w * SLOTS, SLOTS),
+            };
+            // SAFETY: forwarded.
+            unsafe {
+                if pairs == 0 {
+                    warp_sort_probe::<$key, false, $items>(p, storage)
+                } else {
+                    warp_sort_probe::<$key, true, $items>(p, storage)
+                }
+            }
+        }
+    )*};
+}
+warp_sort_probes!(
+    probe_warp_radix_sort_u32_items1: u32 = 1, PROBE_WARP_COUNTERS_U32_1, PROBE_WARP_KEYS_U32_1,
+        PROBE_WARP_VALUES_U32_1;
+    probe_warp_radix_sort_u32_items8: u32 = 8, PROBE_WARP_COUNTERS_U32_8, PROBE_WARP_KEYS_U32_8,
+        PROBE_WARP_VALUES_U32_8;
+    probe_warp_radix_sort_u32_items16: u32 = 16, PROBE_WARP_COUNTERS_U32_16, PROBE_WARP_KEYS_U32_16,
+        PROBE_WARP_VALUES_U32_16;
+    probe_warp_radix_sort_u8_items16: u8 = 16, PROBE_WARP_COUNTERS_U8_16, PROBE_WARP_KEYS_U8_16,
+        PROBE_WARP_VALUES_U8_16;
+    probe_warp_radix_sort_u64_items8: u64 = 8, PROBE_WARP_COUNTERS_U64_8, PROBE_WARP_KEYS_U64_8,
+        PROBE_WARP_VALUES_U64_8;
 );

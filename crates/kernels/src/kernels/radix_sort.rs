@@ -2,7 +2,7 @@
 //! `sort_value_table!` of `gpu-primitives-abi`: per key type, `device_radix_sort_histogram_<key>`
 //! and `device_radix_sort_onesweep_{keys,v4,v8}_<key>` (keys only, 4-byte values, 8-byte values;
 //! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
-//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_medium_sort_{keys,v4,v8}_<key>`,
+//! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_merge_sort_{keys,v4,v8}_<key>`,
 //! `device_segmented_warp_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_radix_sort_{keys,v4,v8}_<key>`
 //! and `device_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
@@ -11,7 +11,7 @@ use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
 use crate::device::segmented_sort::WarpTileStorage;
 use crate::device::segmented_sort::{
-    SegmentedSortStorage, segmented_medium_sort, segmented_radix_sort, segmented_warp_radix_sort,
+    SegmentedSortStorage, segmented_radix_sort, segmented_warp_merge_sort, segmented_warp_radix_sort,
     segmented_warp_sort,
 };
 use crate::device::tile_status::TileStatus;
@@ -24,8 +24,7 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
 use gpu_primitives_abi::tuning::{
-    RADIX_DIGITS, SEGMENTED_MEDIUM_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, onesweep_items,
-    top_k_items,
+    RADIX_DIGITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, onesweep_items, top_k_items,
 };
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
@@ -138,15 +137,24 @@ macro_rules! onesweep_entries {
         };
         const _: () = {
             /// # Safety
-            /// As `segmented_medium_sort`, with the launch [`SegmentedSortParams`] describes.
-            #[unsafe(export_name = radix_sort_kernel_name!(segmented_medium, $key, $values))]
+            /// As `segmented_warp_merge_sort`, with the launch [`SegmentedSortParams`] describes
+            /// ([`SORT_BLOCK`] threads a block, the [`warp_radix_sort_layout`]'s dynamic shared
+            /// memory).
+            #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp_merge, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = SEGMENTED_MEDIUM_SORT_ITEMS;
-                // SAFETY: the kernel's contract: the layout's dynamic shared memory.
-                let storage = unsafe { segmented_storage::<$ty, $v, PAIRS>(ITEMS) };
-                // SAFETY: forwarded from the kernel's contract.
-                unsafe { segmented_medium_sort::<$ty, $v, PAIRS, ITEMS>(&p, storage) };
+                const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+                let first = crate::thread::warp_id() & !1;
+                // SAFETY: the kernel's contract: the layout's dynamic shared memory, the
+                // regions of the calling warp's pair.
+                let pair = unsafe {
+                    [
+                        warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, first),
+                        warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, first + 1),
+                    ]
+                };
+                // SAFETY: forwarded from the kernel's contract (SORT_BLOCK threads: 4 pairs).
+                unsafe { segmented_warp_merge_sort::<$ty, $v, PAIRS>(&p, pair) };
             }
         };
         const _: () = {
@@ -159,7 +167,7 @@ macro_rules! onesweep_entries {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
                 // SAFETY: the kernel's contract: the layout's dynamic shared memory.
-                let storage = unsafe { warp_radix_storage::<$ty, $v, PAIRS>(ITEMS) };
+                let storage = unsafe { warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, crate::thread::warp_id()) };
                 // SAFETY: forwarded from the kernel's contract; the storage is this warp's.
                 unsafe { segmented_warp_radix_sort::<$ty, $v, PAIRS>(&p, storage) };
             }
@@ -209,16 +217,18 @@ unsafe fn segmented_storage<K: crate::radix::RadixKey, V: crate::shared::SharedV
     }
 }
 
-/// This warp's shared memory in the warp radix tier: its region of the
+/// Warp `warp`'s shared memory in the warp radix and warp merge tiers: its region of the
 /// [`warp_radix_sort_layout`] of tiles of `items` keys a lane of `K` (values of `V` for
 /// `PAIRS`), in the launch's dynamic shared memory.
 ///
 /// # Safety
 /// The launch has that layout's `total` bytes of dynamic shared memory (the host sizes it with
-/// the same function); each warp uses its own region only.
+/// the same function) and `warp` is a warp of the block; each region is used by the warps
+/// its tier gives it to (the warp radix tier: its own warp's; the warp merge tier: the pair's).
 #[inline(always)]
 unsafe fn warp_radix_storage<K: crate::radix::RadixKey, V: crate::shared::SharedValue, const PAIRS: bool>(
     items: usize,
+    warp: u32,
 ) -> WarpTileStorage<<K::Bits as crate::radix::RadixBits>::Slot, V> {
     let layout = warp_radix_sort_layout(
         SORT_BLOCK,
@@ -226,7 +236,7 @@ unsafe fn warp_radix_storage<K: crate::radix::RadixKey, V: crate::shared::Shared
         size_of::<K>() as u32,
         if PAIRS { size_of::<V>() as u32 } else { 0 },
     );
-    let at = crate::thread::warp_id() * layout.warp_bytes;
+    let at = warp * layout.warp_bytes;
     let slots = gpu_primitives_abi::layout::padded_slots(32 * items as u32);
     let pair_slots = if PAIRS { slots } else { 0 };
     // SAFETY: the caller's contract: disjoint, 16-byte-aligned regions (the indices' 4-byte

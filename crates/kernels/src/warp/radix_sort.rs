@@ -23,7 +23,7 @@
 //! - **Result valid in:** every lane (its items of the sorted tile, warp-striped: item `i` of
 //!   lane `l` at position `i * 32 + l`, so that each store of item `i` writes 32 consecutive
 //!   places).
-//! - **Barriers:** warp barriers only (5 a pass and 2); `storage` may be reused after one more.
+//! - **Barriers:** warp barriers only (5 a pass and 2); `storage` is free again on return (its last reads come before the last barrier).
 //! - **Example:** one warp, 2 items a lane, `u32` keys `63 - p` at position `p` (item `i` of lane
 //!   `l`: `p = 32 i + l`), bits 0..8: lane `l` holds keys `l` and `32 + l` after the sort.
 
