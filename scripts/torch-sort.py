@@ -3,7 +3,7 @@
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
 `torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`), and
-`torch.sort` of the same keys as rows of 32, 256, 384, 512, 768 and 1024 (`bench_sort::SEGMENTED_ROWS`:
+`torch.sort` of the same keys as rows of 32, 256, 384, 512, 768, 1024, 1536 and 2048 (`bench_sort::SEGMENTED_ROWS`:
 the first whole rows where the length does not divide the keys), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
@@ -63,6 +63,8 @@ def main():
         ("torch.sort dim=1 rows of 512", lambda: torch.sort(x.view(-1, 512), dim=1)),
         ("torch.sort dim=1 rows of 768", lambda: torch.sort(whole_rows(x, 768), dim=1)),
         ("torch.sort dim=1 rows of 1024", lambda: torch.sort(x.view(-1, 1024), dim=1)),
+        ("torch.sort dim=1 rows of 1536", lambda: torch.sort(whole_rows(x, 1536), dim=1)),
+        ("torch.sort dim=1 rows of 2048", lambda: torch.sort(x.view(-1, 2048), dim=1)),
         ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
         (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
     ]:

@@ -50,10 +50,18 @@ pub const SEGMENTED_768_ARGSORT: &str = "segmented_argsort 349525 rows of 768";
 pub const SEGMENTED_1024_KEYS: &str = "segmented_sort_keys 262144 rows of 1024";
 /// The rows of 1024 with each key's column.
 pub const SEGMENTED_1024_ARGSORT: &str = "segmented_argsort 262144 rows of 1024";
+/// Rows of 1536, keys alone: the first whole rows of the keys.
+pub const SEGMENTED_1536_KEYS: &str = "segmented_sort_keys 174762 rows of 1536";
+/// The rows of 1536 with each key's column.
+pub const SEGMENTED_1536_ARGSORT: &str = "segmented_argsort 174762 rows of 1536";
+/// Rows of 2048, keys alone.
+pub const SEGMENTED_2048_KEYS: &str = "segmented_sort_keys 131072 rows of 2048";
+/// The rows of 2048 with each key's column.
+pub const SEGMENTED_2048_ARGSORT: &str = "segmented_argsort 131072 rows of 2048";
 /// The segmented sort's rows of the [`SEGMENTED_SHAPE`] keys: row length, then the rows of
 /// keys alone and of the argsort. A row length that does not divide the keys sorts their
 /// first whole rows (the row's `n` says how many keys).
-pub const SEGMENTED_ROWS: [(usize, &str, &str); 7] = [
+pub const SEGMENTED_ROWS: [(usize, &str, &str); 9] = [
     (SEGMENTED_SHAPE.1, SEGMENTED_KEYS, SEGMENTED_ARGSORT),
     (32, SEGMENTED_SHORT_KEYS, SEGMENTED_SHORT_ARGSORT),
     (256, SEGMENTED_256_KEYS, SEGMENTED_256_ARGSORT),
@@ -61,6 +69,8 @@ pub const SEGMENTED_ROWS: [(usize, &str, &str); 7] = [
     (512, SEGMENTED_512_KEYS, SEGMENTED_512_ARGSORT),
     (768, SEGMENTED_768_KEYS, SEGMENTED_768_ARGSORT),
     (1024, SEGMENTED_1024_KEYS, SEGMENTED_1024_ARGSORT),
+    (1536, SEGMENTED_1536_KEYS, SEGMENTED_1536_ARGSORT),
+    (2048, SEGMENTED_2048_KEYS, SEGMENTED_2048_ARGSORT),
 ];
 /// The segmented sort by offsets of the [`SEGMENTED_SHAPE`] keys as one segment of
 /// [`LARGE_SEGMENT`] keys, then segments of the shape's row length: the large one goes through
@@ -216,7 +226,7 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
     })?;
     let mut out = Vec::new();
     // Every row of this function: f32 keys beside the copy of all n (the rows of lengths that do
-    // not divide n sort at most 256 keys fewer: a millionth of it).
+    // not divide n sort at most 1024 keys fewer: 4 millionths of it).
     let mut row_of = |algorithm: &str, keys: usize, time: f64, bytes: usize| {
         out.push(BenchRow::new(
             gpu,
