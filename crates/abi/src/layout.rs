@@ -283,22 +283,27 @@ pub const fn segmented_sort_layout(
     }
 }
 
-/// Where each warp of the segmented sort's warp radix tier keeps its tile in dynamic shared
-/// memory: byte offsets from the warp's region, which starts `warp * warp_bytes` bytes in.
+/// Where the warps of the segmented sort's warp radix and warp merge tiers keep their tiles in
+/// dynamic shared memory: four regions (byte offsets), each holding every warp's part one after
+/// another, warp `w`'s at `w` times its part's length. The warps' padded tiles of keys (indices,
+/// values) are thus one padded array: place `p` of warp `w`'s tile is slot
+/// [`padded_slot`]`(w * WARP_SIZE * items + p)` of it (a tile is a whole number of rows of 32),
+/// so a group of warps merging their tiles reads them as one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WarpRadixSortLayout {
-    /// `WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1)` `u32`: the lanes' counters and a row of zeros.
+    /// `WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1)` `u32` a warp: the lanes' counters and a row of
+    /// zeros.
     pub counters: u32,
-    /// [`padded_slots`]`(WARP_SIZE * items)` key slots (keys of one byte as `u16`).
+    /// [`slots`](Self::slots) key slots a warp (keys of one byte as `u16`).
     pub keys: u32,
-    /// As many `u32`: each key's position in the segment, which the sort moves with the keys
-    /// (pairs; none for keys alone).
+    /// As many `u32` a warp: each key's position in the segment, which the sort moves with the
+    /// keys (pairs; none for keys alone).
     pub indices: u32,
-    /// As many values, staged at their positions until the sorted positions fetch them (pairs;
-    /// none for keys alone).
+    /// As many values a warp, staged at their positions until the sorted positions fetch them
+    /// (pairs; none for keys alone).
     pub values: u32,
-    /// Bytes of one warp's region.
-    pub warp_bytes: u32,
+    /// Slots of one warp's tile: [`padded_slots`]`(WARP_SIZE * items)`.
+    pub slots: u32,
     /// Bytes in all (the launch's dynamic shared memory).
     pub total: u32,
 }
@@ -311,21 +316,22 @@ pub const fn warp_radix_sort_layout(
     key_bytes: u32,
     value_bytes: u32,
 ) -> WarpRadixSortLayout {
+    let warps = block / WARP_SIZE;
     let slots = padded_slots(WARP_SIZE * items);
     let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
-    let counters = 0;
-    let keys = counters + (WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4).next_multiple_of(16);
-    let indices = keys + (slots * key_slot).next_multiple_of(16);
     let index_bytes = if value_bytes > 0 { 4 } else { 0 };
-    let values = indices + slots * index_bytes;
-    let warp_bytes = values + (slots * value_bytes).next_multiple_of(16);
+    let counters = 0;
+    let keys =
+        counters + (warps * WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4).next_multiple_of(16);
+    let indices = keys + (warps * slots * key_slot).next_multiple_of(16);
+    let values = indices + (warps * slots * index_bytes).next_multiple_of(16);
     WarpRadixSortLayout {
         counters,
         keys,
         indices,
         values,
-        warp_bytes,
-        total: block / WARP_SIZE * warp_bytes,
+        slots,
+        total: values + (warps * slots * value_bytes).next_multiple_of(16),
     }
 }
 

@@ -570,7 +570,7 @@ pub struct RadixHistogramParams<K> {
 /// `device_segmented_warp_radix_sort_<values>_<key>`, `device_segmented_warp_sort_<values>_<key>`):
 /// each segment of the launch's length range (`shortest ..= longest`) sorted by bits
 /// `begin_bit .. end_bit` of its keys' ordered bits, stably (the values moving with them): by
-/// one warp (the warp sort, the warp radix tier), by a pair of warps (the warp merge tier), or
+/// one warp (the warp sort, the warp radix tier), by a group of warps (the warp merge tier), or
 /// by one block: a segment of at most one tile (`SORT_BLOCK * items` keys: `sort_key_table!`'s
 /// items) in shared memory, a longer one by one pass over global memory per digit, through the
 /// scratch buffers.
@@ -584,7 +584,8 @@ pub struct RadixHistogramParams<K> {
 /// chunk), [`segmented_sort_layout`](crate::layout::segmented_sort_layout)`.total` bytes of
 /// dynamic shared memory for the kernel's tile; the warp sort: a warp a segment, 8 a block,
 /// no shared memory; the warp radix tier: a warp a segment, 8 a block, and the warp merge
-/// tier: a pair of warps a segment, 4 a block, each with
+/// tier: a group of 2 or 4 warps a segment (`warp_merge_warps` of the launch's `longest`), each
+/// with
 /// [`warp_radix_sort_layout`](crate::layout::warp_radix_sort_layout)`.total` bytes.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]

@@ -206,8 +206,8 @@ macro_rules! sort_value_table {
 /// The PTX name of a radix sort kernel: `device_radix_sort_histogram_<key>` (the upfront count
 /// of every pass's digits), `device_radix_sort_onesweep_<values>_<key>` (one digit pass) or
 /// `device_segmented_radix_sort_<values>_<key>` (the segments past the warp merge tier, one block
-/// each), `device_segmented_warp_merge_sort_<values>_<key>` (the segments of 513 to 1024 keys, a
-/// pair of warps each, two tiles merged), `device_segmented_warp_radix_sort_<values>_<key>` (129 to 512
+/// each), `device_segmented_warp_merge_sort_<values>_<key>` (the segments of 513 to 2048 keys, a
+/// group of 2 or 4 warps each, their tiles merged), `device_segmented_warp_radix_sort_<values>_<key>` (129 to 512
 /// keys, one warp each, a tile in shared memory), `device_segmented_warp_sort_<values>_<key>`
 /// (the short segments, one warp each, in registers) or
 /// `device_top_k_<key>` (top-k of rows by radix select).

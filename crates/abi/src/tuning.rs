@@ -827,14 +827,30 @@ pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT
 /// (its PTX declares it).
 pub const SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM: u32 = 3;
 /// Entry-point name prefix of the segmented sort's warp merge tier
-/// (`device_segmented_warp_merge_sort_<values>_<key>`): a pair of warps per segment of
-/// [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys, each warp
-/// sorting half of it as the warp radix tier does (the same shared memory a warp), the pair then
-/// merging the halves by merge path; 4 segments a block of [`SORT_BLOCK`] threads. It replaced
-/// the medium tier (a block of 256 threads a segment, a tile of 4 keys a thread, 8-bit digits).
+/// (`device_segmented_warp_merge_sort_<values>_<key>`): a group of 2 or 4 warps per segment of
+/// [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys
+/// ([`warp_merge_warps`]), each warp sorting its part of [`SEGMENTED_WARP_RADIX_SORT_KEYS`]
+/// keys as the warp radix tier does (the same shared memory a warp), the group then merging the
+/// sorted parts pairwise by merge path, a level per doubling; blocks of [`SORT_BLOCK`] threads.
+/// It replaced the medium tier (a block of 256 threads a segment of up to 1024 keys, a tile of
+/// 4 keys a thread, 8-bit digits) and takes 1025 to 2048 keys from the block kernel's padded
+/// tile.
 pub const SEGMENTED_WARP_MERGE_SORT_FAMILY: &str = "device_segmented_warp_merge_sort_";
-/// The longest segment the warp merge tier takes: two tiles of the warp radix tier.
-pub const SEGMENTED_WARP_MERGE_SORT_KEYS: usize = 2 * SEGMENTED_WARP_RADIX_SORT_KEYS;
+/// Most warps the warp merge tier gives one segment.
+pub const SEGMENTED_WARP_MERGE_MAX_WARPS: usize = 4;
+/// The longest segment the warp merge tier takes: a tile of the warp radix tier for each of
+/// [`SEGMENTED_WARP_MERGE_MAX_WARPS`] warps.
+pub const SEGMENTED_WARP_MERGE_SORT_KEYS: usize =
+    SEGMENTED_WARP_MERGE_MAX_WARPS * SEGMENTED_WARP_RADIX_SORT_KEYS;
+/// The warps the warp merge tier gives each segment of a launch whose longest segment is
+/// `longest` keys (at most [`SEGMENTED_WARP_MERGE_SORT_KEYS`]): a power of two, at least 2,
+/// whose tiles hold it. Host and kernel both take it from the launch's length range.
+pub const fn warp_merge_warps(longest: usize) -> u32 {
+    let parts = longest
+        .div_ceil(SEGMENTED_WARP_RADIX_SORT_KEYS)
+        .next_power_of_two();
+    if parts < 2 { 2 } else { parts as u32 }
+}
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp merge tier is built for
 /// (its PTX declares it): the warp radix tier's, whose tiles and shared memory it has.
 pub const SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM: u32 = SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM;

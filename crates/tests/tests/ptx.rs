@@ -261,10 +261,13 @@ const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 /// As [`SORT_SPILL_BYTES`], for the segmented sort's warp radix tier (3 blocks, 80 registers;
 /// two tiles, of 8 and 16 keys a lane): keys of up to 4 bytes alone none on sm_90 (88 on
 /// sm_80), pairs (a `u32` position a key) up to 92 bytes on sm_90 (324 on sm_80), 8-byte keys
-/// up to 364 (480 on sm_80); and for its warp merge tier (the same sort of 16 keys a lane, then
-/// the merge): sm_90 none for keys of up to 4 bytes alone, 32-36 bytes for their pairs, up to 380
-/// for 8-byte keys (404 on sm_80).
+/// up to 364 (480 on sm_80).
 const WARP_RADIX_SORT_SPILL_BYTES: usize = 512;
+/// As [`SORT_SPILL_BYTES`], for the segmented sort's warp merge tier (the warp radix tier's sort
+/// of 16 keys a lane, then up to two levels of merges; 3 blocks, 80 registers): sm_90 `f32` and
+/// `u8` keys alone none, their pairs 72-96 bytes, 8-byte keys' pairs up to 340 (sm_80: 48-56
+/// bytes for keys alone, up to 332).
+const WARP_MERGE_SORT_SPILL_BYTES: usize = 512;
 /// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
 /// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the
 /// threshold's (radix select of all keys, ties ranked). Since a block takes one row, the hot
@@ -539,10 +542,10 @@ fn ptxas_accepts_every_module() {
                     SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_SORT_FAMILY) {
                     SEGMENTED_SORT_SPILL_BYTES
-                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY)
-                    || kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY)
-                {
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY) {
                     WARP_RADIX_SORT_SPILL_BYTES
+                } else if kernel.starts_with(gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY) {
+                    WARP_MERGE_SORT_SPILL_BYTES
                 } else if kernel.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
                     TOP_K_SPILL_BYTES
                 } else {

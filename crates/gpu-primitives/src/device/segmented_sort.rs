@@ -16,7 +16,7 @@ use gpu_primitives_abi::tuning::{
     SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_SORT_FAMILY,
     SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_FAMILY,
     SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_FAMILY,
-    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS,
+    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS, warp_merge_warps,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -224,7 +224,7 @@ pub(super) fn launch<K: SortKey>(
     };
     let module = crate::module(on.gpu)?;
     // The tiers by length: a warp a segment in registers, a warp a segment in its shared
-    // memory, a pair of warps a segment (two such tiles merged), a block a segment of the
+    // memory, a group of 2 or 4 warps a segment (such tiles merged), a block a segment of the
     // block kernel's tile or longer, up to the longest left (any longer ones are the device-wide sort's). Equal
     // rows
     // are all of one tier: one launch; with offsets, a launch per tier up to the longest
@@ -236,9 +236,15 @@ pub(super) fn launch<K: SortKey>(
             SEGMENTED_WARP_SORT_KEYS + 1,
             SEGMENTED_WARP_RADIX_SORT_KEYS,
         ),
+        // Groups of 2 warps, then of 4 (`warp_merge_warps` of each range's longest).
         (
             Tier::WarpMerge,
             SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
+            2 * SEGMENTED_WARP_RADIX_SORT_KEYS,
+        ),
+        (
+            Tier::WarpMerge,
+            2 * SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
             SEGMENTED_WARP_MERGE_SORT_KEYS,
         ),
         (Tier::Block, SEGMENTED_WARP_MERGE_SORT_KEYS + 1, longest),
@@ -294,15 +300,20 @@ pub(super) fn launch<K: SortKey>(
                         .total
                 }
             };
-            // A warp a segment, or a pair of warps.
-            let warps = if tier == Tier::WarpMerge { 2 } else { 1 };
+            // A warp a segment, or a group of warps (as the kernel takes it).
+            let warps = if tier == Tier::WarpMerge {
+                warp_merge_warps(most) as usize
+            } else {
+                1
+            };
             let per_block = (SORT_BLOCK / WARP_SIZE) as usize / warps;
             for (first_block, grid) in LaunchConfig::grid_chunks(segments.div_ceil(per_block)) {
                 params.first_segment = first_block * per_block;
                 let config = LaunchConfig::new(grid, SORT_BLOCK).with_shared_mem(shared);
-                // SAFETY: as below; a warp (a pair of warps) a segment from `first_segment`,
-                // blocks of whole warps (an even number); the warp radix and warp merge tiers'
-                // segments fit their warps' tiles, and their kernels have its layout of shared
+                // SAFETY: as below; a warp (a group of warps) a segment from `first_segment`,
+                // blocks of 8 warps; the warp radix and warp merge tiers' segments fit their
+                // warps' tiles (the warp merge tier's longest is at most
+                // SEGMENTED_WARP_MERGE_SORT_KEYS), and their kernels have its layout of shared
                 // memory.
                 unsafe { stream.launch(&kernel, config, &params)? };
             }
@@ -354,8 +365,9 @@ enum Tier {
 /// registers (each key's place counted against the segment's others, 8 segments a block); one
 /// of up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] (512) by one warp in shared memory of its own
 /// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); one of up to
-/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`] (1024) by two warps (each sorting half so, then both
-/// merging the halves by merge path, 4 segments a block); longer ones by one block of
+/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`] (2048) by 2 warps (up to 1024 keys) or 4, each sorting
+/// a part of 512 keys so, then the group merging the sorted parts pairwise by merge path;
+/// longer ones by one block of
 /// [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK * K::ITEMS` keys (4096 for
 /// 4-byte keys, 3072 for 8-byte ones) in shared memory by the block radix sort of a tile of
 /// that many (each key read and written once in every tier so far); a longer one takes, per 8-bit

@@ -18,9 +18,10 @@
 //!
 //! - **A segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS) + 1 to
 //!   [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)
-//!   keys** (513 to 1024): by a pair of warps ([`segmented_warp_merge_sort`], a kernel of its
-//!   own: 4 segments a block), each sorting half the segment as the warp radix tier below does,
-//!   then both merging the two halves by merge path.
+//!   keys** (513 to 2048): by a group of 2 or 4 warps
+//!   ([`segmented_warp_merge_sort`], a kernel of its own), each sorting its part of the segment
+//!   as the warp radix tier below does, then the group merging the sorted parts pairwise by
+//!   merge path.
 //!
 //! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
 //!   [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS)
@@ -53,8 +54,8 @@ use crate::warp::{Shuffle, WarpRadixSortStorage, warp_radix_sort_blocked};
 use gpu_primitives_abi::layout::padded_slot;
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::tuning::{
-    RADIX_BITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS, SEGMENTED_WARP_SORT_KEYS,
-    SORT_BLOCK,
+    RADIX_BITS, SEGMENTED_WARP_MERGE_MAX_WARPS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS,
+    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
 };
 
 /// Shared memory of [`segmented_radix_sort`].
@@ -202,52 +203,56 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
     }
 }
 
-/// The warp merge tier: the launch's segments of `p.shortest ..= p.longest` keys that fit two
-/// warps' tiles of `32 * ITEMS` keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a pair of
-/// warps each: warps `2 q` and `2 q + 1` of block `b` take segment `p.first_segment + b *
-/// warps_per_block() / 2 + q`, if there is one and it is of the range. Each warp sorts its half
-/// of the segment (the first `32 * ITEMS` keys, then the rest, padded) by the warp radix sort as
-/// the warp radix tier does, and the pair merges the two sorted halves by merge path (Odeh,
-/// Green, Mwassi, Shmueli and Birk, "Merge Path - Parallel Merging Made Simple", 2012): thread
-/// `u` of the pair's 64 finds where output `ITEMS * u` splits the halves by a binary search, then
-/// merges its `ITEMS` outputs, ties from the first half first (stable). Pairs: as the warp radix
-/// tier, each key's position moves and the values staged in shared memory are fetched once,
-/// after the merge. Three block barriers (the pairs of a block meet there), each reached by
-/// every warp whether its pair has a segment or not.
+/// The warp merge tier: the launch's segments of `p.shortest ..= p.longest` keys that fit the
+/// tiles of `warps` (= [`warp_merge_warps`](gpu_primitives_abi::tuning::warp_merge_warps)`(p.longest)`: 2 or 4) warps, tiles of `32 * ITEMS`
+/// keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a group of `warps` warps each: warps
+/// `warps * q ..` of block `b` take segment `p.first_segment + (b * warps_per_block()) / warps +
+/// q`, if there is one and it is of the range. Warp `h` of a group sorts part `h` of the segment
+/// (keys `h * 32 * ITEMS ..`, padded) by the warp radix sort as the warp radix tier does; then
+/// the group merges the sorted parts pairwise, runs of one tile into runs of two, and so on, by
+/// merge path (Odeh, Green, Mwassi, Shmueli and Birk, "Merge Path - Parallel Merging Made
+/// Simple", 2012): thread `u` of a merge finds where its output `ITEMS * u` splits the two runs
+/// by a binary search, then merges its `ITEMS` outputs serially, ties from the first run first
+/// (stable), and stores them where the next level reads them (warp `h`'s outputs in warp `h`'s
+/// tile). Pairs: as the warp radix tier, each key's position moves and the values staged in
+/// shared memory are fetched once, after the last merge. Two block barriers a level, reached by
+/// every warp whether its group has a segment or not.
 ///
 /// # Safety
-/// Every thread of the block calls it (blocks of whole warps, an even number); `p` as
-/// [`segmented_radix_sort`] needs it (no scratch buffers needed); `pair` is the storage of the
-/// calling warp's pair, warp `2 q`'s first, each as [`warp_radix_sort_blocked`] needs it for
-/// `ITEMS` keys a lane.
+/// Every thread of the block calls it (blocks of whole warps, a multiple of 4) with the same
+/// `warps`, [`warp_merge_warps`](gpu_primitives_abi::tuning::warp_merge_warps)`(p.longest)`; `p` as [`segmented_radix_sort`] needs it (no
+/// scratch buffers needed; `p.longest` at most
+/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)); `own` is
+/// the calling warp's storage, as [`warp_radix_sort_blocked`] needs it for `ITEMS` keys a lane,
+/// and `group` its group's: the group's tiles one after another as one padded array (the
+/// warp radix layout's), `own`'s among them.
 #[inline(always)]
 pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
     p: &SegmentedSortParams<K, V>,
-    pair: [WarpTileStorage<<K::Bits as RadixBits>::Slot, V>; 2],
+    warps: u32,
+    own: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
+    group: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
 ) where
     K: RadixKey,
     V: SortValue,
 {
     const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
-    const HALF: u32 = WARP_SIZE * ITEMS as u32;
+    const TILE: u32 = WARP_SIZE * ITEMS as u32;
     let descending = p.descending != 0;
     let lane = lane_id();
-    let second = warp_id() % 2 == 1;
-    // Chosen by a select, not an index (which would put the pair in local memory).
-    let pick = |second: bool| if second { pair[1] } else { pair[0] };
-    let own = pick(second);
-    let first = if second { HALF } else { 0 };
-    let s = p.first_segment + (block_idx() * (warps_per_block() / 2) + warp_id() / 2) as usize;
+    // This warp's part of the segment, and of every merge's output.
+    let first = warp_id() % warps * TILE;
+    let s = p.first_segment + ((block_idx() * warps_per_block() + warp_id()) / warps) as usize;
     let segment = if s < p.segments {
         // SAFETY: s < segments.
         Some(unsafe { segment_of(p, s) })
     } else {
         None
     }
-    .filter(|segment| segment.len >= p.shortest && segment.len <= p.longest.min(2 * HALF as usize));
+    .filter(|segment| segment.len >= p.shortest && segment.len <= p.longest.min((warps * TILE) as usize));
     let staged = PAIRS && p.index_values == 0;
-    // Keys (ordered bits) and positions in the segment: this warp's half before the sort, then
-    // the half sorted, then this thread's outputs of the merge.
+    // Keys (ordered bits) and positions in the segment: this warp's part before the sort, then
+    // sorted, then this thread's outputs of each merge.
     let mut keys = [<K::Bits as RadixBits>::MAX; ITEMS];
     let mut positions = [0u32; ITEMS];
     if let Some(segment) = segment {
@@ -256,18 +261,18 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
             positions[i] = j;
             if (j as usize) < segment.len {
                 // SAFETY: j < the segment's length: a key (and value) of the input; the value's
-                // padded slot within the half is within this warp's staging array.
+                // slot is this warp's part of the group's staging array.
                 unsafe {
                     keys[i] = ordered_bits(*p.keys_in.add(segment.begin + j as usize), descending);
                     if staged {
                         let value = *p.values_in.add(segment.begin + j as usize);
-                        own.values.write_unchecked(padded_slot(j - first), value);
+                        group.values.write_unchecked(padded_slot(j), value);
                     }
                 }
             }
         });
-        // SAFETY: the whole warp takes this branch (one segment a pair) with its own storage and
-        // the launch's bit range (within the key, checked by the host); the padding is the
+        // SAFETY: the whole warp takes this branch (one segment a group) with its own storage
+        // and the launch's bit range (within the key, checked by the host); the padding is the
         // largest bits.
         unsafe {
             warp_radix_sort_blocked::<K::Bits, u32, PAIRS, ITEMS>(
@@ -277,110 +282,149 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
                 own.sort,
             )
         };
-        // The sorted half in this warp's exchanges, in order (the sort's storage is free again).
+        // The sorted part in this warp's tile, in order (the sort's storage is free again).
         unrolled_for(ITEMS, |i| {
-            let at = padded_slot(i as u32 * WARP_SIZE + lane);
-            // SAFETY: a slot of the tile, this item's alone.
+            let at = padded_slot(first + i as u32 * WARP_SIZE + lane);
+            // SAFETY: a slot of this warp's tile, this item's alone.
             unsafe {
-                own.sort.keys.write_unchecked(at, keys[i].to_slot());
+                group.sort.keys.write_unchecked(at, keys[i].to_slot());
                 if PAIRS {
-                    own.sort.values.write_unchecked(at, positions[i]);
+                    group.sort.values.write_unchecked(at, positions[i]);
                 }
             }
         });
     }
-    // SAFETY: every thread of the block reaches it (outside the branch): both halves sorted.
+    let mask = <K::Bits as RadixBits>::range_mask(p.begin_bit, p.end_bit);
+    // A level per doubling of the runs, written out (a loop kept the `u8` keys' arrays in local
+    // memory), the levels past the group's skipped by every warp of the block alike.
+    // SAFETY: every thread of the block calls it with the same `warps`; as this function's.
+    unsafe {
+        merge_level::<K, V, PAIRS>(segment, TILE, first, &mut positions, group, mask);
+        if warps > 2 {
+            merge_level::<K, V, PAIRS>(segment, 2 * TILE, first, &mut positions, group, mask);
+        }
+    }
+    const { assert!(SEGMENTED_WARP_MERGE_MAX_WARPS == 4, "two levels written out") };
+    if let Some(segment) = segment {
+        // SAFETY: the whole warp takes this branch: its tile's last writes are seen.
+        unsafe { warp_sync(u32::MAX) };
+        // This warp's part of the sorted segment, warp-striped for coalesced stores.
+        unrolled_for(ITEMS, |i| {
+            let j = first + i as u32 * WARP_SIZE + lane;
+            if (j as usize) < segment.keep {
+                let at = padded_slot(j);
+                // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
+                // the outputs); the slot written before the warp barrier; a valid key's
+                // position is below the segment's length, its value staged before the first
+                // block barrier.
+                unsafe {
+                    let key = <K::Bits as RadixBits>::from_slot(group.sort.keys.read_unchecked(at));
+                    *p.keys_out.add(segment.out_begin + j as usize) = key_of_ordered::<K>(key, descending);
+                    if PAIRS {
+                        let position = group.sort.values.read_unchecked(at);
+                        *p.values_out.add(segment.out_begin + j as usize) = if staged {
+                            group.values.read_unchecked(padded_slot(position))
+                        } else {
+                            V::from_index(position as usize)
+                        };
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// One level of [`segmented_warp_merge_sort`]'s merges: runs of `run` keys of the group's
+/// tiles merged pairwise into runs of `2 * run` (this warp's part of each output, places `first
+/// ..`, in registers, then in its tile; `positions` holds its keys' positions), between two
+/// block barriers. The merged keys are held as shared-memory slots (`u8` keys as `u16`: a
+/// `[u8; 16]` of them was put in local memory).
+///
+/// # Safety
+/// Every thread of the block calls it (outside any branch that differs between its warps), with
+/// the runs of this level written in the group's tiles; as [`segmented_warp_merge_sort`] for
+/// the rest.
+#[inline(always)]
+unsafe fn merge_level<K, V, const PAIRS: bool>(
+    segment: Option<Segment>,
+    run: u32,
+    first: u32,
+    positions: &mut [u32; SEGMENTED_WARP_RADIX_SORT_ITEMS],
+    group: WarpTileStorage<<K::Bits as RadixBits>::Slot, V>,
+    mask: K::Bits,
+) where
+    K: RadixKey,
+    V: SortValue,
+{
+    const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+    let lane = lane_id();
+    let order = |key: K::Bits| key.masked(mask);
+    // The key at segment place `at` (every slot of the group's tiles is written: each warp
+    // writes its whole tile at every level).
+    // SAFETY: a slot of the group's tiles, written before the barrier below.
+    let key_at = |at: u32| {
+        <K::Bits as RadixBits>::from_slot(unsafe { group.sort.keys.read_unchecked(padded_slot(at)) })
+    };
+    let mut merged = [zero_slot::<<K::Bits as RadixBits>::Slot>(); ITEMS];
+    // SAFETY: every thread of the block reaches it (the caller's contract): the runs are written.
     unsafe { block_barrier() };
     if let Some(segment) = segment {
         let len = segment.len as u32;
-        let (a_len, b_len) = (len.min(HALF), len - len.min(HALF));
-        let mask = <K::Bits as RadixBits>::range_mask(p.begin_bit, p.end_bit);
-        let order = |key: K::Bits| key.masked(mask);
-        // The key at place `at` of a half (clamped: past a half's end the merge reads, but never
-        // takes, its last slot, which the half's sort wrote).
-        let key_at = |second: bool, at: u32| {
-            // SAFETY: a slot of the tile, written before the barrier.
-            <K::Bits as RadixBits>::from_slot(unsafe {
-                pick(second)
-                    .sort
-                    .keys
-                    .read_unchecked(padded_slot(at.min(HALF - 1)))
-            })
-        };
-        let diagonal = (first + lane * ITEMS as u32).min(len);
-        // The first `diagonal` outputs take `i` keys of the first half and the rest of the
-        // second: the least `i` whose first-half key is after the second half's key before
-        // the diagonal (ties: the first half's first).
+        // This merge's two runs, from places `a` and `b` of the segment.
+        let a = first / (2 * run) * (2 * run);
+        let b = a + run;
+        let a_len = run.min(len.saturating_sub(a));
+        let b_len = run.min(len.saturating_sub(b));
+        // Reads past a run's end (never taken) stay within it.
+        let a_key = |i: u32| key_at(a + i.min(run - 1));
+        let b_key = |j: u32| key_at(b + j.min(run - 1));
+        let diagonal = (first - a + lane * ITEMS as u32).min(a_len + b_len);
+        // The first `diagonal` outputs take `i` keys of the first run and the rest of the
+        // second: the least `i` whose first-run key is after the second run's key before the
+        // diagonal (ties: the first run's first).
         let (mut lo, mut hi) = (diagonal.saturating_sub(b_len), diagonal.min(a_len));
         while lo < hi {
             let mid = (lo + hi) / 2;
-            if order(key_at(true, diagonal - 1 - mid)) < order(key_at(false, mid)) {
+            if order(b_key(diagonal - 1 - mid)) < order(a_key(mid)) {
                 hi = mid;
             } else {
                 lo = mid + 1;
             }
         }
         let (mut i, mut j) = (lo, diagonal - lo);
-        let (mut a, mut b) = (key_at(false, i), key_at(true, j));
+        let (mut next_a, mut next_b) = (a_key(i), b_key(j));
         unrolled_for(ITEMS, |k| {
-            let take_a = j >= b_len || (i < a_len && order(b) >= order(a));
-            let at = if take_a { i } else { j };
-            keys[k] = if take_a { a } else { b };
+            let take_a = j >= b_len || (i < a_len && order(next_b) >= order(next_a));
+            let at = if take_a {
+                a + i.min(run - 1)
+            } else {
+                b + j.min(run - 1)
+            };
+            merged[k] = if take_a { next_a } else { next_b }.to_slot();
             if PAIRS {
                 // SAFETY: as `key_at`'s.
-                positions[k] = unsafe {
-                    pick(!take_a)
-                        .sort
-                        .values
-                        .read_unchecked(padded_slot(at.min(HALF - 1)))
-                };
+                positions[k] = unsafe { group.sort.values.read_unchecked(padded_slot(at)) };
             }
-            let next = key_at(!take_a, at + 1);
-            if take_a {
-                (i, a) = (i + 1, next);
-            } else {
-                (j, b) = (j + 1, next);
-            }
+            // The taken run's next key, by selects (branches that each set one of the two made
+            // LLVM keep `u8` keys in local memory).
+            i += take_a as u32;
+            j += !take_a as u32;
+            let next = if take_a { a_key(i) } else { b_key(j) };
+            next_a = if take_a { next } else { next_a };
+            next_b = if take_a { next_b } else { next };
         });
     }
-    // SAFETY: every thread of the block reaches it: every read of the halves is done.
+    // SAFETY: every thread of the block reaches it: every read of this level's runs is done.
     unsafe { block_barrier() };
-    if let Some(segment) = segment {
-        // This thread's outputs `first + lane * ITEMS ..` to this warp's exchanges, blocked, and
-        // back warp-striped for coalesced stores.
+    if segment.is_some() {
+        // This thread's outputs, places `first + lane * ITEMS ..`, to this warp's tile.
         unrolled_for(ITEMS, |k| {
-            let at = padded_slot(lane * ITEMS as u32 + k as u32);
-            // SAFETY: a slot of the tile, this item's alone.
+            let at = padded_slot(first + lane * ITEMS as u32 + k as u32);
+            // SAFETY: a slot of this warp's tile, this item's alone.
             unsafe {
-                own.sort.keys.write_unchecked(at, keys[k].to_slot());
+                group.sort.keys.write_unchecked(at, merged[k]);
                 if PAIRS {
-                    own.sort.values.write_unchecked(at, positions[k]);
-                }
-            }
-        });
-        // SAFETY: the whole warp takes this branch.
-        unsafe { warp_sync(u32::MAX) };
-        unrolled_for(ITEMS, |i| {
-            let o = i as u32 * WARP_SIZE + lane;
-            let j = (first + o) as usize;
-            if j < segment.keep {
-                let at = padded_slot(o);
-                // SAFETY: j < keep <= len: the segment's output place (the caller's contract for
-                // the outputs); the slot written before the warp barrier; a valid key's
-                // position is below the segment's length, its value staged in its half's
-                // array before the first block barrier.
-                unsafe {
-                    let key = <K::Bits as RadixBits>::from_slot(own.sort.keys.read_unchecked(at));
-                    *p.keys_out.add(segment.out_begin + j) = key_of_ordered::<K>(key, descending);
-                    if PAIRS {
-                        let position = own.sort.values.read_unchecked(at);
-                        *p.values_out.add(segment.out_begin + j) = if staged {
-                            let from = pick(position >= HALF);
-                            from.values.read_unchecked(padded_slot(position % HALF))
-                        } else {
-                            V::from_index(position as usize)
-                        };
-                    }
+                    group.sort.values.write_unchecked(at, positions[k]);
                 }
             }
         });

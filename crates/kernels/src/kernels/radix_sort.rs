@@ -24,7 +24,8 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
 use gpu_primitives_abi::tuning::{
-    RADIX_DIGITS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, onesweep_items, top_k_items,
+    RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK,
+    onesweep_items, top_k_items, warp_merge_warps,
 };
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
@@ -144,17 +145,19 @@ macro_rules! onesweep_entries {
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
-                let first = crate::thread::warp_id() & !1;
-                // SAFETY: the kernel's contract: the layout's dynamic shared memory, the
-                // regions of the calling warp's pair.
-                let pair = unsafe {
-                    [
-                        warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, first),
-                        warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, first + 1),
-                    ]
+                let warps = warp_merge_warps(p.longest.min(SEGMENTED_WARP_MERGE_SORT_KEYS));
+                let warp = crate::thread::warp_id();
+                // SAFETY: the kernel's contract: the layout's dynamic shared memory (SORT_BLOCK
+                // threads: 8 warps, groups of 2 or 4 within them); this warp's part, and its
+                // group's.
+                let (own, group) = unsafe {
+                    (
+                        warp_tiles::<$ty, $v, PAIRS>(ITEMS, warp, 1),
+                        warp_tiles::<$ty, $v, PAIRS>(ITEMS, warp - warp % warps, warps),
+                    )
                 };
-                // SAFETY: forwarded from the kernel's contract (SORT_BLOCK threads: 4 pairs).
-                unsafe { segmented_warp_merge_sort::<$ty, $v, PAIRS>(&p, pair) };
+                // SAFETY: forwarded from the kernel's contract.
+                unsafe { segmented_warp_merge_sort::<$ty, $v, PAIRS>(&p, warps, own, group) };
             }
         };
         const _: () = {
@@ -167,7 +170,7 @@ macro_rules! onesweep_entries {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
                 // SAFETY: the kernel's contract: the layout's dynamic shared memory.
-                let storage = unsafe { warp_radix_storage::<$ty, $v, PAIRS>(ITEMS, crate::thread::warp_id()) };
+                let storage = unsafe { warp_tiles::<$ty, $v, PAIRS>(ITEMS, crate::thread::warp_id(), 1) };
                 // SAFETY: forwarded from the kernel's contract; the storage is this warp's.
                 unsafe { segmented_warp_radix_sort::<$ty, $v, PAIRS>(&p, storage) };
             }
@@ -217,18 +220,21 @@ unsafe fn segmented_storage<K: crate::radix::RadixKey, V: crate::shared::SharedV
     }
 }
 
-/// Warp `warp`'s shared memory in the warp radix and warp merge tiers: its region of the
-/// [`warp_radix_sort_layout`] of tiles of `items` keys a lane of `K` (values of `V` for
-/// `PAIRS`), in the launch's dynamic shared memory.
+/// Shared memory of warps `first_warp ..` (`warps` of them) in the warp radix and warp merge
+/// tiers: their parts of the [`warp_radix_sort_layout`] of tiles of `items` keys a lane of `K`
+/// (values of `V` for `PAIRS`), in the launch's dynamic shared memory, as one storage whose
+/// arrays hold their tiles one after another (the counters: the first warp's).
 ///
 /// # Safety
 /// The launch has that layout's `total` bytes of dynamic shared memory (the host sizes it with
-/// the same function) and `warp` is a warp of the block; each region is used by the warps
-/// its tier gives it to (the warp radix tier: its own warp's; the warp merge tier: the pair's).
+/// the same function) and `first_warp + warps` is at most the block's warps; each warp's part is
+/// used by the warps its tier gives it to (the warp radix tier: its own warp; the warp merge
+/// tier: its group).
 #[inline(always)]
-unsafe fn warp_radix_storage<K: crate::radix::RadixKey, V: crate::shared::SharedValue, const PAIRS: bool>(
+unsafe fn warp_tiles<K: crate::radix::RadixKey, V: crate::shared::SharedValue, const PAIRS: bool>(
     items: usize,
-    warp: u32,
+    first_warp: u32,
+    warps: u32,
 ) -> WarpTileStorage<<K::Bits as crate::radix::RadixBits>::Slot, V> {
     let layout = warp_radix_sort_layout(
         SORT_BLOCK,
@@ -236,21 +242,19 @@ unsafe fn warp_radix_storage<K: crate::radix::RadixKey, V: crate::shared::Shared
         size_of::<K>() as u32,
         if PAIRS { size_of::<V>() as u32 } else { 0 },
     );
-    let at = warp * layout.warp_bytes;
-    let slots = gpu_primitives_abi::layout::padded_slots(32 * items as u32);
-    let pair_slots = if PAIRS { slots } else { 0 };
-    // SAFETY: the caller's contract: disjoint, 16-byte-aligned regions (the indices' 4-byte
-    // aligned) of this warp's part of the dynamic shared memory, each as long as the layout
-    // makes it.
+    const COUNTERS: u32 = 32 * (gpu_primitives_abi::tuning::BLOCKED_COUNTER_WORDS + 1);
+    let (at, len) = (first_warp * layout.slots, warps * layout.slots);
+    let pair_len = if PAIRS { len } else { 0 };
+    // SAFETY: the caller's contract: disjoint, 16-byte-aligned regions of the dynamic shared
+    // memory, each holding every warp's part; these warps' parts of each.
     unsafe {
         WarpTileStorage {
             sort: WarpRadixSortStorage {
-                counters: dynamic_shared::<u32>(at + layout.counters)
-                    .slice(0, 32 * (gpu_primitives_abi::tuning::BLOCKED_COUNTER_WORDS + 1)),
-                keys: dynamic_shared(at + layout.keys).slice(0, slots),
-                values: dynamic_shared(at + layout.indices).slice(0, pair_slots),
+                counters: dynamic_shared::<u32>(layout.counters).slice(first_warp * COUNTERS, COUNTERS),
+                keys: dynamic_shared(layout.keys).slice(at, len),
+                values: dynamic_shared(layout.indices).slice(if PAIRS { at } else { 0 }, pair_len),
             },
-            values: dynamic_shared(at + layout.values).slice(0, pair_slots),
+            values: dynamic_shared(layout.values).slice(if PAIRS { at } else { 0 }, pair_len),
         }
     }
 }

@@ -81,18 +81,18 @@ impl Layout {
 }
 
 /// Layouts: many short segments; lengths at the tiers' edges (the warp sort's 256, the warp
-/// radix tier's 512, the warp merge tier's 1024, the block's tile of 3072 or 4096 keys); one long
-/// segment among short ones (the device-wide sort's); equal rows of 1 to 10^4 keys (few rows
+/// radix tier's 512, the warp merge tier's groups of 2 and 4 warps, 1024 and 2048, the block's
+/// tile of 3072 or 4096 keys); one long segment among short ones (the device-wide sort's); equal rows of 1 to 10^4 keys (few rows
 /// of 4097 or more go through the device-wide sort); more segments past a tile than
 /// multiprocessors (by blocks, a pass per digit, and with offsets beside one of 10^5 keys or
 /// more, which the device-wide sort takes).
 fn layout() -> impl Strategy<Value = Layout> {
     // Around the warp sort's one row (32), half its longest (128), its longest (256), the
-    // warp radix tier's tile (512), the warp merge tier's (1024), a block's tile (3072 or 4096) and
-    // past it.
+    // warp radix tier's tile (512), the warp merge tier's groups (1024, 2048), a block's tile
+    // (3072 or 4096) and past it.
     let edges = vec![
         0usize, 1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 600, 768, 1023, 1024,
-        1025, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
+        1025, 1100, 1536, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
     ];
     let ends = (0usize..3, 0usize..3);
     prop_oneof![
@@ -112,8 +112,8 @@ fn layout() -> impl Strategy<Value = Layout> {
             .prop_map(|(lengths, long, at, ends)| Layout::with_long(lengths, long, at, ends)),
         (
             prop::sample::select(vec![
-                1usize, 7, 32, 100, 128, 129, 256, 257, 400, 512, 513, 1000, 1024, 1025, 3072, 4096, 4097,
-                10_000
+                1usize, 7, 32, 100, 128, 129, 256, 257, 400, 512, 513, 1000, 1024, 1025, 1500, 2048, 2049,
+                3072, 4096, 4097, 10_000
             ]),
             1usize..40
         )
