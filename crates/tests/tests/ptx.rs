@@ -265,9 +265,9 @@ const SEGMENTED_SORT_SPILL_BYTES: usize = 1024;
 const WARP_RADIX_SORT_SPILL_BYTES: usize = 512;
 /// As [`SORT_SPILL_BYTES`], for the segmented sort's warp merge tier (the warp radix tier's sort
 /// of 16 keys a lane, then up to two levels of merges; 3 blocks, 80 registers): sm_90 `f32` and
-/// `u8` keys alone none, their pairs 72-96 bytes, 8-byte keys' pairs up to 340 (sm_80: 48-56
-/// bytes for keys alone, up to 332).
-const WARP_MERGE_SORT_SPILL_BYTES: usize = 512;
+/// `u8` keys alone none, their pairs 116-164 bytes, 8-byte keys' pairs up to 500 (sm_80: 56-60
+/// bytes for keys alone, up to 440).
+const WARP_MERGE_SORT_SPILL_BYTES: usize = 640;
 /// As [`SORT_SPILL_BYTES`], for the top-k by radix select (4 blocks, 64 registers): 92 bytes
 /// stored and 116 loaded (f64 keys, sm_80), up to 76 for the others, in the paths past the
 /// threshold's (radix select of all keys, ties ranked). Since a block takes one row, the hot

@@ -295,13 +295,17 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
         });
     }
     let mask = <K::Bits as RadixBits>::range_mask(p.begin_bit, p.end_bit);
+    // The merges run in every warp, a group without a segment merging nothing (length 0): no
+    // branch on the segment around their barriers (one made LLVM copy a barrier into each arm,
+    // which synccheck reports as divergent).
+    let len = segment.map_or(0, |segment| segment.len as u32);
     // A level per doubling of the runs, written out (a loop kept the `u8` keys' arrays in local
     // memory), the levels past the group's skipped by every warp of the block alike.
     // SAFETY: every thread of the block calls it with the same `warps`; as this function's.
     unsafe {
-        merge_level::<K, V, PAIRS>(segment, TILE, first, &mut positions, group, mask);
+        merge_level::<K, V, PAIRS>(len, TILE, first, &mut positions, group, mask);
         if warps > 2 {
-            merge_level::<K, V, PAIRS>(segment, 2 * TILE, first, &mut positions, group, mask);
+            merge_level::<K, V, PAIRS>(len, 2 * TILE, first, &mut positions, group, mask);
         }
     }
     const { assert!(SEGMENTED_WARP_MERGE_MAX_WARPS == 4, "two levels written out") };
@@ -335,9 +339,9 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
 }
 
 /// One level of [`segmented_warp_merge_sort`]'s merges: runs of `run` keys of the group's
-/// tiles merged pairwise into runs of `2 * run` (this warp's part of each output, places `first
-/// ..`, in registers, then in its tile; `positions` holds its keys' positions), between two
-/// block barriers. The merged keys are held as shared-memory slots (`u8` keys as `u16`: a
+/// tiles (a segment of `len` keys, 0 for a group without one) merged pairwise into runs of `2 *
+/// run` (this warp's part of each output, places `first ..`, in registers, then in its tile;
+/// `positions` holds its keys' positions), between two block barriers. The merged keys are held as shared-memory slots (`u8` keys as `u16`: a
 /// `[u8; 16]` of them was put in local memory).
 ///
 /// # Safety
@@ -346,7 +350,7 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
 /// the rest.
 #[inline(always)]
 unsafe fn merge_level<K, V, const PAIRS: bool>(
-    segment: Option<Segment>,
+    len: u32,
     run: u32,
     first: u32,
     positions: &mut [u32; SEGMENTED_WARP_RADIX_SORT_ITEMS],
@@ -359,76 +363,73 @@ unsafe fn merge_level<K, V, const PAIRS: bool>(
     const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
     let lane = lane_id();
     let order = |key: K::Bits| key.masked(mask);
-    // The key at segment place `at` (every slot of the group's tiles is written: each warp
-    // writes its whole tile at every level).
-    // SAFETY: a slot of the group's tiles, written before the barrier below.
+    // The key at segment place `at`: a slot of the group's tiles (a group with a segment wrote
+    // all of them, each warp its whole tile; a group without one reads, and never uses, what
+    // they hold).
     let key_at = |at: u32| {
-        <K::Bits as RadixBits>::from_slot(unsafe { group.sort.keys.read_unchecked(padded_slot(at)) })
+        // SAFETY: a slot of the group's tiles; any written before the barrier below.
+        let slot = unsafe { group.sort.keys.read_unchecked(padded_slot(at)) };
+        <K::Bits as RadixBits>::from_slot(slot)
     };
     let mut merged = [zero_slot::<<K::Bits as RadixBits>::Slot>(); ITEMS];
     // SAFETY: every thread of the block reaches it (the caller's contract): the runs are written.
     unsafe { block_barrier() };
-    if let Some(segment) = segment {
-        let len = segment.len as u32;
-        // This merge's two runs, from places `a` and `b` of the segment.
-        let a = first / (2 * run) * (2 * run);
-        let b = a + run;
-        let a_len = run.min(len.saturating_sub(a));
-        let b_len = run.min(len.saturating_sub(b));
-        // Reads past a run's end (never taken) stay within it.
-        let a_key = |i: u32| key_at(a + i.min(run - 1));
-        let b_key = |j: u32| key_at(b + j.min(run - 1));
-        let diagonal = (first - a + lane * ITEMS as u32).min(a_len + b_len);
-        // The first `diagonal` outputs take `i` keys of the first run and the rest of the
-        // second: the least `i` whose first-run key is after the second run's key before the
-        // diagonal (ties: the first run's first).
-        let (mut lo, mut hi) = (diagonal.saturating_sub(b_len), diagonal.min(a_len));
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            if order(b_key(diagonal - 1 - mid)) < order(a_key(mid)) {
-                hi = mid;
-            } else {
-                lo = mid + 1;
-            }
+    // This merge's two runs, from places `a` and `b` of the segment.
+    let a = first / (2 * run) * (2 * run);
+    let b = a + run;
+    let a_len = run.min(len.saturating_sub(a));
+    let b_len = run.min(len.saturating_sub(b));
+    // Reads past a run's end (never taken) stay within it.
+    let a_key = |i: u32| key_at(a + i.min(run - 1));
+    let b_key = |j: u32| key_at(b + j.min(run - 1));
+    let diagonal = (first - a + lane * ITEMS as u32).min(a_len + b_len);
+    // The first `diagonal` outputs take `i` keys of the first run and the rest of the
+    // second: the least `i` whose first-run key is after the second run's key before the
+    // diagonal (ties: the first run's first).
+    let (mut lo, mut hi) = (diagonal.saturating_sub(b_len), diagonal.min(a_len));
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        if order(b_key(diagonal - 1 - mid)) < order(a_key(mid)) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
         }
-        let (mut i, mut j) = (lo, diagonal - lo);
-        let (mut next_a, mut next_b) = (a_key(i), b_key(j));
-        unrolled_for(ITEMS, |k| {
-            let take_a = j >= b_len || (i < a_len && order(next_b) >= order(next_a));
-            let at = if take_a {
-                a + i.min(run - 1)
-            } else {
-                b + j.min(run - 1)
-            };
-            merged[k] = if take_a { next_a } else { next_b }.to_slot();
-            if PAIRS {
-                // SAFETY: as `key_at`'s.
-                positions[k] = unsafe { group.sort.values.read_unchecked(padded_slot(at)) };
-            }
-            // The taken run's next key, by selects (branches that each set one of the two made
-            // LLVM keep `u8` keys in local memory).
-            i += take_a as u32;
-            j += !take_a as u32;
-            let next = if take_a { a_key(i) } else { b_key(j) };
-            next_a = if take_a { next } else { next_a };
-            next_b = if take_a { next_b } else { next };
-        });
     }
+    let (mut i, mut j) = (lo, diagonal - lo);
+    let (mut next_a, mut next_b) = (a_key(i), b_key(j));
+    unrolled_for(ITEMS, |k| {
+        let take_a = j >= b_len || (i < a_len && order(next_b) >= order(next_a));
+        let at = if take_a {
+            a + i.min(run - 1)
+        } else {
+            b + j.min(run - 1)
+        };
+        merged[k] = if take_a { next_a } else { next_b }.to_slot();
+        if PAIRS {
+            // SAFETY: as `key_at`'s.
+            positions[k] = unsafe { group.sort.values.read_unchecked(padded_slot(at)) };
+        }
+        // The taken run's next key, by selects (branches that each set one of the two made
+        // LLVM keep `u8` keys in local memory).
+        i += take_a as u32;
+        j += !take_a as u32;
+        let next = if take_a { a_key(i) } else { b_key(j) };
+        next_a = if take_a { next } else { next_a };
+        next_b = if take_a { next_b } else { next };
+    });
     // SAFETY: every thread of the block reaches it: every read of this level's runs is done.
     unsafe { block_barrier() };
-    if segment.is_some() {
-        // This thread's outputs, places `first + lane * ITEMS ..`, to this warp's tile.
-        unrolled_for(ITEMS, |k| {
-            let at = padded_slot(first + lane * ITEMS as u32 + k as u32);
-            // SAFETY: a slot of this warp's tile, this item's alone.
-            unsafe {
-                group.sort.keys.write_unchecked(at, merged[k]);
-                if PAIRS {
-                    group.sort.values.write_unchecked(at, positions[k]);
-                }
+    // This thread's outputs, places `first + lane * ITEMS ..`, to this warp's tile.
+    unrolled_for(ITEMS, |k| {
+        let at = padded_slot(first + lane * ITEMS as u32 + k as u32);
+        // SAFETY: a slot of this warp's tile, this item's alone.
+        unsafe {
+            group.sort.keys.write_unchecked(at, merged[k]);
+            if PAIRS {
+                group.sort.values.write_unchecked(at, positions[k]);
             }
-        });
-    }
+        }
+    });
 }
 
 /// A segment of at most `32 * ITEMS` keys by one warp in shared memory: lane `l` loads keys
