@@ -375,3 +375,43 @@ pub const fn top_k_layout(key_bytes: u32) -> TopKLayout {
 
 const _: () = assert!(onesweep_layout(256, 256 * 16, 4, 8).total <= 48 * 1024);
 const _: () = assert!(onesweep_layout(256, 256 * 12, 8, 8).total <= 48 * 1024);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The warp radix layout's regions are 16-byte aligned, in order and apart, and the warps'
+    /// tiles of one array form one padded array: place `p` of warp `w`'s tile is
+    /// `padded_slot(w * tile + p)`, the slot the warp merge tier reads a group's places at.
+    #[test]
+    fn warp_radix_layout_tiles_form_one_padded_array() {
+        for items in [8u32, 16] {
+            for key_bytes in [1u32, 2, 4, 8] {
+                for value_bytes in [0u32, 4, 8] {
+                    let l = warp_radix_sort_layout(256, items, key_bytes, value_bytes);
+                    let tile = WARP_SIZE * items;
+                    assert_eq!(l.slots, padded_slots(tile));
+                    for offset in [l.counters, l.keys, l.indices, l.values, l.total] {
+                        assert_eq!(offset % 16, 0, "{items} {key_bytes} {value_bytes}");
+                    }
+                    let warps = 256 / WARP_SIZE;
+                    let key_slot = key_bytes.max(2);
+                    let index_bytes = if value_bytes > 0 { 4 } else { 0 };
+                    assert!(
+                        l.keys
+                            >= l.counters
+                                + warps * WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4
+                    );
+                    assert!(l.indices >= l.keys + warps * l.slots * key_slot);
+                    assert!(l.values >= l.indices + warps * l.slots * index_bytes);
+                    assert!(l.total >= l.values + warps * l.slots * value_bytes);
+                    for w in 0..warps {
+                        for p in [0, 1, 31, 32, tile - 1] {
+                            assert_eq!(padded_slot(w * tile + p), w * l.slots + padded_slot(p));
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
