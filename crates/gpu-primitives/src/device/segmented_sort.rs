@@ -225,9 +225,8 @@ pub(super) fn launch<K: SortKey>(
     let module = crate::module(on.gpu)?;
     // The tiers by length: a warp a segment in registers, a warp a segment in its shared
     // memory, a group of 2 or 4 warps a segment (such tiles merged), a block a segment of the
-    // block kernel's tile or longer, up to the longest left (any longer ones are the device-wide sort's). Equal
-    // rows
-    // are all of one tier: one launch; with offsets, a launch per tier up to the longest
+    // block kernel's tile or longer, up to the longest left (any longer ones are the
+    // device-wide sort's). Equal rows are all of one tier: one launch; with offsets, a launch per tier up to the longest
     // segment left, each passing over the others' segments.
     let tiers = [
         (Tier::Warp, 0, SEGMENTED_WARP_SORT_KEYS),
@@ -332,8 +331,8 @@ pub(super) fn launch<K: SortKey>(
             // SAFETY: the segments are within the input (checked), each below 2^32 keys; the
             // outputs hold the input's length (checked by the callers) or `segments * keep`
             // (top_k); scratch buffers of two inputs' length wherever a segment of the block
-            // tier is longer than a tile; the bit range is within the key; the kernel's layout of shared memory; blocks
-            // `first_segment + b` below `segments`.
+            // tier is longer than a tile; the bit range is within the key; the kernel's layout
+            // of shared memory; blocks `first_segment + b` below `segments`.
             unsafe { stream.launch(&kernel, config, &params)? };
         }
     }
@@ -367,10 +366,10 @@ enum Tier {
 /// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); one of up to
 /// [`SEGMENTED_WARP_MERGE_SORT_KEYS`] (2048) by 2 warps (up to 1024 keys) or 4, each sorting
 /// a part of 512 keys so, then the group merging the sorted parts pairwise by merge path;
-/// longer ones by one block of
-/// [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK * K::ITEMS` keys (4096 for
-/// 4-byte keys, 3072 for 8-byte ones) in shared memory by the block radix sort of a tile of
-/// that many (each key read and written once in every tier so far); a longer one takes, per 8-bit
+/// longer ones by one block of [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK *
+/// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) in shared memory by the block
+/// radix sort of a tile of that many (each key read and written once in every tier so far); a
+/// longer one takes, per 8-bit
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
 /// once per digit), through two scratch buffers of the input's length in the workspace. The
 /// longest few segments, each longer than a tile and than a multiprocessor's share of all the
