@@ -252,7 +252,8 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
     .filter(|segment| segment.len >= p.shortest && segment.len <= p.longest.min((warps * TILE) as usize));
     let staged = PAIRS && p.index_values == 0;
     // Keys (ordered bits) and positions in the segment: this warp's part before the sort, then
-    // sorted, then this thread's outputs of each merge.
+    // sorted; the positions then those of this thread's outputs of each merge (`merge_level`
+    // holds the merged keys itself).
     let mut keys = [<K::Bits as RadixBits>::MAX; ITEMS];
     let mut positions = [0u32; ITEMS];
     if let Some(segment) = segment {
@@ -341,8 +342,8 @@ pub unsafe fn segmented_warp_merge_sort<K, V, const PAIRS: bool>(
 /// One level of [`segmented_warp_merge_sort`]'s merges: runs of `run` keys of the group's
 /// tiles (a segment of `len` keys, 0 for a group without one) merged pairwise into runs of `2 *
 /// run` (this warp's part of each output, places `first ..`, in registers, then in its tile;
-/// `positions` holds its keys' positions), between two block barriers. The merged keys are held as shared-memory slots (`u8` keys as `u16`: a
-/// `[u8; 16]` of them was put in local memory).
+/// `positions` holds its keys' positions), between two block barriers. The merged keys are held
+/// as shared-memory slots (`u8` keys as `u16`: a `[u8; 16]` of them was put in local memory).
 ///
 /// # Safety
 /// Every thread of the block calls it (outside any branch that differs between its warps), with
