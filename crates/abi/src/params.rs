@@ -703,4 +703,8 @@ pub struct OnesweepParams<K, V> {
     pub descending: u32,
     /// Non-zero: the values are the keys' indices in `keys_in` (`values_in` is not read).
     pub index_values: u32,
+    /// Tiles whose status the look-back reads at once, 1 to
+    /// [`SORT_LOOK_BACK_TILES`](crate::tuning::SORT_LOOK_BACK_TILES)
+    /// ([`onesweep_look_back_tiles`](crate::tuning::onesweep_look_back_tiles)).
+    pub look_back_tiles: u32,
 }

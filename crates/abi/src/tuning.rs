@@ -710,6 +710,25 @@ pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
 /// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
 /// counts, their scan and the look-back, take one thread each).
 pub const SORT_BLOCK: u32 = RADIX_DIGITS;
+/// Most tiles whose status a onesweep pass's look-back reads at once, per digit (one thread
+/// each), before adding their counts in order: a walk of `t` tiles costs
+/// `t / SORT_LOOK_BACK_TILES` round trips to L2 instead of `t`. See
+/// [`onesweep_look_back_tiles`].
+pub const SORT_LOOK_BACK_TILES: usize = 4;
+/// Tiles whose status the look-back of a onesweep pass of `tiles` tiles reads at once, on a GPU
+/// of `multiprocessors` running `blocks_per_sm` of its blocks each: [`SORT_LOOK_BACK_TILES`]
+/// where every tile runs at once (one wave: every tile looks back at the same time, over tiles
+/// that have published their counts but mostly not their prefixes: long walks), else 1 (in
+/// later waves the walks are short, and the reads past a walk's end cost more than the overlap
+/// saves). H100, 2^20 `u32` keys (256 tiles): 64.4 -> 59.3 µs with 4 at once; 2^28 (52429
+/// tiles): 5563 -> 5686 µs with 4, 6414 with 8 (docs/performance.md).
+pub const fn onesweep_look_back_tiles(tiles: usize, multiprocessors: u32, blocks_per_sm: u32) -> u32 {
+    if tiles <= (multiprocessors * blocks_per_sm) as usize {
+        SORT_LOOK_BACK_TILES as u32
+    } else {
+        1
+    }
+}
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
 /// ([`SORT_KEYS_FAMILY`]) are built for (their PTX declares it): 64 registers, no spill at 20
 /// keys a thread (each key stored to the exchange as it is ranked, each digit made from its key

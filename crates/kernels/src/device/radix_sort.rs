@@ -32,7 +32,7 @@ use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES};
 
 /// Keys each thread of [`radix_histogram`] loads at once.
 const HISTOGRAM_KEYS: usize = 4;
@@ -124,6 +124,64 @@ fn for_each_valid_slot<const ITEMS: usize>(whole: bool, valid: u32, mut body: im
     }
 }
 
+/// The sum of the counts tiles `tile - 1`, `tile - 2`, ... have published, down to the first
+/// with its prefix (included), reading one tile's status at a time (`read(other)`: `None` until
+/// tile `other` has published). Tile 0 publishes its prefix only, so the walk ends.
+#[inline(always)]
+fn look_back_one_by_one(tile: usize, read: impl Fn(usize) -> Option<(u32, u32)>) -> u32 {
+    let mut before = 0u32;
+    let mut other = tile;
+    loop {
+        other -= 1;
+        loop {
+            if let Some((state, count)) = read(other) {
+                before = before.wrapping_add(count);
+                if state == STATE_PREFIX {
+                    return before;
+                }
+                break;
+            }
+        }
+    }
+}
+
+/// As [`look_back_one_by_one`], reading `window` tiles' status at once (at most
+/// [`SORT_LOOK_BACK_TILES`]), so that their latencies overlap: each read tile's count is added,
+/// nearest first, up to the first tile with its prefix or the first that has published nothing
+/// yet (read again with the next window).
+#[inline(always)]
+fn look_back_windows(tile: usize, window: usize, read: impl Fn(usize) -> Option<(u32, u32)>) -> u32 {
+    let mut before = 0u32;
+    // Tiles `next - 1`, `next - 2`, ... are still to be added.
+    let mut next = tile;
+    loop {
+        let reads = window.min(SORT_LOOK_BACK_TILES).min(next);
+        let mut status = [None; SORT_LOOK_BACK_TILES];
+        unrolled_for(SORT_LOOK_BACK_TILES, |k| {
+            if k < reads {
+                status[k] = read(next - 1 - k);
+            }
+        });
+        let (mut added, mut found, mut waiting) = (0, false, false);
+        unrolled_for(SORT_LOOK_BACK_TILES, |k| {
+            if k < reads && !found && !waiting {
+                match status[k] {
+                    Some((state, count)) => {
+                        before = before.wrapping_add(count);
+                        added += 1;
+                        found = state == STATE_PREFIX;
+                    }
+                    None => waiting = true,
+                }
+            }
+        });
+        if found {
+            return before;
+        }
+        next -= added;
+    }
+}
+
 /// Shared memory of [`onesweep_tile`].
 #[derive(Clone, Copy)]
 pub struct OnesweepStorage<S, V> {
@@ -162,6 +220,8 @@ pub struct OnesweepPass<K, V> {
     pub descending: bool,
     /// The values are the keys' input indices.
     pub index_values: bool,
+    /// Tiles whose status the look-back reads at once (1 to [`SORT_LOOK_BACK_TILES`]).
+    pub look_back_tiles: u32,
 }
 
 /// One tile of a onesweep pass (see the [module docs](self)); with `PAIRS`, the values move with
@@ -290,21 +350,15 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
 
     // Look back: this thread's digit's keys in the tiles before this one.
     if tile > 0 {
-        let mut before = 0u32;
-        let mut other = tile;
-        'walk: loop {
-            other -= 1;
-            loop {
-                // SAFETY: other < tile: a tile of this pass, within the status.
-                if let Some((state, count)) = unsafe { u32::try_read(&status, slot(other)) } {
-                    before = before.wrapping_add(count);
-                    if state == STATE_PREFIX {
-                        break 'walk;
-                    }
-                    break;
-                }
-            }
-        }
+        let read = |other: usize| {
+            // SAFETY: the walks read tiles below this one: tiles of this pass, within the status.
+            unsafe { u32::try_read(&status, slot(other)) }
+        };
+        let before = if pass.look_back_tiles > 1 {
+            look_back_windows(tile, pass.look_back_tiles as usize, read)
+        } else {
+            look_back_one_by_one(tile, read)
+        };
         digit_base = before;
         // SAFETY: this block owns the tile's slots; the aggregate was published before.
         unsafe {

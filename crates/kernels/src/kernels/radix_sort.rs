@@ -93,6 +93,7 @@ macro_rules! onesweep_kernel {
                     bits: p.digit_bits,
                     descending: p.descending != 0,
                     index_values: p.index_values != 0,
+                    look_back_tiles: p.look_back_tiles,
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe { onesweep_tile::<$ty, $v, PAIRS, ITEMS>(pass, status, storage) };

@@ -393,15 +393,20 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// The 4-byte keys' onesweep passes of both tile sizes (`sort_key_table!`'s small tiles, taken
-/// by `tuning::onesweep_small_tiles` for this GPU's multiprocessors), keys alone and with
-/// values, at lengths one past a whole number of tiles of each: every key and value checked.
+/// by `tuning::onesweep_small_tiles` for this GPU's multiprocessors) and both look-backs (tiles
+/// read at once or one by one, `tuning::onesweep_look_back_tiles`), keys alone and with values,
+/// at lengths one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
-    use gpu_primitives_abi::tuning::{SORT_BLOCK, onesweep_small_tiles};
+    use gpu_primitives_abi::tuning::{
+        SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM, SORT_PAIRS_BLOCKS_PER_SM, onesweep_look_back_tiles,
+        onesweep_small_tiles,
+    };
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
         let (large, small) = (K::ONESWEEP_KEYS_ITEMS.max(K::ONESWEEP_V4_ITEMS), K::ITEMS);
         let mut taken = [[false; 2]; 2];
+        let mut walks = [[false; 2]; 2];
         for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
             for (j, items) in [K::ONESWEEP_KEYS_ITEMS, K::ONESWEEP_V4_ITEMS]
                 .into_iter()
@@ -412,7 +417,12 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                     .into_iter()
                     .enumerate()
                 {
-                    taken[payload][onesweep_small_tiles(n, sms, payload_items, small) as usize] = true;
+                    let small_tiles = onesweep_small_tiles(n, sms, payload_items, small);
+                    taken[payload][small_tiles as usize] = true;
+                    let tile = SORT_BLOCK as usize * if small_tiles { small } else { payload_items };
+                    let blocks = [SORT_KEYS_BLOCKS_PER_SM, SORT_PAIRS_BLOCKS_PER_SM][payload];
+                    let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
+                    walks[payload][at_once as usize] = true;
                 }
                 let keys = make_keys::<K>(n, 0, n as u64);
                 let options = if (i + j) % 2 == 0 {
@@ -429,6 +439,14 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                 K::NAME
             ),
             taken,
+            [[true; 2]; 2],
+        )?;
+        check_eq(
+            &format!(
+                "{} look-backs taken (keys, pairs) x (one by one, tiles at once)",
+                K::NAME
+            ),
+            walks,
             [[true; 2]; 2],
         )
     }
