@@ -902,6 +902,9 @@ pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
 /// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the
 /// global ones once, so fewer blocks mean fewer global atomics.
 pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 2;
+/// 16-byte loads of keys each thread of the upfront histogram issues before it counts them: 2
+/// keeps its loop over the keys loaded within 32 (16 one-byte keys a load).
+pub const SORT_HISTOGRAM_LOADS_IN_FLIGHT: u32 = 2;
 /// Most keys a radix sort call takes: tile counts and digit offsets are `u32`.
 pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
 

@@ -20,6 +20,7 @@
 //!
 //! Stable: keys of equal digits keep their order in every pass, so the sort is stable.
 
+use super::element::{Packed, load_aligned_read_only};
 use super::scan::next_tile;
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
 use crate::block::{
@@ -27,26 +28,59 @@ use crate::block::{
 };
 use crate::op::Sum;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
-use crate::radix::{digit_flip, key_digit, zero_key, zero_slot};
+use crate::radix::{digit_flip, ordered_bits, zero_key, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES};
 
-/// Keys each thread of [`radix_histogram`] loads at once.
-const HISTOGRAM_KEYS: usize = 4;
+/// 16-byte loads of keys each thread of [`radix_histogram`] issues before it counts them.
+const HISTOGRAM_LOADS: usize = gpu_primitives_abi::tuning::SORT_HISTOGRAM_LOADS_IN_FLIGHT as usize;
+
+/// Add one to `counters[pass * RADIX_DIGITS + digit]` for each of `passes` passes of `key`'s
+/// bits `begin_bit ..` (`range` masks the sort's bit range): the ordered bits made once, cut to
+/// the range and shifted down to it, so that each pass's digit is a constant shift of them (the
+/// last pass's bits past the range zero: its digit of fewer bits).
+///
+/// # Safety
+/// `counters` holds `passes * RADIX_DIGITS` counters, zeroed before a barrier this thread passed;
+/// `passes` is at most the key's width over [`RADIX_BITS`].
+#[inline(always)]
+unsafe fn count_key_digits<K: RadixKey>(
+    key: K,
+    descending: bool,
+    range: K::Bits,
+    begin_bit: u32,
+    passes: u32,
+    counters: SharedArray<u32>,
+) {
+    let bits = ordered_bits(key, descending).masked(range).above(begin_bit);
+    for pass in 0..<K::Bits as RadixBits>::WIDTH / RADIX_BITS {
+        if pass < passes {
+            let digit = bits.digit(pass * RADIX_BITS, RADIX_BITS);
+            // SAFETY: pass * RADIX_DIGITS + digit < passes * RADIX_DIGITS (the caller's counters).
+            unsafe { counters.atomic_add_unchecked(pass * RADIX_DIGITS + digit, 1) };
+        }
+    }
+}
 
 /// Count the digits of every pass of `keys[0..n]` into `histogram[pass * RADIX_DIGITS + digit]`
 /// (adds to it): each block counts the keys of its grid-stride share in `counters` (shared
-/// memory, `passes * RADIX_DIGITS`), then adds each non-zero count to the global one.
+/// memory, `passes * RADIX_DIGITS`), then adds each non-zero count to the global one. Thread `g`
+/// of the grid reads 16-byte vectors of `VEC` keys `g, g + S, ...` (`S` = threads in the grid),
+/// `SORT_HISTOGRAM_LOADS_IN_FLIGHT` of them at once, then the keys past the last whole vector
+/// (every key one at a time where `keys` is not 16-byte aligned). Per key, its ordered bits
+/// once; per key and pass, a digit's extraction and one shared-memory add.
 ///
 /// # Safety
-/// Every thread of the grid calls it with the same arguments; `keys` holds `n` readable keys;
-/// `histogram` holds `passes * RADIX_DIGITS` `u32`; `counters` is this block's and that long;
-/// `begin_bit + RADIX_BITS * passes` covers `end_bit`, which is at most the key's width.
+/// Every thread of the grid calls it with the same arguments; `keys` holds `n` readable keys
+/// nothing writes during the launch; `histogram` holds `passes * RADIX_DIGITS` `u32`;
+/// `counters` is this block's and that long; `begin_bit <= end_bit <=` the key's width, and
+/// `passes` is `(end_bit - begin_bit).div_ceil(RADIX_BITS)`, at least 1; `VEC` keys are 16
+/// bytes.
 #[inline(always)]
-pub unsafe fn radix_histogram<K: RadixKey>(
+pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     keys: *const K,
     n: usize,
     histogram: *mut u32,
@@ -54,6 +88,7 @@ pub unsafe fn radix_histogram<K: RadixKey>(
     descending: bool,
     counters: SharedArray<u32>,
 ) {
+    const { assert!(VEC * core::mem::size_of::<K>() == 16) };
     let t = thread_idx();
     let mut c = t;
     while c < passes * RADIX_DIGITS {
@@ -63,33 +98,39 @@ pub unsafe fn radix_histogram<K: RadixKey>(
     }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
-    let count = |key: K| {
-        for pass in 0..passes {
-            let shift = begin_bit + pass * RADIX_BITS;
-            let bits = RADIX_BITS.min(end_bit - shift);
-            let (_, digit) = key_digit(key, descending, shift, bits);
-            // SAFETY: pass * RADIX_DIGITS + digit < passes * RADIX_DIGITS; zeroed before the
-            // barrier above.
-            unsafe { counters.atomic_add_unchecked(pass * RADIX_DIGITS + digit, 1) };
-        }
+    let range = <K::Bits as RadixBits>::range_mask(begin_bit, end_bit);
+    // SAFETY: the counters are zeroed (barrier above); passes is within the key's width.
+    let count = |key: K| unsafe { count_key_digits(key, descending, range, begin_bit, passes, counters) };
+    let vectors = if (keys as usize).is_multiple_of(16) {
+        n / VEC
+    } else {
+        0
     };
-    // HISTOGRAM_KEYS keys per step of the grid-stride loop, loaded before any is counted so
-    // that their latencies overlap; the last keys one at a time.
     let stride = grid_stride();
-    let mut i = global_idx();
-    while i + (HISTOGRAM_KEYS - 1) * stride < n {
-        let mut step = [zero_key::<K>(); HISTOGRAM_KEYS];
-        unrolled_for(HISTOGRAM_KEYS, |k| {
-            // SAFETY: i + k * stride < n (the loop's condition).
-            step[k] = unsafe { *keys.add(i + k * stride) };
-        });
-        unrolled_for(HISTOGRAM_KEYS, |k| count(step[k]));
-        i += HISTOGRAM_KEYS * stride;
-    }
-    while i < n {
-        // SAFETY: i < n.
-        count(unsafe { *keys.add(i) });
-        i += stride;
+    let mut v = global_idx();
+    // SAFETY: (loops) every vector read is below `vectors`, so its keys are below n; the base is
+    // 16-byte aligned (checked above); nothing writes the keys.
+    unsafe {
+        while v + (HISTOGRAM_LOADS - 1) * stride < vectors {
+            let mut loaded = [[K::zero(); VEC]; HISTOGRAM_LOADS];
+            unrolled_for(HISTOGRAM_LOADS, |k| {
+                loaded[k] = load_aligned_read_only::<K, VEC>(keys.add((v + k * stride) * VEC));
+            });
+            // One loop over every key loaded (at most 32), not a loop of loops: a closure around
+            // an inner loop of whole counts was left a function call.
+            unrolled_for(HISTOGRAM_LOADS * VEC, |j| count(loaded[j / VEC][j % VEC]));
+            v += HISTOGRAM_LOADS * stride;
+        }
+        while v < vectors {
+            let vector = load_aligned_read_only::<K, VEC>(keys.add(v * VEC));
+            unrolled_for(VEC, |i| count(vector[i]));
+            v += stride;
+        }
+        let mut i = vectors * VEC + global_idx();
+        while i < n {
+            count(*keys.add(i));
+            i += stride;
+        }
     }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };

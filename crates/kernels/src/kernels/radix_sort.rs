@@ -296,7 +296,7 @@ macro_rules! sort_entries {
                 let counters = unsafe { dynamic_shared::<u32>(0) };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe {
-                    radix_histogram::<$device>(
+                    radix_histogram::<$device, { 16 / size_of::<$device>() }>(
                         p.keys,
                         p.n,
                         p.histogram,
