@@ -86,6 +86,11 @@ fn main() -> ExitCode {
         tuning::SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM,
     );
     builder = builder.launch_bounds(
+        tuning::SORT_HISTOGRAM_FAMILY,
+        tuning::SORT_HISTOGRAM_BLOCK,
+        tuning::SORT_HISTOGRAM_BLOCKS_PER_SM,
+    );
+    builder = builder.launch_bounds(
         tuning::TOP_K_FAMILY,
         tuning::SORT_BLOCK,
         tuning::TOP_K_BLOCKS_PER_SM,

@@ -778,6 +778,9 @@ const fn busiest_keys(n: usize, multiprocessors: u32, items: usize) -> usize {
 }
 /// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
 pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
+/// Entry-point name prefix of the radix sort's upfront histogram, launched with
+/// [`SORT_HISTOGRAM_BLOCK`] threads.
+pub const SORT_HISTOGRAM_FAMILY: &str = "device_radix_sort_histogram_";
 /// Entry-point name prefix of the onesweep passes of keys alone (the others move 4- or 8-byte
 /// values).
 pub const SORT_KEYS_FAMILY: &str = "device_radix_sort_onesweep_keys_";
@@ -898,10 +901,32 @@ pub const TOP_K_WARP_SORT_MAX_K: u32 = 16;
 const _: () =
     assert!(SORT_BLOCK / 32 * TOP_K_WARP_SORT_MAX_K < TOP_K_SELECT_MAX_K && TOP_K_WARP_SORT_MAX_K <= 32);
 /// Threads per block of the radix sort's upfront histogram.
-pub const SORT_HISTOGRAM_BLOCK: u32 = 512;
-/// Blocks of the upfront histogram per multiprocessor: each adds its shared counters to the
-/// global ones once, so fewer blocks mean fewer global atomics.
-pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 2;
+pub const SORT_HISTOGRAM_BLOCK: u32 = 1024;
+/// Blocks of the upfront histogram per multiprocessor (its PTX declares it): one, as its
+/// counters take [`SORT_HISTOGRAM_SHARED_BYTES`] of shared memory; each block adds its counters
+/// to the global ones once.
+pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 1;
+/// Most shared memory a block of the upfront histogram counts in, in bytes: its copies of every
+/// pass's counters ([`sort_histogram_copies`]).
+pub const SORT_HISTOGRAM_SHARED_BYTES: u32 = 128 * 1024;
+/// Copies of each digit's counter a block of the upfront histogram keeps for keys of
+/// `key_bytes` bytes (one pass a byte), lane `l` of every warp adding to copy `l % copies`: 32
+/// (16 for 8-byte keys, so that their 8 passes fit [`SORT_HISTOGRAM_SHARED_BYTES`]). With one
+/// counter per digit, the 32 lanes' adds of random digits fell on about 3.2 banks' worth of
+/// shared-memory wavefronts each (bank conflicts), which bounded the kernel (H100: one wavefront
+/// a cycle, 108 M of them for 2^28 `u32` keys); with a copy per lane each add is one wavefront
+/// (two for 8-byte keys).
+pub const fn sort_histogram_copies(key_bytes: u32) -> u32 {
+    let copies = SORT_HISTOGRAM_SHARED_BYTES / (key_bytes * RADIX_DIGITS * 4);
+    if copies < 32 { copies } else { 32 }
+}
+const _: () = {
+    let mut key_bytes = 1;
+    while key_bytes <= 8 {
+        assert!(sort_histogram_copies(key_bytes).is_power_of_two());
+        key_bytes *= 2;
+    }
+};
 /// 16-byte loads of keys each thread of the upfront histogram issues before it counts them: 2
 /// keeps its loop over the keys loaded within 32 (16 one-byte keys a load).
 pub const SORT_HISTOGRAM_LOADS_IN_FLIGHT: u32 = 2;

@@ -190,7 +190,8 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
 /// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its warp merge tier SORT_BLOCK and
 /// SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
-/// SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM; the others declare none.
+/// SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM, the sort's
+/// upfront histogram SORT_HISTOGRAM_BLOCK and SORT_HISTOGRAM_BLOCKS_PER_SM; the others declare none.
 #[test]
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
@@ -226,6 +227,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM))
             } else if name.starts_with(TOP_K_FAMILY) {
                 Some(bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM))
+            } else if name.starts_with(SORT_HISTOGRAM_FAMILY) {
+                Some(bounds(SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_FAMILY) {
                 Some(bounds(SORT_BLOCK, SORT_PAIRS_BLOCKS_PER_SM))
             } else {
@@ -394,7 +397,7 @@ fn device_kernels_take_one_parameter_struct() {
                 size_of::<SegmentedSortParams<u8, u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::TOP_K_FAMILY) {
                 size_of::<TopKParams<u8>>()
-            } else if name.starts_with("device_radix_sort_histogram_") {
+            } else if name.starts_with(gpu_primitives_abi::tuning::SORT_HISTOGRAM_FAMILY) {
                 size_of::<RadixHistogramParams<u8>>()
             } else if name.starts_with(gpu_primitives_abi::tuning::ROW_FAMILY) {
                 size_of::<RowParams<u8>>()

@@ -443,8 +443,8 @@ fn launch_with<K: SortKey>(
     let blocks = (on.gpu.info().multiprocessors * histogram_blocks_per_sm())
         .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
         .max(1);
-    let config =
-        LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK).with_shared_mem(sort_histogram_shared_bytes(passes));
+    let config = LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK)
+        .with_shared_mem(sort_histogram_shared_bytes(passes, size_of::<K::Raw>() as u32));
     let params = RadixHistogramParams {
         keys: keys_from as *const K::Raw,
         n,

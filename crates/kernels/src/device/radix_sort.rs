@@ -33,52 +33,54 @@ use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES, sort_histogram_copies};
 
 /// 16-byte loads of keys each thread of [`radix_histogram`] issues before it counts them.
 const HISTOGRAM_LOADS: usize = gpu_primitives_abi::tuning::SORT_HISTOGRAM_LOADS_IN_FLIGHT as usize;
 
-/// Add one to `counters[pass * RADIX_DIGITS + digit]` for each of `passes` passes of `key`'s
-/// bits `begin_bit ..` (`range` masks the sort's bit range): the ordered bits made once, cut to
-/// the range and shifted down to it, so that each pass's digit is a constant shift of them (the
-/// last pass's bits past the range zero: its digit of fewer bits).
+/// Add one to this lane's copy of the counter of each of `passes` digits of `key`'s bits
+/// `begin_bit ..` (`range` masks the sort's bit range): counter `(pass * RADIX_DIGITS + digit) *
+/// copies + copy`. The ordered bits are made once, cut to the range and shifted down to it, so
+/// that each pass's digit is a constant shift of them (the last pass's bits past the range
+/// zero: its digit of fewer bits).
 ///
 /// # Safety
-/// `counters` holds `passes * RADIX_DIGITS` counters, zeroed before a barrier this thread passed;
-/// `passes` is at most the key's width over [`RADIX_BITS`].
+/// `counters` holds `passes * RADIX_DIGITS * copies` counters, zeroed before a barrier this
+/// thread passed; `copy < copies`; `passes` is at most the key's width over [`RADIX_BITS`].
 #[inline(always)]
 unsafe fn count_key_digits<K: RadixKey>(
     key: K,
-    descending: bool,
-    range: K::Bits,
-    begin_bit: u32,
-    passes: u32,
+    (descending, range, begin_bit, passes): (bool, K::Bits, u32, u32),
     counters: SharedArray<u32>,
+    (copies, copy): (u32, u32),
 ) {
     let bits = ordered_bits(key, descending).masked(range).above(begin_bit);
     for pass in 0..<K::Bits as RadixBits>::WIDTH / RADIX_BITS {
         if pass < passes {
             let digit = bits.digit(pass * RADIX_BITS, RADIX_BITS);
-            // SAFETY: pass * RADIX_DIGITS + digit < passes * RADIX_DIGITS (the caller's counters).
-            unsafe { counters.atomic_add_unchecked(pass * RADIX_DIGITS + digit, 1) };
+            // SAFETY: (pass * RADIX_DIGITS + digit) * copies + copy is below passes *
+            // RADIX_DIGITS * copies, the caller's counters.
+            unsafe { counters.atomic_add_unchecked((pass * RADIX_DIGITS + digit) * copies + copy, 1) };
         }
     }
 }
 
 /// Count the digits of every pass of `keys[0..n]` into `histogram[pass * RADIX_DIGITS + digit]`
 /// (adds to it): each block counts the keys of its grid-stride share in `counters` (shared
-/// memory, `passes * RADIX_DIGITS`), then adds each non-zero count to the global one. Thread `g`
-/// of the grid reads 16-byte vectors of `VEC` keys `g, g + S, ...` (`S` = threads in the grid),
+/// memory), then adds each non-zero count to the global one. Thread `g` of the grid reads
+/// 16-byte vectors of `VEC` keys `g, g + S, ...` (`S` = threads in the grid),
 /// `SORT_HISTOGRAM_LOADS_IN_FLIGHT` of them at once, then the keys past the last whole vector
 /// (every key one at a time where `keys` is not 16-byte aligned). Per key, its ordered bits
-/// once; per key and pass, a digit's extraction and one shared-memory add.
+/// once; per key and pass, a digit's extraction and one shared-memory add, into lane `l`'s copy
+/// `l % copies` of the digit's counter (`sort_histogram_copies`: the copies of a counter are
+/// consecutive words, so a warp's adds fall on distinct banks).
 ///
 /// # Safety
 /// Every thread of the grid calls it with the same arguments; `keys` holds `n` readable keys
 /// nothing writes during the launch; `histogram` holds `passes * RADIX_DIGITS` `u32`;
-/// `counters` is this block's and that long; `begin_bit <= end_bit <=` the key's width, and
-/// `passes` is `(end_bit - begin_bit).div_ceil(RADIX_BITS)`, at least 1; `VEC` keys are 16
-/// bytes.
+/// `counters` is this block's, `sort_histogram_shared_bytes(passes, size_of::<K>())` long;
+/// `begin_bit <= end_bit <=` the key's width, and `passes` is `(end_bit -
+/// begin_bit).div_ceil(RADIX_BITS)`, at least 1; `VEC` keys are 16 bytes.
 #[inline(always)]
 pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     keys: *const K,
@@ -89,9 +91,10 @@ pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     counters: SharedArray<u32>,
 ) {
     const { assert!(VEC * core::mem::size_of::<K>() == 16) };
+    let copies = sort_histogram_copies(core::mem::size_of::<K>() as u32);
     let t = thread_idx();
     let mut c = t;
-    while c < passes * RADIX_DIGITS {
+    while c < passes * RADIX_DIGITS * copies {
         // SAFETY: c is below the counters' length; read after the barrier.
         unsafe { counters.write(c, 0) };
         c += block_dim();
@@ -99,8 +102,12 @@ pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     let range = <K::Bits as RadixBits>::range_mask(begin_bit, end_bit);
-    // SAFETY: the counters are zeroed (barrier above); passes is within the key's width.
-    let count = |key: K| unsafe { count_key_digits(key, descending, range, begin_bit, passes, counters) };
+    let digits = (descending, range, begin_bit, passes);
+    // copies is a power of two (checked where it is defined).
+    let copy = lane_id() & (copies - 1);
+    // SAFETY: the counters are zeroed (barrier above); copy < copies; passes is within the
+    // key's width.
+    let count = |key: K| unsafe { count_key_digits(key, digits, counters, (copies, copy)) };
     let vectors = if (keys as usize).is_multiple_of(16) {
         n / VEC
     } else {
@@ -136,12 +143,16 @@ pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     unsafe { block_barrier() };
     let mut c = t;
     while c < passes * RADIX_DIGITS {
-        // SAFETY: every add of the block is done (barrier); c is within both arrays.
-        unsafe {
-            let count = counters.read(c);
-            if count != 0 {
-                <u32 as crate::atomic::AtomicAdd>::atomic_add(histogram.add(c as usize), count);
-            }
+        // The counter's copies, each thread starting at its own (consecutive threads read
+        // consecutive words: no bank conflict).
+        let mut count = 0u32;
+        for k in 0..copies {
+            // SAFETY: every add of the block is done (barrier); the copy is within the counters.
+            count += unsafe { counters.read(c * copies + ((k + t) & (copies - 1))) };
+        }
+        if count != 0 {
+            // SAFETY: c is below passes * RADIX_DIGITS, the histogram's length.
+            unsafe { <u32 as crate::atomic::AtomicAdd>::atomic_add(histogram.add(c as usize), count) };
         }
         c += block_dim();
     }
