@@ -197,11 +197,12 @@ pub const fn row_staged_word(
     4 * (((tile * inputs + input) * (words / 4) + chunk) * block + thread)
 }
 
-/// Dynamic shared memory of the radix sort's upfront histogram, in bytes, for `passes` passes of
-/// keys of `key_bytes` bytes: [`sort_histogram_copies`](crate::tuning::sort_histogram_copies)
-/// `u32` counters per digit of each pass, the copies of a counter consecutive.
-pub const fn sort_histogram_shared_bytes(passes: u32, key_bytes: u32) -> u32 {
-    passes * crate::tuning::RADIX_DIGITS * crate::tuning::sort_histogram_copies(key_bytes) * 4
+/// Dynamic shared memory of the radix sort's upfront histogram, in bytes, for `passes` passes
+/// and `copies` copies of each digit's counter
+/// ([`sort_histogram_copies`](crate::tuning::sort_histogram_copies)): `u32` counters, the copies
+/// of a counter consecutive.
+pub const fn sort_histogram_shared_bytes(passes: u32, copies: u32) -> u32 {
+    passes * crate::tuning::RADIX_DIGITS * copies * 4
 }
 
 /// Where a onesweep pass keeps its tile in dynamic shared memory (byte offsets from its start).

@@ -563,6 +563,9 @@ pub struct RadixHistogramParams<K> {
     pub descending: u32,
     /// Passes of [`RADIX_BITS`](crate::tuning::RADIX_BITS) bits over `begin_bit .. end_bit`.
     pub passes: u32,
+    /// Copies of each digit's counter a block keeps, a power of two up to 32
+    /// ([`sort_histogram_copies`](crate::tuning::sort_histogram_copies)).
+    pub copies: u32,
 }
 
 /// The segmented radix sort (`device_segmented_radix_sort_<values>_<key>`,

@@ -910,23 +910,25 @@ pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 1;
 /// pass's counters ([`sort_histogram_copies`]).
 pub const SORT_HISTOGRAM_SHARED_BYTES: u32 = 128 * 1024;
 /// Copies of each digit's counter a block of the upfront histogram keeps for keys of
-/// `key_bytes` bytes (one pass a byte), lane `l` of every warp adding to copy `l % copies`: 32
-/// (16 for 8-byte keys, so that their 8 passes fit [`SORT_HISTOGRAM_SHARED_BYTES`]). With one
-/// counter per digit, the 32 lanes' adds of random digits fell on about 3.2 banks' worth of
-/// shared-memory wavefronts each (bank conflicts), which bounded the kernel (H100: one wavefront
-/// a cycle, 108 M of them for 2^28 `u32` keys); with a copy per lane each add is one wavefront
-/// (two for 8-byte keys).
-pub const fn sort_histogram_copies(key_bytes: u32) -> u32 {
-    let copies = SORT_HISTOGRAM_SHARED_BYTES / (key_bytes * RADIX_DIGITS * 4);
-    if copies < 32 { copies } else { 32 }
-}
-const _: () = {
-    let mut key_bytes = 1;
-    while key_bytes <= 8 {
-        assert!(sort_histogram_copies(key_bytes).is_power_of_two());
-        key_bytes *= 2;
+/// `key_bytes` bytes (one pass a byte) on a GPU whose blocks may take `max_shared_bytes` of
+/// shared memory, lane `l` of every warp adding to copy `l % copies`: the largest power of two
+/// up to 32 whose counters for every pass fit [`SORT_HISTOGRAM_SHARED_BYTES`] and the GPU (32
+/// on an H100 or an A100, 16 for 8-byte keys; at least 1). With one counter per digit, the 32
+/// lanes' adds of random digits fell on about 3.2 banks' worth of shared-memory wavefronts each
+/// (bank conflicts), which bounded the kernel (H100: one wavefront a cycle, 108 M of them for
+/// 2^28 `u32` keys); with a copy per lane each add is one wavefront (two with 16 copies).
+pub const fn sort_histogram_copies(key_bytes: u32, max_shared_bytes: u32) -> u32 {
+    let budget = if max_shared_bytes < SORT_HISTOGRAM_SHARED_BYTES {
+        max_shared_bytes
+    } else {
+        SORT_HISTOGRAM_SHARED_BYTES
+    };
+    let mut copies = 32;
+    while copies > 1 && key_bytes * RADIX_DIGITS * 4 * copies > budget {
+        copies /= 2;
     }
-};
+    copies
+}
 /// 16-byte loads of keys each thread of the upfront histogram issues before it counts them: 2
 /// keeps its loop over the keys loaded within 32 (16 one-byte keys a load).
 pub const SORT_HISTOGRAM_LOADS_IN_FLIGHT: u32 = 2;
@@ -1364,6 +1366,29 @@ mod row_plan_tests {
                         assert!(q.tiles == 1 || q.words == super::row_words(vector, inputs, tiled_words));
                     }
                 }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod sort_histogram_tests {
+    use super::sort_histogram_copies;
+
+    /// 32 copies where they fit (16 for 8-byte keys at 128 KiB), halved until every pass's
+    /// counters fit the GPU's shared memory per block, at least one.
+    #[test]
+    fn copies_fit_the_budget_and_the_gpu() {
+        let h100 = 227 * 1024;
+        let copies = |max: u32| [1, 2, 4, 8].map(|key_bytes| sort_histogram_copies(key_bytes, max));
+        assert_eq!(copies(h100), [32, 32, 32, 16]);
+        assert_eq!(copies(99 * 1024), [32, 32, 16, 8]);
+        assert_eq!(copies(48 * 1024), [32, 16, 8, 4]);
+        assert_eq!(copies(1024), [1, 1, 1, 1]);
+        for max in [1024, 48 * 1024, 99 * 1024, h100] {
+            for (key_bytes, c) in [1, 2, 4, 8].into_iter().zip(copies(max)) {
+                assert!(c.is_power_of_two());
+                assert!(c == 1 || key_bytes * 256 * 4 * c <= max.min(128 * 1024));
             }
         }
     }

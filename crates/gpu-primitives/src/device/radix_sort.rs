@@ -12,7 +12,7 @@ use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM,
     SORT_KEYS_BLOCKS_PER_SM, SORT_MAX_KEYS, SORT_PAIRS_BLOCKS_PER_SM, onesweep_items,
-    onesweep_look_back_tiles, onesweep_small_tiles,
+    onesweep_look_back_tiles, onesweep_small_tiles, sort_histogram_copies,
 };
 use gpu_primitives_runtime::DeviceCopy;
 use std::cmp::Ordering;
@@ -443,8 +443,9 @@ fn launch_with<K: SortKey>(
     let blocks = (on.gpu.info().multiprocessors * histogram_blocks_per_sm())
         .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
         .max(1);
+    let copies = sort_histogram_copies(size_of::<K::Raw>() as u32, on.gpu.info().max_shared_per_block);
     let config = LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK)
-        .with_shared_mem(sort_histogram_shared_bytes(passes, size_of::<K::Raw>() as u32));
+        .with_shared_mem(sort_histogram_shared_bytes(passes, copies));
     let params = RadixHistogramParams {
         keys: keys_from as *const K::Raw,
         n,
@@ -453,6 +454,7 @@ fn launch_with<K: SortKey>(
         end_bit,
         descending: options.descending as u32,
         passes,
+        copies,
     };
     // SAFETY: n keys; passes * RADIX_DIGITS zeroed counters; the bit range is within the key
     // (checked) and the passes cover it; the shared memory holds every pass's counters.

@@ -33,7 +33,7 @@ use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES, sort_histogram_copies};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES};
 
 /// 16-byte loads of keys each thread of [`radix_histogram`] issues before it counts them.
 const HISTOGRAM_LOADS: usize = gpu_primitives_abi::tuning::SORT_HISTOGRAM_LOADS_IN_FLIGHT as usize;
@@ -78,20 +78,19 @@ unsafe fn count_key_digits<K: RadixKey>(
 /// # Safety
 /// Every thread of the grid calls it with the same arguments; `keys` holds `n` readable keys
 /// nothing writes during the launch; `histogram` holds `passes * RADIX_DIGITS` `u32`;
-/// `counters` is this block's, `sort_histogram_shared_bytes(passes, size_of::<K>())` long;
-/// `begin_bit <= end_bit <=` the key's width, and `passes` is `(end_bit -
+/// `counters` is this block's, `passes * RADIX_DIGITS * copies` long; `copies` is a power of two
+/// up to 32; `begin_bit <= end_bit <=` the key's width, and `passes` is `(end_bit -
 /// begin_bit).div_ceil(RADIX_BITS)`, at least 1; `VEC` keys are 16 bytes.
 #[inline(always)]
 pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     keys: *const K,
     n: usize,
     histogram: *mut u32,
-    (begin_bit, end_bit, passes): (u32, u32, u32),
+    (begin_bit, end_bit, passes, copies): (u32, u32, u32, u32),
     descending: bool,
     counters: SharedArray<u32>,
 ) {
     const { assert!(VEC * core::mem::size_of::<K>() == 16) };
-    let copies = sort_histogram_copies(core::mem::size_of::<K>() as u32);
     let t = thread_idx();
     let mut c = t;
     while c < passes * RADIX_DIGITS * copies {
@@ -103,7 +102,7 @@ pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     unsafe { block_barrier() };
     let range = <K::Bits as RadixBits>::range_mask(begin_bit, end_bit);
     let digits = (descending, range, begin_bit, passes);
-    // copies is a power of two (checked where it is defined).
+    // copies is a power of two up to 32 (the caller's contract).
     let copy = lane_id() & (copies - 1);
     // SAFETY: the counters are zeroed (barrier above); copy < copies; passes is within the
     // key's width.

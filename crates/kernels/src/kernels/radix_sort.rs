@@ -300,7 +300,7 @@ macro_rules! sort_entries {
                         p.keys,
                         p.n,
                         p.histogram,
-                        (p.begin_bit, p.end_bit, p.passes),
+                        (p.begin_bit, p.end_bit, p.passes, p.copies),
                         p.descending != 0,
                         counters,
                     )
