@@ -247,13 +247,6 @@ pub fn digit_flip(descending: bool, bits: u32) -> u32 {
     if descending { (1u32 << bits) - 1 } else { 0 }
 }
 
-/// The digit pass `shift`, `bits` takes from `key` (after inverting it for a descending sort).
-#[inline(always)]
-pub fn key_digit<K: RadixKey>(key: K, descending: bool, shift: u32, bits: u32) -> (K::Bits, u32) {
-    let ordered = ordered_bits(key, descending);
-    (ordered, ordered.digit(shift, bits))
-}
-
 /// A key of zero bits, the placeholder of registers a partial tile does not fill.
 #[inline(always)]
 pub fn zero_key<K: RadixKey>() -> K {
