@@ -738,6 +738,15 @@ pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
 /// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
 /// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2).
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
+/// Blocks per multiprocessor a onesweep pass with values of `value_bytes` bytes (0: keys alone)
+/// is built for: [`SORT_KEYS_BLOCKS_PER_SM`] or [`SORT_PAIRS_BLOCKS_PER_SM`].
+pub const fn onesweep_blocks_per_sm(value_bytes: usize) -> u32 {
+    if value_bytes == 0 {
+        SORT_KEYS_BLOCKS_PER_SM
+    } else {
+        SORT_PAIRS_BLOCKS_PER_SM
+    }
+}
 /// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
 /// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.
 pub const fn onesweep_items(

@@ -10,9 +10,9 @@ use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
-    RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM,
-    SORT_KEYS_BLOCKS_PER_SM, SORT_MAX_KEYS, SORT_PAIRS_BLOCKS_PER_SM, onesweep_items,
-    onesweep_look_back_tiles, onesweep_small_tiles, sort_histogram_copies,
+    RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
+    onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles,
+    sort_histogram_copies,
 };
 use gpu_primitives_runtime::DeviceCopy;
 use std::cmp::Ordering;
@@ -485,12 +485,11 @@ fn launch_with<K: SortKey>(
     let tiles = n.div_ceil(tile);
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, SORT_BLOCK).with_shared_mem(layout.total);
-    let blocks_per_sm = if value_bytes == 0 {
-        SORT_KEYS_BLOCKS_PER_SM
-    } else {
-        SORT_PAIRS_BLOCKS_PER_SM
-    };
-    let look_back_tiles = onesweep_look_back_tiles(tiles, on.gpu.info().multiprocessors, blocks_per_sm);
+    let look_back_tiles = onesweep_look_back_tiles(
+        tiles,
+        on.gpu.info().multiprocessors,
+        onesweep_blocks_per_sm(value_bytes),
+    );
     for p in 0..passes {
         let shift = begin_bit + p * RADIX_BITS;
         let keys_to = target(p, buffers.keys_out, keys_scratch);

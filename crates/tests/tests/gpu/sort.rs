@@ -398,8 +398,7 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
 /// at lengths one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
     use gpu_primitives_abi::tuning::{
-        SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM, SORT_PAIRS_BLOCKS_PER_SM, onesweep_look_back_tiles,
-        onesweep_small_tiles,
+        SORT_BLOCK, onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles,
     };
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
@@ -420,7 +419,7 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                     let small_tiles = onesweep_small_tiles(n, sms, payload_items, small);
                     taken[payload][small_tiles as usize] = true;
                     let tile = SORT_BLOCK as usize * if small_tiles { small } else { payload_items };
-                    let blocks = [SORT_KEYS_BLOCKS_PER_SM, SORT_PAIRS_BLOCKS_PER_SM][payload];
+                    let blocks = onesweep_blocks_per_sm([0, 4][payload]);
                     let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
                 }
