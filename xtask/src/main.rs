@@ -55,17 +55,10 @@ fn main() -> ExitCode {
             builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, blocks);
         }
     }
-    // Keys alone first: the first matching prefix gives an entry point its bounds.
-    builder = builder.launch_bounds(
-        tuning::SORT_KEYS_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::SORT_KEYS_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::SORT_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::SORT_PAIRS_BLOCKS_PER_SM,
-    );
+    // In the list's order: the first matching prefix gives an entry point its bounds.
+    for (prefix, blocks) in tuning::SORT_LAUNCH_BOUNDS {
+        builder = builder.launch_bounds(prefix, tuning::SORT_BLOCK, blocks);
+    }
     // The segmented sorts of 2 blocks first, as above.
     for prefix in tuning::SEGMENTED_SORT_TWO_BLOCK_FAMILIES {
         builder = builder.launch_bounds(prefix, tuning::SORT_BLOCK, 2);

@@ -747,6 +747,13 @@ pub const fn onesweep_blocks_per_sm(value_bytes: usize) -> u32 {
         SORT_PAIRS_BLOCKS_PER_SM
     }
 }
+/// The onesweep passes' launch bounds: (entry-point name prefix, blocks of [`SORT_BLOCK`]
+/// threads per multiprocessor), the first matching prefix an entry point's (the PTX build
+/// declares them, the PTX test checks them).
+pub const SORT_LAUNCH_BOUNDS: [(&str, u32); 2] = [
+    (SORT_KEYS_FAMILY, SORT_KEYS_BLOCKS_PER_SM),
+    (SORT_FAMILY, SORT_PAIRS_BLOCKS_PER_SM),
+];
 /// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
 /// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.
 pub const fn onesweep_items(

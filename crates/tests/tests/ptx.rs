@@ -186,8 +186,9 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// The reduce families declare their launch bounds (REDUCE_BLOCK threads, REDUCE_BLOCKS_PER_SM
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
-/// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries), the onesweep passes SORT_BLOCK and SORT_KEYS_BLOCKS_PER_SM (keys alone)
-/// or SORT_PAIRS_BLOCKS_PER_SM, the segmented sort SORT_BLOCK and SEGMENTED_SORT_BLOCKS_PER_SM
+/// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries),
+/// the onesweep passes SORT_BLOCK and their SORT_LAUNCH_BOUNDS, the segmented sort SORT_BLOCK
+/// and SEGMENTED_SORT_BLOCKS_PER_SM
 /// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its warp merge tier SORT_BLOCK and
 /// SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
 /// SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, the top-k SORT_BLOCK and TOP_K_BLOCKS_PER_SM, the sort's
@@ -212,8 +213,8 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(b.replace("\n{", &format!("\n.maxnreg {registers}\n{{")))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
-            } else if name.starts_with(SORT_KEYS_FAMILY) {
-                Some(bounds(SORT_BLOCK, SORT_KEYS_BLOCKS_PER_SM))
+            } else if let Some(&(_, blocks)) = SORT_LAUNCH_BOUNDS.iter().find(|(p, _)| name.starts_with(p)) {
+                Some(bounds(SORT_BLOCK, blocks))
             } else if SEGMENTED_SORT_TWO_BLOCK_FAMILIES
                 .iter()
                 .any(|p| name.starts_with(p))
@@ -229,8 +230,6 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM))
             } else if name.starts_with(SORT_HISTOGRAM_FAMILY) {
                 Some(bounds(SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM))
-            } else if name.starts_with(SORT_FAMILY) {
-                Some(bounds(SORT_BLOCK, SORT_PAIRS_BLOCKS_PER_SM))
             } else {
                 None
             };
