@@ -164,7 +164,11 @@ macro_rules! segment_arg_table {
 ///   spill); with `u32` values at 24 (24 bytes spilled) 25.4 Gpairs/s against 22.0 at 16; with
 ///   8-byte values 24 spills 120 bytes (ptxas), so they stay at 16. The sort's seventh version,
 ///   `u32` values: 28 (128 registers, no spill) 3 % faster than 24 at 2^28 (9267 against 9562
-///   µs); 32 spills 228 bytes; 16 at 3 blocks a multiprocessor (80 registers) 20 % slower.
+///   µs); 32 spilled 228 bytes then; 16 at 3 blocks a multiprocessor (80 registers) 20 %
+///   slower. Since the eighth version (keys stored as they are ranked) 32 fit in 128
+///   registers without a spill (sm_80 and sm_90): 2.1 % faster than 28 at 2^28 on an H100
+///   (8955 against 9148 µs), 3.3 % on an H200 (7314 against 7575; CUB 3.0 7432), 1.3-1.5 % at
+///   2^24, and 2^20 now takes the 32-key tiles (128 of them) at 72 µs against 73-76.
 /// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
 ///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
 ///   for inputs too short for the larger tiles to spread over every multiprocessor
@@ -177,9 +181,9 @@ macro_rules! sort_key_table {
             [$($($args)*)?]
             u8 => u8, u8, u8, 16, 16, 16, 16, [];
             u16 => u16, u16, u16, 16, 16, 16, 16, [];
-            u32 => u32, u32, u32, 16, 20, 28, 16, [keys v4];
-            i32 => i32, i32, u32, 16, 20, 28, 16, [keys v4];
-            f32 => f32, f32, u32, 16, 20, 28, 16, [keys v4];
+            u32 => u32, u32, u32, 16, 20, 32, 16, [keys v4];
+            i32 => i32, i32, u32, 16, 20, 32, 16, [keys v4];
+            f32 => f32, f32, u32, 16, 20, 32, 16, [keys v4];
             u64 => u64, u64, u64, 12, 12, 12, 12, [];
             i64 => i64, i64, u64, 12, 12, 12, 12, [];
             f64 => f64, f64, u64, 12, 12, 12, 12, [];
