@@ -167,7 +167,7 @@ macro_rules! segment_arg_table {
 ///   µs); 32 spilled 228 bytes then; 16 at 3 blocks a multiprocessor (80 registers) 20 %
 ///   slower. Since the eighth version (keys stored as they are ranked) 32 fit in 128
 ///   registers without a spill (sm_80 and sm_90): 2.1 % faster than 28 at 2^28 on an H100
-///   (8955 against 9148 µs), 3.3 % on an H200 (7314 against 7575; CUB 3.0 7432), 1.3-1.5 % at
+///   (8955 against 9148 µs), 3.4 % on an H200 (7314 against 7575; CUB 3.0 7432), 1.3-1.5 % at
 ///   2^24, and 2^20 now takes the 32-key tiles (128 of them) at 72 µs against 73-76.
 /// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
 ///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
