@@ -736,7 +736,9 @@ pub const fn onesweep_look_back_tiles(tiles: usize, multiprocessors: u32, blocks
 /// registers): the fourth block hides more of the look-back's and the barriers' latency.
 pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
 /// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
-/// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2).
+/// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2); without spills
+/// (the values loaded after the rank, 80 registers) 3 blocks still measured 15-22 % slower
+/// (session 43, docs/performance.md).
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
 /// Blocks per multiprocessor a onesweep pass with values of `value_bytes` bytes (0: keys alone)
 /// is built for: [`SORT_KEYS_BLOCKS_PER_SM`] or [`SORT_PAIRS_BLOCKS_PER_SM`].
@@ -749,10 +751,11 @@ pub const fn onesweep_blocks_per_sm(value_bytes: usize) -> u32 {
 }
 /// The onesweep passes' launch bounds: (entry-point name prefix, blocks of [`SORT_BLOCK`]
 /// threads per multiprocessor), the first matching prefix an entry point's (the PTX build
-/// declares them, the PTX test checks them).
+/// declares them, the PTX test checks them), from [`onesweep_blocks_per_sm`] as the host's
+/// look-back choice.
 pub const SORT_LAUNCH_BOUNDS: [(&str, u32); 2] = [
-    (SORT_KEYS_FAMILY, SORT_KEYS_BLOCKS_PER_SM),
-    (SORT_FAMILY, SORT_PAIRS_BLOCKS_PER_SM),
+    (SORT_KEYS_FAMILY, onesweep_blocks_per_sm(0)),
+    (SORT_FAMILY, onesweep_blocks_per_sm(4)),
 ];
 /// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
 /// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.
