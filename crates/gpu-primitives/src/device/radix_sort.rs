@@ -485,11 +485,14 @@ fn launch_with<K: SortKey>(
     let tiles = n.div_ceil(tile);
     let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, SORT_BLOCK).with_shared_mem(layout.total);
-    let look_back_tiles = onesweep_look_back_tiles(
-        tiles,
-        on.gpu.info().multiprocessors,
-        onesweep_blocks_per_sm(value_bytes),
-    );
+    let look_back_tiles = match look_back_tiles_override() {
+        0 => onesweep_look_back_tiles(
+            tiles,
+            on.gpu.info().multiprocessors,
+            onesweep_blocks_per_sm(value_bytes),
+        ),
+        forced => forced,
+    };
     for p in 0..passes {
         let shift = begin_bit + p * RADIX_BITS;
         let keys_to = target(p, buffers.keys_out, keys_scratch);
@@ -539,6 +542,19 @@ fn histogram_blocks_per_sm() -> u32 {
         "GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM",
         SORT_HISTOGRAM_BLOCKS_PER_SM,
         1..=4,
+    )
+}
+
+/// `$GPU_PRIMITIVES_SORT_LOOK_BACK_TILES` (1 to `SORT_LOOK_BACK_TILES`) when set: the tiles the
+/// look-back reads at once in every pass, for measurements; 0 (unset) takes
+/// [`onesweep_look_back_tiles`] (read once).
+fn look_back_tiles_override() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    super::tuning_override(
+        &VALUE,
+        "GPU_PRIMITIVES_SORT_LOOK_BACK_TILES",
+        0,
+        1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
     )
 }
 
