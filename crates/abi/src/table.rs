@@ -168,7 +168,10 @@ macro_rules! segment_arg_table {
 ///   slower. Since the eighth version (keys stored as they are ranked) 32 fit in 128
 ///   registers without a spill (sm_80 and sm_90): 2.1 % faster than 28 at 2^28 on an H100
 ///   (8955 against 9148 µs), 3.4 % on an H200 (7314 against 7575; CUB 3.0 7432), 1.3-1.5 % at
-///   2^24, and 2^20 now takes the 32-key tiles (128 of them) at 72 µs against 73-76.
+///   2^24, and 2^20 now takes the 32-key tiles (128 of them) at 72 µs against 73-76. 8-byte
+///   keys alone: 24 at 2 blocks a multiprocessor (128 registers, no spill;
+///   `SORT_WIDE_KEYS_BLOCKS_PER_SM`) 8 to 10 % faster than 12 at 4 (64 registers) at 2^28 on
+///   an H100 (session 44); 16 at 4 had spilled and measured the same as 12.
 /// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
 ///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
 ///   for inputs too short for the larger tiles to spread over every multiprocessor
@@ -184,9 +187,9 @@ macro_rules! sort_key_table {
             u32 => u32, u32, u32, 16, 20, 32, 16, [keys v4];
             i32 => i32, i32, u32, 16, 20, 32, 16, [keys v4];
             f32 => f32, f32, u32, 16, 20, 32, 16, [keys v4];
-            u64 => u64, u64, u64, 12, 12, 12, 12, [];
-            i64 => i64, i64, u64, 12, 12, 12, 12, [];
-            f64 => f64, f64, u64, 12, 12, 12, 12, [];
+            u64 => u64, u64, u64, 12, 24, 12, 12, [keys];
+            i64 => i64, i64, u64, 12, 24, 12, 12, [keys];
+            f64 => f64, f64, u64, 12, 24, 12, 12, [keys];
             f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16, [];
             bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16, [];
         }

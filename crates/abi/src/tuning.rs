@@ -740,22 +740,45 @@ pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
 /// (the values loaded after the rank, 80 registers) 3 blocks still measured 15-22 % slower
 /// (session 43, docs/performance.md).
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
-/// Blocks per multiprocessor a onesweep pass with values of `value_bytes` bytes (0: keys alone)
-/// is built for: [`SORT_KEYS_BLOCKS_PER_SM`] or [`SORT_PAIRS_BLOCKS_PER_SM`].
-pub const fn onesweep_blocks_per_sm(value_bytes: usize) -> u32 {
-    if value_bytes == 0 {
-        SORT_KEYS_BLOCKS_PER_SM
-    } else {
+/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes of 8-byte keys alone in their larger tiles
+/// (`u64`, `i64`, `f64`: 24 keys a thread, 128 registers, no spill). H100, 2^28 keys, session
+/// 44 (µs, best of two): `u64` 17979.8 at 4 blocks of 12 keys, 16542.6 at 2 of 24, 16288.3 at 3
+/// of 16; `f64` 18052.9, 16234.5, 16813.5 (docs/performance.md).
+pub const SORT_WIDE_KEYS_BLOCKS_PER_SM: u32 = 2;
+/// Blocks per multiprocessor a onesweep pass of `key_bytes` keys with values of `value_bytes`
+/// bytes (0: keys alone) is built for: [`SORT_PAIRS_BLOCKS_PER_SM`] with values,
+/// [`SORT_WIDE_KEYS_BLOCKS_PER_SM`] for 8-byte keys alone in their larger tiles (not
+/// `small_tiles`), else [`SORT_KEYS_BLOCKS_PER_SM`].
+pub const fn onesweep_blocks_per_sm(key_bytes: usize, value_bytes: usize, small_tiles: bool) -> u32 {
+    if value_bytes != 0 {
         SORT_PAIRS_BLOCKS_PER_SM
+    } else if key_bytes == 8 && !small_tiles {
+        SORT_WIDE_KEYS_BLOCKS_PER_SM
+    } else {
+        SORT_KEYS_BLOCKS_PER_SM
     }
 }
 /// The onesweep passes' launch bounds: (entry-point name prefix, blocks of [`SORT_BLOCK`]
 /// threads per multiprocessor), the first matching prefix an entry point's (the PTX build
 /// declares them, the PTX test checks them), from [`onesweep_blocks_per_sm`] as the host's
-/// look-back choice.
-pub const SORT_LAUNCH_BOUNDS: [(&str, u32); 2] = [
-    (SORT_KEYS_FAMILY, onesweep_blocks_per_sm(0)),
-    (SORT_FAMILY, onesweep_blocks_per_sm(4)),
+/// look-back choice: the larger tiles of the 8-byte keys alone (`sort_key_table!`'s `u64`,
+/// `i64` and `f64`; their small tiles are the keys family's), the other passes of keys alone,
+/// the passes with values.
+pub const SORT_LAUNCH_BOUNDS: [(&str, u32); 5] = [
+    (
+        crate::radix_sort_kernel_name!(onesweep, u64, keys),
+        onesweep_blocks_per_sm(8, 0, false),
+    ),
+    (
+        crate::radix_sort_kernel_name!(onesweep, i64, keys),
+        onesweep_blocks_per_sm(8, 0, false),
+    ),
+    (
+        crate::radix_sort_kernel_name!(onesweep, f64, keys),
+        onesweep_blocks_per_sm(8, 0, false),
+    ),
+    (SORT_KEYS_FAMILY, onesweep_blocks_per_sm(4, 0, false)),
+    (SORT_FAMILY, onesweep_blocks_per_sm(4, 4, false)),
 ];
 /// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
 /// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.

@@ -489,7 +489,7 @@ fn launch_with<K: SortKey>(
         0 => onesweep_look_back_tiles(
             tiles,
             on.gpu.info().multiprocessors,
-            onesweep_blocks_per_sm(value_bytes),
+            onesweep_blocks_per_sm(key_bytes, value_bytes, small),
         ),
         forced => forced,
     };

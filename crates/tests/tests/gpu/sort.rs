@@ -419,7 +419,7 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                     let small_tiles = onesweep_small_tiles(n, sms, payload_items, small);
                     taken[payload][small_tiles as usize] = true;
                     let tile = SORT_BLOCK as usize * if small_tiles { small } else { payload_items };
-                    let blocks = onesweep_blocks_per_sm([0, 4][payload]);
+                    let blocks = onesweep_blocks_per_sm(size_of::<K::Raw>(), [0, 4][payload], small_tiles);
                     let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
                 }
