@@ -1462,3 +1462,41 @@ mod onesweep_tests {
         }
     }
 }
+
+#[cfg(test)]
+mod sort_launch_bounds_tests {
+    use super::{SORT_LAUNCH_BOUNDS, onesweep_blocks_per_sm};
+
+    /// For every key type of `sort_key_table!`, the blocks per multiprocessor its passes of keys
+    /// alone declare (the first matching prefix of `SORT_LAUNCH_BOUNDS`) are those the host's
+    /// look-back choice assumes (`onesweep_blocks_per_sm` of the key's width), for the larger
+    /// tiles and the small ones: the 8-byte keys are listed by name, the rule goes by width.
+    macro_rules! declared_blocks_are_the_hosts {
+        ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
+              $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
+            #[test]
+            fn every_keys_pass_declares_the_blocks_the_host_assumes() {
+                let declared = |name: &str| {
+                    SORT_LAUNCH_BOUNDS
+                        .iter()
+                        .find(|(prefix, _)| name.starts_with(prefix))
+                        .map(|&(_, blocks)| blocks)
+                };
+                $(
+                    let bytes = size_of::<$bits>();
+                    for (name, small_tiles) in [
+                        (crate::radix_sort_kernel_name!(onesweep, $name, keys), false),
+                        (crate::radix_sort_kernel_name!(onesweep_small, $name, keys), true),
+                    ] {
+                        assert_eq!(
+                            declared(name),
+                            Some(onesweep_blocks_per_sm(bytes, 0, small_tiles)),
+                            "{name}"
+                        );
+                    }
+                )*
+            }
+        };
+    }
+    crate::sort_key_table!(declared_blocks_are_the_hosts);
+}
