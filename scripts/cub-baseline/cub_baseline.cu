@@ -467,7 +467,7 @@ void sort_row(const std::string& name, const char* type, size_t n, double us, do
 }
 
 // DeviceRadixSort::SortKeys of n random keys (random_key) over all their bits, and with kPairs
-// DeviceRadixSort::SortPairs with u32 values (each key's input index). Both run out of place, as CUB's docs
+// DeviceRadixSort::SortPairs with values of V, u32 or u64 (each key's input index). Both run out of place, as CUB's docs
 // show: the input is never written, so every timed call sorts the same unsorted keys and nothing needs
 // copying back between calls (CUB keeps its alternate buffer in the temporary storage, which is allocated
 // once outside the timing). The figures count one read and one write of every key (and value), whatever the
@@ -475,9 +475,8 @@ void sort_row(const std::string& name, const char* type, size_t n, double us, do
 // value bytes) (keys and values lie in one allocation), its GB/s counting read and write like every row's.
 // The result of the last timed call is checked once afterwards: keys non-decreasing with the input's
 // fingerprint, and for pairs every value the input index of a key equal (bit for bit) to the one beside it.
-template <class K, bool kPairs>
+template <class K, bool kPairs, class V = uint32_t>
 void measure_radix_sort(const char* type, size_t n) {
-    using V = uint32_t;
     const size_t key_bytes = n * sizeof(K), value_bytes = kPairs ? n * sizeof(V) : 0;
     std::vector<K> host(n);
     for (size_t i = 0; i < n; ++i) host[i] = random_key((K*)nullptr, i);
@@ -510,7 +509,9 @@ void measure_radix_sort(const char* type, size_t n) {
     sort();  // temp is null: only sets temp_bytes
     CHECK(cudaMalloc(&temp, temp_bytes));
     double us = median_us(sort);
-    std::string name = kPairs ? "radix_sort_pairs (u32 values)" : "radix_sort_keys";
+    std::string name = !kPairs ? "radix_sort_keys"
+                       : sizeof(V) == 4 ? "radix_sort_pairs (u32 values)"
+                                        : "radix_sort_pairs (u64 values)";
     sort_row(name, type, n, us, 2.0 * (key_bytes + value_bytes), copy_us, copy_gbps);
 
     std::string label = "cub " + name + "," + type + "," + std::to_string(n);
@@ -630,6 +631,13 @@ int main(int argc, char** argv) {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
         measure_issue12();
         return 0;
+    }
+    if (argc > 1 && std::string(argv[1]) == "sort-values") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio,gkeys_per_s\n");
+        for (int log2 : {20, 24, 28}) measure_radix_sort<uint64_t, true>("u64", size_t(1) << log2);
+        for (int log2 : {20, 24, 28}) measure_radix_sort<uint64_t, true, uint64_t>("u64", size_t(1) << log2);
+        for (int log2 : {24, 28}) measure_radix_sort<uint32_t, true, uint64_t>("u32", size_t(1) << log2);
+        return sort_failures > 0 ? 1 : 0;
     }
     if (argc > 1 && std::string(argv[1]) == "sort") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio,gkeys_per_s\n");

@@ -61,9 +61,12 @@ pub struct BenchConfig {
     /// shapes of [`ROW_SHAPES`](crate::bench_rows::ROW_SHAPES).
     pub row_types: Vec<String>,
     /// Key types of the sort rows ([`SORT_TYPES`](crate::bench_sort::SORT_TYPES); empty:
-    /// none): the first at every n of `sort_log2`, `sort_keys` and `sort_pairs` with `u32`
-    /// values; the others `sort_keys` at the largest.
+    /// none): the first at every n of `sort_log2`, `sort_keys` and `sort_pairs` with values of
+    /// each of `sort_values`; the others `sort_keys` at the largest.
     pub sort_types: Vec<String>,
+    /// Value types of the first key type's `sort_pairs` rows
+    /// ([`SORT_VALUE_TYPES`](crate::bench_sort::SORT_VALUE_TYPES)).
+    pub sort_values: Vec<String>,
     /// Sizes of the sort rows, as log2 (at most 31).
     pub sort_log2: Vec<u32>,
 }
@@ -119,6 +122,16 @@ impl BenchConfig {
                 crate::bench_sort::SORT_TYPES.join(", ")
             ));
         }
+        if let Some(v) = self
+            .sort_values
+            .iter()
+            .find(|v| !crate::bench_sort::SORT_VALUE_TYPES.contains(&v.as_str()))
+        {
+            return Err(format!(
+                "unknown sort value type {v:?}; known: {}",
+                crate::bench_sort::SORT_VALUE_TYPES.join(", ")
+            ));
+        }
         if let Some(k) = self.sort_log2.iter().find(|&&k| k > 31) {
             return Err(format!("sort size 2^{k} is past the largest, 2^31"));
         }
@@ -149,6 +162,7 @@ impl Default for BenchConfig {
             histogram_types: vec!["f32".into(), "u32".into()],
             row_types: vec!["f32".into(), "bf16".into()],
             sort_types: vec!["u32".into(), "f32".into(), "u64".into()],
+            sort_values: vec!["u32".into()],
             sort_log2: vec![20, 24, 28],
         }
     }
@@ -788,14 +802,14 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     let largest = sort_sizes.iter().max().map(|&n| vec![n]).unwrap_or_default();
     for (i, t) in config.sort_types.iter().enumerate() {
         bench.progress.set_message(format!("sort {t}"));
-        let (sizes, pairs) = if i == 0 {
-            (&sort_sizes, true)
+        let (sizes, values) = if i == 0 {
+            (&sort_sizes, &config.sort_values[..])
         } else {
-            (&largest, false)
+            (&largest, &[][..])
         };
         bench
             .rows
-            .extend(crate::bench_sort::run_named(gpu, t, sizes, pairs, config.runs)?);
+            .extend(crate::bench_sort::run_named(gpu, t, sizes, values, config.runs)?);
     }
     if !config.sort_types.is_empty() {
         bench.progress.set_message("segmented sort");

@@ -1,6 +1,6 @@
 //! The radix sort's benchmark: `sort_keys` of uniformly random keys (every bit pattern equally
 //! likely, from the benchmark's [`hash`]; NaNs included for floats), and `sort_pairs` of them
-//! with `u32` values, beside a device-to-device copy of the keys (and the values) of the same
+//! with `u32` (or `u64`) values, beside a device-to-device copy of the keys (and the values) of the same
 //! run. Both sort out of place from the unchanged input, so every timed call sorts the same
 //! random keys; the median of `runs` timed calls after one untimed call that reserves the
 //! workspace ([`median_micros`]). The bytes are those a sort must move at least, each key (and
@@ -14,7 +14,8 @@ use crate::sort_ops::{key_view, key_view_mut};
 use gpu_primitives::device::{
     self, DeviceView, DeviceViewMut, DeviceWorkspace, SegmentOffsets, SortKey, SortOptions,
 };
-use gpu_primitives::{Gpu, Result};
+use gpu_primitives::runtime::DeviceCopy;
+use gpu_primitives::{DeviceBuffer, Gpu, Result};
 use gpu_primitives_lessons::puzzles::median_micros;
 
 /// Rows and columns of the segmented sort rows (the shape, torch's `sort(dim=1)`).
@@ -89,8 +90,13 @@ pub const SORT_TYPES: &[&str] = device::SORT_KEY_NAMES;
 
 /// The algorithm of the `sort_keys` rows.
 pub const SORT_KEYS: &str = "sort_keys";
-/// The algorithm of the `sort_pairs` rows (the key type is the row's type).
+/// The algorithm of the `sort_pairs` rows with `u32` values (the key type is the row's type).
 pub const SORT_PAIRS: &str = "sort_pairs u32 values";
+/// The algorithm of the `sort_pairs` rows with `u64` values.
+pub const SORT_PAIRS_U64: &str = "sort_pairs u64 values";
+/// The value types of the `sort_pairs` rows: `u32` (the sort's 4-byte values) and `u64` (its
+/// 8-byte values), each key's index.
+pub const SORT_VALUE_TYPES: &[&str] = &["u32", "u64"];
 
 /// 64 uniform bits for key `i`: `hash(i)` above `hash(i | 2^31)` (distinct indices for
 /// `i < 2^31`).
@@ -106,24 +112,16 @@ fn uniform_key<K: SortKey>(i: usize) -> K::Raw {
     bytemuck::pod_read_unaligned(&top.to_le_bytes()[..size])
 }
 
-/// `sort_keys` (and with `pairs`, `sort_pairs` with `u32` values) of keys of `K` at every n
-/// in `sizes`, over one input of the largest size.
-fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], pairs: bool, runs: usize) -> Result<Vec<BenchRow>> {
+/// `sort_keys` of keys of `K` at every n in `sizes`, over one input of the largest size, and
+/// `sort_pairs` of them with values of each type in `values` ([`SORT_VALUE_TYPES`]).
+fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], values: &[String], runs: usize) -> Result<Vec<BenchRow>> {
     let max = *sizes.iter().max().unwrap_or(&0);
     let keys: Vec<K::Raw> = (0..max).map(uniform_key::<K>).collect();
     let d_keys = gpu.upload(&keys)?;
     drop(keys);
     let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(max)?;
     let mut copy_keys = gpu.alloc_zeroed::<K::Raw>(max)?;
-    // The values, their sorted order and their copy: only for the pairs.
-    let values_len = if pairs { max } else { 0 };
-    let values: Vec<u32> = (0..values_len as u32).collect();
-    let d_values = gpu.upload(&values)?;
-    drop(values);
-    let mut d_values_out = gpu.alloc_zeroed::<u32>(values_len)?;
-    let mut copy_values = gpu.alloc_zeroed::<u32>(values_len)?;
     let mut workspace = DeviceWorkspace::new();
-    let options = SortOptions::ascending();
     let key_bytes = size_of::<K::Raw>();
     let mut out = Vec::new();
     for &n in sizes {
@@ -136,7 +134,7 @@ fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], pairs: bool, runs: usize) -> Resu
                 gpu,
                 keys,
                 key_view_mut::<K>(&mut d_sorted, n),
-                options,
+                SortOptions::ascending(),
                 &mut workspace,
             )
         })?;
@@ -151,53 +149,108 @@ fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], pairs: bool, runs: usize) -> Resu
             bytes,
             copy,
         ));
-        if !pairs {
-            continue;
-        }
-        let copy = median_micros(gpu, runs, || {
-            gpu.copy_device_to_device(&d_keys, &mut copy_keys, n)?;
-            gpu.copy_device_to_device(&d_values, &mut copy_values, n)
-        })?;
-        let values = DeviceView::from(&d_values).slice(0..n);
-        let time = median_micros(gpu, runs, || {
-            let keys_out = key_view_mut::<K>(&mut d_sorted, n);
-            let values_out = DeviceViewMut::from(&mut d_values_out);
-            device::sort_pairs(gpu, keys, values, keys_out, values_out, options, &mut workspace)
-        })?;
-        let size = key_bytes + size_of::<u32>();
-        let bytes = (2 * n * size) as f64;
-        out.push(BenchRow::new(
-            gpu,
-            K::NAME,
-            size,
-            SORT_PAIRS.into(),
-            n,
-            time,
-            bytes,
-            copy,
-        ));
+    }
+    let mut sorted = Sorted {
+        keys: &d_keys,
+        keys_out: &mut d_sorted,
+        copy_keys: &mut copy_keys,
+        workspace: &mut workspace,
+    };
+    for value in values {
+        out.extend(match value.as_str() {
+            "u32" => sorted.pairs::<K, u32>(gpu, sizes, SORT_PAIRS, runs)?,
+            _ => sorted.pairs::<K, u64>(gpu, sizes, SORT_PAIRS_U64, runs)?,
+        });
     }
     Ok(out)
 }
 
+/// The buffers [`run`]'s pairs rows share with its keys rows: the keys (of the largest size),
+/// their sorted order, their copy, the workspace.
+struct Sorted<'a, R: DeviceCopy> {
+    keys: &'a DeviceBuffer<R>,
+    keys_out: &'a mut DeviceBuffer<R>,
+    copy_keys: &'a mut DeviceBuffer<R>,
+    workspace: &'a mut DeviceWorkspace,
+}
+
+impl<R: DeviceCopy> Sorted<'_, R> {
+    /// `sort_pairs` rows (named `algorithm`) of the keys with values of `V` (each key's index) at
+    /// every n in `sizes`, beside a copy of the keys and the values.
+    fn pairs<K: SortKey<Raw = R>, V: DeviceCopy + TryFrom<usize>>(
+        &mut self,
+        gpu: &Gpu,
+        sizes: &[usize],
+        algorithm: &str,
+        runs: usize,
+    ) -> Result<Vec<BenchRow>> {
+        let max = *sizes.iter().max().unwrap_or(&0);
+        let values: Vec<V> = (0..max).filter_map(|i| V::try_from(i).ok()).collect();
+        let d_values = gpu.upload(&values)?;
+        drop(values);
+        let mut d_values_out = gpu.alloc_zeroed::<V>(max)?;
+        let mut copy_values = gpu.alloc_zeroed::<V>(max)?;
+        let mut out = Vec::new();
+        for &n in sizes {
+            let copy = median_micros(gpu, runs, || {
+                gpu.copy_device_to_device(self.keys, self.copy_keys, n)?;
+                gpu.copy_device_to_device(&d_values, &mut copy_values, n)
+            })?;
+            let keys = key_view::<K>(self.keys, n);
+            let values = DeviceView::from(&d_values).slice(0..n);
+            let time = median_micros(gpu, runs, || {
+                let keys_out = key_view_mut::<K>(self.keys_out, n);
+                let values_out = DeviceViewMut::from(&mut d_values_out);
+                device::sort_pairs(
+                    gpu,
+                    keys,
+                    values,
+                    keys_out,
+                    values_out,
+                    SortOptions::ascending(),
+                    self.workspace,
+                )
+            })?;
+            let size = size_of::<K::Raw>() + size_of::<V>();
+            out.push(BenchRow::new(
+                gpu,
+                K::NAME,
+                size,
+                algorithm.into(),
+                n,
+                time,
+                (2 * n * size) as f64,
+                copy,
+            ));
+        }
+        Ok(out)
+    }
+}
+
 /// The sort rows of the key type named `name` (one of [`SORT_TYPES`]) at every n in `sizes`:
-/// `sort_keys`, and with `pairs` also `sort_pairs` with `u32` values.
+/// `sort_keys`, and `sort_pairs` with values of each type in `values` ([`SORT_VALUE_TYPES`]).
 ///
 /// # Errors
 /// An unknown name; device errors (out of memory: the pairs hold four arrays of keys and
 /// three of values, the sort's alternate buffers included).
-pub fn run_named(gpu: &Gpu, name: &str, sizes: &[usize], pairs: bool, runs: usize) -> Result<Vec<BenchRow>> {
+pub fn run_named(
+    gpu: &Gpu,
+    name: &str,
+    sizes: &[usize],
+    values: &[String],
+    runs: usize,
+) -> Result<Vec<BenchRow>> {
     macro_rules! by_name {
-        ([$gpu:ident, $name_value:ident, $sizes:ident, $pairs:ident, $runs:ident]
+        ([$gpu:ident, $name_value:ident, $sizes:ident, $values:ident, $runs:ident]
          $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
            $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
             match $name_value {
-                $(stringify!($name) => run::<gpu_primitives::host_type!($name)>($gpu, $sizes, $pairs, $runs),)*
+                $(stringify!($name) => run::<gpu_primitives::host_type!($name)>($gpu, $sizes, $values, $runs),)*
                 other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sort key type {other}"))),
             }
         };
     }
-    gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, pairs, runs)
+    gpu_primitives_abi::sort_key_table!(by_name, gpu, name, sizes, values, runs)
 }
 
 /// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in the other [`SEGMENTED_ROWS`]:
@@ -300,6 +353,7 @@ pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
     [
         SORT_KEYS,
         SORT_PAIRS,
+        SORT_PAIRS_U64,
         SEGMENTED_KEYS,
         SEGMENTED_ARGSORT,
         SEGMENTED_SHORT_KEYS,

@@ -282,10 +282,14 @@ struct BenchArgs {
     row_types: Vec<String>,
     /// Key types of the radix sort rows, comma-separated: u8, u16, u32, i32, f32, u64, i64, f64,
     /// f16, bf16 (uniform random bits); the first is measured at every --sort-log2 size,
-    /// sort_keys and sort_pairs with u32 values, the others sort_keys at the largest; "none"
-    /// skips them.
+    /// sort_keys and sort_pairs with values of each --sort-values type, the others sort_keys at
+    /// the largest; "none" skips them.
     #[arg(long, value_delimiter = ',', default_value = "u32,f32,u64")]
     sort_types: Vec<String>,
+    /// Value types of the first sort key type's sort_pairs rows, comma-separated: u32, u64
+    /// (each key's index).
+    #[arg(long, value_delimiter = ',', default_value = "u32")]
+    sort_values: Vec<String>,
     /// Sizes of the sort rows, as log2, comma-separated (at most 31).
     #[arg(long, value_delimiter = ',', default_value = "20,24,28")]
     sort_log2: Vec<u32>,
@@ -441,6 +445,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                     .collect(),
                 row_types: args.row_types.iter().filter(|t| *t != "none").cloned().collect(),
                 sort_types: args.sort_types.iter().filter(|t| *t != "none").cloned().collect(),
+                sort_values: args.sort_values.clone(),
                 sort_log2: args.sort_log2.clone(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
