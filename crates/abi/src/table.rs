@@ -171,7 +171,13 @@ macro_rules! segment_arg_table {
 ///   2^24, and 2^20 now takes the 32-key tiles (128 of them) at 72 µs against 73-76. 8-byte
 ///   keys alone: 24 at 2 blocks a multiprocessor (128 registers, no spill;
 ///   `SORT_WIDE_KEYS_BLOCKS_PER_SM`) 8 to 10 % faster than 12 at 4 (64 registers) at 2^28 on
-///   an H100 (session 44); 16 at 4 had spilled and measured the same as 12.
+///   an H100 (session 44); 16 at 4 had spilled and measured the same as 12. Pairs at 2 blocks
+///   (128 registers or fewer, no spill, sm_80 and sm_90; session 45, H100, 2^28, best of two):
+///   8-byte keys with 4-byte values 20 against 12, 27767 -> 25402 µs (-8.5 %; CUB 3.0 24914),
+///   with 8-byte values 16 against 12, 33987 -> 32590 (-4.1 %; CUB 31877); 4-byte keys with
+///   8-byte values 20 against 16, 13057 -> 12638 (-3.2 %; CUB 12550). 34 and 36 keys a thread
+///   with 4-byte keys and values leave the tile's arrays in local memory (544-568 bytes of
+///   stack, 40 registers: LLVM does not keep them in registers).
 /// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
 ///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
 ///   for inputs too short for the larger tiles to spread over every multiprocessor
@@ -184,12 +190,12 @@ macro_rules! sort_key_table {
             [$($($args)*)?]
             u8 => u8, u8, u8, 16, 16, 16, 16, [];
             u16 => u16, u16, u16, 16, 16, 16, 16, [];
-            u32 => u32, u32, u32, 16, 20, 32, 16, [keys v4];
-            i32 => i32, i32, u32, 16, 20, 32, 16, [keys v4];
-            f32 => f32, f32, u32, 16, 20, 32, 16, [keys v4];
-            u64 => u64, u64, u64, 12, 24, 12, 12, [keys];
-            i64 => i64, i64, u64, 12, 24, 12, 12, [keys];
-            f64 => f64, f64, u64, 12, 24, 12, 12, [keys];
+            u32 => u32, u32, u32, 16, 20, 32, 20, [keys v4 v8];
+            i32 => i32, i32, u32, 16, 20, 32, 20, [keys v4 v8];
+            f32 => f32, f32, u32, 16, 20, 32, 20, [keys v4 v8];
+            u64 => u64, u64, u64, 12, 24, 20, 16, [keys v4 v8];
+            i64 => i64, i64, u64, 12, 24, 20, 16, [keys v4 v8];
+            f64 => f64, f64, u64, 12, 24, 20, 16, [keys v4 v8];
             f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16, [];
             bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16, [];
         }
@@ -759,6 +765,7 @@ mod tests {
                 "device_radix_sort_onesweep_v8_i32",
                 "device_radix_sort_onesweep_keys_small_i32",
                 "device_radix_sort_onesweep_v4_small_i32",
+                "device_radix_sort_onesweep_v8_small_i32",
                 "device_segmented_radix_sort_keys_i32",
                 "device_segmented_radix_sort_v4_i32",
                 "device_segmented_radix_sort_v8_i32",

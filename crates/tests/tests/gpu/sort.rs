@@ -266,13 +266,13 @@ fn check_all<K: SortKey>(
 }
 
 /// Lengths around the tile edges, small and large: the one-block sort's (4096 keys of 4 bytes
-/// or less, 3072 of 8) and the onesweep passes' (`sort_key_table!`: 5120 keys of 4 bytes
-/// alone, 6144 with 4-byte values, 4096 with 8-byte values, 3072 of 8-byte keys), one and two
-/// tiles.
+/// or less, 3072 of 8) and the onesweep passes' (`sort_key_table!`: 5120 keys of 4 bytes alone,
+/// 8192 with 4-byte values, 5120 with 8-byte values; 6144 of 8-byte keys alone, 5120 with
+/// 4-byte values, 4096 with 8-byte values), one and two tiles.
 fn length() -> impl Strategy<Value = usize> {
     let edges: Vec<usize> = vec![
-        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 5119, 5120, 5121, 6143, 6144, 6145, 8192,
-        10_241, 12_289, 65_537, 1_048_573,
+        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 5119, 5120, 5121, 6143, 6144, 6145, 8191,
+        8192, 8193, 10_241, 12_289, 16_385, 65_537, 1_048_573,
     ];
     prop_oneof![
         5 => prop::sample::select(edges),
@@ -392,10 +392,11 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
     )
 }
 
-/// The 4-byte keys' onesweep passes of both tile sizes (`sort_key_table!`'s small tiles, taken
-/// by `tuning::onesweep_small_tiles` for this GPU's multiprocessors) and both look-backs (tiles
-/// read at once or one by one, `tuning::onesweep_look_back_tiles`), keys alone and with values,
-/// at lengths one past a whole number of tiles of each: every key and value checked.
+/// The onesweep passes of both tile sizes (`sort_key_table!`'s small tiles, taken by
+/// `tuning::onesweep_small_tiles` for this GPU's multiprocessors) and both look-backs (tiles
+/// read at once or one by one, `tuning::onesweep_look_back_tiles`), keys alone, with 4-byte and
+/// with 8-byte values, for every key width whose tiles differ from its small ones, at lengths
+/// one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
     use gpu_primitives_abi::tuning::{
         SORT_BLOCK, onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles,
@@ -403,23 +404,23 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
-        let (large, small) = (K::ONESWEEP_KEYS_ITEMS.max(K::ONESWEEP_V4_ITEMS), K::ITEMS);
-        let mut taken = [[false; 2]; 2];
-        let mut walks = [[false; 2]; 2];
+        let small = K::ITEMS;
+        // Keys alone, with 4-byte values, with 8-byte values: items a thread, value bytes.
+        let payloads = [
+            (K::ONESWEEP_KEYS_ITEMS, 0),
+            (K::ONESWEEP_V4_ITEMS, 4),
+            (K::ONESWEEP_V8_ITEMS, 8),
+        ];
+        let mut taken = [[false; 2]; 3];
+        let mut walks = [[false; 2]; 3];
         for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
-            for (j, items) in [K::ONESWEEP_KEYS_ITEMS, K::ONESWEEP_V4_ITEMS]
-                .into_iter()
-                .enumerate()
-            {
+            for (j, (items, _)) in payloads.into_iter().enumerate() {
                 let n = tiles * SORT_BLOCK as usize * items + 1;
-                for (payload, payload_items) in [K::ONESWEEP_KEYS_ITEMS, K::ONESWEEP_V4_ITEMS]
-                    .into_iter()
-                    .enumerate()
-                {
+                for (payload, (payload_items, value_bytes)) in payloads.into_iter().enumerate() {
                     let small_tiles = onesweep_small_tiles(n, sms, payload_items, small);
                     taken[payload][small_tiles as usize] = true;
                     let tile = SORT_BLOCK as usize * if small_tiles { small } else { payload_items };
-                    let blocks = onesweep_blocks_per_sm(size_of::<K::Raw>(), [0, 4][payload], small_tiles);
+                    let blocks = onesweep_blocks_per_sm(size_of::<K::Raw>(), value_bytes, small_tiles);
                     let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
                 }
@@ -432,26 +433,32 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                 check_all(gpu, &keys, 0, options, ws).map_err(|e| Failed::from(e.to_string()))?;
             }
         }
+        // Payloads whose tiles are the small ones have one size only.
+        let expected = payloads.map(|(items, _)| [true, items != small]);
         check_eq(
             &format!(
-                "{} tile sizes taken (keys, pairs) x (large, small), {large} vs {small} items",
-                K::NAME
+                "{} tile sizes taken (keys, 4-byte, 8-byte values) x (large, small), {:?} vs {small} items",
+                K::NAME,
+                payloads.map(|(items, _)| items)
             ),
             taken,
-            [[true; 2]; 2],
+            expected,
         )?;
         check_eq(
             &format!(
-                "{} look-backs taken (keys, pairs) x (one by one, tiles at once)",
+                "{} look-backs taken (keys, 4-byte, 8-byte values) x (one by one, tiles at once)",
                 K::NAME
             ),
             walks,
-            [[true; 2]; 2],
+            [[true; 2]; 3],
         )
     }
     sorts::<u32>(gpu, sms, ws)?;
     sorts::<i32>(gpu, sms, ws)?;
-    sorts::<f32>(gpu, sms, ws)
+    sorts::<f32>(gpu, sms, ws)?;
+    sorts::<u64>(gpu, sms, ws)?;
+    sorts::<i64>(gpu, sms, ws)?;
+    sorts::<f64>(gpu, sms, ws)
 }
 
 /// Short outputs and bad bit ranges: an error before any launch, outputs untouched. n = 0 and
