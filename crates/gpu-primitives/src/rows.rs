@@ -332,7 +332,7 @@ fn launch_summing<T: RowElement>(
     }
     let limit = on.gpu.info().max_shared_per_block;
     let module = crate::module(on.gpu)?;
-    let has_clusters = module.ptx_arch() >= 90 && clusters_enabled();
+    let has_clusters = module.ptx_arch() >= 90 && cluster_mode() != 0;
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
     // where none is read twice for it.
@@ -391,7 +391,11 @@ fn launch_summing<T: RowElement>(
     };
     let cluster = match sums {
         Some(sums) => sums.cluster,
-        None => call.output.is_some() && row_cluster(plan, k.inputs, T::ROW_VECTOR, alone) && has_clusters,
+        None => {
+            // Mode 2 measures the halves' one-input operations in clusters too (as f32's rule).
+            let vector = if cluster_mode() == 2 { 4 } else { T::ROW_VECTOR };
+            call.output.is_some() && row_cluster(plan, k.inputs, vector, alone) && has_clusters
+        }
     };
     let suffix = if cluster {
         ROW_CLUSTER_SUFFIX
@@ -502,11 +506,12 @@ fn max_group() -> u32 {
 }
 
 /// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
-/// cluster (where the GPU has clusters): yes, or not with `GPU_PRIMITIVES_ROW_CLUSTER=0` (for
-/// measurements beside one block a row).
-fn clusters_enabled() -> bool {
+/// cluster (where the GPU has clusters), for measurements beside one block a row: 1, as
+/// `tuning::row_cluster` decides; `GPU_PRIMITIVES_ROW_CLUSTER=0`, never; `=2`, the halves'
+/// one-input operations too, whose rows the rule keeps in one block.
+fn cluster_mode() -> u32 {
     static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_CLUSTER", 1, 0..=1) == 1
+    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_CLUSTER", 1, 0..=2)
 }
 
 /// Most chunks of rows the cluster kernels summing the norms' parameter gradients take:
