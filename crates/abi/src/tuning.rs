@@ -409,6 +409,16 @@ pub struct RowSumsLaunch {
     pub sums_bytes: u64,
 }
 
+/// Threads of a block of the clusters summing the norms' parameter gradients over `f32` rows that
+/// tiles of [`ROW_MAX_GROUP`] threads would cut into fewer tiles than a cluster has blocks (on an
+/// H100 8193 to 24576 columns, which one block of 1024 threads a multiprocessor took, its sums
+/// of all the row's tiles in its shared memory): four blocks of 256 threads a row, each summing
+/// 2 or 3 tiles, several blocks a multiprocessor. H100, `f32` 16384 x 16384 backward, time /
+/// copy (`GPU_PRIMITIVES_ROW_MAX_GROUP` 1024 / 512 / 256): LayerNorm 1.935 / 1.905 / 1.788,
+/// RMSNorm 1.912 / 1.863 / 1.777; in halves the cluster of 256 measured slower (`bf16` 16384 x
+/// 16384 2.32 -> 2.41), as their other re-read tiles (docs/performance.md).
+pub const ROW_SUMS_CLUSTER_GROUP: u32 = 256;
+
 /// How the norms' backward sums its parameters' gradients in the `dx` kernel, on a device
 /// allowing a block `block_limit_bytes` of shared memory, with or without thread-block
 /// `clusters` (a `sums` operation of `inputs` row inputs of `vector` elements per 16 bytes,
@@ -416,8 +426,10 @@ pub struct RowSumsLaunch {
 /// ([`row_sums_plan`]); else the row shared among the blocks of a cluster in tiles of
 /// [`row_sums_words`] (8 items of each input) where the sums of a block's share fit; else one
 /// block a row in the tiles of [`row_plan`] (of `tiled_words`) where the sums of all of them
-/// fit; else `None`, and the gradients are summed apart. On an H100: one tile to 8192 columns,
-/// one block to 24576 (`f32`; 16384 for halves), a cluster from 24577 to 98304 columns.
+/// fit; else `None`, and the gradients are summed apart. `f32` rows that tiles of `max_group`
+/// threads cut into fewer tiles than a cluster has blocks go to a cluster of blocks of
+/// [`ROW_SUMS_CLUSTER_GROUP`] threads. On an H100: one tile to 8192 columns, a cluster from
+/// 8193 to 98304 (`f32`); halves: one block a row from 8193 to 16384, a cluster to 98304.
 #[allow(clippy::too_many_arguments)]
 pub const fn row_sums_launch(
     cols: usize,
@@ -433,6 +445,18 @@ pub const fn row_sums_launch(
     if plan.tiles == 1 {
         return row_sums_fitting(plan, vector, 1, false, block_limit_bytes);
     }
+    // f32 rows of fewer tiles than a cluster's blocks: tiles of fewer threads, as many as it
+    // takes, for a cluster of blocks of [`ROW_SUMS_CLUSTER_GROUP`] threads.
+    let plan = if clusters && vector == 4 && plan.tiles < ROW_CLUSTER_BLOCKS as usize {
+        let group = if max_group < ROW_SUMS_CLUSTER_GROUP {
+            max_group
+        } else {
+            ROW_SUMS_CLUSTER_GROUP
+        };
+        row_sums_plan(cols, vector, inputs, op_words, group)
+    } else {
+        plan
+    };
     if clusters && plan.tiles >= ROW_CLUSTER_BLOCKS as usize {
         let largest = (plan.tiles as u32).div_ceil(ROW_CLUSTER_BLOCKS);
         if let Some(launch) = row_sums_fitting(plan, vector, largest as u64, true, block_limit_bytes) {
@@ -1215,9 +1239,11 @@ mod row_plan_tests {
         // (cols, vector, limit, clusters) -> (cluster, words, tiles of the whole row)
         for (cols, vector, limit, clusters, expected) in [
             (4096, 4, h100, true, Some((false, 8, 1))),
-            (16384, 4, h100, true, Some((false, 4, 4))), // 2 tiles of 8 words: no cluster
-            (16384, 8, h100, true, Some((false, 4, 2))),
-            (24576, 4, h100, true, Some((false, 4, 6))),
+            (8193, 4, h100, true, Some((true, 8, 5))), // 2 tiles of 1024 threads: 5 of 256
+            (16384, 4, h100, true, Some((true, 8, 8))),
+            (16384, 4, h100, false, Some((false, 4, 4))), // no cluster: one block of 1024
+            (16384, 8, h100, true, Some((false, 4, 2))),  // halves: one block
+            (24576, 4, h100, true, Some((true, 8, 12))),
             (24577, 4, h100, true, Some((true, 8, 4))), // 4 tiles of 8 words: a cluster
             (32768, 4, h100, true, Some((true, 8, 4))), // a tile a block
             (32768, 4, h100, false, None),

@@ -735,8 +735,9 @@ impl<'o, T> NormGrads<'o, T> {
 ///   items of `x` and of `dy` each holds the row (up to 8192 columns); on a GPU with
 ///   thread-block clusters, where the sums of a quarter of such tiles fit a block, the row
 ///   shared among the 4 blocks of a cluster, a chunk of rows a cluster and as many chunks as
-///   clusters run at once (on an H100 from 24577 to 98304 columns); else where the sums of all
-///   of a block's tiles fit (on an H100 up to 24576 columns); longer rows in two more launches
+///   clusters run at once (on an H100 from 24577 to 98304 columns, and `f32` rows of 8193 to
+///   24576 in tiles of 256 threads: `tuning::ROW_SUMS_CLUSTER_GROUP`); else where the sums of
+///   all of a block's tiles fit (on an H100 up to 24576 columns); longer rows in two more launches
 ///   reading `x` and `dy` again, summing chunks of rows; then each column's chunks in order,
 ///   through `workspace` (8 bytes per column per chunk, at most about 2048 * 256 chunks x
 ///   columns). Deterministic (the order depends on the shape, whether the GPU has clusters and

@@ -725,10 +725,12 @@ fn cross_entropy_every_type(gpu: &Gpu) -> Result<(), Failed> {
 /// The norms' backward where the kernel summing the parameters' gradients holds the row in one
 /// tile of more threads than `dx` alone takes (`row_sums_plan`: 1025 to 8192 columns, blocks
 /// of 512 and 1024 threads), or in tiles whose sums fit its shared memory (`row_sums_launch`;
-/// on an H100: one block a row to 24576 `f32` columns, 6 tiles of 4096, and 16384 halves; on a
-/// GPU with clusters, 24577 to 98304 columns shared among a cluster's blocks in tiles of 8192,
-/// 1 to 3 a block, equal shares or not), and past that (the separate launches), on enough rows
-/// that each block or cluster sums several, both load paths.
+/// on an H100: one block a row to 16384 halves, and to 24576 `f32` columns, 6 tiles of 4096,
+/// where the GPU has no clusters or `GPU_PRIMITIVES_ROW_CLUSTER=0`; on a GPU with clusters,
+/// `f32` rows of 8193 to 24576 columns shared among a cluster's blocks of 256 threads in tiles
+/// of 2048, 1 to 3 a block, and rows of 24577 to 98304 columns in tiles of 8192, 1 to 3 a
+/// block, equal shares or not), and past that (the separate launches), on enough rows that each
+/// block or cluster sums several, both load paths.
 fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
     let checks: [RowCheck; 3] = [
         check_norm_backward::<f32>,
