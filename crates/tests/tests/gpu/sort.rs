@@ -265,15 +265,31 @@ fn check_all<K: SortKey>(
     Ok(())
 }
 
-/// Lengths around the tile edges, small and large: the one-block sort's (4096 keys of 4 bytes
-/// or less, 3072 of 8) and the onesweep passes' (`sort_key_table!`: 5120 keys of 4 bytes alone,
-/// 8192 with 4-byte values, 5120 with 8-byte values; 6144 of 8-byte keys alone, 5120 with
-/// 4-byte values, 4096 with 8-byte values), one and two tiles.
+/// Keys per thread of every key type's tiles (`sort_key_table!`): the one-block sort's (its
+/// block items) and the onesweep passes' (keys alone, with 4-byte values, with 8-byte values).
+const TILE_ITEMS: &[[usize; 4]] = {
+    macro_rules! items {
+        ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
+           $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
+            &[$([$items, $keys_items, $v4_items, $v8_items]),*]
+        };
+    }
+    gpu_primitives_abi::sort_key_table!(items)
+};
+
+/// Lengths around the tile edges of every key type's tiles ([`TILE_ITEMS`] keys a thread, one
+/// tile and two: a tile's length, one less, one more, two tiles and one), a few more, and
+/// random lengths, small and large.
 fn length() -> impl Strategy<Value = usize> {
-    let edges: Vec<usize> = vec![
-        0, 1, 2, 31, 255, 256, 3071, 3072, 3073, 4095, 4096, 4097, 5119, 5120, 5121, 6143, 6144, 6145, 8191,
-        8192, 8193, 10_241, 12_289, 16_385, 65_537, 1_048_573,
-    ];
+    let tile = |items: usize| device::SORT_BLOCK as usize * items;
+    let mut edges: Vec<usize> = TILE_ITEMS
+        .iter()
+        .flatten()
+        .flat_map(|&items| [tile(items) - 1, tile(items), tile(items) + 1, 2 * tile(items) + 1])
+        .chain([0, 1, 2, 31, 255, 256, 65_537, 1_048_573])
+        .collect();
+    edges.sort_unstable();
+    edges.dedup();
     prop_oneof![
         5 => prop::sample::select(edges),
         4 => 0usize..200_000,
