@@ -92,46 +92,11 @@ impl BenchConfig {
                 return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
             }
         }
-        if let Some(t) = self
-            .histogram_types
-            .iter()
-            .find(|t| !HISTOGRAM_TYPES.contains(&t.as_str()))
-        {
-            return Err(format!(
-                "unknown histogram sample type {t:?}; known: {}",
-                HISTOGRAM_TYPES.join(", ")
-            ));
-        }
-        if let Some(t) = self
-            .row_types
-            .iter()
-            .find(|t| !crate::bench_rows::ROW_TYPES.contains(&t.as_str()))
-        {
-            return Err(format!(
-                "unknown row type {t:?}; known: {}",
-                crate::bench_rows::ROW_TYPES.join(", ")
-            ));
-        }
-        if let Some(t) = self
-            .sort_types
-            .iter()
-            .find(|t| !crate::bench_sort::SORT_TYPES.contains(&t.as_str()))
-        {
-            return Err(format!(
-                "unknown sort key type {t:?}; known: {}",
-                crate::bench_sort::SORT_TYPES.join(", ")
-            ));
-        }
-        if let Some(v) = self
-            .sort_values
-            .iter()
-            .find(|v| !crate::bench_sort::SORT_VALUE_TYPES.contains(&v.as_str()))
-        {
-            return Err(format!(
-                "unknown sort value type {v:?}; known: {}",
-                crate::bench_sort::SORT_VALUE_TYPES.join(", ")
-            ));
-        }
+        use crate::{bench_rows::ROW_TYPES, bench_sort::SORT_TYPES, bench_sort::SORT_VALUE_TYPES};
+        known("histogram sample type", &self.histogram_types, HISTOGRAM_TYPES)?;
+        known("row type", &self.row_types, ROW_TYPES)?;
+        known("sort key type", &self.sort_types, SORT_TYPES)?;
+        known("sort value type", &self.sort_values, SORT_VALUE_TYPES)?;
         if let Some(k) = self.sort_log2.iter().find(|&&k| k > 31) {
             return Err(format!("sort size 2^{k} is past the largest, 2^31"));
         }
@@ -142,6 +107,14 @@ impl BenchConfig {
             Some(o) => Err(format!("unknown operator {o:?}; known: {}", OPS.join(", "))),
             None => Ok(()),
         }
+    }
+}
+
+/// `Err` naming the first of `names` that is not one of `known` (a `what`), with the known ones.
+fn known(what: &str, names: &[String], known: &[&str]) -> std::result::Result<(), String> {
+    match names.iter().find(|n| !known.contains(&n.as_str())) {
+        Some(n) => Err(format!("unknown {what} {n:?}; known: {}", known.join(", "))),
+        None => Ok(()),
     }
 }
 
