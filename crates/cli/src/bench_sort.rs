@@ -159,7 +159,12 @@ fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], values: &[String], runs: usize) -
     for value in values {
         out.extend(match value.as_str() {
             "u32" => sorted.pairs::<K, u32>(gpu, sizes, SORT_PAIRS, runs)?,
-            _ => sorted.pairs::<K, u64>(gpu, sizes, SORT_PAIRS_U64, runs)?,
+            "u64" => sorted.pairs::<K, u64>(gpu, sizes, SORT_PAIRS_U64, runs)?,
+            other => {
+                let known = SORT_VALUE_TYPES.join(", ");
+                let message = format!("bench: unknown sort value type {other}; known: {known}");
+                return Err(gpu_primitives::Error::InvalidLaunch(message));
+            }
         });
     }
     Ok(out)
@@ -185,7 +190,12 @@ impl<R: DeviceCopy> Sorted<'_, R> {
         runs: usize,
     ) -> Result<Vec<BenchRow>> {
         let max = *sizes.iter().max().unwrap_or(&0);
-        let values: Vec<V> = (0..max).filter_map(|i| V::try_from(i).ok()).collect();
+        let values: Vec<V> = (0..max)
+            .map(V::try_from)
+            .collect::<std::result::Result<_, _>>()
+            .map_err(|_| {
+                gpu_primitives::Error::InvalidLaunch(format!("bench: {max} indices past the value type"))
+            })?;
         let d_values = gpu.upload(&values)?;
         drop(values);
         let mut d_values_out = gpu.alloc_zeroed::<V>(max)?;
