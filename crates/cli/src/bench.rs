@@ -84,14 +84,10 @@ impl BenchConfig {
     /// # Errors
     /// The first unknown name, with the known ones.
     pub fn validate(&self) -> std::result::Result<(), String> {
-        for t in std::iter::once(&self.sweep_type)
+        let types = std::iter::once(&self.sweep_type)
             .chain(&self.types)
-            .chain(&self.compaction_types)
-        {
-            if !TYPES.contains(&t.as_str()) {
-                return Err(format!("unknown type {t:?}; known: {}", TYPES.join(", ")));
-            }
-        }
+            .chain(&self.compaction_types);
+        known("type", types, TYPES)?;
         use crate::{bench_rows::ROW_TYPES, bench_sort::SORT_TYPES, bench_sort::SORT_VALUE_TYPES};
         known("histogram sample type", &self.histogram_types, HISTOGRAM_TYPES)?;
         known("row type", &self.row_types, ROW_TYPES)?;
@@ -103,16 +99,17 @@ impl BenchConfig {
         if self.ops.is_empty() {
             return Err(format!("no operator; known: {}", OPS.join(", ")));
         }
-        match self.ops.iter().find(|o| !OPS.contains(&o.as_str())) {
-            Some(o) => Err(format!("unknown operator {o:?}; known: {}", OPS.join(", "))),
-            None => Ok(()),
-        }
+        known("operator", &self.ops, OPS)
     }
 }
 
 /// `Err` naming the first of `names` that is not one of `known` (a `what`), with the known ones.
-fn known(what: &str, names: &[String], known: &[&str]) -> std::result::Result<(), String> {
-    match names.iter().find(|n| !known.contains(&n.as_str())) {
+fn known<'a>(
+    what: &str,
+    names: impl IntoIterator<Item = &'a String>,
+    known: &[&str],
+) -> std::result::Result<(), String> {
+    match names.into_iter().find(|n| !known.contains(&n.as_str())) {
         Some(n) => Err(format!("unknown {what} {n:?}; known: {}", known.join(", "))),
         None => Ok(()),
     }
