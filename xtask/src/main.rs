@@ -7,7 +7,7 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-use gpu_primitives_abi::tuning;
+use gpu_primitives_abi::{table, tuning};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -55,9 +55,9 @@ fn main() -> ExitCode {
             builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, blocks);
         }
     }
-    // In the list's order: the first matching prefix gives an entry point its bounds.
-    for (prefix, blocks) in tuning::SORT_LAUNCH_BOUNDS {
-        builder = builder.launch_bounds(prefix, tuning::SORT_BLOCK, blocks);
+    // Every onesweep pass by its name (generated from the key and value tables).
+    for &(name, threads, blocks) in table::SORT_LAUNCH_BOUNDS.iter().flat_map(|key| key.iter()) {
+        builder = builder.launch_bounds(name, threads, blocks);
     }
     // The segmented sorts of 2 blocks first, as above.
     for prefix in tuning::SEGMENTED_SORT_TWO_BLOCK_FAMILIES {

@@ -158,7 +158,7 @@ macro_rules! segment_arg_table {
 /// - *block items*: keys per thread of the block radix sort's tile (the segmented sort sorts a
 ///   segment of up to `SORT_BLOCK * items` keys in one block);
 /// - *onesweep keys items* / *onesweep v4 items* / *onesweep v8 items*: keys per thread of a
-///   onesweep pass's tile (`SORT_BLOCK * items` keys), keys alone / with 4-byte values / with
+///   onesweep pass's tile (`onesweep_threads(..) * items` keys), keys alone / with 4-byte values / with
 ///   8-byte values (the value payloads of `sort_value_table!`). H100, 2^28 random keys: 4-byte
 ///   keys alone at 20 (80 registers, 56 bytes spilled) 33.9 Gkeys/s against 31.6 at 16 (no
 ///   spill); with `u32` values at 24 (24 bytes spilled) 25.4 Gpairs/s against 22.0 at 16; with
@@ -177,7 +177,11 @@ macro_rules! segment_arg_table {
 ///   with 8-byte values 16 against 12, 33987 -> 32590 (-4.1 %; CUB 31877); 4-byte keys with
 ///   8-byte values 20 against 16, 13057 -> 12638 (-3.2 %; CUB 12550). 34 and 36 keys a thread
 ///   with 4-byte keys and values leave the tile's arrays in local memory (544-568 bytes of
-///   stack, 40 registers: LLVM does not keep them in registers).
+///   stack, 40 registers: LLVM does not keep them in registers). Since session 46 the 8-byte
+///   keys with values run blocks of 384 threads
+///   ([`SORT_WIDE_PAIRS_BLOCK`](crate::tuning::SORT_WIDE_PAIRS_BLOCK)) at 2 a multiprocessor,
+///   80 registers: 15 keys a thread with 4-byte values (4 bytes spilled on sm_90), 12 with
+///   8-byte values (15 spilled 64 bytes).
 /// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
 ///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
 ///   for inputs too short for the larger tiles to spread over every multiprocessor
@@ -193,9 +197,9 @@ macro_rules! sort_key_table {
             u32 => u32, u32, u32, 16, 20, 32, 20, [keys v4 v8];
             i32 => i32, i32, u32, 16, 20, 32, 20, [keys v4 v8];
             f32 => f32, f32, u32, 16, 20, 32, 20, [keys v4 v8];
-            u64 => u64, u64, u64, 12, 24, 20, 16, [keys v4 v8];
-            i64 => i64, i64, u64, 12, 24, 20, 16, [keys v4 v8];
-            f64 => f64, f64, u64, 12, 24, 20, 16, [keys v4 v8];
+            u64 => u64, u64, u64, 12, 24, 15, 12, [keys v4];
+            i64 => i64, i64, u64, 12, 24, 15, 12, [keys v4];
+            f64 => f64, f64, u64, 12, 24, 15, 12, [keys v4];
             f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16, [];
             bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16, [];
         }
@@ -296,6 +300,56 @@ macro_rules! onesweep_names {
     };
 }
 
+macro_rules! onesweep_bounds {
+    ([$key:ident, $bits:ty, [$($small:ident)*]] $($values:ident => $ty:ty;)*) => {
+        &[
+            $(onesweep_bound(
+                $crate::radix_sort_kernel_name!(onesweep, $key, $values),
+                size_of::<$bits>(),
+                stringify!($values),
+                false,
+            ),)*
+            $(onesweep_bound(
+                $crate::radix_sort_kernel_name!(onesweep_small, $key, $small),
+                size_of::<$bits>(),
+                stringify!($small),
+                true,
+            ),)*
+        ]
+    };
+}
+
+macro_rules! payload_bytes_list {
+    ([] $($values:ident => $ty:ty;)*) => {
+        /// Bytes of each value payload's values (`sort_value_table!`; `keys`: 0).
+        const SORT_PAYLOAD_BYTES: &[(&str, usize)] = &[$((
+            stringify!($values),
+            if stringify!($values).eq_ignore_ascii_case("keys") { 0 } else { size_of::<$ty>() },
+        )),*];
+    };
+}
+sort_value_table!(payload_bytes_list);
+
+/// The launch bounds entry of onesweep pass `name` of `key_bytes` keys with the value payload
+/// named `payload` (its small tiles with `small_tiles`).
+const fn onesweep_bound(
+    name: &'static str,
+    key_bytes: usize,
+    payload: &str,
+    small_tiles: bool,
+) -> (&'static str, u32, u32) {
+    let mut p = 0;
+    while !SORT_PAYLOAD_BYTES[p].0.eq_ignore_ascii_case(payload) {
+        p += 1;
+    }
+    let value_bytes = SORT_PAYLOAD_BYTES[p].1;
+    (
+        name,
+        crate::tuning::onesweep_threads(key_bytes, value_bytes),
+        crate::tuning::onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles),
+    )
+}
+
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
           $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
@@ -308,6 +362,14 @@ macro_rules! sort_kernel_list {
             $crate::radix_sort_kernel_name!(histogram, $name),
             sort_value_table!(onesweep_names, $name, [$($small)*]),
         )),*];
+        /// The onesweep passes' launch bounds, per key type: (entry point, threads a block,
+        /// blocks per multiprocessor) of every pass, its larger tiles and its small ones, from
+        /// [`onesweep_threads`](crate::tuning::onesweep_threads) and
+        /// [`onesweep_blocks_per_sm`](crate::tuning::onesweep_blocks_per_sm), the functions the
+        /// host launches by (the PTX build declares them, the PTX test checks them).
+        pub const SORT_LAUNCH_BOUNDS: &[&[(&str, u32, u32)]] = &[$(
+            sort_value_table!(onesweep_bounds, $name, $bits, [$($small)*]),
+        )*];
         $(const _: () = assert!(
             small_tiles_listed($items, $keys_items, $v4_items, $v8_items, &[$(stringify!($small)),*]),
             concat!("sort_key_table!: ", stringify!($name), "'s small tiles must list exactly the payloads whose onesweep items differ from its block items"),
@@ -781,6 +843,39 @@ mod tests {
                 "device_top_k_i32",
             ]
         );
+    }
+
+    #[test]
+    fn every_onesweep_pass_has_one_launch_bound() {
+        let bounds: std::vec::Vec<(&str, u32, u32)> = super::SORT_LAUNCH_BOUNDS
+            .iter()
+            .flat_map(|k| k.iter().copied())
+            .collect();
+        let passes: std::vec::Vec<&str> = super::SORT_KERNELS
+            .iter()
+            .flat_map(|(_, names)| names.iter().copied())
+            .filter(|name| name.starts_with(crate::tuning::SORT_FAMILY))
+            .collect();
+        assert_eq!(bounds.len(), passes.len());
+        for pass in passes {
+            // Each entry names its pass, and no other pass starts with it (the PTX build
+            // gives an entry point the first bound whose name it starts with).
+            let matching: std::vec::Vec<_> = bounds
+                .iter()
+                .filter(|(name, ..)| pass.starts_with(name))
+                .collect();
+            assert_eq!(matching.len(), 1, "{pass}");
+            assert_eq!(matching[0].0, pass);
+        }
+        let bound = |name: &str| bounds.iter().find(|b| b.0 == name).map(|&(_, t, b)| (t, b));
+        // 8-byte keys with values in CUB's 384 threads, every other pass one thread a digit.
+        assert_eq!(bound("device_radix_sort_onesweep_v4_u64"), Some((384, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_v4_small_f64"), Some((384, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_v8_i64"), Some((384, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_keys_u64"), Some((256, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_keys_small_i64"), Some((256, 4)));
+        assert_eq!(bound("device_radix_sort_onesweep_v4_u32"), Some((256, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_keys_f16"), Some((256, 4)));
     }
 
     #[test]

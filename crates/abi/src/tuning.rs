@@ -782,28 +782,26 @@ pub const fn onesweep_blocks_per_sm(key_bytes: usize, value_bytes: usize, small_
         SORT_KEYS_BLOCKS_PER_SM
     }
 }
-/// The onesweep passes' launch bounds: (entry-point name prefix, blocks of [`SORT_BLOCK`]
-/// threads per multiprocessor), the first matching prefix an entry point's (the PTX build
-/// declares them, the PTX test checks them), from [`onesweep_blocks_per_sm`] as the host's
-/// look-back choice: the larger tiles of the 8-byte keys alone (`sort_key_table!`'s `u64`,
-/// `i64` and `f64`; their small tiles are the keys family's), the other passes of keys alone,
-/// the passes with values.
-pub const SORT_LAUNCH_BOUNDS: [(&str, u32); 5] = [
-    (
-        crate::radix_sort_kernel_name!(onesweep, u64, keys),
-        onesweep_blocks_per_sm(8, 0, false),
-    ),
-    (
-        crate::radix_sort_kernel_name!(onesweep, i64, keys),
-        onesweep_blocks_per_sm(8, 0, false),
-    ),
-    (
-        crate::radix_sort_kernel_name!(onesweep, f64, keys),
-        onesweep_blocks_per_sm(8, 0, false),
-    ),
-    (SORT_KEYS_FAMILY, onesweep_blocks_per_sm(4, 0, false)),
-    (SORT_FAMILY, onesweep_blocks_per_sm(4, 4, false)),
-];
+/// Threads per block of the onesweep passes of 8-byte keys with values (CUB 3.0's shape for
+/// 8-byte keys with 4-byte values on sm_90: 384 threads of 15 keys at 2 blocks a
+/// multiprocessor, 80 registers): thread `t < RADIX_DIGITS` owns digit `t`, every thread ranks
+/// and moves its keys. Session 46, 2^28 random `u64` keys, best of two against 256 threads of
+/// 20 (4-byte values) and 16 (8-byte values): `u32` values on an NVIDIA H200 21880 -> 20187 µs
+/// (CUB 20071), on an H100 25396 -> 25589 (+0.8 %; CUB 24963); `u64` values at 12 keys a
+/// thread H200 27942 -> 27205 (CUB 24610), H100 32619 -> 31982 (CUB 31936); 15 keys a thread
+/// (64 bytes spilled) measured 25823 on the H200 but 36366 on the H100. At 2^20 both payloads
+/// lost 7 to 9 % (H100 `u32` values 154 -> 168 µs, CUB 194) (docs/performance.md).
+pub const SORT_WIDE_PAIRS_BLOCK: u32 = 384;
+/// Threads per block of a onesweep pass of `key_bytes` keys with values of `value_bytes` bytes
+/// (0: keys alone): [`SORT_WIDE_PAIRS_BLOCK`] for 8-byte keys with values, [`SORT_BLOCK`]
+/// otherwise. A tile is this times the pass's items ([`onesweep_items`]) keys.
+pub const fn onesweep_threads(key_bytes: usize, value_bytes: usize) -> u32 {
+    if key_bytes == 8 && value_bytes != 0 {
+        SORT_WIDE_PAIRS_BLOCK
+    } else {
+        SORT_BLOCK
+    }
+}
 /// Keys per thread of a onesweep pass's tile for values of `value_bytes` (0: keys alone), from
 /// a key type's `sort_key_table!` row: its onesweep keys, v4 and v8 items.
 pub const fn onesweep_items(
@@ -818,23 +816,31 @@ pub const fn onesweep_items(
         _ => v8_items,
     }
 }
-/// Whether a onesweep sort of `n` keys takes its smaller tiles (`small_items` keys per thread,
-/// the key type's block items) over its larger ones (`items`), on a GPU of `multiprocessors`:
+/// Whether a onesweep sort of `n` keys in blocks of `threads` takes its smaller tiles
+/// (`small_items` keys per thread, the key type's block items) over its larger ones (`items`),
+/// on a GPU of `multiprocessors`:
 /// when the busiest multiprocessor gets more than an eighth fewer keys so (the tiles dealt out
 /// evenly). The larger tiles are faster per key (H100, 2^28 keys: 7 % alone, 15 % with
 /// values), but an input of only a few tiles per multiprocessor splits unevenly: 2^20 4-byte
 /// keys make 205 tiles of 5120 keys on an H200's 132 multiprocessors (10240 keys on the
 /// busiest), 256 of 4096 (8192). H200, keys alone at 2^20: 20 keys per thread 4 % slower than
 /// 16, with `u32` values 24 10 % slower.
-pub const fn onesweep_small_tiles(n: usize, multiprocessors: u32, items: usize, small_items: usize) -> bool {
+pub const fn onesweep_small_tiles(
+    n: usize,
+    multiprocessors: u32,
+    threads: u32,
+    items: usize,
+    small_items: usize,
+) -> bool {
+    let tile = threads as usize * items;
+    let small_tile = threads as usize * small_items;
     small_items < items
-        && busiest_keys(n, multiprocessors, small_items) * 8 < busiest_keys(n, multiprocessors, items) * 7
+        && busiest_keys(n, multiprocessors, small_tile) * 8 < busiest_keys(n, multiprocessors, tile) * 7
 }
 
-/// Keys of the busiest multiprocessor when `n` keys in tiles of `items` keys per thread are
-/// dealt out evenly over `multiprocessors`.
-const fn busiest_keys(n: usize, multiprocessors: u32, items: usize) -> usize {
-    let tile = SORT_BLOCK as usize * items;
+/// Keys of the busiest multiprocessor when `n` keys in tiles of `tile` keys are dealt out
+/// evenly over `multiprocessors`.
+const fn busiest_keys(n: usize, multiprocessors: u32, tile: usize) -> usize {
     let sms = if multiprocessors == 0 {
         1
     } else {
@@ -842,7 +848,7 @@ const fn busiest_keys(n: usize, multiprocessors: u32, items: usize) -> usize {
     };
     n.div_ceil(tile).div_ceil(sms) * tile
 }
-/// Entry-point name prefix of the onesweep passes, launched with [`SORT_BLOCK`] threads.
+/// Entry-point name prefix of the onesweep passes, launched with [`onesweep_threads`] threads.
 pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
 /// Entry-point name prefix of the radix sort's upfront histogram, launched with
 /// [`SORT_HISTOGRAM_BLOCK`] threads.
@@ -1468,7 +1474,7 @@ mod onesweep_tests {
 
     #[test]
     fn small_tiles_where_the_larger_ones_split_unevenly() {
-        // (n, multiprocessors, items, small items, small tiles taken)
+        // (n, multiprocessors, items, small items, small tiles taken), blocks of 256 threads
         for (n, sms, items, small, expected) in [
             (1 << 20, 132, 20, 16, true),  // 205 tiles: 2 on the busiest (10240 keys) vs 8192
             (1 << 20, 132, 24, 16, true),  // pairs: 171 tiles of 6144 (12288 keys) vs 8192
@@ -1481,48 +1487,10 @@ mod onesweep_tests {
             (1 << 20, 0, 20, 16, false), // no multiprocessors counted: as one
         ] {
             assert_eq!(
-                onesweep_small_tiles(n, sms, items, small),
+                onesweep_small_tiles(n, sms, 256, items, small),
                 expected,
                 "{n} keys, {sms} SMs, {items} vs {small}"
             );
         }
     }
-}
-
-#[cfg(test)]
-mod sort_launch_bounds_tests {
-    use super::{SORT_LAUNCH_BOUNDS, onesweep_blocks_per_sm};
-
-    /// For every key type of `sort_key_table!`, the blocks per multiprocessor its passes of keys
-    /// alone declare (the first matching prefix of `SORT_LAUNCH_BOUNDS`) are those the host's
-    /// look-back choice assumes (`onesweep_blocks_per_sm` of the key's width), for the larger
-    /// tiles and the small ones: the 8-byte keys are listed by name, the rule goes by width.
-    macro_rules! declared_blocks_are_the_hosts {
-        ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-              $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
-            #[test]
-            fn every_keys_pass_declares_the_blocks_the_host_assumes() {
-                let declared = |name: &str| {
-                    SORT_LAUNCH_BOUNDS
-                        .iter()
-                        .find(|(prefix, _)| name.starts_with(prefix))
-                        .map(|&(_, blocks)| blocks)
-                };
-                $(
-                    let bytes = size_of::<$bits>();
-                    for (name, small_tiles) in [
-                        (crate::radix_sort_kernel_name!(onesweep, $name, keys), false),
-                        (crate::radix_sort_kernel_name!(onesweep_small, $name, keys), true),
-                    ] {
-                        assert_eq!(
-                            declared(name),
-                            Some(onesweep_blocks_per_sm(bytes, 0, small_tiles)),
-                            "{name}"
-                        );
-                    }
-                )*
-            }
-        };
-    }
-    crate::sort_key_table!(declared_blocks_are_the_hosts);
 }

@@ -187,7 +187,7 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 /// blocks per multiprocessor), the compaction families theirs (SELECT_BLOCK, SELECT_BLOCKS_PER_SM),
 /// the segmented ones theirs (SCAN_BLOCK, each family's blocks from SEGMENTED_LAUNCH_BOUNDS), the
 /// row operations 1024 threads and one block (and `.maxnreg` for ROW_REGISTER_LIMITS' entries),
-/// the onesweep passes SORT_BLOCK and their SORT_LAUNCH_BOUNDS, the segmented sort SORT_BLOCK
+/// the onesweep passes their table::SORT_LAUNCH_BOUNDS (threads and blocks), the segmented sort SORT_BLOCK
 /// and SEGMENTED_SORT_BLOCKS_PER_SM
 /// (2 for SEGMENTED_SORT_TWO_BLOCK_FAMILIES), its warp merge tier SORT_BLOCK and
 /// SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, its warp radix tier SORT_BLOCK and
@@ -213,8 +213,12 @@ fn reduce_and_compaction_kernels_declare_launch_bounds() {
                 Some(b.replace("\n{", &format!("\n.maxnreg {registers}\n{{")))
             } else if name.starts_with(ROW_FAMILY) {
                 Some(bounds(gpu_primitives_abi::layout::MAX_BLOCK_THREADS, 1))
-            } else if let Some(&(_, blocks)) = SORT_LAUNCH_BOUNDS.iter().find(|(p, _)| name.starts_with(p)) {
-                Some(bounds(SORT_BLOCK, blocks))
+            } else if let Some(&(_, threads, blocks)) = gpu_primitives_abi::table::SORT_LAUNCH_BOUNDS
+                .iter()
+                .flat_map(|key| key.iter())
+                .find(|(pass, ..)| name == *pass)
+            {
+                Some(bounds(threads, blocks))
             } else if SEGMENTED_SORT_TWO_BLOCK_FAMILIES
                 .iter()
                 .any(|p| name.starts_with(p))

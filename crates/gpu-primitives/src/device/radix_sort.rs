@@ -11,7 +11,7 @@ use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
-    onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles,
+    onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
     sort_histogram_copies,
 };
 use gpu_primitives_runtime::DeviceCopy;
@@ -39,8 +39,8 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     /// Keys per thread of the block radix sort's tile (the segmented sort sorts a segment of up
     /// to `SORT_BLOCK * ITEMS` keys in one block).
     const ITEMS: usize;
-    /// Keys per thread of a onesweep pass's tile (`SORT_BLOCK * ONESWEEP_KEYS_ITEMS` keys), keys
-    /// alone.
+    /// Keys per thread of a onesweep pass's tile (`onesweep_threads(..) * ONESWEEP_KEYS_ITEMS`
+    /// keys), keys alone.
     const ONESWEEP_KEYS_ITEMS: usize;
     /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with 4-byte values.
     const ONESWEEP_V4_ITEMS: usize;
@@ -467,8 +467,12 @@ fn launch_with<K: SortKey>(
         K::ONESWEEP_V4_ITEMS,
         K::ONESWEEP_V8_ITEMS,
     );
+    let threads = onesweep_threads(key_bytes, value_bytes);
     let small = K::ONESWEEP_SMALL.contains(&values_name)
-        && onesweep_small_tiles(n, on.gpu.info().multiprocessors, items, K::ITEMS);
+        && match tiles_override() {
+            0 => onesweep_small_tiles(n, on.gpu.info().multiprocessors, threads, items, K::ITEMS),
+            forced => forced == 2,
+        };
     if small {
         items = K::ITEMS;
     }
@@ -481,10 +485,10 @@ fn launch_with<K: SortKey>(
         radix_sort_kernel_name!(onesweep_small, u32, keys),
         "device_radix_sort_onesweep_keys_small_u32"
     );
-    let tile = SORT_BLOCK as usize * items;
+    let tile = threads as usize * items;
     let tiles = n.div_ceil(tile);
-    let layout = onesweep_layout(SORT_BLOCK, tile as u32, key_bytes as u32, value_bytes as u32);
-    let config = LaunchConfig::new(tiles as u32, SORT_BLOCK).with_shared_mem(layout.total);
+    let layout = onesweep_layout(threads, tile as u32, key_bytes as u32, value_bytes as u32);
+    let config = LaunchConfig::new(tiles as u32, threads).with_shared_mem(layout.total);
     let look_back_tiles = match look_back_tiles_override() {
         0 => onesweep_look_back_tiles(
             tiles,
@@ -556,6 +560,14 @@ fn look_back_tiles_override() -> u32 {
         0,
         1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
     )
+}
+
+/// `$GPU_PRIMITIVES_SORT_TILES` when set: 1 takes the onesweep passes' larger tiles, 2 their
+/// small ones where the key type and payload have them, for measurements; 0 (unset) chooses by
+/// [`onesweep_small_tiles`] (read once).
+fn tiles_override() -> u32 {
+    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    super::tuning_override(&VALUE, "GPU_PRIMITIVES_SORT_TILES", 0, 1..=2)
 }
 
 /// The value payload's part of a sort kernel's name (`sort_value_table!`) for values of `bytes`

@@ -56,7 +56,7 @@ pub use load::{
 };
 pub use radix_rank::{
     BLOCKED_DIGITS, BlockedRankStorage, DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks,
-    block_radix_rank_blocked, block_radix_rank_warp_striped, block_radix_rank_warp_striped_by,
+    block_radix_rank_blocked, block_radix_rank_warp_striped, block_radix_rank_warp_striped_by, owns_digit,
 };
 pub use radix_sort::{
     BlockRadixSortStorage, BlockedSortStorage, block_radix_sort_blocked, block_radix_sort_warp_striped,

@@ -33,9 +33,6 @@ use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADI
 /// valid item (see the [module docs](self)).
 pub const PAST_END_DIGIT: u32 = RADIX_DIGITS - 1;
 
-/// Warps of the block (of [`RADIX_DIGITS`] threads).
-const WARPS: usize = (RADIX_DIGITS / WARP_SIZE) as usize;
-
 /// Shared memory of [`block_radix_rank_warp_striped`].
 #[derive(Clone, Copy)]
 pub struct RadixRankStorage {
@@ -84,7 +81,7 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     let mut ranks = [0u32; ITEMS];
     // SAFETY: the caller's guarantees, with digits[i] as item i's digit.
     let digit = unsafe {
-        block_radix_rank_warp_striped_by::<ITEMS>(
+        block_radix_rank_warp_striped_by::<RADIX_DIGITS, ITEMS>(
             |i| digits[i],
             valid,
             storage,
@@ -99,7 +96,8 @@ pub unsafe fn block_radix_rank_warp_striped<const ITEMS: usize>(
     }
 }
 
-/// Thread `t`'s digit in a tile ranked by [`block_radix_rank_warp_striped_by`].
+/// Thread `t`'s digit in a tile ranked by [`block_radix_rank_warp_striped_by`] (a thread past
+/// the last digit, `t >= RADIX_DIGITS`, gets a count of 0 and the tile's length as start).
 #[derive(Clone, Copy)]
 pub struct DigitInTile {
     /// Items of digit `thread_idx()` in the tile.
@@ -108,38 +106,54 @@ pub struct DigitInTile {
     pub start: u32,
 }
 
+/// Whether thread `t` of a block of `BLOCK` threads owns a digit (`t < RADIX_DIGITS`): a
+/// constant `true` for a block of [`RADIX_DIGITS`] threads, so that such a block tests nothing.
+#[inline(always)]
+pub fn owns_digit<const BLOCK: u32>(t: u32) -> bool {
+    BLOCK == RADIX_DIGITS || t < RADIX_DIGITS
+}
+
 /// [`block_radix_rank_warp_striped`] with item `i`'s digit from `digit_of(i)` and its rank handed
 /// to `on_rank(i, rank)` as soon as it is known, in item order, instead of an array of each: a
 /// caller that stores each item at its rank at once (the onesweep pass of keys alone) keeps no
-/// ranks in registers (at 20 items a thread, 20 registers fewer).
+/// ranks in registers (at 20 items a thread, 20 registers fewer). The block is `BLOCK` threads,
+/// [`RADIX_DIGITS`] or more (CUB's onesweep passes run 384): thread `t < RADIX_DIGITS` owns digit
+/// `t`, the others only rank their items.
 ///
 /// - **Who calls, result, barriers:** as [`block_radix_rank_warp_striped`]; the ranks arrive
-///   through `on_rank` after the last barrier, the digit's count and start in every thread.
+///   through `on_rank` after the last barrier, the digit's count and start in every thread that
+///   owns one ([`owns_digit`]; `on_counts` is called by those only).
 ///
 /// # Safety
 /// As [`block_radix_rank_warp_striped`], with `digit_of(i)` as `digits[i]` (the same value at
-/// every call).
+/// every call), a block of `BLOCK` threads (a multiple of 32, at least [`RADIX_DIGITS`], at
+/// most 1024) and `warp_counts` at least `BLOCK / 32 * RADIX_DIGITS` long.
 #[inline(always)]
-pub unsafe fn block_radix_rank_warp_striped_by<const ITEMS: usize>(
+pub unsafe fn block_radix_rank_warp_striped_by<const BLOCK: u32, const ITEMS: usize>(
     digit_of: impl Fn(usize) -> u32,
     valid: u32,
     storage: RadixRankStorage,
     on_counts: impl FnOnce(u32),
     mut on_rank: impl FnMut(usize, u32),
 ) -> DigitInTile {
+    const { assert!(BLOCK >= RADIX_DIGITS && BLOCK % WARP_SIZE == 0 && BLOCK <= 1024) };
+    let warps = (BLOCK / WARP_SIZE) as usize;
     let t = thread_idx();
+    let owner = owns_digit::<BLOCK>(t);
     let lane = lane_id();
     let row = RADIX_DIGITS;
     let counts = storage.warp_counts.slice(warp_id() * row, row);
-    // Thread t owns column t of the counters (digit t in every warp's row). The number of
-    // warps is a constant (the block is RADIX_DIGITS threads), so that the loops over them
-    // unroll: as loops they were a quarter of the onesweep pass's instructions (H100, Nsight
-    // Compute).
+    // Thread t < RADIX_DIGITS owns column t of the counters (digit t in every warp's row). The
+    // number of warps is a constant, so that the loops over them unroll: as loops they were a
+    // quarter of the onesweep pass's instructions (H100, Nsight Compute).
     let column = |w: usize| w as u32 * row + t;
-    unrolled_for(WARPS, |w| {
-        // SAFETY: column(w) < WARPS * row, the counters' length; read after the barrier below.
-        unsafe { storage.warp_counts.write_unchecked(column(w), 0) };
-    });
+    if owner {
+        unrolled_for(warps, |w| {
+            // SAFETY: column(w) < warps * row, the counters' length; read after the barrier
+            // below.
+            unsafe { storage.warp_counts.write_unchecked(column(w), 0) };
+        });
+    }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
 
@@ -155,30 +169,34 @@ pub unsafe fn block_radix_rank_warp_striped_by<const ITEMS: usize>(
 
     // Thread t owns digit t: its count over the warps, handed out before any item is ranked.
     let mut digit_count = 0;
-    unrolled_for(WARPS, |w| {
-        // SAFETY: as above; every warp's adds are done (barrier above).
-        digit_count += unsafe { storage.warp_counts.read_unchecked(column(w)) };
-    });
-    if t == PAST_END_DIGIT {
-        digit_count -= RADIX_DIGITS * ITEMS as u32 - valid;
+    if owner {
+        unrolled_for(warps, |w| {
+            // SAFETY: as above; every warp's adds are done (barrier above).
+            digit_count += unsafe { storage.warp_counts.read_unchecked(column(w)) };
+        });
+        if t == PAST_END_DIGIT {
+            digit_count -= BLOCK * ITEMS as u32 - valid;
+        }
+        on_counts(digit_count);
     }
-    on_counts(digit_count);
     // The last digit's start does not depend on its count: the items past the end rank after
-    // it, from `valid` on.
+    // it, from `valid` on. Threads past the last digit add nothing.
     let mut start = [digit_count];
     // SAFETY: the whole block calls it with its own storage.
     unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut start, storage.scan) };
     // Each warp's counter of digit t becomes the tile place of that warp's first item of it.
     let mut next = start[0];
     // (Read again rather than kept from the sum: kept, they spilled at 80 registers.)
-    unrolled_for(WARPS, |w| {
-        // SAFETY: as above; only this thread reads or writes column t.
-        unsafe {
-            let count = storage.warp_counts.read_unchecked(column(w));
-            storage.warp_counts.write_unchecked(column(w), next);
-            next += count;
-        }
-    });
+    if owner {
+        unrolled_for(warps, |w| {
+            // SAFETY: as above; only this thread reads or writes column t.
+            unsafe {
+                let count = storage.warp_counts.read_unchecked(column(w));
+                storage.warp_counts.write_unchecked(column(w), next);
+                next += count;
+            }
+        });
+    }
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
 

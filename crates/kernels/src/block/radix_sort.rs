@@ -28,7 +28,7 @@ use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{BLOCKED_RADIX_BITS, RADIX_BITS};
+use gpu_primitives_abi::tuning::{BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
 
 /// Shared memory of [`block_radix_sort_warp_striped`].
 #[derive(Clone, Copy)]
@@ -82,7 +82,7 @@ pub unsafe fn block_radix_sort_warp_striped<B, V, const PAIRS: bool, const ITEMS
         // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage; each
         // key's store is at its rank, below `valid` (see the closure).
         unsafe {
-            block_radix_rank_warp_striped_by::<ITEMS>(
+            block_radix_rank_warp_striped_by::<RADIX_DIGITS, ITEMS>(
                 digit,
                 valid,
                 storage.rank,

@@ -24,7 +24,7 @@ use super::element::{Packed, load_aligned_read_only};
 use super::scan::next_tile;
 use super::tile_status::{STATE_AGGREGATE, STATE_PREFIX, TileStatus, TileStatusValue};
 use crate::block::{
-    PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped_by,
+    PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped_by, owns_digit,
 };
 use crate::op::Sum;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
@@ -157,13 +157,17 @@ pub unsafe fn radix_histogram<K: RadixKey + Packed, const VEC: usize>(
     }
 }
 
-/// `body(k, j)` for this thread's exchange slots `j = thread_idx() + k * RADIX_DIGITS` (`k <
-/// ITEMS`; the block is [`RADIX_DIGITS`] threads, a constant so that the slots' offsets are
-/// too) below the tile's `valid` items: on a `whole` tile every slot, without a bounds check
-/// per slot (each cost a compare and a branch).
+/// `body(k, j)` for this thread's exchange slots `j = thread_idx() + k * BLOCK` (`k < ITEMS`;
+/// the block is `BLOCK` threads, a constant so that the slots' offsets are too) below the
+/// tile's `valid` items: on a `whole` tile every slot, without a bounds check per slot (each
+/// cost a compare and a branch).
 #[inline(always)]
-fn for_each_valid_slot<const ITEMS: usize>(whole: bool, valid: u32, mut body: impl FnMut(usize, u32)) {
-    let slot = |k: usize| thread_idx() + (k as u32) * RADIX_DIGITS;
+fn for_each_valid_slot<const BLOCK: u32, const ITEMS: usize>(
+    whole: bool,
+    valid: u32,
+    mut body: impl FnMut(usize, u32),
+) {
+    let slot = |k: usize| thread_idx() + (k as u32) * BLOCK;
     if whole {
         unrolled_for(ITEMS, |k| body(k, slot(k)));
     } else {
@@ -276,19 +280,22 @@ pub struct OnesweepPass<K, V> {
 }
 
 /// One tile of a onesweep pass (see the [module docs](self)); with `PAIRS`, the values move with
-/// their keys.
+/// their keys. Blocks of `BLOCK` threads, [`RADIX_DIGITS`] or more: thread `t < RADIX_DIGITS`
+/// owns digit `t` (its count, look-back and place), every thread loads, ranks and writes out
+/// `ITEMS` keys.
 ///
-/// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks of [`RADIX_DIGITS`]
-/// threads.
+/// The grid must have exactly `ceil(n / (BLOCK * ITEMS))` blocks of `BLOCK` threads.
 ///
 /// # Safety
-/// Every thread of the block calls it; `block_dim() == RADIX_DIGITS`; the pass's pointers hold
+/// Every thread of the block calls it; `block_dim() == BLOCK`, a multiple of 32 from
+/// [`RADIX_DIGITS`] to 1024; the pass's pointers hold
 /// `n` keys (and values, with `PAIRS`), the outputs not overlapping the inputs; `histogram`
 /// holds `RADIX_DIGITS` counts that sum to `n`, the counts of the keys' digits; `status` has
 /// `RADIX_DIGITS` 8-byte slots per tile, every one from an older epoch; `storage` is this
-/// block's, `keys` / `values` at least `block_dim() * ITEMS` long.
+/// block's, its rank's `warp_counts` at least `BLOCK / 32 * RADIX_DIGITS` long, `keys` /
+/// `values` at least `BLOCK * ITEMS`.
 #[inline(always)]
-pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
+pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const BLOCK: u32, const ITEMS: usize>(
     pass: OnesweepPass<K, V>,
     status: TileStatus<u32>,
     storage: OnesweepStorage<<K::Bits as RadixBits>::Slot, V>,
@@ -297,9 +304,10 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     V: SortValue,
 {
     let t = thread_idx();
+    let owner = owns_digit::<BLOCK>(t);
     // SAFETY: the whole block calls it; the counter is the status's.
     let tile = unsafe { next_tile(&status, storage.tile) };
-    let tile_len = RADIX_DIGITS as usize * ITEMS;
+    let tile_len = BLOCK as usize * ITEMS;
     let tile_first = tile * tile_len;
     let tile_items = tile_len.min(pass.n - tile_first) as u32;
     let warp_first = tile_first + (warp_id() as usize * ITEMS) * WARP_SIZE as usize + lane_id() as usize;
@@ -307,8 +315,11 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // Tile 0 starts each digit where the histogram puts it: the counts of the digits before.
     let mut digit_base = 0;
     if tile == 0 {
-        // SAFETY: t < RADIX_DIGITS counts; the whole block takes this branch.
-        let mut count = [unsafe { *pass.histogram.add(t as usize) }];
+        let mut count = [0];
+        if owner {
+            // SAFETY: t < RADIX_DIGITS counts.
+            count[0] = unsafe { *pass.histogram.add(t as usize) };
+        }
         // SAFETY: the whole block calls it; the rank's first use of the storage follows two
         // barriers later.
         unsafe { block_exclusive_scan::<u32, Sum, 1>(&mut count, storage.rank.scan) };
@@ -388,19 +399,26 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
     // SAFETY: every rank is below the tile's length, within the exchange; each is one item's.
     let store_key = |i: usize, rank: u32| unsafe { storage.keys.write_unchecked(rank, ordered[i].to_slot()) };
     let mut ranks = [0u32; ITEMS];
-    // SAFETY: the whole block (of RADIX_DIGITS threads) calls it with its own storage; the
-    // digits are the items' (PAST_END_DIGIT past the tile's end).
+    // SAFETY: the whole block (of BLOCK threads) calls it with its own storage; the digits are
+    // the items' (PAST_END_DIGIT past the tile's end); `publish` is called by the digits'
+    // owners only.
     let place = unsafe {
-        block_radix_rank_warp_striped_by::<ITEMS>(digit, tile_items, storage.rank, publish, |i, rank| {
-            store_key(i, rank);
-            if PAIRS {
-                ranks[i] = rank;
-            }
-        })
+        block_radix_rank_warp_striped_by::<BLOCK, ITEMS>(
+            digit,
+            tile_items,
+            storage.rank,
+            publish,
+            |i, rank| {
+                store_key(i, rank);
+                if PAIRS {
+                    ranks[i] = rank;
+                }
+            },
+        )
     };
 
     // Look back: this thread's digit's keys in the tiles before this one.
-    if tile > 0 {
+    if tile > 0 && owner {
         let read = |other: usize| {
             // SAFETY: the walks read tiles below this one: tiles of this pass, within the status.
             unsafe { u32::try_read(&status, slot(other)) }
@@ -421,17 +439,19 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
             )
         };
     }
-    // SAFETY: t < RADIX_DIGITS, the places' length; read after the barrier below.
-    unsafe {
-        storage
-            .digit_places
-            .write_unchecked(t, digit_base.wrapping_sub(place.start))
-    };
+    if owner {
+        // SAFETY: t < RADIX_DIGITS, the places' length; read after the barrier below.
+        unsafe {
+            storage
+                .digit_places
+                .write_unchecked(t, digit_base.wrapping_sub(place.start))
+        };
+    }
 
     // SAFETY: the whole block calls it.
     unsafe { block_barrier() };
     let mut out_digits = [0u32; ITEMS];
-    for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
+    for_each_valid_slot::<BLOCK, ITEMS>(whole, tile_items, |k, j| {
         // SAFETY: slot j < the tile's valid items was written before the barrier.
         let bits = <K::Bits as RadixBits>::from_slot(unsafe { storage.keys.read_unchecked(j) });
         let digit = digit_of(bits);
@@ -453,7 +473,7 @@ pub unsafe fn onesweep_tile<K, V, const PAIRS: bool, const ITEMS: usize>(
         });
         // SAFETY: the whole block calls it.
         unsafe { block_barrier() };
-        for_each_valid_slot::<ITEMS>(whole, tile_items, |k, j| {
+        for_each_valid_slot::<BLOCK, ITEMS>(whole, tile_items, |k, j| {
             // SAFETY: as the keys' write-out: the value of the key written to the same place.
             unsafe {
                 let place = storage.digit_places.read_unchecked(out_digits[k]).wrapping_add(j);

@@ -25,7 +25,7 @@ use gpu_primitives_abi::layout::{
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
 use gpu_primitives_abi::tuning::{
     RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK,
-    onesweep_items, top_k_items, warp_merge_warps,
+    onesweep_items, onesweep_threads, top_k_items, warp_merge_warps,
 };
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
@@ -62,11 +62,13 @@ macro_rules! onesweep_kernel {
             pub unsafe extern "ptx-kernel" fn kernel(p: OnesweepParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = $items;
+                const VALUE_BYTES: usize = if PAIRS { size_of::<$v>() } else { 0 };
+                const BLOCK: u32 = onesweep_threads(size_of::<$ty>(), VALUE_BYTES);
                 let layout = onesweep_layout(
-                    SORT_BLOCK,
-                    SORT_BLOCK * ITEMS as u32,
+                    BLOCK,
+                    BLOCK * ITEMS as u32,
                     size_of::<$ty>() as u32,
-                    if PAIRS { size_of::<$v>() as u32 } else { 0 },
+                    VALUE_BYTES as u32,
                 );
                 let status = TileStatus::from(p.status);
                 // SAFETY: the launch's dynamic shared memory, as the layout (the host sizes the
@@ -96,7 +98,7 @@ macro_rules! onesweep_kernel {
                     look_back_tiles: p.look_back_tiles,
                 };
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { onesweep_tile::<$ty, $v, PAIRS, ITEMS>(pass, status, storage) };
+                unsafe { onesweep_tile::<$ty, $v, PAIRS, BLOCK, ITEMS>(pass, status, storage) };
             }
         };
     };

@@ -265,27 +265,38 @@ fn check_all<K: SortKey>(
     Ok(())
 }
 
-/// Keys per thread of every key type's tiles (`sort_key_table!`): the one-block sort's (its
-/// block items) and the onesweep passes' (keys alone, with 4-byte values, with 8-byte values).
-const TILE_ITEMS: &[[usize; 4]] = {
-    macro_rules! items {
+/// Every key type's tile lengths in keys (`sort_key_table!`): the one-block sort's (its block
+/// items), then the onesweep passes' larger tiles and small ones (keys alone, with 4-byte
+/// values, with 8-byte values), each its pass's threads times its items.
+const TILE_LENGTHS: &[[usize; 7]] = {
+    const fn tile(key_bytes: usize, value_bytes: usize, items: usize) -> usize {
+        gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes) as usize * items
+    }
+    macro_rules! lengths {
         ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
            $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
-            &[$([$items, $keys_items, $v4_items, $v8_items]),*]
+            &[$([
+                device::SORT_BLOCK as usize * $items,
+                tile(size_of::<$bits>(), 0, $keys_items),
+                tile(size_of::<$bits>(), 4, $v4_items),
+                tile(size_of::<$bits>(), 8, $v8_items),
+                tile(size_of::<$bits>(), 0, $items),
+                tile(size_of::<$bits>(), 4, $items),
+                tile(size_of::<$bits>(), 8, $items),
+            ]),*]
         };
     }
-    gpu_primitives_abi::sort_key_table!(items)
+    gpu_primitives_abi::sort_key_table!(lengths)
 };
 
-/// Lengths around the tile edges of every key type's tiles ([`TILE_ITEMS`] keys a thread, one
-/// tile and two: a tile's length, one less, one more, two tiles and one), a few more, and
-/// random lengths, small and large.
+/// Lengths around the tile edges of every key type's tiles ([`TILE_LENGTHS`], one tile and
+/// two: a tile's length, one less, one more, two tiles and one), a few more, and random
+/// lengths, small and large.
 fn length() -> impl Strategy<Value = usize> {
-    let tile = |items: usize| device::SORT_BLOCK as usize * items;
-    let mut edges: Vec<usize> = TILE_ITEMS
+    let mut edges: Vec<usize> = TILE_LENGTHS
         .iter()
         .flatten()
-        .flat_map(|&items| [tile(items) - 1, tile(items), tile(items) + 1, 2 * tile(items) + 1])
+        .flat_map(|&tile| [tile - 1, tile, tile + 1, 2 * tile + 1])
         .chain([0, 1, 2, 31, 255, 256, 65_537, 1_048_573])
         .collect();
     edges.sort_unstable();
@@ -415,12 +426,13 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
 /// one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
     use gpu_primitives_abi::tuning::{
-        SORT_BLOCK, onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles,
+        onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
     };
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
         let small = K::ITEMS;
+        let key_bytes = size_of::<K::Raw>();
         // Keys alone, with 4-byte values, with 8-byte values: items a thread, value bytes.
         let payloads = [
             (K::ONESWEEP_KEYS_ITEMS, 0),
@@ -430,13 +442,14 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
         let mut taken = [[false; 2]; 3];
         let mut walks = [[false; 2]; 3];
         for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
-            for (j, (items, _)) in payloads.into_iter().enumerate() {
-                let n = tiles * SORT_BLOCK as usize * items + 1;
+            for (j, (items, bytes)) in payloads.into_iter().enumerate() {
+                let n = tiles * onesweep_threads(key_bytes, bytes) as usize * items + 1;
                 for (payload, (payload_items, value_bytes)) in payloads.into_iter().enumerate() {
-                    let small_tiles = onesweep_small_tiles(n, sms, payload_items, small);
+                    let threads = onesweep_threads(key_bytes, value_bytes);
+                    let small_tiles = onesweep_small_tiles(n, sms, threads, payload_items, small);
                     taken[payload][small_tiles as usize] = true;
-                    let tile = SORT_BLOCK as usize * if small_tiles { small } else { payload_items };
-                    let blocks = onesweep_blocks_per_sm(size_of::<K::Raw>(), value_bytes, small_tiles);
+                    let tile = threads as usize * if small_tiles { small } else { payload_items };
+                    let blocks = onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles);
                     let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
                 }
