@@ -136,7 +136,7 @@ pub unsafe fn block_radix_rank_warp_striped_by<const BLOCK: u32, const ITEMS: us
     on_counts: impl FnOnce(u32),
     mut on_rank: impl FnMut(usize, u32),
 ) -> DigitInTile {
-    const { assert!(BLOCK >= RADIX_DIGITS && BLOCK % WARP_SIZE == 0 && BLOCK <= 1024) };
+    const { assert!(BLOCK >= RADIX_DIGITS && BLOCK.is_multiple_of(WARP_SIZE) && BLOCK <= 1024) };
     let warps = (BLOCK / WARP_SIZE) as usize;
     let t = thread_idx();
     let owner = owns_digit::<BLOCK>(t);

@@ -13,7 +13,7 @@
 //! Keys are given as their ordered bits ([`RadixKey::to_ordered`](crate::radix::RadixKey), inverted
 //! for a descending sort): the sort orders unsigned integers.
 //!
-//! - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) threads.
+//! - **Who calls:** every thread of a block of exactly [`RADIX_DIGITS`] threads.
 //! - **Result valid in:** every thread (its items of the sorted tile, warp-striped).
 //! - **Barriers:** per pass, the rank's and 2 (4 with values); `storage` may be reused on return.
 //! - **Example:** 256 threads, 1 item each, `u32` keys `255 - p` at warp-striped position `p`, bits
