@@ -1474,22 +1474,26 @@ mod onesweep_tests {
 
     #[test]
     fn small_tiles_where_the_larger_ones_split_unevenly() {
-        // (n, multiprocessors, items, small items, small tiles taken), blocks of 256 threads
-        for (n, sms, items, small, expected) in [
-            (1 << 20, 132, 20, 16, true),  // 205 tiles: 2 on the busiest (10240 keys) vs 8192
-            (1 << 20, 132, 24, 16, true),  // pairs: 171 tiles of 6144 (12288 keys) vs 8192
-            (1 << 24, 132, 20, 16, false), // 3277 tiles: 128000 keys vs 131072
-            (1 << 28, 132, 20, 16, false),
-            (1 << 20, 132, 16, 16, false), // the same tiles: never
-            (5120, 132, 20, 16, true),     // one tile of 5120 or two of 4096 side by side
-            (1 << 22, 132, 20, 16, false), // 35840 keys vs 32768: not an eighth fewer
-            (0, 132, 20, 16, false),
-            (1 << 20, 0, 20, 16, false), // no multiprocessors counted: as one
+        // (n, multiprocessors, threads, items, small items, small tiles taken)
+        for (n, sms, threads, items, small, expected) in [
+            (1 << 20, 132, 256, 20, 16, true), // 205 tiles: 2 on the busiest (10240 keys) vs 8192
+            (1 << 20, 132, 256, 24, 16, true), // pairs: 171 tiles of 6144 (12288 keys) vs 8192
+            (1 << 24, 132, 256, 20, 16, false), // 3277 tiles: 128000 keys vs 131072
+            (1 << 28, 132, 256, 20, 16, false),
+            (1 << 20, 132, 256, 16, 16, false), // the same tiles: never
+            (5120, 132, 256, 20, 16, true),     // one tile of 5120 or two of 4096 side by side
+            (1 << 22, 132, 256, 20, 16, false), // 35840 keys vs 32768: not an eighth fewer
+            (0, 132, 256, 20, 16, false),
+            (1 << 20, 0, 256, 20, 16, false), // no multiprocessors counted: as one
+            // 8-byte keys with 4-byte values, blocks of 384: 183 tiles of 5760 (11520 keys on
+            // the busiest) vs 228 of 4608 (9216)
+            (1 << 20, 132, 384, 15, 12, true),
+            (1 << 24, 132, 384, 15, 12, false), // 132480 keys vs 129024
         ] {
             assert_eq!(
-                onesweep_small_tiles(n, sms, 256, items, small),
+                onesweep_small_tiles(n, sms, threads, items, small),
                 expected,
-                "{n} keys, {sms} SMs, {items} vs {small}"
+                "{n} keys, {sms} SMs, {threads} x {items} vs {small}"
             );
         }
     }
