@@ -321,14 +321,36 @@ macro_rules! onesweep_bounds {
 
 macro_rules! payload_bytes_list {
     ([] $($values:ident => $ty:ty;)*) => {
-        /// Bytes of each value payload's values (`sort_value_table!`; `keys`: 0).
-        const SORT_PAYLOAD_BYTES: &[(&str, usize)] = &[$((
+        /// The value payloads of `sort_value_table!` by name, with the bytes of each value (`keys`:
+        /// 0, keys alone): the part of a sort kernel's name the host launches for values of a
+        /// width, and the width a kernel's launch bounds are chosen by.
+        pub const SORT_PAYLOADS: &[(&str, usize)] = &[$((
             stringify!($values),
             if stringify!($values).eq_ignore_ascii_case("keys") { 0 } else { size_of::<$ty>() },
         )),*];
     };
 }
 sort_value_table!(payload_bytes_list);
+
+/// The bytes of each value of the payload named `name` ([`SORT_PAYLOADS`]; panics on another
+/// name, at compile time where it is evaluated there).
+pub const fn sort_payload_bytes(name: &str) -> usize {
+    let mut p = 0;
+    while !SORT_PAYLOADS[p].0.eq_ignore_ascii_case(name) {
+        p += 1;
+    }
+    SORT_PAYLOADS[p].1
+}
+
+/// The name of the value payload of values of `value_bytes` bytes (0: keys alone;
+/// [`SORT_PAYLOADS`]; panics on another width).
+pub const fn sort_payload_name(value_bytes: usize) -> &'static str {
+    let mut p = 0;
+    while SORT_PAYLOADS[p].1 != value_bytes {
+        p += 1;
+    }
+    SORT_PAYLOADS[p].0
+}
 
 /// The launch bounds entry of onesweep pass `name` of `key_bytes` keys with the value payload
 /// named `payload` (its small tiles with `small_tiles`).
@@ -338,11 +360,7 @@ const fn onesweep_bound(
     payload: &str,
     small_tiles: bool,
 ) -> (&'static str, u32, u32) {
-    let mut p = 0;
-    while !SORT_PAYLOAD_BYTES[p].0.eq_ignore_ascii_case(payload) {
-        p += 1;
-    }
-    let value_bytes = SORT_PAYLOAD_BYTES[p].1;
+    let value_bytes = sort_payload_bytes(payload);
     (
         name,
         crate::tuning::onesweep_threads(key_bytes, value_bytes),
@@ -843,6 +861,14 @@ mod tests {
                 "device_top_k_i32",
             ]
         );
+    }
+
+    #[test]
+    fn sort_payloads_by_name_and_by_width() {
+        for (name, bytes) in [("keys", 0), ("v4", 4), ("v8", 8)] {
+            assert_eq!(super::sort_payload_bytes(name), bytes);
+            assert_eq!(super::sort_payload_name(bytes), name);
+        }
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
+use gpu_primitives_abi::table::sort_payload_name;
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
     onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
@@ -460,7 +461,7 @@ fn launch_with<K: SortKey>(
     // (checked) and the passes cover it; the shared memory holds every pass's counters.
     unsafe { stream.launch(&histogram, config, &params)? };
 
-    let values_name = values_name(value_bytes);
+    let values_name = sort_payload_name(value_bytes);
     let mut items = onesweep_items(
         value_bytes,
         K::ONESWEEP_KEYS_ITEMS,
@@ -568,16 +569,6 @@ fn look_back_tiles_override() -> u32 {
 fn tiles_override() -> u32 {
     static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     super::tuning_override(&VALUE, "GPU_PRIMITIVES_SORT_TILES", 0, 1..=2)
-}
-
-/// The value payload's part of a sort kernel's name (`sort_value_table!`) for values of `bytes`
-/// bytes each (0: keys alone).
-pub(super) fn values_name(bytes: usize) -> &'static str {
-    match bytes {
-        0 => "keys",
-        4 => "v4",
-        _ => "v8",
-    }
 }
 
 /// The compile-time check that a value type is 4 or 8 bytes.

@@ -4,7 +4,7 @@
 
 use super::element::{DeviceView, DeviceViewMut};
 use super::radix_sort::{
-    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort, values_name,
+    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort,
 };
 use super::segmented::Segments;
 use super::workspace::DeviceWorkspace;
@@ -12,6 +12,7 @@ use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
+use gpu_primitives_abi::table::sort_payload_name;
 use gpu_primitives_abi::tuning::{
     SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_SORT_FAMILY,
     SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_FAMILY,
@@ -185,7 +186,7 @@ pub(super) fn launch<K: SortKey>(
     } else {
         (0, 0, 0)
     };
-    let values_name = values_name(value_bytes);
+    let values_name = sort_payload_name(value_bytes);
     debug_assert_eq!(
         radix_sort_kernel_name!(segmented, u32, keys),
         format!("{SEGMENTED_SORT_FAMILY}keys_u32")
