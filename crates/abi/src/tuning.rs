@@ -469,12 +469,11 @@ pub const fn row_sums_launch(
                 tiled_words,
                 ROW_SUMS_HALVES_GROUP,
             );
-            if tiled.tiles <= ROW_SUMS_HALVES_TILES {
-                if let Some(launch) =
+            if tiled.tiles <= ROW_SUMS_HALVES_TILES
+                && let Some(launch) =
                     row_sums_fitting(tiled, vector, tiled.tiles as u64, false, block_limit_bytes)
-                {
-                    return Some(launch);
-                }
+            {
+                return Some(launch);
             }
         }
         return row_sums_fitting(plan, vector, 1, false, block_limit_bytes);
