@@ -419,6 +419,19 @@ pub struct RowSumsLaunch {
 /// 16384 2.32 -> 2.41), as their other re-read tiles (docs/performance.md).
 pub const ROW_SUMS_CLUSTER_GROUP: u32 = 256;
 
+/// Threads of a tile of the norms' backward summing kernels over rows of halves that one tile
+/// of more threads would hold, where tiles of this many cut the row into at most
+/// [`ROW_SUMS_HALVES_TILES`] (one block a row, its sums of both tiles in shared memory, the row
+/// read twice from L2): on an H100 `f16` and `bf16` rows of 2049 to 4096 columns, one tile of 512
+/// threads before. H100, `bf16` 65536 x 4096, time / copy (`GPU_PRIMITIVES_ROW_MAX_GROUP` 1024 /
+/// 512 / 256, session 44): LayerNorm backward 2.112 / 2.104 / 1.997, RMSNorm 1.956 / 1.951 /
+/// 1.901 (docs/performance.md). Rows of 4 tiles of 256 (8192 columns) were not measured and keep
+/// their one tile.
+pub const ROW_SUMS_HALVES_GROUP: u32 = 256;
+/// Most tiles of [`ROW_SUMS_HALVES_GROUP`] threads a row of halves is cut into for its summing
+/// kernel instead of one tile of more threads.
+pub const ROW_SUMS_HALVES_TILES: usize = 2;
+
 /// How the norms' backward sums its parameters' gradients in the `dx` kernel, on a device
 /// allowing a block `block_limit_bytes` of shared memory, with or without thread-block
 /// `clusters` (a `sums` operation of `inputs` row inputs of `vector` elements per 16 bytes,
@@ -428,8 +441,11 @@ pub const ROW_SUMS_CLUSTER_GROUP: u32 = 256;
 /// block a row in the tiles of [`row_plan`] (of `tiled_words`) where the sums of all of them
 /// fit; else `None`, and the gradients are summed apart. `f32` rows that tiles of `max_group`
 /// threads cut into fewer tiles than a cluster has blocks go to a cluster of blocks of
-/// [`ROW_SUMS_CLUSTER_GROUP`] threads. On an H100: one tile to 8192 columns, a cluster from
-/// 8193 to 98304 (`f32`); halves: one block a row from 8193 to 16384, a cluster to 98304.
+/// [`ROW_SUMS_CLUSTER_GROUP`] threads; halves' rows one tile of more than
+/// [`ROW_SUMS_HALVES_GROUP`] threads would hold, to at most [`ROW_SUMS_HALVES_TILES`] tiles of
+/// that many, one block a row. On an H100: one tile to 8192 columns, a cluster from 8193 to
+/// 98304 (`f32`); halves: one tile to 2048 columns, two tiles of 256 threads in one block to
+/// 4096, one tile to 8192, one block a row from 8193 to 16384, a cluster to 98304.
 #[allow(clippy::too_many_arguments)]
 pub const fn row_sums_launch(
     cols: usize,
@@ -443,6 +459,23 @@ pub const fn row_sums_launch(
 ) -> Option<RowSumsLaunch> {
     let plan = row_sums_plan(cols, vector, inputs, op_words, max_group);
     if plan.tiles == 1 {
+        // Halves' rows in a few tiles of fewer threads, one block a row.
+        if vector == 8 && plan.group > ROW_SUMS_HALVES_GROUP {
+            let tiled = row_plan(
+                cols,
+                vector,
+                inputs,
+                tiled_words,
+                tiled_words,
+                ROW_SUMS_HALVES_GROUP,
+            );
+            if tiled.tiles <= ROW_SUMS_HALVES_TILES
+                && let Some(launch) =
+                    row_sums_fitting(tiled, vector, tiled.tiles as u64, false, block_limit_bytes)
+            {
+                return Some(launch);
+            }
+        }
         return row_sums_fitting(plan, vector, 1, false, block_limit_bytes);
     }
     // f32 rows of fewer tiles than a cluster's blocks: tiles of fewer threads, as many as it
@@ -1249,6 +1282,10 @@ mod row_plan_tests {
             (16384, 4, h100, true, Some((true, 8, 8))),
             (16384, 4, h100, false, Some((false, 4, 4))), // no cluster: one block of 1024
             (16384, 8, h100, true, Some((false, 4, 2))),  // halves: one block
+            (2048, 8, h100, true, Some((false, 4, 1))),   // halves: one tile of 256 threads
+            (4096, 8, h100, true, Some((false, 4, 2))),   // 2 tiles of 256, not one of 512
+            (4096, 8, a100, false, Some((false, 4, 2))),
+            (8192, 8, h100, true, Some((false, 4, 1))), // 4 tiles of 256: one of 1024
             (24576, 4, h100, true, Some((true, 8, 12))),
             (24577, 4, h100, true, Some((true, 8, 4))), // 4 tiles of 8 words: a cluster
             (32768, 4, h100, true, Some((true, 8, 4))), // a tile a block
