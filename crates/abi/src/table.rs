@@ -150,7 +150,7 @@ macro_rules! segment_arg_table {
 }
 
 /// Calls `$callback! { [args] name => device type, stored as, ordered bits, block items, onesweep
-/// keys items, onesweep v4 items, onesweep v8 items, [small tiles]; ... }` with every key type
+/// keys items, onesweep v4 items, onesweep v8 items, [small tiles: payload items, ...]; ... }` with every key type
 /// of the radix sort (`device::radix_sort`):
 ///
 /// - *ordered bits*: the unsigned integer of the key's width that the key maps to, keeping its
@@ -182,11 +182,15 @@ macro_rules! segment_arg_table {
 ///   ([`SORT_WIDE_PAIRS_BLOCK`](crate::tuning::SORT_WIDE_PAIRS_BLOCK)) at 2 a multiprocessor,
 ///   80 registers: 15 keys a thread with 4-byte values (4 bytes spilled on sm_90), 12 with
 ///   8-byte values (15 spilled 64 bytes).
-/// - *small tiles*: the value payloads whose onesweep items differ from the block items; each
-///   also gets a pass of block-items tiles (`device_radix_sort_onesweep_<values>_small_<key>`),
-///   for inputs too short for the larger tiles to spread over every multiprocessor
-///   ([`onesweep_small_tiles`](crate::tuning::onesweep_small_tiles)). Checked when the table
-///   compiles: a payload is listed exactly when its items differ.
+/// - *small tiles*: `payload items` for each value payload that also has a pass of shorter
+///   tiles (`device_radix_sort_onesweep_<values>_small_<key>`, blocks of
+///   [`onesweep_threads`](crate::tuning::onesweep_threads)`(.., true)` = 256 threads of
+///   `items` keys), taken for inputs too short for the larger tiles to spread over every
+///   multiprocessor or, for the 384-thread passes, that fit in one wave of the small ones
+///   ([`onesweep_small_tiles`](crate::tuning::onesweep_small_tiles)). The 8-byte keys with
+///   values keep session 45's 256-thread tiles as their small ones (20 keys a thread with
+///   4-byte values, 16 with 8-byte values; 128 registers, no spill). Checked when the table
+///   compiles: each listed payload once, its small tiles shorter than its larger ones.
 #[macro_export]
 macro_rules! sort_key_table {
     ($callback:ident $(, $($args:tt)*)?) => {
@@ -194,12 +198,12 @@ macro_rules! sort_key_table {
             [$($($args)*)?]
             u8 => u8, u8, u8, 16, 16, 16, 16, [];
             u16 => u16, u16, u16, 16, 16, 16, 16, [];
-            u32 => u32, u32, u32, 16, 20, 32, 20, [keys v4 v8];
-            i32 => i32, i32, u32, 16, 20, 32, 20, [keys v4 v8];
-            f32 => f32, f32, u32, 16, 20, 32, 20, [keys v4 v8];
-            u64 => u64, u64, u64, 12, 24, 15, 12, [keys v4];
-            i64 => i64, i64, u64, 12, 24, 15, 12, [keys v4];
-            f64 => f64, f64, u64, 12, 24, 15, 12, [keys v4];
+            u32 => u32, u32, u32, 16, 20, 32, 20, [keys 16, v4 16, v8 16];
+            i32 => i32, i32, u32, 16, 20, 32, 20, [keys 16, v4 16, v8 16];
+            f32 => f32, f32, u32, 16, 20, 32, 20, [keys 16, v4 16, v8 16];
+            u64 => u64, u64, u64, 12, 24, 15, 12, [keys 12, v4 20, v8 16];
+            i64 => i64, i64, u64, 12, 24, 15, 12, [keys 12, v4 20, v8 16];
+            f64 => f64, f64, u64, 12, 24, 15, 12, [keys 12, v4 20, v8 16];
             f16 => $crate::table::F16, u16, u16, 16, 16, 16, 16, [];
             bf16 => $crate::table::Bf16, u16, u16, 16, 16, 16, 16, [];
         }
@@ -287,7 +291,7 @@ macro_rules! radix_sort_kernel_name {
 }
 
 macro_rules! onesweep_names {
-    ([$key:ident, [$($small:ident)*]] $($values:ident => $ty:ty;)*) => {
+    ([$key:ident, [$($small:ident $small_items:literal),*]] $($values:ident => $ty:ty;)*) => {
         &[
             $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
             $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
@@ -301,7 +305,7 @@ macro_rules! onesweep_names {
 }
 
 macro_rules! onesweep_bounds {
-    ([$key:ident, $bits:ty, [$($small:ident)*]] $($values:ident => $ty:ty;)*) => {
+    ([$key:ident, $bits:ty, [$($small:ident $small_items:literal),*]] $($values:ident => $ty:ty;)*) => {
         &[
             $(onesweep_bound(
                 $crate::radix_sort_kernel_name!(onesweep, $key, $values),
@@ -363,14 +367,14 @@ const fn onesweep_bound(
     let value_bytes = sort_payload_bytes(payload);
     (
         name,
-        crate::tuning::onesweep_threads(key_bytes, value_bytes),
+        crate::tuning::onesweep_threads(key_bytes, value_bytes, small_tiles),
         crate::tuning::onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles),
     )
 }
 
 macro_rules! sort_kernel_list {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
+          $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
         /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
         /// value payload (and one of smaller tiles per listed payload), one segmented sort, one
         /// segmented warp merge sort, one segmented warp sort and one segmented warp radix sort per value payload, and the
@@ -378,7 +382,7 @@ macro_rules! sort_kernel_list {
         /// tables; the PTX check looks for each).
         pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
             $crate::radix_sort_kernel_name!(histogram, $name),
-            sort_value_table!(onesweep_names, $name, [$($small)*]),
+            sort_value_table!(onesweep_names, $name, $small),
         )),*];
         /// The onesweep passes' launch bounds, per key type: (entry point, threads a block,
         /// blocks per multiprocessor) of every pass, its larger tiles and its small ones, from
@@ -386,32 +390,62 @@ macro_rules! sort_kernel_list {
         /// [`onesweep_blocks_per_sm`](crate::tuning::onesweep_blocks_per_sm), the functions the
         /// host launches by (the PTX build declares them, the PTX test checks them).
         pub const SORT_LAUNCH_BOUNDS: &[&[(&str, u32, u32)]] = &[$(
-            sort_value_table!(onesweep_bounds, $name, $bits, [$($small)*]),
+            sort_value_table!(onesweep_bounds, $name, $bits, $small),
         )*];
         $(const _: () = assert!(
-            small_tiles_listed($items, $keys_items, $v4_items, $v8_items, &[$(stringify!($small)),*]),
-            concat!("sort_key_table!: ", stringify!($name), "'s small tiles must list exactly the payloads whose onesweep items differ from its block items"),
+            small_tiles_shorter(
+                size_of::<$bits>(),
+                [$keys_items, $v4_items, $v8_items],
+                small_tiles_list!($small),
+            ),
+            concat!("sort_key_table!: ", stringify!($name), "'s small tiles must list each payload once, in tiles shorter than its larger ones"),
         );)*
     };
 }
 
-/// Whether `small` names exactly the value payloads (`keys`, `v4`, `v8`) whose onesweep items
-/// differ from the block items `items` (the table's check).
-const fn small_tiles_listed(items: usize, keys: usize, v4: usize, v8: usize, small: &[&str]) -> bool {
-    let payloads: [(&str, usize); 3] = [("keys", keys), ("v4", v4), ("v8", v8)];
-    let mut p = 0;
-    while p < payloads.len() {
-        let (name, payload_items) = payloads[p];
-        let mut listed = false;
-        let mut s = 0;
-        while s < small.len() {
-            listed |= small[s].eq_ignore_ascii_case(name);
-            s += 1;
+/// The small tiles of a `sort_key_table!` row as (payload name, keys a thread) pairs.
+#[macro_export]
+macro_rules! small_tiles_list {
+    ([$($small:ident $small_items:literal),*]) => {
+        &[$((stringify!($small), $small_items)),*]
+    };
+}
+
+/// Keys a thread of the small tiles of the value payload named `payload` in a key type's
+/// `small` tiles ([`small_tiles_list!`]), or `None` where it has none.
+pub const fn onesweep_small_items(small: &[(&str, usize)], payload: &str) -> Option<usize> {
+    let mut s = 0;
+    while s < small.len() {
+        if small[s].0.eq_ignore_ascii_case(payload) {
+            return Some(small[s].1);
         }
-        if listed != (payload_items != items) {
+        s += 1;
+    }
+    None
+}
+
+/// Whether each payload of `small` (keys of `key_bytes`) is listed once and its small tiles
+/// are shorter than its larger ones (`items`: keys a thread of the larger tiles, keys alone,
+/// with 4-byte and with 8-byte values; the table's check).
+const fn small_tiles_shorter(key_bytes: usize, items: [usize; 3], small: &[(&str, usize)]) -> bool {
+    let mut s = 0;
+    while s < small.len() {
+        let (name, small_items) = small[s];
+        let value_bytes = sort_payload_bytes(name);
+        let large = crate::tuning::onesweep_threads(key_bytes, value_bytes, false) as usize
+            * crate::tuning::onesweep_items(value_bytes, items[0], items[1], items[2]);
+        let short = crate::tuning::onesweep_threads(key_bytes, value_bytes, true) as usize * small_items;
+        let mut t = s + 1;
+        while t < small.len() {
+            if small[t].0.eq_ignore_ascii_case(name) {
+                return false;
+            }
+            t += 1;
+        }
+        if short >= large {
             return false;
         }
-        p += 1;
+        s += 1;
     }
     true
 }
@@ -894,9 +928,11 @@ mod tests {
             assert_eq!(matching[0].0, pass);
         }
         let bound = |name: &str| bounds.iter().find(|b| b.0 == name).map(|&(_, t, b)| (t, b));
-        // 8-byte keys with values in CUB's 384 threads, every other pass one thread a digit.
+        // 8-byte keys with values in CUB's 384 threads (their small tiles in 256), every other
+        // pass one thread a digit.
         assert_eq!(bound("device_radix_sort_onesweep_v4_u64"), Some((384, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_v4_small_f64"), Some((384, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_v4_small_f64"), Some((256, 2)));
+        assert_eq!(bound("device_radix_sort_onesweep_v8_small_u64"), Some((256, 2)));
         assert_eq!(bound("device_radix_sort_onesweep_v8_i64"), Some((384, 2)));
         assert_eq!(bound("device_radix_sort_onesweep_keys_u64"), Some((256, 2)));
         assert_eq!(bound("device_radix_sort_onesweep_keys_small_i64"), Some((256, 4)));

@@ -823,13 +823,15 @@ pub const fn onesweep_blocks_per_sm(key_bytes: usize, value_bytes: usize, small_
 /// (CUB 20071), on an H100 25396 -> 25589 (+0.8 %; CUB 24963); `u64` values at 12 keys a
 /// thread H200 27942 -> 27205 (CUB 24610), H100 32619 -> 31982 (CUB 31936); 15 keys a thread
 /// (64 bytes spilled) measured 25823 on the H200 but 36366 on the H100. At 2^20 both payloads
-/// lost 7 to 9 % (H100 `u32` values 154 -> 168 µs, CUB 194) (docs/performance.md).
+/// lost 7 to 9 % (H100 `u32` values 154 -> 168 µs, CUB 194), so their small tiles, taken where
+/// they fit in one wave, stay in blocks of 256 ([`onesweep_small_tiles`]; docs/performance.md).
 pub const SORT_WIDE_PAIRS_BLOCK: u32 = 384;
 /// Threads per block of a onesweep pass of `key_bytes` keys with values of `value_bytes` bytes
-/// (0: keys alone): [`SORT_WIDE_PAIRS_BLOCK`] for 8-byte keys with values, [`SORT_BLOCK`]
-/// otherwise. A tile is this times the pass's items ([`onesweep_items`]) keys.
-pub const fn onesweep_threads(key_bytes: usize, value_bytes: usize) -> u32 {
-    if key_bytes == 8 && value_bytes != 0 {
+/// (0: keys alone): [`SORT_WIDE_PAIRS_BLOCK`] for the larger tiles of 8-byte keys with values,
+/// [`SORT_BLOCK`] otherwise (every pass's small tiles included). A tile is this times the
+/// pass's items ([`onesweep_items`]) keys.
+pub const fn onesweep_threads(key_bytes: usize, value_bytes: usize, small_tiles: bool) -> u32 {
+    if key_bytes == 8 && value_bytes != 0 && !small_tiles {
         SORT_WIDE_PAIRS_BLOCK
     } else {
         SORT_BLOCK
@@ -849,26 +851,38 @@ pub const fn onesweep_items(
         _ => v8_items,
     }
 }
-/// Whether a onesweep sort of `n` keys in blocks of `threads` takes its smaller tiles
-/// (`small_items` keys per thread, the key type's block items) over its larger ones (`items`),
-/// on a GPU of `multiprocessors`:
-/// when the busiest multiprocessor gets more than an eighth fewer keys so (the tiles dealt out
-/// evenly). The larger tiles are faster per key (H100, 2^28 keys: 7 % alone, 15 % with
-/// values), but an input of only a few tiles per multiprocessor splits unevenly: 2^20 4-byte
-/// keys make 205 tiles of 5120 keys on an H200's 132 multiprocessors (10240 keys on the
-/// busiest), 256 of 4096 (8192). H200, keys alone at 2^20: 20 keys per thread 4 % slower than
-/// 16, with `u32` values 24 10 % slower.
+/// Whether a onesweep sort of `n` keys of `key_bytes` with values of `value_bytes` bytes (0:
+/// keys alone) takes its small tiles (`small_items` keys a thread, `sort_key_table!`'s small
+/// tiles) over its larger ones (`items`), on a GPU of `multiprocessors`; each tile
+/// [`onesweep_threads`] times its items. Where the small tiles are shorter, either:
+///
+/// - the busiest multiprocessor gets more than an eighth fewer keys so (the tiles dealt out
+///   evenly). The larger tiles are faster per key (H100, 2^28 keys: 7 % alone, 15 % with
+///   values), but an input of only a few tiles per multiprocessor splits unevenly: 2^20 4-byte
+///   keys make 205 tiles of 5120 keys on an H200's 132 multiprocessors (10240 keys on the
+///   busiest), 256 of 4096 (8192). H200, keys alone at 2^20: 20 keys per thread 4 % slower than
+///   16, with `u32` values 24 10 % slower;
+/// - or the small tiles take fewer threads (the 8-byte keys with values: 256 against 384) and
+///   all of them run at once (one wave of [`onesweep_blocks_per_sm`]): there the larger
+///   blocks' threads that own no digit wait at the look-back and the barriers with no later
+///   tile to hide it. Session 46, H100, 2^20 `u64` keys with `u32` values: 256 x 20 153.7 µs,
+///   384 x 15 160.1-160.9, 384 x 12 167.6 (docs/performance.md).
 pub const fn onesweep_small_tiles(
     n: usize,
     multiprocessors: u32,
-    threads: u32,
+    (key_bytes, value_bytes): (usize, usize),
     items: usize,
     small_items: usize,
 ) -> bool {
+    let threads = onesweep_threads(key_bytes, value_bytes, false);
+    let small_threads = onesweep_threads(key_bytes, value_bytes, true);
     let tile = threads as usize * items;
-    let small_tile = threads as usize * small_items;
-    small_items < items
-        && busiest_keys(n, multiprocessors, small_tile) * 8 < busiest_keys(n, multiprocessors, tile) * 7
+    let small_tile = small_threads as usize * small_items;
+    let one_wave = n.div_ceil(small_tile)
+        <= multiprocessors as usize * onesweep_blocks_per_sm(key_bytes, value_bytes, true) as usize;
+    small_tile < tile
+        && (busiest_keys(n, multiprocessors, small_tile) * 8 < busiest_keys(n, multiprocessors, tile) * 7
+            || (small_threads < threads && one_wave))
 }
 
 /// Keys of the busiest multiprocessor when `n` keys in tiles of `tile` keys are dealt out
@@ -1511,26 +1525,36 @@ mod onesweep_tests {
 
     #[test]
     fn small_tiles_where_the_larger_ones_split_unevenly() {
-        // (n, multiprocessors, threads, items, small items, small tiles taken)
-        for (n, sms, threads, items, small, expected) in [
-            (1 << 20, 132, 256, 20, 16, true), // 205 tiles: 2 on the busiest (10240 keys) vs 8192
-            (1 << 20, 132, 256, 24, 16, true), // pairs: 171 tiles of 6144 (12288 keys) vs 8192
-            (1 << 24, 132, 256, 20, 16, false), // 3277 tiles: 128000 keys vs 131072
-            (1 << 28, 132, 256, 20, 16, false),
-            (1 << 20, 132, 256, 16, 16, false), // the same tiles: never
-            (5120, 132, 256, 20, 16, true),     // one tile of 5120 or two of 4096 side by side
-            (1 << 22, 132, 256, 20, 16, false), // 35840 keys vs 32768: not an eighth fewer
-            (0, 132, 256, 20, 16, false),
-            (1 << 20, 0, 256, 20, 16, false), // no multiprocessors counted: as one
-            // 8-byte keys with 4-byte values, blocks of 384: 183 tiles of 5760 (11520 keys on
-            // the busiest) vs 228 of 4608 (9216)
-            (1 << 20, 132, 384, 15, 12, true),
-            (1 << 24, 132, 384, 15, 12, false), // 132480 keys vs 129024
+        // (n, multiprocessors, key and value bytes, items, small items, small tiles taken)
+        for (n, sms, bytes, items, small, expected) in [
+            (1 << 20, 132, (4, 0), 20, 16, true), // 205 tiles: 2 on the busiest (10240 keys) vs 8192
+            (1 << 20, 132, (4, 4), 24, 16, true), // pairs: 171 tiles of 6144 (12288 keys) vs 8192
+            (1 << 24, 132, (4, 0), 20, 16, false), // 3277 tiles: 128000 keys vs 131072
+            (1 << 28, 132, (4, 0), 20, 16, false),
+            (1 << 20, 132, (4, 0), 16, 16, false), // the same tiles: never
+            (5120, 132, (4, 0), 20, 16, true),     // one tile of 5120 or two of 4096 side by side
+            (1 << 22, 132, (4, 0), 20, 16, false), // 35840 keys vs 32768: not an eighth fewer
+            (0, 132, (4, 0), 20, 16, false),
+            (1 << 20, 0, (4, 0), 20, 16, false), // no multiprocessors counted: as one
+            // 8-byte keys alone, 256 threads both: 171 tiles of 6144 vs 342 of 3072 (3 on
+            // the busiest, 9216 keys, against 12288)
+            (1 << 20, 132, (8, 0), 24, 12, true),
+            (1 << 24, 132, (8, 0), 24, 12, false),
+            // 8-byte keys with 4-byte values: 183 tiles of 384 x 15 (11520 keys on the busiest)
+            // vs 205 of 256 x 20 (10240, not an eighth fewer) in one wave of 264
+            (1 << 20, 132, (8, 4), 15, 20, true),
+            (264 * 5120, 132, (8, 4), 15, 20, true), // the last one wave
+            (264 * 5120 + 1, 132, (8, 4), 15, 20, false), // 265 tiles
+            (1 << 24, 132, (8, 4), 15, 20, false),   // 128000 keys vs 132480
+            (1 << 20, 0, (8, 4), 15, 20, false),
+            // 8-byte values: 228 tiles of 384 x 12 vs 256 of 256 x 16, one wave
+            (1 << 20, 132, (8, 8), 12, 16, true),
+            (1 << 21, 132, (8, 8), 12, 16, false),
         ] {
             assert_eq!(
-                onesweep_small_tiles(n, sms, threads, items, small),
+                onesweep_small_tiles(n, sms, bytes, items, small),
                 expected,
-                "{n} keys, {sms} SMs, {threads} x {items} vs {small}"
+                "{n} keys, {sms} SMs, {bytes:?} bytes, {items} vs {small} items"
             );
         }
     }

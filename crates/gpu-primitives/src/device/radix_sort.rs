@@ -9,7 +9,7 @@ use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::radix_sort_kernel_name;
-use gpu_primitives_abi::table::sort_payload_name;
+use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
     onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
@@ -47,10 +47,10 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     const ONESWEEP_V4_ITEMS: usize;
     /// As [`ONESWEEP_KEYS_ITEMS`](Self::ONESWEEP_KEYS_ITEMS), keys with 8-byte values.
     const ONESWEEP_V8_ITEMS: usize;
-    /// The value payloads ("keys", "v4", "v8") whose onesweep passes also come with tiles of
-    /// [`ITEMS`](Self::ITEMS) keys per thread, taken for inputs too short for the larger tiles
-    /// to spread evenly ([`onesweep_small_tiles`]).
-    const ONESWEEP_SMALL: &'static [&'static str];
+    /// The value payloads ("keys", "v4", "v8") whose onesweep passes also come with small
+    /// tiles, with their keys per thread (tiles of `onesweep_threads(.., true)` threads), taken
+    /// for inputs too short for the larger tiles ([`onesweep_small_tiles`]).
+    const ONESWEEP_SMALL: &'static [(&'static str, usize)];
     /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
     fn sort_cmp(&self, other: &Self) -> Ordering;
     /// The key's *ordered bits* (widened to `u64`): the unsigned image whose order is
@@ -160,7 +160,7 @@ macro_rules! key_order {
 
 macro_rules! sort_keys_impl {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
-          $v4_items:literal, $v8_items:literal, [$($small:ident)*];)*) => {
+          $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
         $(
             impl sealed::Key for crate::host_type!($name) {}
             impl SortKey for crate::host_type!($name) {
@@ -171,7 +171,8 @@ macro_rules! sort_keys_impl {
                 const ONESWEEP_KEYS_ITEMS: usize = $keys_items;
                 const ONESWEEP_V4_ITEMS: usize = $v4_items;
                 const ONESWEEP_V8_ITEMS: usize = $v8_items;
-                const ONESWEEP_SMALL: &'static [&'static str] = &[$(stringify!($small)),*];
+                const ONESWEEP_SMALL: &'static [(&'static str, usize)] =
+                    gpu_primitives_abi::small_tiles_list!($small);
                 key_order!($name, k);
                 fn as_raw(values: &[Self]) -> &[$stored] {
                     bytemuck::cast_slice(values)
@@ -468,15 +469,22 @@ fn launch_with<K: SortKey>(
         K::ONESWEEP_V4_ITEMS,
         K::ONESWEEP_V8_ITEMS,
     );
-    let threads = onesweep_threads(key_bytes, value_bytes);
-    let small = K::ONESWEEP_SMALL.contains(&values_name)
-        && match tiles_override() {
-            0 => onesweep_small_tiles(n, on.gpu.info().multiprocessors, threads, items, K::ITEMS),
-            forced => forced == 2,
-        };
-    if small {
-        items = K::ITEMS;
+    let small_items = onesweep_small_items(K::ONESWEEP_SMALL, values_name);
+    let small = match (small_items, tiles_override()) {
+        (None, _) => false,
+        (Some(small_items), 0) => onesweep_small_tiles(
+            n,
+            on.gpu.info().multiprocessors,
+            (key_bytes, value_bytes),
+            items,
+            small_items,
+        ),
+        (Some(_), forced) => forced == 2,
+    };
+    if let (true, Some(small_items)) = (small, small_items) {
+        items = small_items;
     }
+    let threads = onesweep_threads(key_bytes, value_bytes, small);
     let name = format!(
         "device_radix_sort_onesweep_{values_name}_{}{}",
         if small { "small_" } else { "" },
@@ -590,8 +598,8 @@ impl<V> ValueBytes<V> {
 /// per 8-bit digit of the compared bits (4 for 32-bit keys) moves the keys, each tile finding
 /// its place by decoupled look-back. Deterministic: the output depends only on the input.
 /// Device memory: the workspace grows by one copy of the keys (the passes' alternate buffer),
-/// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys (of `K::ITEMS` for
-/// inputs of a few tiles per multiprocessor, [`SortKey::ONESWEEP_SMALL`]) and 1 KiB per pass.
+/// 2 KiB of status per tile of `SORT_BLOCK * K::ONESWEEP_KEYS_ITEMS` keys (of the small tiles
+/// for inputs of a few tiles per multiprocessor, [`SortKey::ONESWEEP_SMALL`]) and 1 KiB per pass.
 /// Up to one tile of the block radix sort (`SORT_BLOCK * K::ITEMS` keys: 4096 of 4 bytes or
 /// less, 3072 of 8) one block sorts the keys in shared memory in one launch, with no workspace
 /// (CUB's single-tile sort); the result is the same.

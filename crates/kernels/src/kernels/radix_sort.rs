@@ -39,22 +39,28 @@ macro_rules! pairs {
     };
 }
 
-/// Emits `$body` when the value payload `$values` is one of the bracketed list (a key type's
-/// small tiles in `sort_key_table!`).
-macro_rules! if_payload_listed {
-    ($values:ident [] $body:tt) => {};
-    (keys [keys $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
-    (v4 [v4 $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
-    (v8 [v8 $($rest:ident)*] { $($body:tt)* }) => { $($body)* };
-    ($values:ident [$other:ident $($rest:ident)*] $body:tt) => {
-        if_payload_listed!($values [$($rest)*] $body);
+/// The pass of small tiles of value payload `$values` where the key type's small tiles
+/// (`sort_key_table!`) list it, with the keys a thread listed.
+macro_rules! onesweep_small_kernel {
+    ($key:ident, $ty:ty, $v:ty, $values:ident, []) => {};
+    ($key:ident, $ty:ty, $v:ty, keys, [keys $items:literal $(, $($rest:tt)*)?]) => {
+        onesweep_kernel!(radix_sort_kernel_name!(onesweep_small, $key, keys), $ty, $v, keys, true, $items);
+    };
+    ($key:ident, $ty:ty, $v:ty, v4, [v4 $items:literal $(, $($rest:tt)*)?]) => {
+        onesweep_kernel!(radix_sort_kernel_name!(onesweep_small, $key, v4), $ty, $v, v4, true, $items);
+    };
+    ($key:ident, $ty:ty, $v:ty, v8, [v8 $items:literal $(, $($rest:tt)*)?]) => {
+        onesweep_kernel!(radix_sort_kernel_name!(onesweep_small, $key, v8), $ty, $v, v8, true, $items);
+    };
+    ($key:ident, $ty:ty, $v:ty, $values:ident, [$other:ident $items:literal $(, $($rest:tt)*)?]) => {
+        onesweep_small_kernel!($key, $ty, $v, $values, [$($($rest)*)?]);
     };
 }
 
-/// A onesweep pass named `$name` with tiles of `$items` keys per thread, as [`OnesweepParams`]
-/// says.
+/// A onesweep pass named `$name` with tiles of `$items` keys per thread (its small tiles where
+/// `$small`), as [`OnesweepParams`] says.
 macro_rules! onesweep_kernel {
-    ($name:expr, $ty:ty, $v:ty, $values:ident, $items:expr) => {
+    ($name:expr, $ty:ty, $v:ty, $values:ident, $small:expr, $items:expr) => {
         const _: () = {
             /// # Safety
             /// As `onesweep_tile`, with the launch [`OnesweepParams`] describes.
@@ -63,7 +69,7 @@ macro_rules! onesweep_kernel {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = $items;
                 const VALUE_BYTES: usize = if PAIRS { size_of::<$v>() } else { 0 };
-                const BLOCK: u32 = onesweep_threads(size_of::<$ty>(), VALUE_BYTES);
+                const BLOCK: u32 = onesweep_threads(size_of::<$ty>(), VALUE_BYTES, $small);
                 let layout = onesweep_layout(
                     BLOCK,
                     BLOCK * ITEMS as u32,
@@ -105,8 +111,8 @@ macro_rules! onesweep_kernel {
 }
 
 /// Per value payload: `device_radix_sort_onesweep_<values>_<key>` (one digit pass, tiles of the
-/// payload's onesweep items), `device_radix_sort_onesweep_<values>_small_<key>` (tiles of the
-/// block items, for the payloads the key's small tiles list) and
+/// payload's onesweep items), `device_radix_sort_onesweep_<values>_small_<key>` (the small
+/// tiles, for the payloads the key's small tiles list) and
 /// `device_segmented_radix_sort_<values>_<key>`.
 macro_rules! onesweep_entries {
     ([$key:ident, $ty:ty, $items:literal, $keys_items:literal, $v4_items:literal, $v8_items:literal,
@@ -117,6 +123,7 @@ macro_rules! onesweep_entries {
             $ty,
             $v,
             $values,
+            false,
             onesweep_items(
                 if pairs!($values) { size_of::<$v>() } else { 0 },
                 $keys_items,
@@ -124,9 +131,7 @@ macro_rules! onesweep_entries {
                 $v8_items,
             )
         );
-        if_payload_listed!($values $small {
-            onesweep_kernel!(radix_sort_kernel_name!(onesweep_small, $key, $values), $ty, $v, $values, $items);
-        });
+        onesweep_small_kernel!($key, $ty, $v, $values, $small);
         const _: () = {
             /// # Safety
             /// As `segmented_radix_sort`, with the launch [`SegmentedSortParams`] describes.

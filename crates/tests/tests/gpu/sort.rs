@@ -269,8 +269,23 @@ fn check_all<K: SortKey>(
 /// items), then the onesweep passes' larger tiles and small ones (keys alone, with 4-byte
 /// values, with 8-byte values), each its pass's threads times its items.
 const TILE_LENGTHS: &[[usize; 7]] = {
+    use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
     const fn tile(key_bytes: usize, value_bytes: usize, items: usize) -> usize {
-        gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes) as usize * items
+        gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes, false) as usize * items
+    }
+    /// The small tiles of `value_bytes` values, or the one-block sort's tile where there are none.
+    const fn small_tile(
+        key_bytes: usize,
+        value_bytes: usize,
+        small: &[(&str, usize)],
+        block: usize,
+    ) -> usize {
+        match onesweep_small_items(small, sort_payload_name(value_bytes)) {
+            Some(items) => {
+                gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes, true) as usize * items
+            }
+            None => block,
+        }
     }
     macro_rules! lengths {
         ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
@@ -280,9 +295,9 @@ const TILE_LENGTHS: &[[usize; 7]] = {
                 tile(size_of::<$bits>(), 0, $keys_items),
                 tile(size_of::<$bits>(), 4, $v4_items),
                 tile(size_of::<$bits>(), 8, $v8_items),
-                tile(size_of::<$bits>(), 0, $items),
-                tile(size_of::<$bits>(), 4, $items),
-                tile(size_of::<$bits>(), 8, $items),
+                small_tile(size_of::<$bits>(), 0, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 4, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 8, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
             ]),*]
         };
     }
@@ -425,13 +440,15 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
 /// with 8-byte values, for every key width whose tiles differ from its small ones, at lengths
 /// one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
+    use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
     use gpu_primitives_abi::tuning::{
         onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
     };
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
-        let small = K::ITEMS;
+        let small_items =
+            |value_bytes| onesweep_small_items(K::ONESWEEP_SMALL, sort_payload_name(value_bytes));
         let key_bytes = size_of::<K::Raw>();
         // Keys alone, with 4-byte values, with 8-byte values: items a thread, value bytes.
         let payloads = [
@@ -443,12 +460,15 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
         let mut walks = [[false; 2]; 3];
         for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
             for (j, (items, bytes)) in payloads.into_iter().enumerate() {
-                let n = tiles * onesweep_threads(key_bytes, bytes) as usize * items + 1;
+                let n = tiles * onesweep_threads(key_bytes, bytes, false) as usize * items + 1;
                 for (payload, (payload_items, value_bytes)) in payloads.into_iter().enumerate() {
-                    let threads = onesweep_threads(key_bytes, value_bytes);
-                    let small_tiles = onesweep_small_tiles(n, sms, threads, payload_items, small);
+                    let small = small_items(value_bytes);
+                    let small_tiles = small.is_some_and(|small| {
+                        onesweep_small_tiles(n, sms, (key_bytes, value_bytes), payload_items, small)
+                    });
                     taken[payload][small_tiles as usize] = true;
-                    let tile = threads as usize * if small_tiles { small } else { payload_items };
+                    let threads = onesweep_threads(key_bytes, value_bytes, small_tiles);
+                    let tile = threads as usize * small.filter(|_| small_tiles).unwrap_or(payload_items);
                     let blocks = onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles);
                     let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
@@ -462,13 +482,14 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
                 check_all(gpu, &keys, 0, options, ws).map_err(|e| Failed::from(e.to_string()))?;
             }
         }
-        // Payloads whose tiles are the small ones have one size only.
-        let expected = payloads.map(|(items, _)| [true, items != small]);
+        // Payloads without small tiles have one size only.
+        let expected = payloads.map(|(_, bytes)| [true, small_items(bytes).is_some()]);
         check_eq(
             &format!(
-                "{} tile sizes taken (keys, 4-byte, 8-byte values) x (large, small), {:?} vs {small} items",
+                "{} tile sizes taken (keys, 4-byte, 8-byte values) x (large, small), {:?} vs {:?} items",
                 K::NAME,
-                payloads.map(|(items, _)| items)
+                payloads.map(|(items, _)| items),
+                K::ONESWEEP_SMALL
             ),
             taken,
             expected,
