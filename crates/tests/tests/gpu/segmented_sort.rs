@@ -88,11 +88,12 @@ impl Layout {
 /// more, which the device-wide sort takes).
 fn layout() -> impl Strategy<Value = Layout> {
     // Around the warp sort's one row (32), half its longest (128), its longest (256), the
-    // warp radix tier's tile (512), the warp merge tier's groups (1024, 2048), a block's tile
-    // (3072 or 4096) and past it.
+    // warp radix tier's tile (512), the warp merge tier's groups (1024, 2048; 1536, past which
+    // the fourth warp of a group holds keys, not padding alone), a block's tile (3072 or 4096)
+    // and past it.
     let edges = vec![
         0usize, 1, 2, 31, 32, 33, 127, 128, 129, 255, 256, 257, 300, 511, 512, 513, 600, 768, 1023, 1024,
-        1025, 1100, 1536, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
+        1025, 1100, 1536, 1537, 2047, 2048, 2049, 3071, 3072, 3073, 4095, 4096, 4097, 9000,
     ];
     let ends = (0usize..3, 0usize..3);
     prop_oneof![
