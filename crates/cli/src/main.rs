@@ -287,7 +287,7 @@ struct BenchArgs {
     #[arg(long, value_delimiter = ',', default_value = "u32,f32,u64")]
     sort_types: Vec<String>,
     /// Value types of the first sort key type's sort_pairs rows, comma-separated: u32, u64
-    /// (each key's index).
+    /// (each key's index); "none" skips them.
     #[arg(long, value_delimiter = ',', default_value = "u32")]
     sort_values: Vec<String>,
     /// Sizes of the sort rows, as log2, comma-separated (at most 31).
@@ -430,22 +430,12 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 types: args.types.clone(),
                 ops: args.ops.clone(),
                 reduce_scan: !args.no_reduce_scan,
-                compaction_types: args
-                    .compaction_types
-                    .iter()
-                    .filter(|t| *t != "none")
-                    .cloned()
-                    .collect(),
+                compaction_types: without_none(&args.compaction_types),
                 compaction_log2: args.compaction_log2.clone(),
-                histogram_types: args
-                    .histogram_types
-                    .iter()
-                    .filter(|t| *t != "none")
-                    .cloned()
-                    .collect(),
-                row_types: args.row_types.iter().filter(|t| *t != "none").cloned().collect(),
-                sort_types: args.sort_types.iter().filter(|t| *t != "none").cloned().collect(),
-                sort_values: args.sort_values.clone(),
+                histogram_types: without_none(&args.histogram_types),
+                row_types: without_none(&args.row_types),
+                sort_types: without_none(&args.sort_types),
+                sort_values: without_none(&args.sort_values),
                 sort_log2: args.sort_log2.clone(),
             };
             let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
@@ -496,4 +486,9 @@ fn job(cli: &Cli, args: &FileArgs, exclusive: bool, output: Option<std::path::Pa
         check: args.check,
         device: cli.device,
     }
+}
+
+/// A comma-separated type list's names but "none" (the list that skips its rows).
+fn without_none(names: &[String]) -> Vec<String> {
+    names.iter().filter(|t| *t != "none").cloned().collect()
 }
