@@ -49,12 +49,15 @@ pub const MODULE_KEY: &str = "gpu-primitives";
 /// Threads per warp the kernels were compiled for; [`open_gpu`] checks the device agrees.
 pub const WARP_SIZE: u32 = gpu_primitives_abi::layout::WARP_SIZE;
 
-/// Open GPU `ordinal` (0 = the first) and load the library's kernels into it. A [`Gpu`] opened
-/// otherwise (with [`Gpu::open`], holding the caller's own modules) works as well: the library
-/// loads its module into it on first use.
+/// Open GPU `ordinal` (0 = the first) and choose the library's PTX variant for it. A [`Gpu`]
+/// opened otherwise (with [`Gpu::open`], holding the caller's own modules) works as well: the
+/// library adds its module on first use. Each kernel is compiled by the driver the first time a
+/// call launches it, so a program pays only for the kernels it uses (the driver's JIT cache
+/// keeps them for later runs); a kernel the driver cannot compile is an [`Error::PtxLoad`] of
+/// the call that launches it.
 ///
 /// # Errors
-/// No device, driver too old, GPU older than the PTX, PTX load failure (with the JIT log).
+/// No device, driver too old, GPU older than the PTX.
 pub fn open_gpu(ordinal: u32) -> Result<Gpu> {
     let gpu = Gpu::open(ordinal, WARP_SIZE)?;
     module(&gpu)?;

@@ -36,10 +36,11 @@ pub use embedded::PTX_VARIANTS;
 /// The key the lessons' module is loaded under in a [`Gpu`].
 pub const MODULE_KEY: &str = "gpu-primitives-lessons";
 
-/// Load the lessons' kernels into `gpu` (once; later calls return at once).
+/// Add the lessons' module to `gpu` (once; later calls return at once): each kernel is compiled
+/// when first launched.
 ///
 /// # Errors
-/// GPU older than the PTX, driver too old, PTX load failure (with the JIT log).
+/// GPU older than the PTX, driver too old.
 pub fn load(gpu: &Gpu) -> Result<()> {
     gpu.module(MODULE_KEY, PTX_VARIANTS).map(drop)
 }

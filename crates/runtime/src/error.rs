@@ -47,9 +47,12 @@ pub enum Error {
     /// A module was given no PTX at all.
     #[error("no PTX variant was given for module `{0}`")]
     NoPtx(String),
-    /// The driver refused the PTX module; `log` is the JIT compiler's error log.
-    #[error("loading the sm_{arch} PTX module failed ({code}): {log}")]
+    /// The driver refused a kernel's PTX (each kernel is compiled alone, on first use); `log` is
+    /// the JIT compiler's error log.
+    #[error("compiling kernel `{kernel}` of the sm_{arch} PTX failed ({code}): {log}")]
     PtxLoad {
+        /// The kernel.
+        kernel: String,
         /// Variant that was loaded.
         arch: u32,
         /// The driver's error.

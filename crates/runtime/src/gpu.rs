@@ -221,20 +221,25 @@ impl Gpu {
         self.inner.modules.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The module `key`, loading it on first use from the newest of `ptx_variants` (compute
+    /// The module `key`, made on first use from the newest of `ptx_variants` (compute
     /// capability x 10, PTX text) that the device can run, after checking the driver can load
-    /// its PTX ISA version. Later calls with the same `key` return the loaded module.
+    /// its PTX ISA version. Later calls with the same `key` return the same module. Its kernels
+    /// are compiled one by one as they are first looked up ([`Module`]), so a JIT error of a
+    /// kernel ([`Error::PtxLoad`], with the compiler's log) comes from that lookup.
     ///
     /// # Errors
-    /// [`Error::NoPtx`], [`Error::GpuTooOld`], [`Error::DriverTooOld`], [`Error::PtxLoad`]
-    /// (with the JIT compiler's log).
-    pub fn module(&self, key: &'static str, ptx_variants: &[(u32, &str)]) -> Result<Arc<Module>> {
+    /// [`Error::NoPtx`], [`Error::GpuTooOld`], [`Error::DriverTooOld`].
+    pub fn module(&self, key: &'static str, ptx_variants: &[(u32, &'static str)]) -> Result<Arc<Module>> {
         let mut modules = self.modules();
         if let Some((_, module)) = modules.iter().find(|(k, _)| *k == key) {
             return Ok(module.clone());
         }
-        self.bind()?;
-        let module = Arc::new(Module::load(key, ptx_variants, self.info())?);
+        let module = Arc::new(Module::load(
+            key,
+            ptx_variants,
+            self.inner.context.raw,
+            self.info(),
+        )?);
         modules.push((key, module.clone()));
         Ok(module)
     }

@@ -1,10 +1,11 @@
-//! [`Module`]: one PTX module loaded into a [`Gpu`](crate::Gpu)'s context; [`Kernel`]: one of its
-//! functions with a typed parameter struct.
+//! [`Module`]: one PTX module of a [`Gpu`](crate::Gpu)'s context, each of its kernels compiled
+//! on first use; [`Kernel`]: one of its functions with a typed parameter struct.
 
 use crate::error::check;
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::ptx::{
-    cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version, select_variant,
+    KernelTexts, cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version,
+    select_variant,
 };
 use crate::sys as raw;
 use crate::{DeviceInfo, Error, Result, Stream};
@@ -13,14 +14,21 @@ use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
-/// A loaded PTX module: its functions are looked up once and cached.
+/// A PTX module of a [`Gpu`](crate::Gpu): the variant for its device, whose kernels are each
+/// compiled alone the first time they are looked up ([`KernelTexts`]: the module less its other
+/// entries), and cached. A program pays for the kernels it uses: compiling all of a library's
+/// hundreds of kernels at once takes about a minute.
 pub struct Module {
     key: &'static str,
     arch: u32,
-    raw: raw::CUmodule,
+    /// The context the kernels are loaded into.
+    context: raw::CUcontext,
+    /// The variant's text, cut at its kernels.
+    texts: KernelTexts<'static>,
     /// Each `.entry`'s parameter sizes, read from the PTX text at load.
     entries: HashMap<String, Vec<usize>>,
-    functions: Mutex<HashMap<String, raw::CUfunction>>,
+    /// Each kernel looked up so far: the driver's module holding it alone, and its function.
+    functions: Mutex<HashMap<String, (raw::CUmodule, raw::CUfunction)>>,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
     /// [`Kernel::max_active_clusters`]'s answers, asked once per function and shape.
@@ -30,17 +38,21 @@ pub struct Module {
 /// Active clusters by (function, cluster blocks, block threads, dynamic shared bytes).
 type ActiveClusters = Mutex<HashMap<(usize, u32, u32, u32), u32>>;
 
-// SAFETY: a CUmodule and its CUfunctions are driver handles usable from any thread; the cache is
-// behind a mutex; launches bind the stream's context first.
+// SAFETY: a CUcontext, CUmodules and their CUfunctions are driver handles usable from any thread;
+// the cache is behind a mutex; loads and launches bind the context first.
 unsafe impl Send for Module {}
 // SAFETY: as for Send.
 unsafe impl Sync for Module {}
 
 impl Drop for Module {
     fn drop(&mut self) {
-        // SAFETY: loaded once by `load`, unloaded once here (the `Gpu` drops its modules before
-        // its context, with the context current on the dropping thread or bound by the driver).
-        unsafe { raw::cuModuleUnload(self.raw) };
+        let functions = self.functions.get_mut().unwrap_or_else(|e| e.into_inner());
+        for &(module, _) in functions.values() {
+            // SAFETY: each loaded once by `function`, unloaded once here (the `Gpu` drops its
+            // modules before its context, with the context current on the dropping thread or
+            // bound by the driver).
+            unsafe { raw::cuModuleUnload(module) };
+        }
     }
 }
 
@@ -110,8 +122,14 @@ impl<P> Kernel<P> {
 }
 
 impl Module {
-    /// Load the newest of `variants` the device runs (the context is current).
-    pub(crate) fn load(key: &'static str, variants: &[(u32, &str)], device: &DeviceInfo) -> Result<Self> {
+    /// Choose the newest of `variants` the device runs, in `context`, after checking the driver
+    /// loads its PTX ISA version; nothing is compiled yet.
+    pub(crate) fn load(
+        key: &'static str,
+        variants: &[(u32, &'static str)],
+        context: raw::CUcontext,
+        device: &DeviceInfo,
+    ) -> Result<Self> {
         if variants.is_empty() {
             return Err(Error::NoPtx(key.to_owned()));
         }
@@ -126,11 +144,11 @@ impl Module {
                 });
             }
         }
-        let raw = load_ptx(ptx, arch)?;
         Ok(Self {
             key,
             arch,
-            raw,
+            context,
+            texts: KernelTexts::new(ptx),
             entries: entry_param_bytes(ptx),
             functions: Mutex::new(HashMap::new()),
             max_shared_per_block: device.max_shared_per_block,
@@ -153,21 +171,43 @@ impl Module {
         self.entries.contains_key(name)
     }
 
-    /// The driver's handle of function `name`, looked up once.
+    fn functions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (raw::CUmodule, raw::CUfunction)>> {
+        self.functions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The driver's handle of function `name`: on first use, its module of one kernel is
+    /// compiled and loaded into the context. Threads compile different kernels at once (the
+    /// cache is not held during the JIT); two compiling the same one keep the first.
     fn function(&self, name: &str) -> Result<raw::CUfunction> {
-        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(&f) = functions.get(name) {
+        if let Some(&(_, f)) = self.functions().get(name) {
             return Ok(f);
         }
-        if !self.has_kernel(name) {
-            return Err(Error::MissingKernel(name.to_owned()));
-        }
+        let text = self
+            .texts
+            .module_of(name)
+            .ok_or_else(|| Error::MissingKernel(name.to_owned()))?;
         let c_name = CString::new(name).map_err(|_| Error::MissingKernel(name.to_owned()))?;
+        // SAFETY: the context outlives its `Gpu`'s modules (the `Gpu` drops them first).
+        check(
+            unsafe { raw::cuCtxSetCurrent(self.context) },
+            "making the context current",
+        )?;
+        let module = load_ptx(&text, name, self.arch)?;
         let mut function: raw::CUfunction = std::ptr::null_mut();
         // SAFETY: a loaded module, a NUL-terminated name, a valid out-pointer.
-        let status = unsafe { raw::cuModuleGetFunction(&mut function, self.raw, c_name.as_ptr()) };
-        check(status, "looking up a kernel")?;
-        functions.insert(name.to_owned(), function);
+        let status = unsafe { raw::cuModuleGetFunction(&mut function, module, c_name.as_ptr()) };
+        if let Err(e) = check(status, "looking up a kernel") {
+            // SAFETY: loaded just above, not kept.
+            unsafe { raw::cuModuleUnload(module) };
+            return Err(e);
+        }
+        let mut functions = self.functions();
+        if let Some(&(_, first)) = functions.get(name) {
+            // SAFETY: loaded just above, not kept: another thread's copy is.
+            unsafe { raw::cuModuleUnload(module) };
+            return Ok(first);
+        }
+        functions.insert(name.to_owned(), (module, function));
         Ok(function)
     }
 
@@ -175,7 +215,8 @@ impl Module {
     ///
     /// # Errors
     /// [`Error::MissingKernel`]; [`Error::ParamMismatch`] when its PTX entry does not take
-    /// exactly one parameter of `size_of::<P>()` bytes.
+    /// exactly one parameter of `size_of::<P>()` bytes; [`Error::PtxLoad`] when the driver
+    /// cannot compile it (on its first lookup).
     pub fn kernel<P: Copy>(&self, name: &str) -> Result<Kernel<P>> {
         let function = self.function(name)?;
         let params = &self.entries[name];
@@ -204,7 +245,7 @@ impl Module {
     ///
     /// # Errors
     /// [`Error::MissingKernel`], [`Error::ParamMismatch`] for a wrong number or size of arguments,
-    /// [`Error::InvalidLaunch`], driver errors.
+    /// [`Error::PtxLoad`] (the kernel's first use), [`Error::InvalidLaunch`], driver errors.
     pub unsafe fn launch_args<A: KernelArgs>(
         &self,
         stream: &Stream,
@@ -318,10 +359,11 @@ fn allow_all_shared_memory(function: raw::CUfunction, max_shared_per_block: u32)
     Ok(())
 }
 
-/// Load a PTX module; on failure, load it again with an error-log buffer, so that the JIT
-/// compiler's message reaches the user.
-fn load_ptx(ptx: &str, arch: u32) -> Result<raw::CUmodule> {
+/// Load the PTX module of kernel `kernel`, with an error-log buffer, so that the JIT compiler's
+/// message reaches the user.
+fn load_ptx(ptx: &str, kernel: &str, arch: u32) -> Result<raw::CUmodule> {
     let image = CString::new(ptx).map_err(|_| Error::PtxLoad {
+        kernel: kernel.to_owned(),
         arch,
         code: "invalid PTX".into(),
         log: "the PTX text contains a NUL byte".into(),
@@ -349,6 +391,7 @@ fn load_ptx(ptx: &str, arch: u32) -> Result<raw::CUmodule> {
     }
     let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
     Err(Error::PtxLoad {
+        kernel: kernel.to_owned(),
         arch,
         code: format!("{status:?}"),
         log: String::from_utf8_lossy(&log[..end]).trim().to_owned(),

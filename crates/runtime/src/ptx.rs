@@ -1,7 +1,10 @@
-//! Choosing the embedded PTX variant for a device, and the driver version a PTX module needs.
-//! Pure functions: no GPU needed.
+//! Choosing the embedded PTX variant for a device, the driver version a PTX module needs, and
+//! a module's text cut at its kernels so that each is compiled alone, on first use
+//! ([`KernelTexts`]). Pure functions: no GPU needed.
 
 use crate::{Error, Result};
+use std::collections::HashMap;
+use std::ops::Range;
 
 /// The newest variant whose architecture is at most the device's (PTX for sm_80 runs on sm_90;
 /// PTX for sm_90 does not run on sm_80).
@@ -75,6 +78,142 @@ fn param_bytes(decl: &str) -> usize {
     count * bits / 8
 }
 
+/// A PTX module's text cut at its kernels: every `.entry` (its whole text, from its
+/// `.visible .entry name(` line to its closing brace) and the text around them, which every
+/// kernel may need (the header, shared and global declarations, `.func` declarations and
+/// bodies). [`KernelTexts::module_of`] gives the module less every other entry: a module of one
+/// kernel, which the driver compiles in a fraction of the time the whole module takes (a
+/// library's module of hundreds of kernels takes about a minute to JIT at once).
+///
+/// Nothing is reordered, so each kernel sees every declaration before it as in the whole
+/// module; an entry cannot call or name another entry (PTX: entries are not functions), so
+/// none is lost by leaving the others out.
+///
+/// # Example
+/// ```
+/// use gpu_primitives_runtime::ptx::KernelTexts;
+/// let ptx = ".version 7.8\n.target sm_90\n.visible .entry a(\n)\n{\n\t{ ret; }\n}\n.global .u32 g;\n.visible .entry b(\n)\n{\n\tret;\n}\n";
+/// let texts = KernelTexts::new(ptx);
+/// assert_eq!(texts.names().count(), 2);
+/// assert_eq!(
+///     texts.module_of("b").unwrap(),
+///     ".version 7.8\n.target sm_90\n.global .u32 g;\n.visible .entry b(\n)\n{\n\tret;\n}\n"
+/// );
+/// assert!(texts.module_of("c").is_none());
+/// ```
+pub struct KernelTexts<'a> {
+    text: &'a str,
+    /// The text in order, cut into pieces: `None` for text every kernel keeps, the entry's name
+    /// for an entry.
+    pieces: Vec<(Option<&'a str>, Range<usize>)>,
+    /// Each entry's index in `pieces`.
+    entries: HashMap<&'a str, usize>,
+}
+
+impl<'a> KernelTexts<'a> {
+    /// Cut `ptx` at its entries. An entry's text ends where the braces opened after its name
+    /// close (braces in `//` comments not counted); an entry left unclosed runs to the end.
+    pub fn new(ptx: &'a str) -> Self {
+        let mut pieces = Vec::new();
+        let mut entries = HashMap::new();
+        let mut kept_from = 0;
+        let mut at = 0;
+        while at < ptx.len() {
+            let line_end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n + 1);
+            let Some(name) = entry_name(&ptx[at..line_end]) else {
+                at = line_end;
+                continue;
+            };
+            let end = closing_brace_line_end(ptx, at);
+            if kept_from < at {
+                pieces.push((None, kept_from..at));
+            }
+            entries.insert(name, pieces.len());
+            pieces.push((Some(name), at..end));
+            kept_from = end;
+            at = end;
+        }
+        if kept_from < ptx.len() {
+            pieces.push((None, kept_from..ptx.len()));
+        }
+        Self {
+            text: ptx,
+            pieces,
+            entries,
+        }
+    }
+
+    /// The entries' names, in no particular order.
+    pub fn names(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.entries.keys().copied()
+    }
+
+    /// The text of entry `name` alone, from its `.entry` line to its closing brace.
+    pub fn entry(&self, name: &str) -> Option<&'a str> {
+        let index = *self.entries.get(name)?;
+        Some(&self.text[self.pieces[index].1.clone()])
+    }
+
+    /// The module with entry `name` and none of the others; `None` if there is no such entry.
+    pub fn module_of(&self, name: &str) -> Option<String> {
+        let index = *self.entries.get(name)?;
+        let pieces = || {
+            self.pieces
+                .iter()
+                .enumerate()
+                .filter(move |(i, (entry, _))| entry.is_none() || *i == index)
+        };
+        let mut module = String::with_capacity(pieces().map(|(_, (_, r))| r.len()).sum());
+        for (_, (_, range)) in pieces() {
+            module.push_str(&self.text[range.clone()]);
+        }
+        Some(module)
+    }
+}
+
+/// The kernel's name where `line` opens an entry (`.entry name(`, after `.visible` or `.weak`
+/// if any).
+fn entry_name(line: &str) -> Option<&str> {
+    let mut words = line.trim_start();
+    for linkage in [".visible ", ".weak "] {
+        words = words.strip_prefix(linkage).map_or(words, str::trim_start);
+    }
+    let rest = words.strip_prefix(".entry")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    let name = rest[..rest.find('(').unwrap_or(rest.len())].trim();
+    (!name.is_empty()).then_some(name)
+}
+
+/// The end (after its newline) of the line where the braces first opened at or after `from`
+/// close again; the text's end if they never do.
+fn closing_brace_line_end(ptx: &str, from: usize) -> usize {
+    let mut depth = 0usize;
+    let mut opened = false;
+    let mut at = from;
+    while at < ptx.len() {
+        let line_end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n + 1);
+        let line = &ptx[at..line_end];
+        let code = line.find("//").map_or(line, |c| &line[..c]);
+        for c in code.chars() {
+            match c {
+                '{' => {
+                    depth += 1;
+                    opened = true;
+                }
+                '}' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+        }
+        at = line_end;
+        if opened && depth == 0 {
+            return line_end;
+        }
+    }
+    ptx.len()
+}
+
 /// The `.version major.minor` line of a PTX module.
 pub fn ptx_isa_version(ptx: &str) -> Option<(u32, u32)> {
     let line = ptx.lines().find_map(|l| l.trim().strip_prefix(".version"))?;
@@ -118,6 +257,36 @@ mod tests {
         let err = select_variant(V, 75, "T4").unwrap_err().to_string();
         assert!(err.contains("sm_75") && err.contains("sm_80"), "{err}");
         assert!(matches!(select_variant(&[], 90, "x"), Err(Error::NoPtx(_))));
+    }
+
+    #[test]
+    fn kernel_texts_keep_everything_but_the_other_entries() {
+        let ptx = "//\n.version 7.8\n.target sm_90\n.shared .b8 S[4];\n.func f\n()\n;\n\t// .globl\ta\n\
+                   .visible .entry a(\n\t.param .u64 a_param_0\n)\n.maxntid 32, 1, 1\n{\n\t{ .reg .b32 r; // }\n\t}\n\tret;\n}\n\n\
+                   .global .align 4 .b8 table[4] = {1, 2, 3, 4};\n.entry b()\n{\n\tret;\n}\n\
+                   .func f()\n{\n\ttrap;\n}\n";
+        let texts = KernelTexts::new(ptx);
+        let mut names: Vec<_> = texts.names().collect();
+        names.sort_unstable();
+        assert_eq!(names, ["a", "b"]);
+        let a = texts.entry("a").unwrap();
+        assert!(
+            a.starts_with(".visible .entry a(") && a.ends_with("\tret;\n}\n"),
+            "{a:?}"
+        );
+        assert_eq!(texts.entry("b").unwrap(), ".entry b()\n{\n\tret;\n}\n");
+        // Each module is the text less the other entry, in the original order.
+        assert_eq!(
+            texts.module_of("a").unwrap(),
+            ptx.replace(texts.entry("b").unwrap(), "")
+        );
+        assert_eq!(texts.module_of("b").unwrap(), ptx.replace(a, ""));
+        assert!(texts.module_of("f").is_none());
+        // Not entries: a `.func`, a name that only starts with "entry", a comment.
+        assert_eq!(entry_name(".func f()"), None);
+        assert_eq!(entry_name(".entryx k("), None);
+        assert_eq!(entry_name("// .entry k("), None);
+        assert_eq!(entry_name(".weak .entry k ("), Some("k"));
     }
 
     #[test]

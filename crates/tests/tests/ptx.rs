@@ -579,3 +579,57 @@ fn ptxas_accepts_every_module() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The runtime compiles each kernel alone, from its module less the other entries
+/// (`ptx::KernelTexts`): every entry of every module is found, each such module holds exactly
+/// its one entry, and ptxas accepts a sample of them (every `SAMPLE`-th entry by name, the first
+/// and the last) for their architecture.
+#[test]
+fn every_kernel_compiles_alone() {
+    use gpu_primitives_runtime::ptx::KernelTexts;
+    const SAMPLE: usize = 64;
+    let ptxas = find_ptxas();
+    let dir = std::env::temp_dir().join(format!("gpu-primitives-ptx-alone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (whose, variants) in MODULES {
+        for (arch, ptx) in *variants {
+            let texts = KernelTexts::new(ptx);
+            let mut names: Vec<&str> = texts.names().collect();
+            let mut expected = entries(ptx);
+            names.sort_unstable();
+            expected.sort_unstable();
+            assert_eq!(names, expected, "{whose} sm_{arch}: entries found by KernelTexts");
+            for name in &names {
+                let module = texts.module_of(name).unwrap();
+                assert_eq!(
+                    entries(&module),
+                    [*name],
+                    "{whose} sm_{arch}: the module of {name}"
+                );
+                assert!(module.contains(".version ") && module.contains(&format!(".target sm_{arch}")));
+            }
+            let sample = names
+                .iter()
+                .step_by(SAMPLE)
+                .chain(names.last())
+                .collect::<std::collections::BTreeSet<_>>();
+            for name in sample {
+                let input = dir.join(format!("{whose}_sm_{arch}_{name}.ptx"));
+                std::fs::write(&input, texts.module_of(name).unwrap()).unwrap();
+                let out = Command::new(&ptxas)
+                    .args([&format!("-arch=sm_{arch}"), "-o"])
+                    .arg(dir.join(format!("{whose}_sm_{arch}_{name}.cubin")))
+                    .arg(&input)
+                    .output()
+                    .expect("running ptxas");
+                assert!(
+                    out.status.success(),
+                    "ptxas rejected kernel {name} of the {whose} sm_{arch} module alone:\n{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                println!("ptxas {whose} sm_{arch}: {name} alone: accepted");
+            }
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
