@@ -1,6 +1,7 @@
 //! The caller's buffers and streams: algorithms queued on a stream the caller made, on the
 //! legacy default stream wrapped from its raw handle, on sub-slices and raw device addresses,
-//! from another thread, and a kernel whose parameter struct does not match its PTX refused.
+//! from another thread, a kernel whose parameter struct does not match its PTX refused, and every
+//! kernel of the library compiled alone (as the runtime compiles each on first use).
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Max, Sum};
@@ -20,6 +21,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("streams::sub_slices_and_raw_addresses", sub_slices),
     ("streams::gpu_used_from_another_thread", other_thread),
     ("streams::parameter_struct_checked_against_ptx", param_mismatch),
+    ("streams::every_library_kernel_compiles_alone", compile_all),
 ];
 
 /// The back-end interop tests of this build: cust's buffers and streams (feature `cust`),
@@ -284,4 +286,42 @@ fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
         Err(e) => Err(format!("expected ParamMismatch, got {e}").into()),
         Ok(()) => Err("a u32 was accepted for a usize parameter".into()),
     }
+}
+
+/// Device memory that the compiled kernels may take, on average a kernel: the budget this test
+/// holds the runtime's one-module-a-kernel loading to.
+const COMPILED_KERNEL_BYTES: usize = 1 << 20;
+
+/// Every kernel of the library's module compiles on this GPU alone, as the runtime compiles each
+/// on first use (`Module::compile_all`, several threads); prints the time and the device memory
+/// the compiled kernels took, and holds the latter to `COMPILED_KERNEL_BYTES` a kernel.
+fn compile_all(gpu: &Gpu) -> Result<(), Failed> {
+    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let free = || {
+        let (mut free, mut total) = (0usize, 0usize);
+        ok(gpu.bind())?;
+        // SAFETY: valid out-pointers; the context was made current just above.
+        let status = unsafe { gpu_primitives::runtime::sys::cuMemGetInfo_v2(&mut free, &mut total) };
+        if status != gpu_primitives::runtime::sys::cudaError_enum::CUDA_SUCCESS {
+            return Err(Failed::from(format!("cuMemGetInfo: {status:?}")));
+        }
+        Ok(free)
+    };
+    let before = free()?;
+    let start = std::time::Instant::now();
+    let compiled = ok(module.compile_all())?;
+    let seconds = start.elapsed().as_secs_f64();
+    let taken = before.saturating_sub(free()?);
+    println!(
+        "compiled {compiled} kernels alone in {seconds:.1} s ({} threads); device memory taken: {:.1} MiB, {:.1} KiB a kernel",
+        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        taken as f64 / (1 << 20) as f64,
+        taken as f64 / 1024.0 / compiled.max(1) as f64,
+    );
+    // Everything is compiled now: a second call finds nothing left.
+    check_eq("kernels left to compile", ok(module.compile_all())?, 0)?;
+    if taken > COMPILED_KERNEL_BYTES * compiled.max(1) {
+        return Err(format!("{compiled} compiled kernels took {taken} bytes of device memory, past {COMPILED_KERNEL_BYTES} a kernel").into());
+    }
+    Ok(())
 }

@@ -65,6 +65,10 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
         "reads 2 GiB twice: long under compute-sanitizer",
     ),
     (
+        "streams::every_library_kernel_compiles_alone",
+        "compiles every kernel of the library: long under compute-sanitizer",
+    ),
+    (
         "device::out_of_memory_is_an_error",
         "compute-sanitizer counts the failed allocation it provokes as an error",
     ),
