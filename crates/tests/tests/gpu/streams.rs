@@ -293,8 +293,8 @@ fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
 const COMPILED_KERNEL_BYTES: usize = 1 << 20;
 
 /// Every kernel of the library's module compiles on this GPU alone, as the runtime compiles each
-/// on first use (`Module::compile_all`, several threads); prints the time and the device memory
-/// the compiled kernels took, and holds the latter to `COMPILED_KERNEL_BYTES` a kernel.
+/// on first use (`Module::compile_all`); prints the time and the device memory the compiled
+/// kernels took, and holds the latter to `COMPILED_KERNEL_BYTES` a kernel.
 fn compile_all(gpu: &Gpu) -> Result<(), Failed> {
     let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
     let free = || {
@@ -313,8 +313,7 @@ fn compile_all(gpu: &Gpu) -> Result<(), Failed> {
     let seconds = start.elapsed().as_secs_f64();
     let taken = before.saturating_sub(free()?);
     println!(
-        "compiled {compiled} kernels alone in {seconds:.1} s ({} threads); device memory taken: {:.1} MiB, {:.1} KiB a kernel",
-        std::thread::available_parallelism().map_or(1, |n| n.get()),
+        "compiled {compiled} kernels alone in {seconds:.1} s; device memory taken: {:.1} MiB, {:.1} KiB a kernel",
         taken as f64 / (1 << 20) as f64,
         taken as f64 / 1024.0 / compiled.max(1) as f64,
     );
