@@ -211,9 +211,9 @@ impl Module {
 
     /// Compile every kernel not compiled yet, one after another, so that no later call waits
     /// for its kernels' JIT (at start-up, say, or to check that every kernel compiles for this
-    /// GPU); the number compiled. All 713 of the library's kernels took 105-107 s on an H100
-    /// where the driver's JIT cache did not hold them, and 0.4 s where it did; compiling them
-    /// from 16 threads at once measured no faster (the driver compiles one at a time).
+    /// GPU); the number compiled. All 713 of the library's kernels took 102-118 s on an H100
+    /// where the driver's JIT cache did not hold them, and 0.3 s where it did; compiling them
+    /// from 16 threads at once measured no faster (104-107 s).
     ///
     /// # Errors
     /// The first [`Error::PtxLoad`] or driver error met; the kernels compiled before it stay.
