@@ -17,7 +17,7 @@ use std::sync::{Arc, Mutex};
 /// A PTX module of a [`Gpu`](crate::Gpu): the variant for its device, whose kernels are each
 /// compiled alone the first time they are looked up ([`KernelTexts`]: the module less its other
 /// entries), and cached. A program pays for the kernels it uses: compiling all of a library's
-/// hundreds of kernels at once takes about a minute.
+/// hundreds of kernels at once took about 100 s on an H100.
 pub struct Module {
     key: &'static str,
     arch: u32,
