@@ -2,7 +2,7 @@
 //! optionally write the kept items, and (`--check`) compare them bit for bit with the CPU
 //! reference.
 
-use crate::cli_ops::CliError;
+use crate::cli_ops::{CliError, time_warm};
 use crate::npy;
 use gpu_primitives::device::{self, CompareKind, Element, Predicate};
 use gpu_primitives::{Gpu, reference};
@@ -93,7 +93,7 @@ fn predicate<T: CompactElement>(keep: KeepArg, value: f64, hi: f64) -> Predicate
 
 fn run_typed<T: CompactElement>(gpu: &Gpu, host: &[T], job: &CompactJob) -> Result<bool, CliError> {
     let predicate = job.keep.map(|(keep, value, hi)| predicate::<T>(keep, value, hi));
-    let (kept, elapsed) = gpu.time(|| match predicate {
+    let (kept, elapsed) = time_warm(gpu, || match predicate {
         Some(p) => device::select_if_slice(gpu, host, p),
         None => device::unique_slice(gpu, host),
     })?;

@@ -2,7 +2,7 @@
 //! `[lower, upper)`, or bins between given levels), report, optionally write the counts, and
 //! (`--check`) compare them with the CPU reference.
 
-use crate::cli_ops::CliError;
+use crate::cli_ops::{CliError, time_warm};
 use crate::npy;
 use gpu_primitives::device::{self, HistogramSample};
 use gpu_primitives::{Gpu, reference};
@@ -50,7 +50,7 @@ fn run_typed<S: CliSample>(gpu: &Gpu, host: &[S], job: &HistogramJob) -> Result<
         .map(|l| l.iter().map(|&v| S::level_from_f64(v)).collect());
     let (bins, lower, upper) = job.even;
     let (lower, upper) = (S::level_from_f64(lower), S::level_from_f64(upper));
-    let (counts, elapsed) = gpu.time(|| match &levels {
+    let (counts, elapsed) = time_warm(gpu, || match &levels {
         Some(levels) => device::histogram_range_slice(gpu, host, levels),
         None => device::histogram_even_slice(gpu, host, bins, lower, upper),
     })?;

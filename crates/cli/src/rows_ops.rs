@@ -5,7 +5,7 @@
 //! each row as logits with a target class from a 1-D `i64` file, one `f32` loss per row
 //! (`reference::rows::cross_entropy_bound`).
 
-use crate::cli_ops::CliError;
+use crate::cli_ops::{CliError, time_warm};
 use crate::npy::{self, NpyStored};
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound, shift};
@@ -113,7 +113,7 @@ fn run_typed<T: CliRow>(
     let x = DeviceVec::from_slice(gpu, host)?;
     let mut y = DeviceVec::<T>::zeroed(gpu, host.len())?;
     let norm = Norm::new(job.eps);
-    let ((), elapsed) = gpu.time(|| match forward {
+    let ((), elapsed) = time_warm(gpu, || match forward {
         Forward::Softmax => rows::softmax(gpu, &x, cols, &mut y),
         Forward::LogSoftmax => rows::log_softmax(gpu, &x, cols, &mut y),
         Forward::LayerNorm => rows::layer_norm(gpu, &x, cols, norm, &mut y, None, None),
@@ -230,7 +230,7 @@ fn run_backward<T: CliRow>(
         Forward::RmsNorm => rows::rms_norm(gpu, &x, cols, norm, &mut y, Some((&mut rstd).into()))?,
     }
     let workspace = &mut DeviceWorkspace::new();
-    let ((), elapsed) = gpu.time(|| match forward {
+    let ((), elapsed) = time_warm(gpu, || match forward {
         Forward::Softmax => rows::softmax_backward(gpu, &y, &d_dy, cols, &mut dx),
         Forward::LogSoftmax => rows::log_softmax_backward(gpu, &y, &d_dy, cols, &mut dx),
         Forward::LayerNorm => rows::layer_norm_backward(
@@ -327,7 +327,7 @@ fn run_cross_entropy<T: CliRow>(
         ..rows::CrossEntropy::default()
     };
     let workspace = &mut DeviceWorkspace::new();
-    let ((), elapsed) = gpu.time(|| {
+    let ((), elapsed) = time_warm(gpu, || {
         let grad = d_grad.as_mut().map(|g| g.view_mut());
         rows::cross_entropy(gpu, &x, cols, &d_targets, options, &mut loss, grad, workspace)
     })?;

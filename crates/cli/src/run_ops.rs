@@ -3,7 +3,7 @@
 //! report, optionally write both arrays, and (`--check`) compare them bit for bit with the CPU
 //! reference.
 
-use crate::cli_ops::CliError;
+use crate::cli_ops::{CliError, time_warm};
 use crate::npy;
 use gpu_primitives::device::{self, Element};
 use gpu_primitives::{Gpu, reference};
@@ -93,7 +93,7 @@ fn print_check(expected_runs: usize, same: bool) -> bool {
 
 fn run_typed<T: RunElement>(gpu: &Gpu, host: &[T], job: &RunJob) -> Result<bool, CliError> {
     if job.non_trivial {
-        let ((offsets, lengths), elapsed) = gpu.time(|| device::non_trivial_runs_slice(gpu, host))?;
+        let ((offsets, lengths), elapsed) = time_warm(gpu, || device::non_trivial_runs_slice(gpu, host))?;
         report::<T>(gpu, "non_trivial_runs", host.len(), lengths.len(), elapsed);
         if let Some(path) = &job.output {
             write_runs(path, ("offsets", "u32", &offsets), &lengths)?;
@@ -105,7 +105,7 @@ fn run_typed<T: RunElement>(gpu: &Gpu, host: &[T], job: &RunJob) -> Result<bool,
         let same = offsets == expected_offsets && lengths == expected_lengths;
         Ok(print_check(expected_lengths.len(), same))
     } else {
-        let ((items, lengths), elapsed) = gpu.time(|| device::run_length_encode_slice(gpu, host))?;
+        let ((items, lengths), elapsed) = time_warm(gpu, || device::run_length_encode_slice(gpu, host))?;
         report::<T>(gpu, "run_length_encode", host.len(), lengths.len(), elapsed);
         if let Some(path) = &job.output {
             write_runs(path, ("items", T::NAME, &items), &lengths)?;

@@ -6,7 +6,7 @@
 //! the sorted keys (or the `u32` indices), and (`--check`) compare them bit for bit with the CPU
 //! reference (`reference::sort`, a stable comparison sort).
 
-use crate::cli_ops::CliError;
+use crate::cli_ops::{CliError, time_warm};
 use crate::npy::{self, NpyStored};
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
 use gpu_primitives::{DeviceBuffer, Error, Gpu, reference};
@@ -206,10 +206,9 @@ fn sort_on_gpu<K: CliKey>(
             (None, _) => device::sort_keys(gpu, keys_in, keys_out, options, workspace),
         }
     };
-    // An untimed call reserves the workspace (the alternate keys, the tiles' status); the
+    // The untimed call also reserves the workspace (the alternate keys, the tiles' status); the
     // timed one sorts the unchanged input again (out of place).
-    sort()?;
-    let ((), elapsed) = gpu.time(&mut sort)?;
+    let ((), elapsed) = time_warm(gpu, &mut sort)?;
     Ok(Sorted {
         keys: K::from_raw(&gpu.download(&d_sorted)?).to_vec(),
         indices: d_indices.as_ref().map(|d| gpu.download(d)).transpose()?,

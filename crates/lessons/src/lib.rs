@@ -36,13 +36,15 @@ pub use embedded::PTX_VARIANTS;
 /// The key the lessons' module is loaded under in a [`Gpu`].
 pub const MODULE_KEY: &str = "gpu-primitives-lessons";
 
-/// Add the lessons' module to `gpu` (once; later calls return at once): each kernel is compiled
-/// when first launched.
+/// Add the lessons' module to `gpu` and compile its kernels (once; later calls return at once).
+/// The lessons time single launches, so their few kernels are compiled here rather than on
+/// first use inside a timed launch, as the library's are.
 ///
 /// # Errors
-/// GPU older than the PTX, driver too old.
+/// GPU older than the PTX, driver too old, a kernel the driver cannot compile
+/// ([`gpu_primitives::Error::PtxLoad`], with the JIT log).
 pub fn load(gpu: &Gpu) -> Result<()> {
-    gpu.module(MODULE_KEY, PTX_VARIANTS).map(drop)
+    gpu.module(MODULE_KEY, PTX_VARIANTS)?.compile_all().map(drop)
 }
 
 /// Open GPU `ordinal` with the library's kernels and the lessons' loaded into it.
