@@ -7,7 +7,7 @@
 //! | CPU | GPU (this crate) |
 //! |---|---|
 //! | the program | [`Gpu`]: one device, its primary context, a default stream, the PTX modules loaded into it |
-//! | a library of functions | [`Module`]: one PTX module, loaded once per [`Gpu`] ([`Gpu::module`]); its functions are looked up once and cached |
+//! | a library of functions | [`Module`]: one PTX module per [`Gpu`] ([`Gpu::module`]); each function compiled alone on its first lookup, and cached |
 //! | a function's signature | [`Kernel<P>`]: a kernel whose one parameter is the `#[repr(C)]` struct `P`, its size checked against the PTX entry at lookup |
 //! | an ordered queue of work | [`Stream`]: the `Gpu`'s own, another made with [`Gpu::create_stream`], or the caller's (e.g. cudarc's) wrapped by [`Stream::from_raw`] |
 //! | `Vec<T>` / `&[T]` | [`DeviceBuffer<T>`], made and filled by [`Stream::upload`] / [`Stream::alloc_zeroed`], read by [`Stream::download`] |
