@@ -25,7 +25,7 @@ pub struct Module {
     context: raw::CUcontext,
     /// The variant's text, cut at its kernels.
     texts: KernelTexts<'static>,
-    /// Each `.entry`'s parameter sizes, read from the PTX text at load.
+    /// Each kernel's parameter sizes, read from its entry's text at load.
     entries: HashMap<String, Vec<usize>>,
     /// Each kernel looked up so far: the driver's module holding it alone, and its function.
     functions: Mutex<HashMap<String, (raw::CUmodule, raw::CUfunction)>>,
@@ -144,12 +144,25 @@ impl Module {
                 });
             }
         }
+        let texts = KernelTexts::new(ptx);
+        // The kernels are the entries `KernelTexts` found, so that a kernel the module has is
+        // one it can compile; each one's parameters read from its own text.
+        let entries = texts
+            .names()
+            .map(|name| {
+                let params = texts
+                    .entry(name)
+                    .map(entry_param_bytes)
+                    .and_then(|mut p| p.remove(name));
+                (name.to_owned(), params.unwrap_or_default())
+            })
+            .collect();
         Ok(Self {
             key,
             arch,
             context,
-            texts: KernelTexts::new(ptx),
-            entries: entry_param_bytes(ptx),
+            texts,
+            entries,
             functions: Mutex::new(HashMap::new()),
             max_shared_per_block: device.max_shared_per_block,
             active_clusters: Arc::default(),

@@ -103,9 +103,9 @@ fn param_bytes(decl: &str) -> usize {
 /// ```
 pub struct KernelTexts<'a> {
     text: &'a str,
-    /// The text in order, cut into pieces: `None` for text every kernel keeps, the entry's name
-    /// for an entry.
-    pieces: Vec<(Option<&'a str>, Range<usize>)>,
+    /// The text in order, cut into pieces: each whether it is an entry (else text every kernel
+    /// keeps), and its bytes.
+    pieces: Vec<(bool, Range<usize>)>,
     /// Each entry's index in `pieces`.
     entries: HashMap<&'a str, usize>,
 }
@@ -126,15 +126,15 @@ impl<'a> KernelTexts<'a> {
             };
             let end = closing_brace_line_end(ptx, at);
             if kept_from < at {
-                pieces.push((None, kept_from..at));
+                pieces.push((false, kept_from..at));
             }
             entries.insert(name, pieces.len());
-            pieces.push((Some(name), at..end));
+            pieces.push((true, at..end));
             kept_from = end;
             at = end;
         }
         if kept_from < ptx.len() {
-            pieces.push((None, kept_from..ptx.len()));
+            pieces.push((false, kept_from..ptx.len()));
         }
         Self {
             text: ptx,
@@ -161,7 +161,7 @@ impl<'a> KernelTexts<'a> {
             self.pieces
                 .iter()
                 .enumerate()
-                .filter(move |(i, (entry, _))| entry.is_none() || *i == index)
+                .filter(move |(i, (entry, _))| !entry || *i == index)
         };
         let mut module = String::with_capacity(pieces().map(|(_, (_, r))| r.len()).sum());
         for (_, (_, range)) in pieces() {
