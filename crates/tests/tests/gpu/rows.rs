@@ -31,6 +31,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "rows::norm_backward_summed_in_the_dx_kernel",
         norm_backward_summed_in_the_dx_kernel,
     ),
+    ("rows::cluster_kernels_few_rows", cluster_kernels_few_rows),
     (
         "rows::long_rows_x_tiles_kept_in_shared_memory",
         long_rows_kept_in_shared_memory,
@@ -440,6 +441,31 @@ fn check_norm_backward<T: RowTest>(
     skip: bool,
     seed: u64,
 ) -> Result<(), TestCaseError> {
+    check_norm_backward_of::<T>(gpu, rows, cols, skip, seed, None)
+}
+
+/// [`check_norm_backward`] with the weight and the parameter gradients asked for: the kernels
+/// that sum `dweight` and `dbias` always run.
+fn check_norm_backward_summed<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+) -> Result<(), TestCaseError> {
+    check_norm_backward_of::<T>(gpu, rows, cols, skip, seed, Some((true, true)))
+}
+
+/// One case of the norms' backward; `affine_parameters`: whether a weight is given and the
+/// parameter gradients asked for (random when `None`).
+fn check_norm_backward_of<T: RowTest>(
+    gpu: &Gpu,
+    rows: usize,
+    cols: usize,
+    skip: bool,
+    seed: u64,
+    affine_parameters: Option<(bool, bool)>,
+) -> Result<(), TestCaseError> {
     let n = rows * cols;
     // Half the cases hold masked and NaN rows: their dx is NaN (the reference's too), and so
     // is every column's dweight that such a row's normalized item is NaN in (all of them for
@@ -455,7 +481,8 @@ fn check_norm_backward<T: RowTest>(
         .map(|_| T::from_f64(r.random_range(-2.0..2.0)))
         .collect();
     let wide_w = widen(&weight);
-    let (affine, parameters) = (r.random_bool(0.7), r.random_bool(0.7));
+    let drawn = (r.random_bool(0.7), r.random_bool(0.7));
+    let (affine, parameters) = affine_parameters.unwrap_or(drawn);
     let (d_x, d_dy, d_w) = (
         upload(gpu, &x, skip)?,
         upload(gpu, &dy, skip)?,
@@ -741,7 +768,8 @@ fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
     // Under the sanitizers: one length of each path (one block holding the row, halves' two
     // tiles of 256 threads, tiles, clusters
     // of one to three tiles a block, the separate launches past them), 8 rows each (one chunk
-    // of rows). Racecheck does not finish the cluster-summing kernels even so (docs/testing.md).
+    // of rows). Racecheck takes them without clusters (it would take about half an hour over the
+    // cluster-summing kernels here); `cluster_kernels_few_rows` gives it those (docs/testing.md).
     let sanitized = under_sanitizers();
     for (k, check) in checks.iter().enumerate() {
         for cols in [
@@ -762,6 +790,35 @@ fn norm_backward_summed_in_the_dx_kernel(gpu: &Gpu) -> Result<(), Failed> {
                     .map_err(|e| Failed::from(e.to_string()))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Every kind of cluster kernel (sm_90: a row shared among the blocks of a thread-block
+/// cluster) at 2 rows, few enough shared-memory accesses that racecheck finishes them (it
+/// checks about 35 thousand items a second of the summing kernels: docs/testing.md). On an
+/// H100: the `f32` forward operations (81927 and 131072 columns), the softmax backward (`f32`
+/// 65536, `bf16` 131072), cross-entropy (`f32` 131072), and the norms' backward summing
+/// `dweight` and `dbias` across the cluster, with a weight and both gradients asked for (`f32`
+/// 16384 in blocks of 256 threads, `f32` 40009 in blocks of 1024, `bf16` 32768, `f16` 40009).
+/// Both load paths: aligned rows and odd ones. On a GPU without clusters the same lengths take
+/// the one-block kernels.
+fn cluster_kernels_few_rows(gpu: &Gpu) -> Result<(), Failed> {
+    let cases: [(RowCheck, usize); 9] = [
+        (check_forward::<f32>, 81_927),
+        (check_forward::<f32>, 131_072),
+        (check_backward::<f32>, 65_536),
+        (check_backward::<bf16>, 131_072),
+        (check_cross_entropy::<f32>, 131_072),
+        (check_norm_backward_summed::<f32>, 16_384),
+        (check_norm_backward_summed::<f32>, 40_009),
+        (check_norm_backward_summed::<bf16>, 32_768),
+        (check_norm_backward_summed::<f16>, 40_009),
+    ];
+    for (k, (check, cols)) in cases.into_iter().enumerate() {
+        // Odd seeds: the norms' backward then has no masked or NaN rows, so every column's
+        // dweight is checked (the other checks draw their own special rows).
+        check(gpu, 2, cols, false, (2 * k + 1) as u64).map_err(|e| Failed::from(e.to_string()))?;
     }
     Ok(())
 }
