@@ -402,10 +402,11 @@ pub struct RowSumsLaunch {
     pub cluster: bool,
     /// Dynamic shared memory of the sums past `ROW_SHARED_BYTES`
     /// ([`row_column_sums_bytes`](crate::layout::row_column_sums_bytes) of a block's largest
-    /// share of the tiles). The summing kernels keep no tiles in shared memory: with the sums
-    /// beside them they ran slower than reading the tiles again (H100, `f32` LayerNorm backward,
-    /// time / copy: 16384 x 16384 in one block 2.06 keeping 2 of 4 tiles, 1.94 keeping none;
-    /// 4096 x 65536 in a cluster 2.46 keeping 1 of each block's 2, 1.88 keeping none).
+    /// share of the tiles). In `f32` the summing kernels keep no tiles in shared memory: with the
+    /// sums beside them they ran slower than reading the tiles again (H100, `f32` LayerNorm
+    /// backward, time / copy: 16384 x 16384 in one block 2.06 keeping 2 of 4 tiles, 1.94 keeping
+    /// none; 4096 x 65536 in a cluster 2.46 keeping 1 of each block's 2, 1.88 keeping none); in
+    /// halves they do where they fit ([`row_sums_kept_tiles`]).
     pub sums_bytes: u64,
 }
 
@@ -528,6 +529,46 @@ const fn row_sums_fitting(
     } else {
         None
     }
+}
+
+/// Tiles of its row a block of a norms' summing kernel ([`row_sums_launch`]'s `launch`, rows of
+/// `vector` elements per 16 bytes, `inputs` row inputs) keeps in shared memory past its column
+/// sums, on a device allowing a block `block_limit_bytes`: in halves every tile of the block but
+/// its last (which stays in registers) that fits, so the block reads its share of the row once;
+/// in `f32` none, every tile but the last read again (from L2, mostly). H100, time / copy
+/// without / with the kept tiles (two rounds each, session 49): `bf16` LayerNorm backward 4096
+/// columns 2.00 / 1.97, 16384 2.33 / 2.29, 65536 3.03 / 2.92, RMSNorm 1.92 / 1.88, 2.20 / 2.17,
+/// 2.82 / 2.81; but `f32` LayerNorm 16384 1.79 / 1.87 and 65536 1.89 / 2.46.
+pub const fn row_sums_kept_tiles(
+    launch: RowSumsLaunch,
+    vector: usize,
+    inputs: usize,
+    block_limit_bytes: u64,
+) -> u32 {
+    if vector == 4 {
+        return 0;
+    }
+    row_sums_room_tiles(launch, inputs, block_limit_bytes)
+}
+
+/// How many of its tiles but the last a block of a norms' summing kernel `launch` (`inputs` row
+/// inputs) can keep in shared memory past its column sums within `block_limit_bytes`.
+pub const fn row_sums_room_tiles(launch: RowSumsLaunch, inputs: usize, block_limit_bytes: u64) -> u32 {
+    use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes};
+    let plan = launch.plan;
+    let (tiles, slots) = if launch.cluster {
+        (
+            row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS).1,
+            ROW_CLUSTER_SLOTS_BYTES,
+        )
+    } else {
+        (plan.tiles as u32, 0)
+    };
+    let used = (ROW_SHARED_BYTES + slots) as u64 + launch.sums_bytes;
+    let room = block_limit_bytes.saturating_sub(used);
+    let fit = room / row_staged_tiles_bytes(1, plan.words, inputs as u32, plan.block);
+    let wanted = tiles.saturating_sub(1) as u64;
+    if fit < wanted { fit as u32 } else { wanted as u32 }
 }
 
 /// Chunks of the `rows` rows a cluster kernel summing the norms' weight and bias gradients
@@ -1334,6 +1375,40 @@ mod row_plan_tests {
                 let slots = if cluster { ROW_CLUSTER_SLOTS_BYTES } else { 0 };
                 assert!(u64::from(ROW_SHARED_BYTES + slots) + sums_bytes <= limit);
             }
+        }
+    }
+
+    #[test]
+    fn summing_kernels_keep_their_tiles_in_halves_only() {
+        use super::{row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles};
+        use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes};
+        let (h100, a100) = (227 * 1024, 163 * 1024);
+        // (cols, vector, limit, clusters) -> tiles kept a block
+        for (cols, vector, limit, clusters, kept) in [
+            (2048, 8, h100, true, 0),  // one tile
+            (4096, 8, h100, true, 1),  // 2 tiles of 256 threads, one block: the row read once
+            (4096, 8, a100, false, 1), // the same without clusters
+            (16384, 8, h100, true, 1), // one block, 2 tiles of 1024 threads
+            (65536, 8, h100, true, 1), // a cluster, 2 tiles a block
+            (98304, 8, h100, true, 0), // a cluster, 3 tiles a block: their sums leave no room
+            (16384, 4, h100, true, 0), // f32: none
+            (65536, 4, h100, true, 0),
+        ] {
+            let launch = row_sums_launch(cols, vector, 2, 16, 8, 1024, limit, clusters).unwrap();
+            assert_eq!(
+                row_sums_kept_tiles(launch, vector, 2, limit),
+                kept,
+                "{cols} cols, {vector} a vector"
+            );
+            // What may be kept fits past the sums.
+            let room = row_sums_room_tiles(launch, 2, limit);
+            let slots = if launch.cluster {
+                ROW_CLUSTER_SLOTS_BYTES
+            } else {
+                0
+            };
+            let staged = row_staged_tiles_bytes(room, launch.plan.words, 2, launch.plan.block);
+            assert!(u64::from(ROW_SHARED_BYTES + slots) + launch.sums_bytes + staged <= limit);
         }
     }
 

@@ -83,7 +83,7 @@ use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
     ROW_SMALL_TILE_OPS, RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks,
     row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
-    row_sums_cluster_chunks, row_sums_launch,
+    row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
 };
 
 mod sealed {
@@ -419,11 +419,33 @@ fn launch_summing<T: RowElement>(
         let clusters = rows.min(wave * 16 / ROW_CLUSTER_BLOCKS as usize);
         grid = (clusters * ROW_CLUSTER_BLOCKS as usize) as u32;
     }
+    // A block of a cluster keeps its own share of the tiles (at most the first block's), within
+    // the limit less the cluster kernel's static slots.
+    let shared_tiles = match sums {
+        // The summing kernels: in halves their tiles but the last where they fit past the sums,
+        // in f32 none (tuning::row_sums_kept_tiles).
+        Some(sums) => match sums_kept_tiles() {
+            None => row_sums_kept_tiles(sums, T::ROW_VECTOR, k.inputs, u64::from(limit)),
+            Some(most) => row_sums_room_tiles(sums, k.inputs, u64::from(limit)).min(most),
+        },
+        None if cluster => {
+            let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
+            let block_plan = RowPlan {
+                tiles: tiles as usize,
+                ..plan
+            };
+            row_shared_tiles(block_plan, k.inputs, u64::from(limit - ROW_CLUSTER_SLOTS_BYTES))
+        }
+        None => alone,
+    }
+    .min(max_shared_tiles());
+    let sums_bytes = sums.map_or(0, |sums| sums.sums_bytes);
+    let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
+    let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let mut column_partials = None;
     if let Some((workspace, _)) = column_sums {
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
-            let shared = ROW_SHARED_BYTES + sums.map_or(0, |sums| sums.sums_bytes as u32);
             on.gpu.bind()?;
             let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
             let chunks = row_sums_cluster_chunks(rows, sums_cluster_chunks(active.max(1) as usize));
@@ -441,24 +463,6 @@ fn launch_summing<T: RowElement>(
         let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
         column_partials = Some((partials, chunks));
     }
-    // A block of a cluster keeps its own share of the tiles (at most the first block's), within
-    // the limit less the cluster kernel's static slots; the summing kernels keep none.
-    let shared_tiles = match sums {
-        Some(_) => 0,
-        None if cluster => {
-            let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
-            let block_plan = RowPlan {
-                tiles: tiles as usize,
-                ..plan
-            };
-            row_shared_tiles(block_plan, k.inputs, u64::from(limit - ROW_CLUSTER_SLOTS_BYTES))
-        }
-        None => alone,
-    }
-    .min(max_shared_tiles());
-    let sums_bytes = sums.map_or(0, |sums| sums.sums_bytes);
-    let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
-    let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
     let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
     let params = RowParams {
@@ -522,6 +526,17 @@ fn sums_cluster_chunks(active: usize) -> usize {
     match crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SUMS_CHUNKS", 0, 1..=4096) {
         0 => active,
         most => most as usize,
+    }
+}
+
+/// Most tiles of a row the norms' summing kernels keep in shared memory past their column sums,
+/// for every type, from `GPU_PRIMITIVES_ROW_SUMS_KEPT_TILES` (0 to 64) for measurements; unset,
+/// `tuning::row_sums_kept_tiles` decides.
+fn sums_kept_tiles() -> Option<u32> {
+    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
+    match crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SUMS_KEPT_TILES", u32::MAX, 0..=64) {
+        u32::MAX => None,
+        most => Some(most),
     }
 }
 
