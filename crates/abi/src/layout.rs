@@ -146,6 +146,13 @@ pub const fn segmented_shared_bytes(tile_items: u32) -> u32 {
 /// count, mean and sum of squared deviations).
 pub const ROW_STATS: u32 = 3;
 
+/// Shared memory the CUDA driver reserves for each resident block on the GPUs this library
+/// targets (sm_80 to sm_90: `CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`, which the GPU
+/// test `device::shared_memory_reserved_per_block` checks): a multiprocessor holds the opt-in
+/// block limit plus this, and each resident block takes its own shared memory plus this
+/// (H100: 227 KiB + 1 KiB = 228 KiB, so four blocks of 256 threads fit 56 KiB each, not 56.75).
+pub const SHARED_RESERVED_PER_BLOCK: u32 = 1024;
+
 /// Dynamic shared memory of the row operations (`RowParams`), in bytes: two sets (alternate
 /// reductions use alternate sets, so one barrier each suffices) of [`ROW_STATS`] `f32` slots
 /// per warp of the largest block.

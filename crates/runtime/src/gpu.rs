@@ -24,6 +24,11 @@ pub struct DeviceInfo {
     /// 163 KiB on sm_80). A launch may ask for more than 48 KiB of dynamic shared memory, up
     /// to this less the kernel's static shared memory ([`Stream::launch`](crate::Stream::launch)).
     pub max_shared_per_block: u32,
+    /// Shared memory the driver reserves for each resident block, in bytes
+    /// (`CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK`: 1 KiB on sm_80 and sm_90): a
+    /// multiprocessor holds `max_shared_per_block + reserved_shared_per_block` bytes, and each
+    /// block resident on it takes its own shared memory plus this.
+    pub reserved_shared_per_block: u32,
     /// Threads per warp, as the device reports it.
     pub warp_size: u32,
     /// Total device memory, bytes.
@@ -166,6 +171,10 @@ impl Gpu {
             max_shared_per_block: attribute(
                 device,
                 A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN,
+            )?,
+            reserved_shared_per_block: attribute(
+                device,
+                A::CU_DEVICE_ATTRIBUTE_RESERVED_SHARED_MEMORY_PER_BLOCK,
             )?,
             warp_size: device_warp,
             total_memory,

@@ -36,6 +36,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "rows::long_rows_x_tiles_kept_in_shared_memory",
         long_rows_kept_in_shared_memory,
     ),
+    (
+        "rows::shared_memory_reserved_per_block_as_planned",
+        reserved_shared_memory,
+    ),
     ("rows::special_rows", special_rows),
     ("rows::bad_input_and_empty", bad_input),
     ("rows::past_2_pow_31_elements", past_2_pow_31),
@@ -858,6 +862,21 @@ fn long_rows_kept_in_shared_memory(gpu: &Gpu) -> Result<(), Failed> {
                     .map_err(|e| Failed::from(e.to_string()))?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The row plans split a multiprocessor's shared memory among its blocks assuming the driver
+/// reserves `layout::SHARED_RESERVED_PER_BLOCK` bytes a block (`tuning::row_shared_tiles`): this
+/// GPU reserves that much.
+fn reserved_shared_memory(gpu: &Gpu) -> Result<(), Failed> {
+    let reserved = gpu.info().reserved_shared_per_block;
+    let planned = gpu_primitives_abi::layout::SHARED_RESERVED_PER_BLOCK;
+    if reserved != planned {
+        return Err(Failed::from(format!(
+            "{} reserves {reserved} bytes of shared memory a block; the row plans assume {planned}",
+            gpu.info().name
+        )));
     }
     Ok(())
 }
