@@ -534,7 +534,8 @@ const fn row_sums_fitting(
 /// Tiles of its row a block of a norms' summing kernel ([`row_sums_launch`]'s `launch`, rows of
 /// `vector` elements per 16 bytes, `inputs` row inputs) keeps in shared memory past its column
 /// sums, on a device allowing a block `block_limit_bytes`: in halves every tile of the block but
-/// its last (which stays in registers) that fits, so the block reads its share of the row once;
+/// its last (which stays in registers) that fits without costing a block of occupancy
+/// ([`row_sums_room_tiles`]), so the block reads its share of the row once where all fit;
 /// in `f32` none, every tile but the last read again (from L2, mostly). H100, time / copy
 /// without / with the kept tiles (two rounds each, session 49): `bf16` LayerNorm backward 4096
 /// columns 2.00 / 1.97, 16384 2.33 / 2.29, 65536 3.03 / 2.92, RMSNorm 1.92 / 1.88, 2.20 / 2.17,
@@ -552,7 +553,8 @@ pub const fn row_sums_kept_tiles(
 }
 
 /// How many of its tiles but the last a block of a norms' summing kernel `launch` (`inputs` row
-/// inputs) can keep in shared memory past its column sums within `block_limit_bytes`.
+/// inputs) can keep in shared memory past its column sums, on a device allowing a block
+/// `block_limit_bytes`, without costing a block of occupancy (as [`row_shared_tiles`]).
 pub const fn row_sums_room_tiles(launch: RowSumsLaunch, inputs: usize, block_limit_bytes: u64) -> u32 {
     use crate::layout::{ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes};
     let plan = launch.plan;
@@ -565,7 +567,7 @@ pub const fn row_sums_room_tiles(launch: RowSumsLaunch, inputs: usize, block_lim
         (plan.tiles as u32, 0)
     };
     let used = (ROW_SHARED_BYTES + slots) as u64 + launch.sums_bytes;
-    let room = block_limit_bytes.saturating_sub(used);
+    let room = row_block_share_bytes(plan.block, block_limit_bytes).saturating_sub(used);
     let fit = room / row_staged_tiles_bytes(1, plan.words, inputs as u32, plan.block);
     let wanted = tiles.saturating_sub(1) as u64;
     if fit < wanted { fit as u32 } else { wanted as u32 }
@@ -639,6 +641,18 @@ const fn row_plan_of_words(
     }
 }
 
+/// Shared memory one block of `block` threads may take without costing a block of occupancy,
+/// on a device allowing a block `block_limit_bytes`: its share among the blocks of that size the
+/// row kernels' registers let a multiprocessor hold (built for
+/// [`MAX_BLOCK_THREADS`](crate::layout::MAX_BLOCK_THREADS) threads), the multiprocessor holding
+/// the limit plus [`SHARED_RESERVED_PER_BLOCK`](crate::layout::SHARED_RESERVED_PER_BLOCK), which
+/// each block takes too.
+const fn row_block_share_bytes(block: u32, block_limit_bytes: u64) -> u64 {
+    let blocks = (crate::layout::MAX_BLOCK_THREADS / block) as u64;
+    let reserved = crate::layout::SHARED_RESERVED_PER_BLOCK as u64;
+    ((block_limit_bytes + reserved) / if blocks == 0 { 1 } else { blocks }).saturating_sub(reserved)
+}
+
 /// How many of a row's first tiles the block keeps in shared memory between its reduction and
 /// its output (`RowParams::shared_tiles`) under `plan`, for an operation of `inputs` row inputs
 /// on a device allowing a block `block_limit_bytes` of shared memory (its opt-in limit): every
@@ -659,12 +673,7 @@ pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u
     if plan.tiles <= 1 {
         return 0;
     }
-    let blocks = (crate::layout::MAX_BLOCK_THREADS / plan.block) as u64;
-    // The multiprocessor holds the block limit plus the driver's reservation, which each of its
-    // blocks takes too.
-    let reserved = crate::layout::SHARED_RESERVED_PER_BLOCK as u64;
-    let share =
-        ((block_limit_bytes + reserved) / if blocks == 0 { 1 } else { blocks }).saturating_sub(reserved);
+    let share = row_block_share_bytes(plan.block, block_limit_bytes);
     let reductions = crate::layout::ROW_SHARED_BYTES as u64;
     let available = share.saturating_sub(reductions);
     let tile = crate::layout::row_staged_tiles_bytes(1, plan.words, inputs as u32, plan.block);
@@ -1409,7 +1418,7 @@ mod row_plan_tests {
         for (cols, vector, limit, clusters, kept) in [
             (2048, 8, h100, true, 0),  // one tile
             (4096, 8, h100, true, 1),  // 2 tiles of 256 threads, one block: the row read once
-            (4096, 8, a100, false, 1), // the same without clusters
+            (4096, 8, a100, false, 0), // A100: a kept tile would cost a block (4 -> 3)
             (16384, 8, h100, true, 1), // one block, 2 tiles of 1024 threads
             (65536, 8, h100, true, 1), // a cluster, 2 tiles a block
             (98304, 8, h100, true, 0), // a cluster, 3 tiles a block: their sums leave no room
