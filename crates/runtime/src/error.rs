@@ -98,6 +98,14 @@ pub enum Error {
     /// An input that must not be empty is.
     #[error("{0}: empty input")]
     EmptyInput(&'static str),
+    /// An argument no call can take (a NaN `eps`, a size past the address space, ...); the
+    /// message names it and the valid range.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// A stream, buffer, kernel or workspace of one context used with another's (another
+    /// device's `Gpu`); nothing was queued.
+    #[error("wrong context: {0}: use handles made from the same Gpu")]
+    WrongContext(&'static str),
     /// A launch shape or argument the kernel cannot take.
     #[error("invalid launch: {0}")]
     InvalidLaunch(String),

@@ -1,5 +1,6 @@
 //! [`Gpu`]: one device, its primary context, a default stream, and the PTX modules loaded into it.
 
+use crate::context::Context;
 use crate::error::check;
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::module::Module;
@@ -51,29 +52,11 @@ pub struct Gpu {
 
 struct Inner {
     info: DeviceInfo,
-    // Field order is drop order: modules and the stream before the context they live in.
     modules: Mutex<Vec<(&'static str, Arc<Module>)>>,
     stream: Stream,
-    context: PrimaryContext,
-}
-
-/// The device's primary context, retained by [`Gpu::open`] and released on drop.
-struct PrimaryContext {
-    raw: sys::CUcontext,
-    device: sys::CUdevice,
-}
-
-// SAFETY: a context handle may be used from any thread (each use binds it first).
-unsafe impl Send for PrimaryContext {}
-// SAFETY: as for Send.
-unsafe impl Sync for PrimaryContext {}
-
-impl Drop for PrimaryContext {
-    fn drop(&mut self) {
-        // SAFETY: retained once by `Gpu::open`, released once here, after the modules and the
-        // stream (declared before it) were dropped.
-        unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
-    }
+    /// The primary context; every handle made in it holds it too, so it is released only after
+    /// the last of them, whatever the order of drops.
+    context: Arc<Context>,
 }
 
 /// `Error::NoDevice` for a failure of the first driver calls (no driver, no device).
@@ -90,8 +73,9 @@ fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32
 }
 
 impl Gpu {
-    /// Open device `ordinal`: retain its primary context, check its warp size against the
-    /// kernels' `warp_size`, and create the default stream. No module is loaded yet: load them
+    /// Open device `ordinal`: retain its primary context (and make it current on the calling
+    /// thread, as cudarc's `CudaContext::new` does), check its warp size against the kernels'
+    /// `warp_size`, and create the default stream. No module is loaded yet: load them
     /// with [`Gpu::module`] (libraries built on this crate load theirs on first use).
     ///
     /// # Errors
@@ -154,15 +138,16 @@ impl Gpu {
         // SAFETY: a valid out-pointer and device.
         let status = unsafe { sys::cuDeviceTotalMem_v2(&mut total_memory, device) };
         check(status, "reading the memory size")?;
-        // The primary context (the one cudarc and the CUDA runtime use), made current here.
-        let mut raw: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer and device.
-        let status = unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) };
-        check(status, "retaining the primary context")?;
-        let context = PrimaryContext { raw, device };
+        // The primary context (the one cudarc and the CUDA runtime use), made current on this
+        // thread, as cudarc's `CudaContext::new` does (later calls restore whatever context is
+        // current when they are made).
+        let context = Context::retain(device)?;
         // SAFETY: the context was just retained.
-        check(unsafe { sys::cuCtxSetCurrent(raw) }, "making the context current")?;
-        let stream = Stream::create(raw)?;
+        check(
+            unsafe { sys::cuCtxSetCurrent(context.raw()) },
+            "making the context current",
+        )?;
+        let stream = Stream::create(&context)?;
         let info = DeviceInfo {
             ordinal,
             name,
@@ -206,24 +191,25 @@ impl Gpu {
     /// # Errors
     /// Driver errors.
     pub fn create_stream(&self) -> Result<Stream> {
-        Stream::create(self.inner.context.raw)
+        Stream::create(&self.inner.context)
     }
 
-    /// Make this `Gpu`'s context current on the calling thread (every call of this crate does it
-    /// first; call it before using the driver API directly on a new thread).
+    /// Make this `Gpu`'s context current on the calling thread, and leave it current (every call
+    /// of this crate pushes it for its own duration and restores the caller's after; call this
+    /// before using the driver API directly on a new thread).
     ///
     /// # Errors
     /// Driver errors.
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context is retained for as long as this `Gpu`.
-        let status = unsafe { sys::cuCtxSetCurrent(self.inner.context.raw) };
+        let status = unsafe { sys::cuCtxSetCurrent(self.inner.context.raw()) };
         check(status, "making the context current")
     }
 
     /// The primary context's driver handle (for the driver API, or to check that another
     /// library's memory and streams live in the same context).
     pub fn context_raw(&self) -> sys::CUcontext {
-        self.inner.context.raw
+        self.inner.context.raw()
     }
 
     fn modules(&self) -> MutexGuard<'_, Vec<(&'static str, Arc<Module>)>> {
@@ -243,12 +229,7 @@ impl Gpu {
         if let Some((_, module)) = modules.iter().find(|(k, _)| *k == key) {
             return Ok(module.clone());
         }
-        let module = Arc::new(Module::load(
-            key,
-            ptx_variants,
-            self.inner.context.raw,
-            self.info(),
-        )?);
+        let module = Arc::new(Module::load(key, ptx_variants, &self.inner.context, self.info())?);
         modules.push((key, module.clone()));
         Ok(module)
     }
@@ -331,13 +312,12 @@ impl Gpu {
 }
 
 /// A [`Gpu`] and one of its streams: where a library call queues its work. `&gpu` converts to
-/// its default stream; [`Gpu::on`] names another.
+/// its default stream; [`Gpu::on`] names another, after checking it belongs to the `Gpu`'s
+/// context.
 #[derive(Clone, Copy)]
 pub struct OnStream<'a> {
-    /// The GPU (its context and modules).
-    pub gpu: &'a Gpu,
-    /// The stream the work is queued on.
-    pub stream: &'a Stream,
+    gpu: &'a Gpu,
+    stream: &'a Stream,
 }
 
 impl<'a> From<&'a Gpu> for OnStream<'a> {
@@ -349,10 +329,26 @@ impl<'a> From<&'a Gpu> for OnStream<'a> {
     }
 }
 
+impl<'a> OnStream<'a> {
+    /// The GPU (its context and modules).
+    pub fn gpu(&self) -> &'a Gpu {
+        self.gpu
+    }
+
+    /// The stream the work is queued on, of the GPU's context.
+    pub fn stream(&self) -> &'a Stream {
+        self.stream
+    }
+}
+
 impl Gpu {
     /// This GPU with `stream` (one of its own, or the caller's wrapped by [`Stream::from_raw`]),
     /// for calls that queue work.
-    pub fn on<'a>(&'a self, stream: &'a Stream) -> OnStream<'a> {
-        OnStream { gpu: self, stream }
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`] for a stream of another context (another device's `Gpu`).
+    pub fn on<'a>(&'a self, stream: &'a Stream) -> Result<OnStream<'a>> {
+        stream.check_context(&self.inner.context, "a stream of another GPU's context")?;
+        Ok(OnStream { gpu: self, stream })
     }
 }

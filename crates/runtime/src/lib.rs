@@ -20,13 +20,22 @@
 //! stream.
 //!
 //! **Threads.** [`Gpu`], [`Module`] and [`Stream`] are `Send` and `Sync`: the CUDA driver API is
-//! thread-safe, and each call makes the `Gpu`'s context current on the calling thread first, so a
-//! `Gpu` may be used from any thread (as cudarc's context binds itself on each call).
+//! thread-safe, and each call pushes the `Gpu`'s context as the calling thread's current one
+//! for its duration and pops it after (`cuCtxPushCurrent` / `cuCtxPopCurrent`), so a `Gpu` may
+//! be used from any thread and a caller's own current context (cust's, say) is left as it was.
+//!
+//! **Lifetimes.** Every handle ([`Stream`], [`DeviceBuffer`], [`Module`], [`Kernel`], [`Event`])
+//! holds the primary context it was made in (as cudarc's hold an `Arc<CudaContext>`), and a
+//! [`Kernel`] holds its module's code: any order of drops is sound, and the context is released
+//! after the last handle. See docs/safety.md.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+mod context;
 mod error;
+mod event;
+pub mod fault;
 mod gpu;
 mod launch;
 mod memory;
@@ -36,6 +45,7 @@ mod stream;
 pub mod sys;
 
 pub use error::{Error, Result};
+pub use event::Event;
 pub use gpu::{DeviceInfo, Gpu, OnStream};
 pub use launch::{KernelArgs, LaunchConfig};
 pub use memory::{DeviceBuffer, DeviceCopy, DevicePointer};

@@ -2,9 +2,12 @@
 //! address, passable to kernels) and [`DeviceCopy`] (types that may be copied to the device and
 //! passed to a kernel by value).
 
+use crate::context::Context;
 use crate::error::check;
-use crate::{Result, sys};
+use crate::fault::{Fault, or_inject};
+use crate::{Error, Result, Stream, sys};
 use std::marker::PhantomData;
+use std::sync::Arc;
 
 /// A type whose values may be copied bit for bit between host and device and passed to a kernel
 /// by value: plain data with no pointers to host memory.
@@ -69,19 +72,38 @@ impl<T> DevicePointer<T> {
         self.address
     }
 
+    /// The address `count` elements further, or `None` where that is past the 64-bit address
+    /// space.
+    pub fn checked_offset(self, count: usize) -> Option<Self> {
+        let bytes = u64::try_from(count.checked_mul(size_of::<T>())?).ok()?;
+        Some(Self::from_raw(self.address.checked_add(bytes)?))
+    }
+
     /// The address `count` elements further.
+    ///
+    /// # Panics
+    /// Where that is past the 64-bit address space ([`checked_offset`](Self::checked_offset)
+    /// returns `None` instead).
     pub fn offset(self, count: usize) -> Self {
-        Self::from_raw(self.address + (count * size_of::<T>()) as u64)
+        self.checked_offset(count)
+            .unwrap_or_else(|| panic!("{self:?} + {count} elements is past the address space"))
     }
 }
 
 /// `len` elements of `T` in device memory, freed on drop (which waits for the device's work
 /// on it, as `cuMemFree` does). Made by [`Stream::alloc_zeroed`](crate::Stream::alloc_zeroed),
-/// [`Stream::upload`](crate::Stream::upload) or [`Stream::alloc`](crate::Stream::alloc).
+/// [`Stream::upload`](crate::Stream::upload) or [`Stream::alloc`](crate::Stream::alloc); or
+/// stream-ordered by [`Stream::alloc_async`](crate::Stream::alloc_async), freed then by
+/// [`Stream::free_async`](crate::Stream::free_async).
+///
+/// Holds its context: the buffer may outlive the [`Gpu`](crate::Gpu) it was made with.
 pub struct DeviceBuffer<T: DeviceCopy> {
     pointer: DevicePointer<T>,
     len: usize,
-    context: sys::CUcontext,
+    /// Allocated from the device's memory pool in stream order (`cuMemAllocAsync`): freeing it
+    /// with `cuMemFree` does not wait for work using it, so drop synchronises the context first.
+    pooled: bool,
+    context: Arc<Context>,
 }
 
 // SAFETY: the allocation belongs to a context, not a thread; drop binds the context first.
@@ -90,13 +112,25 @@ unsafe impl<T: DeviceCopy + Send> Send for DeviceBuffer<T> {}
 unsafe impl<T: DeviceCopy + Sync> Sync for DeviceBuffer<T> {}
 
 impl<T: DeviceCopy> DeviceBuffer<T> {
-    /// Allocate `len` elements in `context` (current on this thread), contents unset.
-    pub(crate) fn allocate(len: usize, context: sys::CUcontext) -> Result<Self> {
-        let bytes = len.saturating_mul(size_of::<T>());
+    /// Allocate `len` elements in `context`, contents unset: with `cuMemAllocAsync` on
+    /// `stream` where given (stream-ordered, from the device's default memory pool), else with
+    /// `cuMemAlloc`.
+    pub(crate) fn allocate(len: usize, context: &Arc<Context>, stream: Option<&Stream>) -> Result<Self> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "a buffer of {len} elements of {} bytes is past the address space",
+                size_of::<T>()
+            ))
+        })?;
         let mut address: sys::CUdeviceptr = 0;
         if bytes > 0 {
-            // SAFETY: a valid out-pointer; the context is current.
-            let status = unsafe { sys::cuMemAlloc_v2(&mut address, bytes) };
+            let _current = context.push()?;
+            let status = or_inject(Fault::Alloc, || match stream {
+                // SAFETY: a valid out-pointer; the context is current; a live stream of it.
+                Some(stream) => unsafe { sys::cuMemAllocAsync(&mut address, bytes, stream.as_raw()) },
+                // SAFETY: a valid out-pointer; the context is current.
+                None => unsafe { sys::cuMemAlloc_v2(&mut address, bytes) },
+            });
             if let Err(e) = check(status, "allocating device memory") {
                 return Err(crate::error::out_of_memory(e, bytes));
             }
@@ -104,8 +138,40 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         Ok(Self {
             pointer: DevicePointer::from_raw(address as u64),
             len,
-            context,
+            pooled: stream.is_some(),
+            context: Arc::clone(context),
         })
+    }
+
+    /// Give up the allocation without freeing it: its address, and whether it is pooled.
+    pub(crate) fn into_raw(self) -> (u64, bool) {
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped; its context is dropped once here.
+        drop(unsafe { std::ptr::read(&this.context) });
+        (this.pointer.address, this.pooled)
+    }
+
+    /// Free the buffer now, without waiting for anything (`cuMemFree`, which for memory of
+    /// [`Stream::alloc_async`] does not wait for work using it).
+    ///
+    /// # Safety
+    /// No work that uses the buffer is pending on any stream (an [`Event`](crate::Event)
+    /// recorded after its last use has completed, say).
+    pub unsafe fn free_idle(self) {
+        let context = Arc::clone(&self.context);
+        let (address, _) = self.into_raw();
+        if address != 0
+            && let Ok(_current) = context.push()
+        {
+            // SAFETY: this context's allocation, given up by its buffer, idle (the caller's
+            // contract), freed once.
+            unsafe { sys::cuMemFree_v2(address as sys::CUdeviceptr) };
+        }
+    }
+
+    /// The context the buffer was allocated in.
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.context
     }
 
     /// Number of elements.
@@ -131,13 +197,19 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        if self.pointer.address != 0 {
-            // SAFETY: allocated by `allocate` in `context`, freed once; cuMemFree waits for the
-            // device's use of it.
-            unsafe {
-                sys::cuCtxSetCurrent(self.context);
-                sys::cuMemFree_v2(self.pointer.address as sys::CUdeviceptr);
-            }
+        if self.pointer.address == 0 {
+            return;
         }
+        let Ok(_current) = self.context.push() else {
+            return; // the context is unusable: leak rather than free into another one
+        };
+        if self.pooled {
+            // SAFETY: no pointers. cuMemFree does not wait for work on pooled memory: wait for
+            // all of the context's work first (`Stream::free_async` is the stream-ordered way).
+            unsafe { sys::cuCtxSynchronize() };
+        }
+        // SAFETY: allocated by `allocate` in this context (current), freed once; cuMemFree waits
+        // for the device's use of memory from cuMemAlloc, and pooled memory was waited for above.
+        unsafe { sys::cuMemFree_v2(self.pointer.address as sys::CUdeviceptr) };
     }
 }

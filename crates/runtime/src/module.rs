@@ -1,7 +1,9 @@
 //! [`Module`]: one PTX module of a [`Gpu`](crate::Gpu)'s context, each of its kernels compiled
 //! on first use; [`Kernel`]: one of its functions with a typed parameter struct.
 
+use crate::context::Context;
 use crate::error::check;
+use crate::fault::{Fault, or_inject};
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::ptx::{
     KernelTexts, cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version,
@@ -21,36 +23,46 @@ use std::sync::{Arc, Mutex};
 pub struct Module {
     key: &'static str,
     arch: u32,
-    /// The context the kernels are loaded into.
-    context: raw::CUcontext,
     /// The variant's text, cut at its kernels.
     texts: KernelTexts<'static>,
     /// Each kernel's parameter sizes, read from its entry's text at load.
     entries: HashMap<String, Vec<usize>>,
-    /// Each kernel looked up so far: the driver's module holding it alone, and its function.
-    functions: Mutex<HashMap<String, (raw::CUmodule, raw::CUfunction)>>,
+    /// The kernels loaded so far, shared with every [`Kernel`] handed out, so that a kernel
+    /// keeps its driver module (and the context) alive.
+    loaded: Arc<Loaded>,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
+}
+
+/// The driver modules of a [`Module`]'s kernels looked up so far, in their context; unloaded
+/// when the `Module` and every [`Kernel`] of it are dropped.
+struct Loaded {
+    /// Each kernel looked up so far: the driver's module holding it alone, and its function.
+    functions: Mutex<HashMap<String, (raw::CUmodule, raw::CUfunction)>>,
     /// [`Kernel::max_active_clusters`]'s answers, asked once per function and shape.
-    active_clusters: Arc<ActiveClusters>,
+    active_clusters: ActiveClusters,
+    /// The context the kernels are loaded into (dropped after the unloads).
+    context: Arc<Context>,
 }
 
 /// Active clusters by (function, cluster blocks, block threads, dynamic shared bytes).
 type ActiveClusters = Mutex<HashMap<(usize, u32, u32, u32), u32>>;
 
-// SAFETY: a CUcontext, CUmodules and their CUfunctions are driver handles usable from any thread;
-// the cache is behind a mutex; loads and launches bind the context first.
-unsafe impl Send for Module {}
+// SAFETY: CUmodules and their CUfunctions are driver handles usable from any thread; the maps
+// are behind mutexes; loads, launches and unloads push the context first.
+unsafe impl Send for Loaded {}
 // SAFETY: as for Send.
-unsafe impl Sync for Module {}
+unsafe impl Sync for Loaded {}
 
-impl Drop for Module {
+impl Drop for Loaded {
     fn drop(&mut self) {
+        let Ok(_current) = self.context.push() else {
+            return;
+        };
         let functions = self.functions.get_mut().unwrap_or_else(|e| e.into_inner());
         for &(module, _) in functions.values() {
-            // SAFETY: each loaded once by `function`, unloaded once here (the `Gpu` drops its
-            // modules before its context, with the context current on the dropping thread or
-            // bound by the driver).
+            // SAFETY: each loaded once by `Module::function` in this context (current), unloaded
+            // once here, when no `Module` or `Kernel` holding its functions is left.
             unsafe { raw::cuModuleUnload(module) };
         }
     }
@@ -59,17 +71,20 @@ impl Drop for Module {
 /// A kernel whose one parameter is the `#[repr(C)]` struct `P` (by value), found in a [`Module`]
 /// by [`Module::kernel`], which checked the PTX entry takes `size_of::<P>()` bytes of
 /// parameters. Launch it with [`Stream::launch`].
+///
+/// Holds its module's loaded kernels (and so the context): it may outlive the [`Module`] and
+/// the [`Gpu`](crate::Gpu).
 pub struct Kernel<P> {
     function: raw::CUfunction,
     name: String,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
-    /// The module's cache of active clusters.
-    active_clusters: Arc<ActiveClusters>,
+    /// The module's loaded kernels: keeps `function` loaded.
+    loaded: Arc<Loaded>,
     _params: PhantomData<fn(P)>,
 }
 
-// SAFETY: a CUfunction is a driver handle usable from any thread.
+// SAFETY: a CUfunction is a driver handle usable from any thread; `Loaded` is Send and Sync.
 unsafe impl<P> Send for Kernel<P> {}
 // SAFETY: as for Send.
 unsafe impl<P> Sync for Kernel<P> {}
@@ -80,7 +95,7 @@ impl<P> Clone for Kernel<P> {
             function: self.function,
             name: self.name.clone(),
             max_shared_per_block: self.max_shared_per_block,
-            active_clusters: Arc::clone(&self.active_clusters),
+            loaded: Arc::clone(&self.loaded),
             _params: PhantomData,
         }
     }
@@ -103,15 +118,19 @@ impl<P> Kernel<P> {
     /// Driver errors (among them a driver older than CUDA 11.8).
     pub fn max_active_clusters(&self, cluster_blocks: u32, block: u32, shared_bytes: u32) -> Result<u32> {
         let key = (self.function as usize, cluster_blocks, block, shared_bytes);
-        let mut known = self.active_clusters.lock().unwrap_or_else(|e| e.into_inner());
+        let mut known = self
+            .loaded
+            .active_clusters
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         if let Some(&clusters) = known.get(&key) {
             return Ok(clusters);
         }
+        let _current = self.loaded.context.push()?;
         if shared_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
             allow_all_shared_memory(self.function, self.max_shared_per_block)?;
         }
-        // SAFETY: a function of a loaded module; the caller's context is current (as for a
-        // launch).
+        // SAFETY: a function of a loaded module (held by `self.loaded`); its context is current.
         let (status, clusters) =
             unsafe { raw::occupancy_max_active_clusters(self.function, cluster_blocks, block, shared_bytes) };
         check(status, "counting a kernel's active clusters")?;
@@ -127,7 +146,7 @@ impl Module {
     pub(crate) fn load(
         key: &'static str,
         variants: &[(u32, &'static str)],
-        context: raw::CUcontext,
+        context: &Arc<Context>,
         device: &DeviceInfo,
     ) -> Result<Self> {
         if variants.is_empty() {
@@ -160,12 +179,14 @@ impl Module {
         Ok(Self {
             key,
             arch,
-            context,
             texts,
             entries,
-            functions: Mutex::new(HashMap::new()),
+            loaded: Arc::new(Loaded {
+                functions: Mutex::new(HashMap::new()),
+                active_clusters: Mutex::default(),
+                context: Arc::clone(context),
+            }),
             max_shared_per_block: device.max_shared_per_block,
-            active_clusters: Arc::default(),
         })
     }
 
@@ -185,7 +206,7 @@ impl Module {
     }
 
     fn functions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (raw::CUmodule, raw::CUfunction)>> {
-        self.functions.lock().unwrap_or_else(|e| e.into_inner())
+        self.loaded.functions.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The driver's handle of function `name`: on first use, its module of one kernel is
@@ -200,9 +221,7 @@ impl Module {
             .module_of(name)
             .ok_or_else(|| Error::MissingKernel(name.to_owned()))?;
         let c_name = CString::new(name).map_err(|_| Error::MissingKernel(name.to_owned()))?;
-        // SAFETY: the context outlives its `Gpu`'s modules (the `Gpu` drops them first).
-        let status = unsafe { raw::cuCtxSetCurrent(self.context) };
-        check(status, "making the context current")?;
+        let _current = self.loaded.context.push()?;
         let module = load_ptx(&text, name, self.arch)?;
         let mut function: raw::CUfunction = std::ptr::null_mut();
         // SAFETY: a loaded module, a NUL-terminated name, a valid out-pointer.
@@ -264,7 +283,7 @@ impl Module {
             function,
             name: name.to_owned(),
             max_shared_per_block: self.max_shared_per_block,
-            active_clusters: Arc::clone(&self.active_clusters),
+            loaded: Arc::clone(&self.loaded),
             _params: PhantomData,
         })
     }
@@ -295,6 +314,7 @@ impl Module {
                 host_bytes: format!("{:?}", A::SIZES),
             });
         }
+        stream.check_context(&self.loaded.context, "launching a kernel of another context")?;
         args.with_pointers(|pointers| {
             // SAFETY: the caller guarantees the arguments match the kernel; the pointers point at
             // `args`, alive for this call (cuLaunchKernel copies the values).
@@ -312,12 +332,13 @@ impl Stream {
     /// # Safety
     /// The pointers in `params` must address device memory that is large enough for what the
     /// kernel reads and writes with this launch shape, and stays allocated until the kernel has
-    /// run (each parameter struct's docs say what that is); the kernel must belong to this
-    /// stream's context.
+    /// run (each parameter struct's docs say what that is).
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] for a shape past the hardware's limits; driver errors.
+    /// [`Error::InvalidLaunch`] for a shape past the hardware's limits; [`Error::WrongContext`]
+    /// for a kernel of another context; driver errors.
     pub unsafe fn launch<P: Copy>(&self, kernel: &Kernel<P>, config: LaunchConfig, params: &P) -> Result<()> {
+        self.check_context(&kernel.loaded.context, "launching a kernel of another context")?;
         let pointer = params as *const P as *mut c_void;
         // SAFETY: forwarded; the one pointer addresses a `P`, the kernel's one parameter (its
         // size was checked against the PTX by `Module::kernel`).
@@ -335,13 +356,13 @@ impl Stream {
         pointers: &[*mut c_void],
     ) -> Result<()> {
         config.validate()?;
-        self.bind_context()?;
+        let _current = self.context().push()?;
         if config.shared_mem_bytes > LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES {
             allow_all_shared_memory(function, max_shared_per_block)?;
         }
         // SAFETY: forwarded from the caller; the parameter array outlives the call
         // (cuLaunchKernel copies the values before it returns).
-        let status = unsafe {
+        let status = or_inject(Fault::Launch, || unsafe {
             raw::cuLaunchKernel(
                 function,
                 config.grid,
@@ -355,7 +376,7 @@ impl Stream {
                 pointers.as_ptr() as *mut *mut c_void,
                 std::ptr::null_mut(),
             )
-        };
+        });
         check(status, "launching a kernel")
     }
 }
@@ -410,7 +431,7 @@ fn load_ptx(ptx: &str, kernel: &str, arch: u32) -> Result<raw::CUmodule> {
     let mut module: raw::CUmodule = std::ptr::null_mut();
     // SAFETY: `image` is a NUL-terminated PTX string; `options` and `values` have equal length and
     // the log buffer outlives the call with its size given in bytes, as cuModuleLoadDataEx needs.
-    let status = unsafe {
+    let status = or_inject(Fault::ModuleLoad, || unsafe {
         raw::cuModuleLoadDataEx(
             &mut module,
             image.as_ptr().cast(),
@@ -418,7 +439,7 @@ fn load_ptx(ptx: &str, kernel: &str, arch: u32) -> Result<raw::CUmodule> {
             options.as_mut_ptr(),
             values.as_mut_ptr(),
         )
-    };
+    });
     if status == raw::cudaError_enum::CUDA_SUCCESS {
         return Ok(module);
     }

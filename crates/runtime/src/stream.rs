@@ -1,9 +1,12 @@
 //! [`Stream`]: an ordered queue of GPU work, and the copies, memsets and timing queued on it.
 
+use crate::context::Context;
 use crate::error::check;
+use crate::fault::{Fault, or_inject};
 use crate::sys as raw;
-use crate::{DeviceBuffer, DeviceCopy, Error, Gpu, Result};
+use crate::{DeviceBuffer, DeviceCopy, Error, Event, Gpu, Result};
 use std::ffi::c_void;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A CUDA stream of one [`Gpu`]'s context: work queued on it runs in order.
@@ -13,10 +16,11 @@ use std::time::Duration;
 /// CUDA runtime's, the legacy default stream `null`): then never destroyed here.
 ///
 /// `Send` and `Sync`: CUDA streams may be used from any thread, and every call makes the
-/// stream's context current on the calling thread first.
+/// stream's context current on the calling thread for its duration (restoring the caller's
+/// after). Holds its context: it may outlive the [`Gpu`] it was made with.
 pub struct Stream {
     raw: raw::CUstream,
-    context: raw::CUcontext,
+    context: Arc<Context>,
     owned: bool,
 }
 
@@ -28,24 +32,23 @@ unsafe impl Sync for Stream {}
 
 impl Drop for Stream {
     fn drop(&mut self) {
-        if self.owned {
-            // SAFETY: an owned stream was created by `create` and is destroyed once, here;
-            // cuStreamDestroy lets queued work finish first.
-            unsafe {
-                raw::cuCtxSetCurrent(self.context);
-                raw::cuStreamDestroy_v2(self.raw);
-            }
+        if self.owned
+            && let Ok(_current) = self.context.push()
+        {
+            // SAFETY: an owned stream was created by `create` and is destroyed once, here, its
+            // context current; cuStreamDestroy lets queued work finish first.
+            unsafe { raw::cuStreamDestroy_v2(self.raw) };
         }
     }
 }
 
 impl Stream {
     /// A new non-blocking stream in `context`.
-    pub(crate) fn create(context: raw::CUcontext) -> Result<Self> {
+    pub(crate) fn create(context: &Arc<Context>) -> Result<Self> {
+        let _current = context.push()?;
         let mut stream: raw::CUstream = std::ptr::null_mut();
-        // SAFETY: `context` is a live context; the out-pointer is valid.
+        // SAFETY: the context is current; the out-pointer is valid.
         let status = unsafe {
-            raw::cuCtxSetCurrent(context);
             raw::cuStreamCreate(
                 &mut stream,
                 raw::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32,
@@ -54,7 +57,7 @@ impl Stream {
         check(status, "creating a stream")?;
         Ok(Self {
             raw: stream,
-            context,
+            context: Arc::clone(context),
             owned: true,
         })
     }
@@ -69,7 +72,7 @@ impl Stream {
     pub unsafe fn from_raw(gpu: &Gpu, stream: raw::CUstream) -> Self {
         Self {
             raw: stream,
-            context: gpu.stream().context,
+            context: Arc::clone(gpu.stream().context()),
             owned: false,
         }
     }
@@ -80,14 +83,85 @@ impl Stream {
         self.raw
     }
 
-    pub(crate) fn bind_context(&self) -> Result<()> {
-        self.bind()
+    /// The context the stream belongs to.
+    pub(crate) fn context(&self) -> &Arc<Context> {
+        &self.context
     }
 
-    fn bind(&self) -> Result<()> {
-        // SAFETY: the context outlives every stream made in it (a `Gpu` holds it).
-        let status = unsafe { raw::cuCtxSetCurrent(self.context) };
-        check(status, "making the context current")
+    /// The driver handle of the stream's context.
+    pub fn context_raw(&self) -> raw::CUcontext {
+        self.context.raw()
+    }
+
+    /// [`Error::WrongContext`] unless the stream belongs to `context`.
+    pub(crate) fn check_context(&self, context: &Context, what: &'static str) -> Result<()> {
+        if self.context.raw() == context.raw() {
+            Ok(())
+        } else {
+            Err(Error::WrongContext(what))
+        }
+    }
+
+    /// Make work queued on this stream from now on wait until `event` has completed (its last
+    /// record), without the host waiting (`cuStreamWaitEvent`).
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`] for an event of another context; driver errors.
+    pub fn wait(&self, event: &Event) -> Result<()> {
+        let _current = self.context.push()?;
+        // SAFETY: a live stream and event (an event of another context would be refused by the
+        // driver; the library's callers check first).
+        let status = unsafe { raw::cuStreamWaitEvent(self.raw, event.as_raw(), 0) };
+        check(status, "ordering a stream after an event")
+    }
+
+    /// A device buffer of `len` elements allocated in stream order (`cuMemAllocAsync`, from the
+    /// device's default memory pool): usable by work queued on this stream from now on, and by
+    /// other streams once ordered after it. Contents unset. Free it with
+    /// [`Stream::free_async`], which never synchronises; dropping it instead synchronises the
+    /// context first.
+    ///
+    /// # Safety
+    /// Nothing may read an element before something queued in order after the allocation wrote
+    /// it.
+    ///
+    /// # Errors
+    /// [`Error::OutOfMemory`] when the pool lacks the bytes; driver errors (a device without
+    /// memory pools: `CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED`).
+    pub unsafe fn alloc_async<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
+        DeviceBuffer::allocate(len, &self.context, Some(self))
+    }
+
+    /// Free `buffer` in stream order (`cuMemFreeAsync` for a buffer of
+    /// [`Stream::alloc_async`], whose memory returns to the pool once the work queued here
+    /// before has run; a buffer of [`Stream::alloc`] is freed after this stream's work is done).
+    ///
+    /// # Safety
+    /// Every use of `buffer` queued on other streams is ordered before this stream's current
+    /// end (for instance by an [`Event`] this stream waits for).
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`] for a buffer of another context (it is then freed by drop);
+    /// driver errors (the memory is then leaked, never freed twice).
+    pub unsafe fn free_async<T: DeviceCopy>(&self, buffer: DeviceBuffer<T>) -> Result<()> {
+        self.check_context(buffer.context(), "freeing a buffer on a stream")?;
+        let _current = self.context.push()?;
+        let (address, pooled) = buffer.into_raw();
+        if address == 0 {
+            return Ok(());
+        }
+        let status = if pooled {
+            // SAFETY: pooled memory of this context, given up by its buffer; the caller orders
+            // its other uses before this stream's end.
+            unsafe { raw::cuMemFreeAsync(address as raw::CUdeviceptr, self.raw) }
+        } else {
+            // SAFETY: as above; cuMemFree waits for the device's work on memory from cuMemAlloc.
+            unsafe {
+                raw::cuStreamSynchronize(self.raw);
+                raw::cuMemFree_v2(address as raw::CUdeviceptr)
+            }
+        };
+        check(status, "freeing device memory")
     }
 
     /// A device buffer of `len` elements whose contents are not yet set (allocation is not a
@@ -99,8 +173,7 @@ impl Stream {
     /// # Errors
     /// [`Error::OutOfMemory`] when the device lacks the bytes.
     pub unsafe fn alloc<T: DeviceCopy>(&self, len: usize) -> Result<DeviceBuffer<T>> {
-        self.bind()?;
-        DeviceBuffer::allocate(len, self.context)
+        DeviceBuffer::allocate(len, &self.context, None)
     }
 
     /// A device buffer of `len` zeroed elements, cleared by a memset queued on this stream.
@@ -111,7 +184,7 @@ impl Stream {
         // SAFETY: the memset below is queued before anything else can use the buffer.
         let buffer = unsafe { self.alloc::<T>(len)? };
         // SAFETY: the buffer's bytes, of a live allocation.
-        unsafe { self.clear(buffer.as_device_ptr().as_raw(), len * size_of::<T>())? };
+        unsafe { self.clear(buffer.as_device_ptr().as_raw(), buffer.bytes())? };
         Ok(buffer)
     }
 
@@ -127,9 +200,11 @@ impl Stream {
         if bytes == 0 {
             return Ok(());
         }
-        self.bind()?;
+        let _current = self.context.push()?;
         // SAFETY: the caller's range, cleared in stream order.
-        let status = unsafe { raw::cuMemsetD8Async(address as raw::CUdeviceptr, 0, bytes, self.raw) };
+        let status = or_inject(Fault::Copy, || unsafe {
+            raw::cuMemsetD8Async(address as raw::CUdeviceptr, 0, bytes, self.raw)
+        });
         check(status, "clearing device memory")
     }
 
@@ -143,16 +218,17 @@ impl Stream {
         let buffer = unsafe { self.alloc::<T>(data.len())? };
         let bytes = size_of_val(data);
         if bytes > 0 {
+            let _current = self.context.push()?;
             // SAFETY: both ranges are `bytes` long; the stream is synchronised before `data`'s
             // borrow ends.
-            let status = unsafe {
+            let status = or_inject(Fault::Copy, || unsafe {
                 raw::cuMemcpyHtoDAsync_v2(
                     buffer.as_device_ptr().as_raw() as raw::CUdeviceptr,
                     data.as_ptr().cast::<c_void>(),
                     bytes,
                     self.raw,
                 )
-            };
+            });
             check(status, "copying to the device")?;
             self.synchronize()?;
         }
@@ -186,20 +262,24 @@ impl Stream {
     /// # Errors
     /// Errors of earlier work on the stream, driver errors.
     pub unsafe fn copy_to_host<T: DeviceCopy>(&self, address: u64, dst: &mut [T]) -> Result<()> {
-        self.bind()?;
         let bytes = size_of_val(dst);
         if bytes > 0 {
+            let _current = self.context.push()?;
             // SAFETY: both ranges are `bytes` long (the caller's contract for the device one);
-            // the stream is synchronised before `dst`'s borrow ends.
-            let status = unsafe {
+            // the stream is synchronised before `dst`'s borrow ends, also on error (the copy
+            // may have been queued).
+            let status = or_inject(Fault::Copy, || unsafe {
                 raw::cuMemcpyDtoHAsync_v2(
                     dst.as_mut_ptr().cast::<c_void>(),
                     address as raw::CUdeviceptr,
                     bytes,
                     self.raw,
                 )
-            };
-            check(status, "copying from the device")?;
+            });
+            let queued = check(status, "copying from the device");
+            let done = self.synchronize();
+            queued?;
+            return done;
         }
         self.synchronize()
     }
@@ -238,17 +318,19 @@ impl Stream {
                 });
             }
         }
-        self.bind()?;
-        // SAFETY: both ranges are n elements of live device allocations, distinct (a `&mut` and
-        // a `&` borrow); freeing either one (cuMemFree) waits for the copy.
-        let status = unsafe {
+        self.check_context(src.context(), "copying a buffer of another context")?;
+        self.check_context(dst.context(), "copying into a buffer of another context")?;
+        let _current = self.context.push()?;
+        // SAFETY: both ranges are n elements (checked above) of live device allocations of this
+        // context, distinct (a `&mut` and a `&` borrow); freeing either one waits for the copy.
+        let status = or_inject(Fault::Copy, || unsafe {
             raw::cuMemcpyDtoDAsync_v2(
                 dst.as_device_ptr().as_raw(),
                 src.as_device_ptr().as_raw(),
                 n * size_of::<T>(),
                 self.raw,
             )
-        };
+        });
         check(status, "queueing a device-to-device copy")
     }
 
@@ -265,9 +347,11 @@ impl Stream {
         if bytes == 0 {
             return Ok(());
         }
-        self.bind()?;
+        let _current = self.context.push()?;
         // SAFETY: the caller's contract.
-        let status = unsafe { raw::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw) };
+        let status = or_inject(Fault::Copy, || unsafe {
+            raw::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw)
+        });
         check(status, "queueing a device-to-device copy")
     }
 
@@ -277,7 +361,7 @@ impl Stream {
     /// # Errors
     /// The first error of the stream's work.
     pub fn synchronize(&self) -> Result<()> {
-        self.bind()?;
+        let _current = self.context.push()?;
         // SAFETY: a live stream (or null, the legacy default stream).
         let status = unsafe { raw::cuStreamSynchronize(self.raw) };
         check(status, "waiting for the stream (a kernel failed)")
@@ -298,37 +382,13 @@ impl Stream {
     /// # Ok(()) }
     /// ```
     pub fn time<R>(&self, work: impl FnOnce() -> Result<R>) -> Result<(R, Duration)> {
-        self.bind()?;
-        let event = || -> Result<raw::CUevent> {
-            let mut e: raw::CUevent = std::ptr::null_mut();
-            // SAFETY: the out-pointer is valid; the context is current.
-            check(unsafe { raw::cuEventCreate(&mut e, 0) }, "creating an event")?;
-            Ok(e)
-        };
-        let (start, stop) = (event()?, event()?);
-        let timed = (|| {
-            // SAFETY: live events and stream of this context.
-            let status = unsafe { raw::cuEventRecord(start, self.raw) };
-            check(status, "recording an event")?;
-            let value = work()?;
-            self.bind()?;
-            // SAFETY: as above.
-            let status = unsafe { raw::cuEventRecord(stop, self.raw) };
-            check(status, "recording an event")?;
-            // SAFETY: as above.
-            let status = unsafe { raw::cuEventSynchronize(stop) };
-            check(status, "waiting for timed work (a kernel failed)")?;
-            let mut ms = 0f32;
-            // SAFETY: both events were recorded and `stop` has completed.
-            let status = unsafe { raw::cuEventElapsedTime(&mut ms, start, stop) };
-            check(status, "reading an event")?;
-            Ok((value, Duration::from_secs_f64(ms as f64 / 1e3)))
-        })();
-        // SAFETY: the events were created above and are destroyed once.
-        unsafe {
-            raw::cuEventDestroy_v2(start);
-            raw::cuEventDestroy_v2(stop);
-        }
-        timed
+        // Dropped (destroyed) on every path out, a panic of `work` included.
+        let start = Event::create(&self.context, true)?;
+        let stop = Event::create(&self.context, true)?;
+        start.record(self)?;
+        let value = work()?;
+        stop.record(self)?;
+        stop.synchronize()?;
+        Ok((value, stop.elapsed_since(&start)?))
     }
 }

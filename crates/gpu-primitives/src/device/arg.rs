@@ -16,11 +16,12 @@ fn arg<T: Element>(
     if input.len == 0 {
         return Ok(None);
     }
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<ArgReduceParams<T::Raw, T::Acc>>(&format!("device_{which}_{}", T::NAME))?;
     let final_kernel = module
         .kernel::<ArgFinalParams<T::Acc>>(&format!("device_{which}_final_{}", <T::Acc as Element>::NAME))?;
-    let result = ws.result_slot(on.stream)?;
+    let mut ws = ws.begin(on.stream())?;
+    let result = ws.result_slot(on.stream())?;
     // SAFETY (both closures): `input` holds n elements; the workspace gives two 8-byte words per
     // block (one 16-byte `Indexed` partial), a 16-byte result slot and a counter that is 0
     // between launches (or null), as `ArgReduceParams` and `ArgFinalParams` require.
@@ -30,10 +31,10 @@ fn arg<T: Element>(
         T::VECTOR,
         2,
         result,
-        ws,
+        &mut ws,
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
-            on.stream.launch(
+            on.stream().launch(
                 &kernel,
                 config,
                 &reduce_params(input.address, input.len, partials, result, blocks_done),
@@ -46,11 +47,11 @@ fn arg<T: Element>(
                 n: count,
                 result: result as *mut Indexed<T::Acc>,
             };
-            on.stream.launch(&final_kernel, config, &params)
+            on.stream().launch(&final_kernel, config, &params)
         },
     )?;
     // An `Indexed<T::Acc>`: the value in the first bytes of word 0, the index in word 1.
-    let [value, index]: [u64; 2] = ws.read_result(on.stream)?;
+    let [value, index]: [u64; 2] = ws.read_result(on.stream())?;
     let value = bytemuck::pod_read_unaligned(&value.to_le_bytes()[..size_of::<T::Acc>()]);
     Ok(Some((value, index as usize)))
 }

@@ -43,11 +43,12 @@ pub fn dot<'a, 'g, T: DotElement>(
         });
     }
     let on = on.into();
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(&format!("device_dot_{}", T::NAME))?;
     let final_kernel = module
         .kernel::<ReduceParams<T::Acc, T::Acc>>(&reduce_kernel_name(<T::Acc as Element>::NAME, "sum"))?;
-    let result = workspace.result_slot(on.stream)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let result = workspace.result_slot(on.stream())?;
     // SAFETY (both closures): a and b hold n elements; the workspace gives one 8-byte slot per
     // block (a T::Acc), the result slot and a counter that is 0 between launches (or null), as
     // `DotParams` requires. The second pass is the Acc sum reduce kernel over the `count`
@@ -58,7 +59,7 @@ pub fn dot<'a, 'g, T: DotElement>(
         T::VECTOR,
         1,
         result,
-        workspace,
+        &mut workspace,
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
             let params = DotParams {
@@ -69,16 +70,16 @@ pub fn dot<'a, 'g, T: DotElement>(
                 result: result as *mut T::Acc,
                 blocks_done: blocks_done as *mut u32,
             };
-            on.stream.launch(&kernel, config, &params)
+            on.stream().launch(&kernel, config, &params)
         },
         // SAFETY: as the comment above the call says.
         |config, partials, count| unsafe {
-            on.stream.launch(
+            on.stream().launch(
                 &final_kernel,
                 config,
                 &reduce_params(partials, count, result, 0, 0),
             )
         },
     )?;
-    workspace.read_result(on.stream)
+    workspace.read_result(on.stream())
 }

@@ -99,7 +99,7 @@ pub use select::{
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,
 };
 pub use top_k::top_k;
-pub use workspace::DeviceWorkspace;
+pub use workspace::{DeviceWorkspace, LookBackTicket};
 
 /// Inclusive (`y[i] = x[0] ⊕ ... ⊕ x[i]`) or exclusive (`y[i] = x[0] ⊕ ... ⊕ x[i-1]`, `y[0]` =
 /// the identity) scan.

@@ -374,7 +374,8 @@ fn launch_with<K: SortKey>(
         segmented_sort::launch::<K>(on, "sort", call, options, workspace)?;
         return Ok(SortedIn::Current);
     }
-    let stream = on.stream;
+    let stream = on.stream();
+    let mut workspace = workspace.begin(stream)?;
     let sorted_in = match alternate {
         Some(_) if passes % 2 == 1 => SortedIn::Alternate,
         _ => SortedIn::Current,
@@ -438,14 +439,14 @@ fn launch_with<K: SortKey>(
         }
     }
 
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     let counts = workspace.sort_counts(stream, passes as usize * RADIX_DIGITS as usize)?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(&format!("device_radix_sort_histogram_{}", K::NAME))?;
-    let blocks = (on.gpu.info().multiprocessors * histogram_blocks_per_sm())
+    let blocks = (on.gpu().info().multiprocessors * histogram_blocks_per_sm())
         .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
         .max(1);
-    let copies = sort_histogram_copies(size_of::<K::Raw>() as u32, on.gpu.info().max_shared_per_block);
+    let copies = sort_histogram_copies(size_of::<K::Raw>() as u32, on.gpu().info().max_shared_per_block);
     let config = LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK)
         .with_shared_mem(sort_histogram_shared_bytes(passes, copies));
     let params = RadixHistogramParams {
@@ -474,7 +475,7 @@ fn launch_with<K: SortKey>(
         (None, _) => false,
         (Some(small_items), 0) => onesweep_small_tiles(
             n,
-            on.gpu.info().multiprocessors,
+            on.gpu().info().multiprocessors,
             (key_bytes, value_bytes),
             items,
             small_items,
@@ -501,7 +502,7 @@ fn launch_with<K: SortKey>(
     let look_back_tiles = match look_back_tiles_override() {
         0 => onesweep_look_back_tiles(
             tiles,
-            on.gpu.info().multiprocessors,
+            on.gpu().info().multiprocessors,
             onesweep_blocks_per_sm(key_bytes, value_bytes, small),
         ),
         forced => forced,
@@ -538,6 +539,7 @@ fn launch_with<K: SortKey>(
         // of this pass counts every key's digit; RADIX_DIGITS status slots per tile in a new
         // epoch; one block per tile with the layout's shared memory.
         unsafe { stream.launch(&kernel, config, &params)? };
+        workspace.look_back_launched();
         keys_from = keys_to;
         if let Values::Pairs { .. } = buffers.values {
             values_from = Some(values_out);

@@ -55,8 +55,8 @@ pub(crate) fn two_level(
     first: impl FnOnce(LaunchConfig, u64, u64) -> Result<()>,
     second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
 ) -> Result<()> {
-    let blocks = first_pass_blocks(on.gpu, n, vector);
-    let (partials, blocks_done) = workspace.partials(on.stream, blocks as usize * words_per_slot)?;
+    let blocks = first_pass_blocks(on.gpu(), n, vector);
+    let (partials, blocks_done) = workspace.partials(on.stream(), blocks as usize * words_per_slot)?;
     let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     if blocks == 1 {
         first(shape(1), result, 0)
@@ -97,7 +97,8 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     result: u64,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let module = crate::module(on.gpu)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(&reduce_kernel_name(T::NAME, Op::NAME))?;
     let final_kernel = module
         .kernel::<ReduceParams<T::Acc, T::Acc>>(&reduce_kernel_name(<T::Acc as Element>::NAME, Op::NAME))?;
@@ -111,10 +112,10 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         T::VECTOR,
         1,
         result,
-        workspace,
+        &mut workspace,
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
-            on.stream.launch(
+            on.stream().launch(
                 &kernel,
                 config,
                 &reduce_params(input.address, input.len, partials, result, blocks_done),
@@ -122,7 +123,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         },
         // SAFETY: as the comment above the call says.
         |config, partials, count| unsafe {
-            on.stream.launch(
+            on.stream().launch(
                 &final_kernel,
                 config,
                 &reduce_params(partials, count, result, 0, 0),
@@ -157,9 +158,10 @@ pub fn reduce<'a, 'g, T: Element, Op: Operator>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc> {
     let on = on.into();
-    let result = workspace.result_slot(on.stream)?;
-    launch::<T, Op>(on, input.into(), result, workspace)?;
-    workspace.read_result(on.stream)
+    let mut workspace = workspace.begin(on.stream())?;
+    let result = workspace.result_slot(on.stream())?;
+    launch::<T, Op>(on, input.into(), result, &mut workspace)?;
+    workspace.read_result(on.stream())
 }
 
 /// [`reduce`] into `output[0]` on the device, without synchronising (stream-ordered: the result

@@ -72,13 +72,14 @@ fn launch<T: Element>(
     }
     if n == 0 {
         // SAFETY: one u64 of the caller's count, cleared in stream order.
-        return unsafe { on.stream.clear(out.num_runs.address, size_of::<u64>()) };
+        return unsafe { on.stream().clear(out.num_runs.address, size_of::<u64>()) };
     }
     let tile = SELECT_BLOCK as usize * run_items(T::VECTOR as usize);
     let tiles = n.div_ceil(tile);
     let kernel =
-        crate::module(on.gpu)?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
-    let status = workspace.look_back_status(on, tiles)?;
+        crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let status = workspace.look_back_tiles(on.stream(), tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = RunParams {
@@ -95,7 +96,9 @@ fn launch<T: Element>(
     // above) and `num_runs` one u64, all distinct memory by the views' borrows; the workspace
     // gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch
     // newer than every slot's; one block per tile, with the shared memory `RunParams` asks for.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params)? };
+    workspace.look_back_launched();
+    Ok(())
 }
 
 /// Run-length encode `input`: for each run (a maximal stretch of equal items), its item in

@@ -30,12 +30,13 @@ fn launch<T: Element, Op: ScanOperator<T>>(
             "{n} elements need {tiles} tiles, past the grid limit"
         )));
     }
-    let kernel = crate::module(on.gpu)?.kernel::<ScanParams<T::Raw, T::Acc>>(&format!(
+    let kernel = crate::module(on.gpu())?.kernel::<ScanParams<T::Raw, T::Acc>>(&format!(
         "device_scan_{}_{}",
         T::NAME,
         Op::NAME
     ))?;
-    let status = workspace.look_back_status(on, tiles)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let status = workspace.look_back_tiles(on.stream(), tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,
@@ -48,7 +49,9 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     // SAFETY: `input` and `output` address n elements (the callers check); the workspace gives
     // 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
     // than every slot's; the grid has exactly one block per tile, as `ScanParams` requires.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params)? };
+    workspace.look_back_launched();
+    Ok(())
 }
 
 /// The out-of-place scans: check the output's length, then queue.

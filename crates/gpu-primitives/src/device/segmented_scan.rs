@@ -55,7 +55,7 @@ impl<'a> SegmentOffsets<'a> {
         let (on, offsets) = (on.into(), offsets.into());
         let mut host = vec![0u64; offsets.len];
         // SAFETY: a view holds `len` initialised u64 in the GPU's context.
-        unsafe { on.stream.copy_to_host(offsets.address, &mut host)? };
+        unsafe { on.stream().copy_to_host(offsets.address, &mut host)? };
         check_offsets(&host)?;
         Ok(Self {
             offsets,
@@ -244,8 +244,9 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         ),
     };
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
-    let kernel = crate::module(on.gpu)?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
-    let status = workspace.look_back_status(on, tiles)?;
+    let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let status = workspace.look_back_tiles(on.stream(), tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
     let params = SegmentedScanParams {
         input: input.address as *const T::Raw,
@@ -265,7 +266,9 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     // gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an
     // epoch newer than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of
     // SCAN_BLOCK threads and the shared memory the family needs.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params)? };
+    workspace.look_back_launched();
+    Ok(())
 }
 
 /// The tiles of a segmented grid over `n` items (at least one, so that a reduce of empty input
@@ -294,8 +297,9 @@ pub(crate) fn tile_starts(
     if tiles < SEGMENT_TILE_STARTS_MIN_TILES {
         return Ok(0);
     }
-    let starts = workspace.tile_starts(on.stream, tiles + 1)?;
-    let kernel = crate::module(on.gpu)?.kernel::<SegmentTileStartsParams>(SEGMENT_TILE_STARTS_KERNEL)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let starts = workspace.tile_starts(on.stream(), tiles + 1)?;
+    let kernel = crate::module(on.gpu())?.kernel::<SegmentTileStartsParams>(SEGMENT_TILE_STARTS_KERNEL)?;
     // One warp per start.
     let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(SCAN_BLOCK as usize) as u32;
     let params = SegmentTileStartsParams {
@@ -308,7 +312,7 @@ pub(crate) fn tile_starts(
     // SAFETY: the offsets are checked ones (`segments + 1`, non-decreasing); `starts` holds
     // `tiles + 1` u32 of the workspace; the blocks are whole warps, one per start.
     unsafe {
-        on.stream
+        on.stream()
             .launch(&kernel, LaunchConfig::new(blocks, SCAN_BLOCK), &params)?
     };
     Ok(starts)

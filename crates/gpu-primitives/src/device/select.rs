@@ -164,7 +164,7 @@ fn launch<T: Element>(
     }
     if n == 0 {
         // SAFETY: one u64 of the caller's count, cleared in stream order.
-        return unsafe { on.stream.clear(num_selected.address, size_of::<u64>()) };
+        return unsafe { on.stream().clear(num_selected.address, size_of::<u64>()) };
     }
     let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
     let tiles = n.div_ceil(tile);
@@ -178,9 +178,10 @@ fn launch<T: Element>(
         Keep::Flagged(flags) => ("select_flagged", flags, Predicate::<T>::not_nan().to_params()),
         Keep::Unique => ("unique", 0, Predicate::<T>::not_nan().to_params()),
     };
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<SelectParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
-    let status = workspace.look_back_status(on, tiles)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let status = workspace.look_back_tiles(on.stream(), tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = SelectParams {
@@ -199,7 +200,8 @@ fn launch<T: Element>(
     // the workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the tile
     // base and an epoch newer than every slot's; one block per tile, with the shared memory
     // `SelectParams` asks for.
-    unsafe { on.stream.launch(&kernel, config, &params)? };
+    unsafe { on.stream().launch(&kernel, config, &params)? };
+    workspace.look_back_launched();
     if partition {
         let reverse =
             module.kernel::<ReverseTailParams<T::Raw>>(&format!("device_reverse_tail_{}", T::NAME))?;
@@ -216,7 +218,7 @@ fn launch<T: Element>(
         // SAFETY: `output` holds n elements; the count, written by the launch before on this
         // stream, is at most n.
         unsafe {
-            on.stream
+            on.stream()
                 .launch(&reverse, LaunchConfig::new(blocks as u32, SELECT_BLOCK), &params)?
         };
     }

@@ -1,8 +1,9 @@
 //! [`DeviceWorkspace`]: the device memory the device-wide algorithms need between calls.
 
-use crate::{DeviceBuffer, OnStream, Result, Stream};
+use crate::{DeviceBuffer, Error, OnStream, Result, Stream};
 use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 use gpu_primitives_abi::params::LookBackStatus;
+use gpu_primitives_runtime::{DeviceCopy, Event};
 
 /// Temporary device storage for the reductions and the scans, reused across calls and grown on
 /// demand (never shrunk). Drop it before the `Gpu` it was used with.
@@ -16,11 +17,23 @@ use gpu_primitives_abi::params::LookBackStatus;
 /// no clearing between calls: each call has its own epoch number (see kernels
 /// `device::tile_status`).
 ///
-/// **Stream order.** What a call adds is allocated and cleared on that call's stream, so a
-/// stream-ordered call stays stream-ordered; to keep allocation out of a hot loop entirely,
-/// size it first with [`DeviceWorkspace::reserve`]. A workspace serves one stream at a time: two
-/// calls on different streams that share one must be ordered by the caller (an event), as with
-/// CUB's temporary storage.
+/// **Stream order.** What a call adds is allocated and cleared in stream order on that call's
+/// stream (`cuMemAllocAsync` from the device's memory pool; a buffer it outgrows is freed with
+/// `cuMemFreeAsync`), so a stream-ordered call stays stream-ordered and never synchronises the
+/// device; to keep allocation out of a hot loop entirely, size it first with
+/// [`DeviceWorkspace::reserve`].
+///
+/// **Several streams.** The workspace remembers where it was last used (an event recorded on
+/// that call's stream after its work): a call on another stream first makes its stream wait for
+/// that event, so calls sharing a workspace on different streams run one after the other,
+/// never over each other's temporary storage. A call on a stream of another context (another
+/// device's `Gpu`) is refused with [`Error::WrongContext`].
+///
+/// **Failures.** A call that fails at any step (an allocation, a kernel's compilation, a launch)
+/// leaves the workspace usable: the next call is right. The look-back tile counter is cleared in
+/// stream order before the next launch whenever a launch that took a status may not have run.
+///
+/// Dropping it waits for its last use (that event, not the device), then frees its memory.
 #[derive(Default)]
 pub struct DeviceWorkspace {
     partials: Option<DeviceBuffer<u64>>,
@@ -33,25 +46,153 @@ pub struct DeviceWorkspace {
     row_values: Option<DeviceBuffer<u32>>,
     sort_counts: Option<DeviceBuffer<u32>>,
     sort_scratch: Option<DeviceBuffer<u64>>,
+    /// The first ticket of the next look-back launch: the tile counter's value once every
+    /// launch that took a status has run.
     tile_base: u64,
     epoch: u32,
+    /// A look-back status was handed out for a launch that may not have been queued (it failed,
+    /// or it is the caller's own through [`DeviceWorkspace::look_back_status`]): the counter's
+    /// value is unknown, so it is cleared before the next launch takes a status.
+    counter_unknown: bool,
+    /// Recorded on the stream of the last call, after its work.
+    last_use: Option<Event>,
 }
 
-fn address<T: gpu_primitives_runtime::DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
+impl Drop for DeviceWorkspace {
+    fn drop(&mut self) {
+        // Wait for the last call's work (not the device's), then free without waiting again.
+        let idle = self
+            .last_use
+            .as_ref()
+            .is_none_or(|event| event.synchronize().is_ok());
+        if !idle {
+            return; // the buffers' own drops synchronise their context first
+        }
+        fn free<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>) {
+            if let Some(buffer) = buffer.take() {
+                // SAFETY: the event recorded after the workspace's last use has completed, so
+                // no work using the buffer is pending.
+                unsafe { buffer.free_idle() };
+            }
+        }
+        free(&mut self.partials);
+        free(&mut self.blocks_done);
+        free(&mut self.result);
+        free(&mut self.status_slots);
+        free(&mut self.counter);
+        free(&mut self.levels);
+        free(&mut self.tile_starts);
+        free(&mut self.row_values);
+        free(&mut self.sort_counts);
+        free(&mut self.sort_scratch);
+    }
+}
+
+/// A [`DeviceWorkspace`] in use by one call on one stream ([`DeviceWorkspace::begin`]): made
+/// after the stream waits for the workspace's previous use; on drop, after the call's work is
+/// queued, it records where this use ends.
+pub(crate) struct InUse<'w, 's> {
+    workspace: &'w mut DeviceWorkspace,
+    stream: &'s Stream,
+}
+
+impl std::ops::Deref for InUse<'_, '_> {
+    type Target = DeviceWorkspace;
+    fn deref(&self) -> &DeviceWorkspace {
+        self.workspace
+    }
+}
+
+impl std::ops::DerefMut for InUse<'_, '_> {
+    fn deref_mut(&mut self) -> &mut DeviceWorkspace {
+        self.workspace
+    }
+}
+
+impl Drop for InUse<'_, '_> {
+    fn drop(&mut self) {
+        let recorded = match &self.workspace.last_use {
+            Some(event) => event.record(self.stream),
+            None => Event::new(self.stream, false).and_then(|event| {
+                event.record(self.stream)?;
+                self.workspace.last_use = Some(event);
+                Ok(())
+            }),
+        };
+        if recorded.is_err() {
+            // No event marks this use's end: wait for it here instead (a driver this broken
+            // reports its error at the next call).
+            let _ = self.stream.synchronize();
+        }
+    }
+}
+
+/// A look-back status for a kernel of the caller's own ([`DeviceWorkspace::look_back_status`]).
+/// Keep it until that kernel is queued on the stream it was asked for: dropping it records the
+/// end of the workspace's use there.
+pub struct LookBackTicket<'w, 's> {
+    _in_use: InUse<'w, 's>,
+    status: LookBackStatus,
+}
+
+impl LookBackTicket<'_, '_> {
+    /// The status to put in the kernel's parameters (`TileStatus::from(status)` on the device).
+    pub fn status(&self) -> LookBackStatus {
+        self.status
+    }
+}
+
+/// The 8-byte status words of `tiles` tiles.
+fn status_words_for(tiles: usize) -> Result<usize> {
+    tiles.checked_mul(TILE_STATUS_BYTES / 8).ok_or_else(|| {
+        Error::InvalidArgument(format!(
+            "{tiles} tiles of look-back status is past the address space"
+        ))
+    })
+}
+
+fn address<T: DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
     buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw())
 }
 
-/// `buffer`, grown to at least `len` zeroed elements on `stream`.
-fn grow<T: gpu_primitives_runtime::DeviceCopy>(
-    buffer: &mut Option<DeviceBuffer<T>>,
-    len: usize,
-    stream: &Stream,
-) -> Result<bool> {
-    if buffer.as_ref().is_none_or(|b| b.len() < len) {
-        *buffer = Some(stream.alloc_zeroed(len.max(1))?);
-        return Ok(true);
+/// `len` zeroed elements allocated in order on `stream`: from the device's memory pool, or
+/// with `cuMemAlloc` where the device has no pools.
+fn alloc_zeroed<T: DeviceCopy>(stream: &Stream, len: usize) -> Result<DeviceBuffer<T>> {
+    // SAFETY: cleared below, on the stream, before anything queued after it reads the buffer.
+    let buffer = match unsafe { stream.alloc_async::<T>(len) } {
+        Err(Error::Driver { name, .. }) if name == "CUDA_ERROR_NOT_SUPPORTED" => {
+            // SAFETY: as above.
+            unsafe { stream.alloc::<T>(len)? }
+        }
+        other => other?,
+    };
+    // SAFETY: the buffer's bytes, of a live allocation of the stream's context.
+    if let Err(e) = unsafe { stream.clear(buffer.as_device_ptr().as_raw(), buffer.bytes()) } {
+        // SAFETY: nothing uses the new buffer.
+        let _ = unsafe { stream.free_async(buffer) };
+        return Err(e);
     }
-    Ok(false)
+    Ok(buffer)
+}
+
+/// Free `buffer` in order on `stream`.
+fn release<T: DeviceCopy>(stream: &Stream, buffer: DeviceBuffer<T>) -> Result<()> {
+    // SAFETY: every earlier use of a workspace buffer is ordered before this stream's end: the
+    // stream waited for the workspace's last use when the call began (`begin`).
+    unsafe { stream.free_async(buffer) }
+}
+
+/// `buffer`, grown to at least `len` zeroed elements on `stream` (the old one freed in stream
+/// order); whether it was replaced. On error it is left as it was.
+fn grow<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>, len: usize, stream: &Stream) -> Result<bool> {
+    if buffer.as_ref().is_some_and(|b| b.len() >= len) {
+        return Ok(false);
+    }
+    let new = alloc_zeroed(stream, len.max(1))?;
+    if let Some(old) = buffer.replace(new) {
+        release(stream, old)?;
+    }
+    Ok(true)
 }
 
 impl DeviceWorkspace {
@@ -60,19 +201,40 @@ impl DeviceWorkspace {
         Self::default()
     }
 
+    /// Use the workspace for one call on `stream`: refused for a stream of another context
+    /// than its last use's; otherwise `stream` first waits for that use (an event, no host
+    /// wait). The returned guard records this use's end when dropped: keep it until the call's
+    /// last launch is queued.
+    pub(crate) fn begin<'w, 's>(&'w mut self, stream: &'s Stream) -> Result<InUse<'w, 's>> {
+        if let Some(event) = &self.last_use {
+            if event.context_raw() != stream.context_raw() {
+                return Err(Error::WrongContext(
+                    "a workspace used with another GPU's context: make one workspace a GPU",
+                ));
+            }
+            stream.wait(event)?;
+        }
+        Ok(InUse {
+            workspace: self,
+            stream,
+        })
+    }
+
     /// Device memory held, in bytes.
     pub fn bytes(&self) -> usize {
-        let len = |b: &Option<DeviceBuffer<u64>>| b.as_ref().map_or(0, |b| 8 * b.len());
-        len(&self.partials)
-            + len(&self.result)
-            + len(&self.status_slots)
-            + len(&self.counter)
-            + len(&self.levels)
-            + self.blocks_done.as_ref().map_or(0, |b| 4 * b.len())
-            + self.tile_starts.as_ref().map_or(0, |b| 4 * b.len())
-            + self.row_values.as_ref().map_or(0, |b| 4 * b.len())
-            + self.sort_counts.as_ref().map_or(0, |b| 4 * b.len())
-            + len(&self.sort_scratch)
+        fn bytes<T: DeviceCopy>(b: &Option<DeviceBuffer<T>>) -> usize {
+            b.as_ref().map_or(0, |b| b.bytes())
+        }
+        bytes(&self.partials)
+            + bytes(&self.result)
+            + bytes(&self.status_slots)
+            + bytes(&self.counter)
+            + bytes(&self.levels)
+            + bytes(&self.blocks_done)
+            + bytes(&self.tile_starts)
+            + bytes(&self.row_values)
+            + bytes(&self.sort_counts)
+            + bytes(&self.sort_scratch)
     }
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
@@ -81,17 +243,19 @@ impl DeviceWorkspace {
     /// multiprocessors; a scan of n elements has `ceil(n / (SCAN_BLOCK * T::SCAN_ITEMS))` tiles.
     ///
     /// # Errors
-    /// Out of device memory.
+    /// Out of device memory; [`Error::WrongContext`].
     pub fn reserve<'g>(
         &mut self,
         on: impl Into<OnStream<'g>>,
         max_blocks: usize,
         max_tiles: usize,
     ) -> Result<()> {
-        let on = on.into();
-        self.partials(on.stream, 2 * max_blocks)?;
-        self.result_slot(on.stream)?;
-        self.status_for(on.stream, max_tiles)?;
+        let stream = on.into().stream();
+        let words = status_words_for(max_tiles)?;
+        let mut ws = self.begin(stream)?;
+        ws.partials(stream, max_blocks.saturating_mul(2))?;
+        ws.result_slot(stream)?;
+        ws.status_words(stream, words)?;
         Ok(())
     }
 
@@ -138,7 +302,7 @@ impl DeviceWorkspace {
     /// Addresses of a `u32` count, zeroed on `stream`, and of `rows` `f32` after it
     /// (cross-entropy's valid targets and per-row losses).
     pub(crate) fn count_and_rows(&mut self, stream: &Stream, rows: usize) -> Result<(u64, u64)> {
-        grow(&mut self.row_values, rows + 1, stream)?;
+        grow(&mut self.row_values, rows.saturating_add(1), stream)?;
         let count = address(&self.row_values);
         // SAFETY: the first of the buffer's u32, on the stream of the calls that use it.
         unsafe { stream.clear(count, 4)? };
@@ -163,7 +327,9 @@ impl DeviceWorkspace {
 
     /// Status storage of `words` 8-byte slots for a single-pass launch of `tiles` tiles (the
     /// radix sort's onesweep pass: one slot per digit per tile), with the call's epoch and
-    /// tile base.
+    /// tile base. Call [`look_back_launched`](Self::look_back_launched) once the launch is
+    /// queued; until then (a launch that failed, or never came) the counter counts as unknown
+    /// and is cleared before the next status is taken.
     pub(crate) fn look_back_words(
         &mut self,
         stream: &Stream,
@@ -172,8 +338,18 @@ impl DeviceWorkspace {
     ) -> Result<LookBackStatus> {
         self.status_words(stream, words)?;
         if self.epoch >= MAX_EPOCH {
-            self.status_slots = None;
+            // Every slot belongs to an older epoch than the next: start again from fresh ones.
+            if let Some(old) = self.status_slots.take() {
+                release(stream, old)?;
+            }
             self.status_words(stream, words)?;
+        }
+        if self.counter_unknown {
+            // SAFETY: the counter's 8 bytes, cleared on the stream of the calls that use it
+            // (after any launch that may have taken tiles from it).
+            unsafe { stream.clear(address(&self.counter), 8)? };
+            self.tile_base = 0;
+            self.counter_unknown = false;
         }
         self.epoch += 1;
         let status = LookBackStatus {
@@ -183,12 +359,14 @@ impl DeviceWorkspace {
             epoch: self.epoch,
         };
         self.tile_base += tiles as u64;
+        self.counter_unknown = true;
         Ok(status)
     }
 
-    /// Status slots for `tiles` tiles and the tile counter.
-    fn status_for(&mut self, stream: &Stream, tiles: usize) -> Result<()> {
-        self.status_words(stream, tiles * TILE_STATUS_BYTES / 8)
+    /// The launch that took the last [`look_back_words`](Self::look_back_words) status is
+    /// queued: the counter will be at the tile base once it has run.
+    pub(crate) fn look_back_launched(&mut self) {
+        self.counter_unknown = false;
     }
 
     /// `words` 8-byte status slots and the tile counter.
@@ -199,28 +377,48 @@ impl DeviceWorkspace {
         }
         if grow(&mut self.counter, 1, stream)? {
             self.tile_base = 0;
+            self.counter_unknown = false;
         }
         Ok(())
     }
 
+    /// [`look_back_words`](Self::look_back_words) for a launch of `tiles` tiles of
+    /// [`TILE_STATUS_BYTES`] each (the scans, compaction, run-length encoding).
+    pub(crate) fn look_back_tiles(&mut self, stream: &Stream, tiles: usize) -> Result<LookBackStatus> {
+        let words = status_words_for(tiles)?;
+        self.look_back_words(stream, words, tiles)
+    }
+
     /// The look-back status of one single-pass launch of `tiles` tiles on `on`'s stream
     /// ([`TILE_STATUS_BYTES`] a tile, 16-byte aligned), as the library's scans, compaction and
-    /// run-length encoding take it: pass it in your kernel's parameters to a library agent run
-    /// from your own kernel (`select_tile`; on the device, `TileStatus::from(status)`).
+    /// run-length encoding take it: pass `ticket.status()` in your kernel's parameters to a
+    /// library agent run from your own kernel (`select_tile`; on the device,
+    /// `TileStatus::from(status)`).
     ///
-    /// Valid for one launch of exactly `tiles` blocks, each taking one tile from the counter:
-    /// ask again for every launch. No clearing is queued: slots left by earlier calls belong to
-    /// older epochs, and fresh ones are zeroed (epoch 0) on the stream when the workspace grows.
-    /// The workspace must not be used on another stream before that launch is queued (see the
-    /// type's stream order).
+    /// Valid for one launch of exactly `tiles` blocks on `on`'s stream, each taking one tile
+    /// from the counter, queued while the ticket is held (dropping it records the end of this
+    /// use, so that the workspace's next call, on any stream, comes after your kernel). Safe to
+    /// call and drop without a launch: the next call clears the tile counter first. No other
+    /// clearing is queued: slots left by earlier calls belong to older epochs, and fresh ones
+    /// are zeroed (epoch 0) on the stream when the workspace grows.
     ///
     /// # Errors
-    /// Out of device memory.
-    pub fn look_back_status<'g>(
-        &mut self,
-        on: impl Into<OnStream<'g>>,
+    /// Out of device memory; [`Error::WrongContext`]; [`Error::InvalidArgument`] for a number
+    /// of tiles whose status is past the address space.
+    pub fn look_back_status<'w, 's>(
+        &'w mut self,
+        on: impl Into<OnStream<'s>>,
         tiles: usize,
-    ) -> Result<LookBackStatus> {
-        self.look_back_words(on.into().stream, tiles * TILE_STATUS_BYTES / 8, tiles)
+    ) -> Result<LookBackTicket<'w, 's>> {
+        let stream = on.into().stream();
+        let words = status_words_for(tiles)?;
+        let mut in_use = self.begin(stream)?;
+        // The caller's launch is never confirmed: the counter stays unknown, and the next
+        // status taken clears it first.
+        let status = in_use.look_back_words(stream, words, tiles)?;
+        Ok(LookBackTicket {
+            _in_use: in_use,
+            status,
+        })
     }
 }

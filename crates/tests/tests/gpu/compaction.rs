@@ -549,12 +549,14 @@ fn own_kernel_own_predicate(gpu: &Gpu) -> Result<(), Failed> {
                     ws,
                 ))?;
                 let tiles = n.div_ceil(tile);
+                // Held until the launch is queued: its drop records the workspace's use.
+                let ticket = ok(ws.look_back_status(gpu, tiles))?;
                 let params = OddBitCountProbe {
                     input: d_x.as_device_ptr().as_raw(),
                     output: d_out.as_device_ptr().as_raw(),
                     num_selected: count.as_device_ptr().as_raw(),
                     n,
-                    status: ok(ws.look_back_status(gpu, tiles))?,
+                    status: ticket.status(),
                     partition: partition as u32,
                 };
                 let config = LaunchConfig::new(tiles as u32, block)
@@ -563,6 +565,7 @@ fn own_kernel_own_predicate(gpu: &Gpu) -> Result<(), Failed> {
                 // aligned), `output` room for n, `num_selected` one u64; one block per tile of
                 // whole warps, select_shared_bytes of dynamic shared memory; a fresh status.
                 ok(unsafe { gpu.stream().launch(&kernel, config, &params) })?;
+                drop(ticket);
                 let keep = |v: &u32| v.count_ones() % 2 == 1;
                 let mut expected: Vec<u32> = x.iter().copied().filter(keep).collect();
                 let kept = expected.len();

@@ -61,7 +61,7 @@ fn check_all_algorithms(
         reference::argmax(x),
     )?;
     let row = 1000;
-    let mut row_out = ok(on.stream.alloc_zeroed::<u32>(x.len() / row))?;
+    let mut row_out = ok(on.stream().alloc_zeroed::<u32>(x.len() / row))?;
     ok(device::segmented_reduce::<u32, Min>(
         on,
         input.slice(0..x.len() / row * row),
@@ -71,12 +71,12 @@ fn check_all_algorithms(
     ))?;
     check_slices(
         "segmented reduce",
-        &ok(on.stream.download(&row_out))?,
+        &ok(on.stream().download(&row_out))?,
         &reference::segmented_reduce::<u32, Min>(x, row),
         |_| false,
     )?;
     ok(device::exclusive_scan::<u32, Sum>(on, input, output, &mut ws))?;
-    ok(on.stream.synchronize())
+    ok(on.stream().synchronize())
 }
 
 /// The exclusive sum scan of `x`.
@@ -96,7 +96,7 @@ fn cust_interop(gpu: &Gpu) -> Result<(), Failed> {
     // SAFETY: the cust stream lives in GPU 0's primary context and outlives `ours`.
     let ours = unsafe { cust_stream(gpu, &stream) };
     check_all_algorithms(
-        gpu.on(&ours),
+        ok(gpu.on(&ours))?,
         &x,
         DeviceView::from(&d_x),
         DeviceViewMut::from(&mut d_y),
@@ -125,7 +125,7 @@ fn cudarc_interop(gpu: &Gpu) -> Result<(), Failed> {
         let input = CudarcInput::new(&d_x, &cuda);
         let mut output = CudarcOutput::new(&mut d_y, &cuda);
         check_all_algorithms(
-            gpu.on(&stream),
+            ok(gpu.on(&stream))?,
             &x,
             DeviceView::from(&input),
             DeviceViewMut::from(&mut output),
@@ -163,12 +163,12 @@ fn caller_stream(gpu: &Gpu) -> Result<(), Failed> {
     let mut d_y = ok(stream.alloc_zeroed::<u32>(n))?;
     let mut ws = DeviceWorkspace::new();
     ok(device::inclusive_scan::<u32, Sum>(
-        gpu.on(&stream),
+        ok(gpu.on(&stream))?,
         &d_x,
         &mut d_y,
         &mut ws,
     ))?;
-    let max = ok(device::reduce::<u32, Max>(gpu.on(&stream), &d_y, &mut ws))?;
+    let max = ok(device::reduce::<u32, Max>(ok(gpu.on(&stream))?, &d_y, &mut ws))?;
     let expected = scanned(&x);
     check_eq("max of the scan", max, *expected.last().unwrap())?;
     check_slices(
@@ -190,7 +190,7 @@ fn legacy_default_stream(gpu: &Gpu) -> Result<(), Failed> {
     let mut d_y = ok(legacy.alloc_zeroed::<u32>(n))?;
     let mut ws = DeviceWorkspace::new();
     ok(device::inclusive_scan::<u32, Sum>(
-        gpu.on(&legacy),
+        ok(gpu.on(&legacy))?,
         &d_x,
         &mut d_y,
         &mut ws,
