@@ -58,9 +58,10 @@
 //!   also on its multiprocessor count, or the clusters it runs at once), so results are bitwise
 //!   identical from run to run;
 //! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
-//!   non-empty input) or past 2^31, an input that is not a whole number of rows, or an output
-//!   overlapping an input; [`Error::LengthMismatch`] for an output, gradient, weight, bias or
-//!   saved statistic of the wrong length. An empty input launches nothing.
+//!   non-empty input) or past 2^31, an input that is not a whole number of rows, an output
+//!   overlapping an input, or a norm's `eps` that is NaN, infinite or negative;
+//!   [`Error::LengthMismatch`] for an output, gradient, weight, bias or saved statistic of the
+//!   wrong length. An empty input launches nothing.
 //!
 //! **Numerics** (`f32` arithmetic; the GPU tests compare with `f64` references): `exp`, `ln` and
 //! `1/sqrt` use PTX's approximate instructions (`ex2.approx`, `lg2.approx`, `rsqrt.approx`,
@@ -157,7 +158,8 @@ pub struct Norm<'w, T> {
     pub weight: Option<DeviceView<'w, T>>,
     /// `cols` values added after the weight, or none (0). [`layer_norm`] only.
     pub bias: Option<DeviceView<'w, T>>,
-    /// Added to the variance (LayerNorm) or the mean square (RMSNorm) before its square root.
+    /// Added to the variance (LayerNorm) or the mean square (RMSNorm) before its square root:
+    /// finite and not negative (else [`Error::InvalidLaunch`]).
     pub eps: f32,
 }
 
@@ -258,6 +260,94 @@ fn length(what: &'static str, expected: usize, found: usize) -> Result<()> {
     }
 }
 
+/// The rows of `n` elements in rows of `cols` (0 for an empty input with `cols` 0), checked:
+/// [`Error::InvalidLaunch`] for `cols` 0 with a non-empty input or past 2^31 - 1, or `n` not a
+/// whole number of rows.
+fn row_count(k: &RowKernel, n: usize, cols: usize) -> Result<usize> {
+    if cols == 0 {
+        return if n == 0 {
+            Ok(0)
+        } else {
+            Err(invalid(k, format!("cols is 0 for {n} elements")))
+        };
+    }
+    if cols > i32::MAX as usize {
+        return Err(invalid(k, format!("rows of {cols} elements; at most 2^31 - 1")));
+    }
+    if !n.is_multiple_of(cols) {
+        return Err(invalid(
+            k,
+            format!("{n} elements are not a whole number of rows of {cols}"),
+        ));
+    }
+    Ok(n / cols)
+}
+
+/// A norm's `eps`, checked: [`Error::InvalidLaunch`] unless it is finite and not negative (a NaN
+/// or infinite `eps` makes every row NaN or 0, a negative one the square root of a negative
+/// variance).
+fn check_eps(k: &RowKernel, eps: f32) -> Result<()> {
+    if eps.is_finite() && eps >= 0.0 {
+        Ok(())
+    } else {
+        Err(invalid(k, format!("eps {eps} is not a finite number >= 0")))
+    }
+}
+
+/// The bytes of `len` elements of `size` bytes from `address`, `[address, end)`, checked:
+/// [`Error::InvalidLaunch`] where they pass the end of the address space.
+fn byte_range(k: &RowKernel, address: u64, len: usize, size: usize) -> Result<(u64, u64)> {
+    len.checked_mul(size)
+        .and_then(|bytes| u64::try_from(bytes).ok())
+        .and_then(|bytes| address.checked_add(bytes))
+        .map(|end| (address, end))
+        .ok_or_else(|| {
+            invalid(
+                k,
+                format!("{len} elements of {size} bytes from {address:#x} pass the end of the address space"),
+            )
+        })
+}
+
+/// [`cross_entropy`]'s arguments, checked before anything is allocated or queued: the label
+/// smoothing (finite, in `[0, 1]`), the logits' shape (as [`row_count`]), the lengths of
+/// `targets` (`rows`), `loss` (1, or `rows` for [`Reduction::None`]) and `grad` (as the logits),
+/// and for [`Reduction::Mean`] at most `u32::MAX` rows: the device counts the valid targets in a
+/// `u32`, which would wrap past it and make the mean and gradient wrong. Returns the rows.
+fn check_cross_entropy(
+    logits: usize,
+    classes: usize,
+    targets: usize,
+    loss: usize,
+    grad: Option<usize>,
+    options: &CrossEntropy,
+) -> Result<usize> {
+    let k = &kernels::cross_entropy;
+    let smoothing = options.label_smoothing;
+    if !(smoothing.is_finite() && (0.0..=1.0).contains(&smoothing)) {
+        return Err(invalid(
+            k,
+            format!("label smoothing {smoothing} is outside [0, 1]"),
+        ));
+    }
+    let rows = row_count(k, logits, classes)?;
+    let per_row = options.reduction == Reduction::None;
+    length("cross_entropy: loss", if per_row { rows } else { 1 }, loss)?;
+    length("rows: targets", rows, targets)?;
+    if let Some(grad) = grad {
+        length("rows: output", logits, grad)?;
+    }
+    if options.reduction == Reduction::Mean && u32::try_from(rows).is_err() {
+        return Err(invalid(
+            k,
+            format!(
+                "{rows} rows for the mean: the device counts the valid targets in a u32, so at most 2^32 - 1 rows (Reduction::Sum has no limit)"
+            ),
+        ));
+    }
+    Ok(rows)
+}
+
 /// Check `call` against `cols` and launch it. See the [module docs](self) for the errors.
 fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result<()> {
     launch_summing::<T>(on, cols, call, None).map(|_| ())
@@ -277,23 +367,10 @@ fn launch_summing<T: RowElement>(
 ) -> Result<Option<(u64, u32)>> {
     let k = &call.kernel;
     let (input, n) = call.input;
+    let rows = row_count(k, n, cols)?;
     if cols == 0 {
-        return if n == 0 {
-            Ok(None)
-        } else {
-            Err(invalid(k, format!("cols is 0 for {n} elements")))
-        };
+        return Ok(None);
     }
-    if cols > i32::MAX as usize {
-        return Err(invalid(k, format!("rows of {cols} elements; at most 2^31 - 1")));
-    }
-    if !n.is_multiple_of(cols) {
-        return Err(invalid(
-            k,
-            format!("{n} elements are not a whole number of rows of {cols}"),
-        ));
-    }
-    let rows = n / cols;
     if let Some((_, len)) = call.output {
         length("rows: output", n, len)?;
     }
@@ -315,14 +392,14 @@ fn launch_summing<T: RowElement>(
             length(what, rows, len)?;
         }
     }
-    let bytes = |len: usize| (len * size_of::<T>()) as u64;
+    let bytes = |(address, len): (u64, usize)| byte_range(k, address, len, size_of::<T>());
     if let Some((output, _)) = call.output {
-        let out = (output, output + bytes(n));
+        let out = bytes((output, n))?;
         for (address, len) in [Some(call.input), call.grad, call.weight, call.bias]
             .into_iter()
             .flatten()
         {
-            if len > 0 && overlaps(out, (address, address + bytes(len))) {
+            if len > 0 && overlaps(out, bytes((address, len))?) {
                 return Err(invalid(k, "the output overlaps an input".into()));
             }
         }
@@ -662,6 +739,7 @@ pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
     mean: Option<DeviceViewMut<'s, f32>>,
     rstd: Option<DeviceViewMut<'s, f32>>,
 ) -> Result<()> {
+    check_eps(&kernels::layer_norm, norm.eps)?;
     let (x, y) = (x.into(), y.into());
     let call = RowCall {
         weight: norm.weight.as_ref().map(view),
@@ -689,6 +767,7 @@ pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
     if norm.bias.is_some() {
         return Err(invalid(&kernels::rms_norm, "RMSNorm has no bias".into()));
     }
+    check_eps(&kernels::rms_norm, norm.eps)?;
     let (x, y) = (x.into(), y.into());
     let call = RowCall {
         weight: norm.weight.as_ref().map(view),
@@ -836,13 +915,14 @@ fn norm_backward<T: RowElement>(
         rstd: Some(view(&rstd)),
         ..RowCall::new(kernel, &x, &grads.dx)
     };
-    let (n, bytes) = (x.len(), |len: usize| (len * size_of::<T>()) as u64);
+    let n = x.len();
+    let bytes = |(address, len): (u64, usize)| byte_range(&kernel, address, len, size_of::<T>());
     for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
         let Some(out) = out else { continue };
         length(what, cols, out.len())?;
-        let written = (out.address(), out.address() + bytes(cols));
+        let written = bytes((out.address(), cols))?;
         for (address, len) in [view(&x), view(&dy)] {
-            if overlaps(written, (address, address + bytes(len))) {
+            if overlaps(written, bytes((address, len))?) {
                 return Err(Error::InvalidLaunch(format!("{name}: {what} overlaps an input")));
             }
         }
@@ -877,11 +957,19 @@ fn norm_backward<T: RowElement>(
         params.partials = partials as *mut f32;
         params.chunks = groups;
     } else {
-        let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
+        let slots = (chunks as usize).checked_mul(cols);
+        let grid = chunks.checked_mul(column_blocks);
+        let (Some(slots), Some(grid)) = (slots, grid) else {
+            return Err(invalid(
+                &kernel,
+                format!("{chunks} chunks of {cols} columns overflow the partials or the grid"),
+            ));
+        };
+        let (partials, _) = workspace.partials(on.stream, slots)?;
         params.partials = partials as *mut f32;
         let partial = module
             .kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
-        let config = LaunchConfig::new(chunks * column_blocks, NORM_GRAD_BLOCK);
+        let config = LaunchConfig::new(grid, NORM_GRAD_BLOCK);
         // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
         // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each);
         // the grid is as NormGradParams says.
@@ -954,7 +1042,9 @@ impl Default for CrossEntropy {
 ///
 /// # Errors
 /// As the [module docs](self), and [`Error::LengthMismatch`] for `targets`, `loss` or `grad` of
-/// the wrong length; [`Error::InvalidLaunch`] for a label smoothing outside `[0, 1]`.
+/// the wrong length; [`Error::InvalidLaunch`] for a label smoothing that is NaN or outside
+/// `[0, 1]`, or for [`Reduction::Mean`] over more than `u32::MAX` rows (the device counts the
+/// valid targets in a `u32`). All checked before the workspace is used or anything is queued.
 #[allow(clippy::too_many_arguments)]
 pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     on: impl Into<OnStream<'g>>,
@@ -969,15 +1059,16 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     let (on, logits, targets, loss) = (on.into(), logits.into(), targets.into(), loss.into());
     let k = kernels::cross_entropy;
     let smoothing = options.label_smoothing;
-    if !(0.0..=1.0).contains(&smoothing) {
-        return Err(invalid(
-            &k,
-            format!("label smoothing {smoothing} is outside [0, 1]"),
-        ));
-    }
-    let rows = logits.len().checked_div(classes).unwrap_or(0);
+    // Everything the launches check, before the workspace is touched.
+    let rows = check_cross_entropy(
+        logits.len(),
+        classes,
+        targets.len(),
+        loss.len(),
+        grad.as_ref().map(|g| g.len()),
+        &options,
+    )?;
     let per_row = options.reduction == Reduction::None;
-    length("cross_entropy: loss", if per_row { rows } else { 1 }, loss.len())?;
     let mut call = RowCall {
         targets: Some(view(&targets)),
         ignore_index: options.ignore_index,
@@ -1031,4 +1122,134 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         };
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_invalid<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::InvalidLaunch(_)))
+    }
+
+    fn is_mismatch<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::LengthMismatch { .. }))
+    }
+
+    #[test]
+    fn eps_nan_infinite_or_negative_is_rejected() {
+        for k in [&kernels::layer_norm, &kernels::rms_norm] {
+            for eps in [
+                f32::NAN,
+                f32::INFINITY,
+                f32::NEG_INFINITY,
+                -1e-5,
+                -f32::MIN_POSITIVE,
+            ] {
+                assert!(is_invalid(check_eps(k, eps)), "{} eps {eps}", k.name);
+            }
+            for eps in [0.0, -0.0, 1e-5, 1.0, f32::MAX] {
+                assert!(check_eps(k, eps).is_ok(), "{} eps {eps}", k.name);
+            }
+        }
+        let message = check_eps(&kernels::layer_norm, f32::NAN).unwrap_err().to_string();
+        assert!(
+            message.contains("layer_norm") && message.contains("eps NaN"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn row_shapes_are_checked() {
+        let k = &kernels::softmax;
+        assert_eq!(row_count(k, 0, 0).unwrap(), 0);
+        assert_eq!(row_count(k, 12, 4).unwrap(), 3);
+        assert!(is_invalid(row_count(k, 12, 0)));
+        assert!(is_invalid(row_count(k, 12, 5)));
+        assert!(is_invalid(row_count(k, 1 << 31, 1 << 31)));
+        assert_eq!(row_count(k, (1 << 31) - 1, (1 << 31) - 1).unwrap(), 1);
+    }
+
+    #[test]
+    fn byte_ranges_past_the_address_space_are_rejected() {
+        let k = &kernels::softmax;
+        assert_eq!(byte_range(k, 0x1000, 4, 4).unwrap(), (0x1000, 0x1010));
+        // len * size overflows usize.
+        assert!(is_invalid(byte_range(k, 0x1000, usize::MAX / 2, 4)));
+        // address + bytes overflows u64.
+        assert!(is_invalid(byte_range(k, u64::MAX - 8, 4, 4)));
+        assert_eq!(
+            byte_range(k, u64::MAX - 16, 4, 4).unwrap(),
+            (u64::MAX - 16, u64::MAX)
+        );
+    }
+
+    #[test]
+    fn cross_entropy_mean_past_u32_rows_is_rejected() {
+        let mean = CrossEntropy::default();
+        let rows = u32::MAX as usize + 1;
+        // One class a row: 2^32 rows would wrap the device's u32 count of valid targets.
+        assert!(is_invalid(check_cross_entropy(rows, 1, rows, 1, None, &mean)));
+        assert!(is_invalid(check_cross_entropy(
+            rows,
+            1,
+            rows,
+            1,
+            Some(rows),
+            &mean
+        )));
+        // u32::MAX rows fit the count; the sum and per-row losses count nothing.
+        let most = u32::MAX as usize;
+        assert_eq!(check_cross_entropy(most, 1, most, 1, None, &mean).unwrap(), most);
+        let sum = CrossEntropy {
+            reduction: Reduction::Sum,
+            ..mean
+        };
+        assert_eq!(check_cross_entropy(rows, 1, rows, 1, None, &sum).unwrap(), rows);
+        let none = CrossEntropy {
+            reduction: Reduction::None,
+            ..mean
+        };
+        assert_eq!(
+            check_cross_entropy(rows, 1, rows, rows, None, &none).unwrap(),
+            rows
+        );
+    }
+
+    #[test]
+    fn cross_entropy_arguments_are_checked_before_the_workspace() {
+        let mean = CrossEntropy::default();
+        assert_eq!(check_cross_entropy(12, 4, 3, 1, Some(12), &mean).unwrap(), 3);
+        assert_eq!(check_cross_entropy(0, 0, 0, 1, None, &mean).unwrap(), 0);
+        // Shapes.
+        assert!(is_invalid(check_cross_entropy(12, 0, 3, 1, None, &mean)));
+        assert!(is_invalid(check_cross_entropy(12, 5, 3, 1, None, &mean)));
+        // Lengths: targets, loss (1 for the mean and the sum, rows for none), gradient.
+        assert!(is_mismatch(check_cross_entropy(12, 4, 2, 1, None, &mean)));
+        assert!(is_mismatch(check_cross_entropy(12, 4, 3, 3, None, &mean)));
+        assert!(is_mismatch(check_cross_entropy(12, 4, 3, 1, Some(11), &mean)));
+        let none = CrossEntropy {
+            reduction: Reduction::None,
+            ..mean
+        };
+        assert!(is_mismatch(check_cross_entropy(12, 4, 3, 1, None, &none)));
+        // Label smoothing: finite and in [0, 1].
+        for s in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, -0.1, 1.5] {
+            let options = CrossEntropy {
+                label_smoothing: s,
+                ..mean
+            };
+            assert!(
+                is_invalid(check_cross_entropy(12, 4, 3, 1, None, &options)),
+                "{s}"
+            );
+        }
+        for s in [0.0, 0.1, 1.0] {
+            let options = CrossEntropy {
+                label_smoothing: s,
+                ..mean
+            };
+            assert!(check_cross_entropy(12, 4, 3, 1, None, &options).is_ok(), "{s}");
+        }
+    }
 }
