@@ -213,6 +213,14 @@ fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
                     "histogram_even: the width of [{lower:?}, {upper:?}) overflows"
                 ));
             }
+            // bins / (upper - lower), as the kernel multiplies by it: infinite for a width too
+            // small for the bins (NaN bins for every sample).
+            let scale = S::Level::scale(lower, upper, bins);
+            if !(scale.is_finite() && scale > 0.0) {
+                return invalid(format!(
+                    "histogram_even: the bin scale {bins} / ({upper:?} - {lower:?}) = {scale} is not finite: the range is too narrow for {bins} bins"
+                ));
+            }
             if let Some((min, max)) = S::LEVEL_DOMAIN
                 && (lower < min || upper > max)
             {
@@ -285,8 +293,14 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             found: histogram.len(),
         });
     }
+    let (Some(counter_bytes), Ok(bins_u32)) = (count.checked_mul(size_of::<C>()), u32::try_from(count))
+    else {
+        return Err(Error::InvalidLaunch(format!(
+            "{family}: {count} bins, past 2^32 - 1"
+        )));
+    };
     // SAFETY: the first `count` counters of the caller's output, cleared in stream order.
-    unsafe { on.stream.clear(histogram.address, count * size_of::<C>())? };
+    unsafe { on.stream.clear(histogram.address, counter_bytes)? };
     let n = samples.len;
     if n == 0 {
         return Ok(());
@@ -308,7 +322,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
                 levels[levels.len() - 1],
                 0.0,
                 address,
-                histogram_shared_bytes(count as u32, level_bytes),
+                histogram_shared_bytes(bins_u32, level_bytes),
             )
         }
     };
@@ -336,7 +350,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         lower,
         upper,
         scale,
-        bins: count as u32,
+        bins: bins_u32,
         privatized: privatized as u32,
     };
     // SAFETY: `samples` holds n samples, `histogram` `count` counters (checked above); the
@@ -359,7 +373,8 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
 /// global atomic (correct for any number of bins, slower).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for no bins, levels not finite and increasing, or integer levels
+/// [`Error::InvalidLaunch`] for no bins, levels not finite and increasing, a range too narrow
+/// for the bins (`bins / (upper - lower)` not finite in the level type), or integer levels
 /// outside the sample type's domain (`[T::MIN, T::MAX + 1]`); [`Error::LengthMismatch`] for a
 /// histogram shorter than `bins`; all before anything is queued. Device errors.
 ///
@@ -452,4 +467,58 @@ pub fn histogram_range_slice<S: HistogramSample>(
     let mut workspace = DeviceWorkspace::new();
     histogram_range(gpu, S::view(&input), levels, &mut counts, &mut workspace)?;
     gpu.download(&counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn is_invalid(r: Result<()>) -> bool {
+        matches!(r, Err(Error::InvalidLaunch(_)))
+    }
+
+    fn even<S: HistogramSample>(lower: S::Level, upper: S::Level, bins: u32) -> Result<()> {
+        check_bins::<S>(&Bins::Even { lower, upper, bins })
+    }
+
+    #[test]
+    fn even_bins_whose_scale_is_not_finite_are_rejected() {
+        // A finite width, but bins / width overflows the level type to infinity.
+        assert!(is_invalid(even::<f32>(0.0, 1e-38, 1_000_000_000)));
+        assert!(is_invalid(even::<f32>(0.0, f32::from_bits(1), 1)));
+        assert!(is_invalid(even::<half::f16>(0.0, 1e-38, 1_000_000_000)));
+        assert!(is_invalid(even::<f64>(0.0, f64::from_bits(1), 1)));
+        assert!(is_invalid(even::<f64>(0.0, 1e-300, u32::MAX)));
+        // Narrow but representable.
+        assert!(even::<f32>(1.0, 1.0 + f32::EPSILON, 1 << 20).is_ok());
+        assert!(even::<f64>(0.0, 1e-300, 4).is_ok());
+        assert!(even::<u8>(0, 1, u32::MAX).is_ok());
+    }
+
+    #[test]
+    fn even_bins_other_rules_are_kept() {
+        assert!(is_invalid(even::<f32>(0.0, 1.0, 0)));
+        assert!(is_invalid(even::<f32>(1.0, 1.0, 4)));
+        assert!(is_invalid(even::<f32>(2.0, 1.0, 4)));
+        assert!(is_invalid(even::<f32>(f32::NAN, 1.0, 4)));
+        assert!(is_invalid(even::<f32>(0.0, f32::INFINITY, 4)));
+        assert!(is_invalid(even::<f32>(-f32::MAX, f32::MAX, 4)));
+        assert!(is_invalid(even::<u8>(-1, 256, 4)));
+        assert!(is_invalid(even::<u8>(0, 257, 4)));
+        assert!(even::<u8>(0, 256, 256).is_ok());
+        assert!(even::<i32>(i32::MIN as i64, i32::MAX as i64 + 1, u32::MAX).is_ok());
+    }
+
+    #[test]
+    fn range_levels_are_checked() {
+        let range = |levels: &[f32]| check_bins::<f32>(&Bins::Range(levels));
+        assert!(is_invalid(range(&[])));
+        assert!(is_invalid(range(&[0.0])));
+        assert!(is_invalid(range(&[0.0, f32::NAN, 2.0])));
+        assert!(is_invalid(range(&[f32::NEG_INFINITY, 0.0])));
+        assert!(is_invalid(range(&[0.0, 2.0, 1.0])));
+        assert!(range(&[0.0, 1.0, 2.0]).is_ok());
+        // Repeated levels are an empty bin (documented; the GPU tests draw them).
+        assert!(range(&[0.0, 1.0, 1.0, 2.0]).is_ok());
+    }
 }
