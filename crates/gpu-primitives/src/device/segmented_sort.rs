@@ -63,6 +63,27 @@ pub(super) fn layout(
     }
 }
 
+/// The scratch buffers' bytes for segments past a tile, indexed as the input's `end` keys: two
+/// copies of the keys (`key_bytes` each, rounded up to 16 bytes) and of the values
+/// (`value_bytes` each): (the keys' bytes, the total), checked: [`Error::InvalidLaunch`] where
+/// they pass `usize`. Its success also bounds every `key * bytes` offset into the buffers.
+fn scratch_bytes(
+    what: &'static str,
+    end: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+) -> Result<(usize, usize)> {
+    let both = |bytes: usize| end.checked_mul(bytes)?.checked_mul(2);
+    let sizes = both(key_bytes)
+        .and_then(|keys| keys.checked_next_multiple_of(16))
+        .and_then(|keys| Some((keys, keys.checked_add(both(value_bytes)?)?)));
+    sizes.ok_or_else(|| {
+        Error::InvalidLaunch(format!(
+            "{what}: scratch for {end} keys of {key_bytes} bytes and values of {value_bytes} passes the address space"
+        ))
+    })
+}
+
 /// Which segments the device-wide sort takes and which the segmented kernels.
 struct Plan {
     /// The large segments, (first key, keys), longest first, each sorted by the device-wide
@@ -169,19 +190,23 @@ pub(super) fn launch<K: SortKey>(
     }
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let key_bytes = size_of::<K::Raw>();
+    let value_bytes = match buffers.values {
+        Values::None => 0,
+        Values::Pairs { bytes, .. } => bytes,
+    };
+    let (keys_bytes, scratch_total) = scratch_bytes(what, end, key_bytes, value_bytes)?;
     let plan = plan(on, call, tile, longest, end)?;
     let longest = plan.longest_left;
     let by_kernels = plan.large.len() < segments;
 
-    let (values_in, values_out, value_bytes, index_values) = match buffers.values {
-        Values::None => (0, 0, 0, false),
-        Values::Pairs { input, output, bytes } => (input.unwrap_or(0), output, bytes, input.is_none()),
+    let (values_in, values_out, index_values) = match buffers.values {
+        Values::None => (0, 0, false),
+        Values::Pairs { input, output, .. } => (input.unwrap_or(0), output, input.is_none()),
     };
     let stream = on.stream;
     // Segments longer than a tile alternate between two scratch buffers, indexed as the input.
     let (keys_scratch, values_scratch, scratch_len) = if by_kernels && longest > tile {
-        let keys_bytes = (2 * end * key_bytes).next_multiple_of(16);
-        let scratch = workspace.sort_scratch(stream, keys_bytes + 2 * end * value_bytes)?;
+        let scratch = workspace.sort_scratch(stream, scratch_total)?;
         (scratch, scratch + keys_bytes as u64, end)
     } else {
         (0, 0, 0)
@@ -567,7 +592,26 @@ pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
 
 #[cfg(test)]
 mod tests {
-    use super::device_sorted_count;
+    use super::{device_sorted_count, scratch_bytes};
+    use crate::Error;
+
+    #[test]
+    fn scratch_past_the_address_space_is_rejected() {
+        assert_eq!(scratch_bytes("t", 5, 4, 0).unwrap(), (48, 48));
+        assert_eq!(scratch_bytes("t", 5, 4, 8).unwrap(), (48, 128));
+        for (end, key, value) in [
+            (usize::MAX / 4, 4, 0),
+            (usize::MAX / 16 + 1, 8, 0),
+            (usize::MAX / 16, 4, 8),
+            (usize::MAX / 2, 1, 1),
+        ] {
+            let r = scratch_bytes("t", end, key, value);
+            assert!(
+                matches!(r, Err(Error::InvalidLaunch(_))),
+                "{end} {key} {value}: {r:?}"
+            );
+        }
+    }
 
     #[test]
     fn a_huge_segment_goes_to_the_device_sort_and_many_long_ones_stay_with_the_blocks() {
