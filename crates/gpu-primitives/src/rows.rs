@@ -407,8 +407,8 @@ fn launch_summing<T: RowElement>(
     if n == 0 {
         return Ok(None);
     }
-    let limit = on.gpu.info().max_shared_per_block;
-    let module = crate::module(on.gpu)?;
+    let limit = on.gpu().info().max_shared_per_block;
+    let module = crate::module(on.gpu())?;
     let has_clusters = module.ptx_arch() >= 90 && cluster_mode() != 0;
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
@@ -424,7 +424,7 @@ fn launch_summing<T: RowElement>(
         small_tiles,
         call.output.is_some(),
         rows,
-        on.gpu.info().multiprocessors as usize * RESIDENT_THREADS_PER_MULTIPROCESSOR,
+        on.gpu().info().multiprocessors as usize * RESIDENT_THREADS_PER_MULTIPROCESSOR,
         u64::from(limit),
     );
     // Summing the parameters' gradients (the `_sums` kernels) where their sums fit a block's
@@ -488,8 +488,8 @@ fn launch_summing<T: RowElement>(
     } else {
         1
     };
-    let wave =
-        on.gpu.info().multiprocessors as usize * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize);
+    let wave = on.gpu().info().multiprocessors as usize
+        * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
     if cluster {
         // A cluster a row (a whole number of clusters, each looping over rows as a block does).
@@ -523,7 +523,7 @@ fn launch_summing<T: RowElement>(
     if let Some((workspace, _)) = column_sums {
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
-            on.gpu.bind()?;
+            on.gpu().bind()?;
             let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
             let chunks = row_sums_cluster_chunks(rows, sums_cluster_chunks(active.max(1) as usize));
             grid = chunks as u32 * ROW_CLUSTER_BLOCKS;
@@ -533,11 +533,11 @@ fn launch_summing<T: RowElement>(
             // MAX_BLOCK_THREADS threads of 64 registers each), each looping over rows: every
             // block adds a chunk of partial sums for the finish to read (H100, 262144 x 1024
             // `f32`: 2112 chunks, the finish 37 µs).
-            let resident = on.gpu.info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
+            let resident = on.gpu().info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
             grid = grid.min(resident);
             grid * rows_per_block as u32
         };
-        let (partials, _) = workspace.partials(on.stream, chunks as usize * cols)?;
+        let (partials, _) = workspace.partials(on.stream(), chunks as usize * cols)?;
         column_partials = Some((partials, chunks));
     }
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
@@ -569,7 +569,7 @@ fn launch_summing<T: RowElement>(
     // their shared memory, as have the kept tiles (within the device's limit: row_shared_tiles,
     // row_sums_launch); a cluster kernel gets a whole number of clusters and rows of at least
     // ROW_CLUSTER_BLOCKS tiles of whole blocks (row_cluster, row_sums_launch).
-    unsafe { on.stream.launch(&kernel, config, &params)? };
+    unsafe { on.stream().launch(&kernel, config, &params)? };
     Ok(column_partials)
 }
 
@@ -952,7 +952,7 @@ fn norm_backward<T: RowElement>(
         chunks,
         column_blocks,
     };
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     if let Some((partials, groups)) = summed {
         params.partials = partials as *mut f32;
         params.chunks = groups;
@@ -965,7 +965,7 @@ fn norm_backward<T: RowElement>(
                 format!("{chunks} chunks of {cols} columns overflow the partials or the grid"),
             ));
         };
-        let (partials, _) = workspace.partials(on.stream, slots)?;
+        let (partials, _) = workspace.partials(on.stream(), slots)?;
         params.partials = partials as *mut f32;
         let partial = module
             .kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
@@ -973,7 +973,7 @@ fn norm_backward<T: RowElement>(
         // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
         // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each);
         // the grid is as NormGradParams says.
-        unsafe { on.stream.launch(&partial, config, &params)? };
+        unsafe { on.stream().launch(&partial, config, &params)? };
     }
     let finish =
         module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_finish_{}", T::NAME))?;
@@ -982,7 +982,7 @@ fn norm_backward<T: RowElement>(
     // SAFETY: the partials hold 2 f32 per column for each of `params.chunks` chunks, written
     // before on this stream; dweight / dbias (or null) hold `cols` elements overlapping no
     // input; the grid and shared memory are as NormGradParams says.
-    unsafe { on.stream.launch(&finish, config, &params) }
+    unsafe { on.stream().launch(&finish, config, &params) }
 }
 
 /// How [`cross_entropy`] reduces the rows' losses (PyTorch's `reduction`).
@@ -1080,9 +1080,9 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         call.loss = Some(view_mut(&loss));
         return launch::<T>(on, classes, call);
     }
-    let (count, row_losses) = workspace.count_and_rows(on.stream, rows)?;
+    let (count, row_losses) = workspace.count_and_rows(on.stream(), rows)?;
     call.loss = Some((row_losses, rows));
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     let count_params = TargetCountParams {
         targets: targets.address() as *const i64,
         rows: targets.len(),
@@ -1100,7 +1100,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         // SAFETY: `targets` holds `rows` values (checked), the count is one zeroed u32 of the
         // workspace; whole warps.
         unsafe {
-            on.stream.launch(
+            on.stream().launch(
                 &kernel,
                 LaunchConfig::new(blocks, TARGET_COUNT_BLOCK),
                 &count_params,
@@ -1117,7 +1117,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         // SAFETY: one thread dividing the loss (one f32) by the count (one u32), after the count
         // and the sum on this stream.
         unsafe {
-            on.stream
+            on.stream()
                 .launch(&kernel, LaunchConfig::new(1, 1), &count_params)?
         };
     }

@@ -300,7 +300,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         )));
     };
     // SAFETY: the first `count` counters of the caller's output, cleared in stream order.
-    unsafe { on.stream.clear(histogram.address, counter_bytes)? };
+    unsafe { on.stream().clear(histogram.address, counter_bytes)? };
     let n = samples.len;
     if n == 0 {
         return Ok(());
@@ -316,7 +316,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         ),
         Bins::Range(levels) => {
             let workspace = workspace.expect("range histograms pass a workspace");
-            let address = workspace.levels(on.stream, bytemuck::cast_slice(levels))?;
+            let address = workspace.levels(on.stream(), bytemuck::cast_slice(levels))?;
             (
                 levels[0],
                 levels[levels.len() - 1],
@@ -331,9 +331,9 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         HISTOGRAM_BLOCK as usize * (16 / size_of::<S::Raw>()) * HISTOGRAM_LOADS_IN_FLIGHT as usize;
     let grid = n
         .div_ceil(per_block)
-        .min((blocks_per_sm() * on.gpu.info().multiprocessors) as usize)
+        .min((blocks_per_sm() * on.gpu().info().multiprocessors) as usize)
         .max(1);
-    let kernel = crate::module(on.gpu)?.kernel::<HistogramParams<S::Raw, S::Level, C>>(&format!(
+    let kernel = crate::module(on.gpu())?.kernel::<HistogramParams<S::Raw, S::Level, C>>(&format!(
         "device_{family}_{}_{}",
         S::NAME,
         C::NAME
@@ -356,7 +356,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
     // SAFETY: `samples` holds n samples, `histogram` `count` counters (checked above); the
     // levels (range) are `count + 1` sorted finite values the workspace holds until its next
     // call; with `privatized`, the launch has the shared memory `HistogramParams` asks for.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params) }
 }
 
 /// Count the samples of `samples` in `bins` even bins over `[lower, upper)` into

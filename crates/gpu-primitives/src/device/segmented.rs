@@ -118,12 +118,12 @@ fn reduce_rows<T: Element, Op: Operator>(
     }
     let rows = input.len / row_len;
     check_output(output.len(), rows)?;
-    let kernel = crate::module(on.gpu)?.kernel::<SegmentedReduceParams<T::Raw, T::Acc>>(&format!(
+    let kernel = crate::module(on.gpu())?.kernel::<SegmentedReduceParams<T::Raw, T::Acc>>(&format!(
         "device_segmented_reduce_{}_{}",
         T::NAME,
         Op::NAME
     ))?;
-    let grid = rows.min(8 * on.gpu.info().multiprocessors as usize) as u32;
+    let grid = rows.min(8 * on.gpu().info().multiprocessors as usize) as u32;
     let config = LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = SegmentedReduceParams {
         input: input.address as *const T::Raw,
@@ -133,5 +133,5 @@ fn reduce_rows<T: Element, Op: Operator>(
     };
     // SAFETY: `input` holds rows * row_len elements, `output` at least `rows` values (checked
     // above), as `SegmentedReduceParams` requires.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params) }
 }

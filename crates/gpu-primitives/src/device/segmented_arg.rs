@@ -65,10 +65,11 @@ fn segmented_arg<T: SegmentArgElement>(
     }
     let tile = SCAN_BLOCK as usize * segmented_reduce_items(size_of::<T::Acc>());
     let tiles = tiles_for(family, n, tile)?;
-    let kernel = crate::module(on.gpu)?
+    let kernel = crate::module(on.gpu())?
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
     let starts = tile_starts(on, segments, tile, tiles, workspace)?;
-    let status = workspace.look_back_status(on, tiles)?;
+    let mut workspace = workspace.begin(on.stream())?;
+    let status = workspace.look_back_tiles(on.stream(), tiles)?;
     let config =
         LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {
@@ -88,7 +89,9 @@ fn segmented_arg<T: SegmentArgElement>(
     // bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
     // than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of SCAN_BLOCK
     // threads and the shared memory of the tile's heads.
-    unsafe { on.stream.launch(&kernel, config, &params) }
+    unsafe { on.stream().launch(&kernel, config, &params)? };
+    workspace.look_back_launched();
+    Ok(())
 }
 
 /// Per segment `s` of `input` (by [`SegmentOffsets`]), the first smallest item: its value to

@@ -122,7 +122,7 @@ pub(super) fn device_sorted_count(candidates: &[usize], longest_other: usize) ->
 /// back (which synchronises the stream) only when the longest segment is a candidate. Top-k
 /// (`keep`) and offsets given unchecked stay with the segmented kernels.
 fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
-    let share = end.div_ceil(on.gpu.info().multiprocessors.max(1) as usize);
+    let share = end.div_ceil(on.gpu().info().multiprocessors.max(1) as usize);
     let limit = tile.max(share);
     let none = Plan {
         large: Vec::new(),
@@ -141,7 +141,7 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
             let view = offsets.offsets();
             let mut host = vec![0u64; view.len];
             // SAFETY: a view holds `len` initialised u64 in the GPU's context.
-            unsafe { on.stream.copy_to_host(view.address, &mut host)? };
+            unsafe { on.stream().copy_to_host(view.address, &mut host)? };
             let mut candidates = Vec::new();
             let mut longest_other = 0;
             for w in host.windows(2) {
@@ -203,7 +203,7 @@ pub(super) fn launch<K: SortKey>(
         Values::None => (0, 0, false),
         Values::Pairs { input, output, .. } => (input.unwrap_or(0), output, input.is_none()),
     };
-    let stream = on.stream;
+    let stream = on.stream();
     // Segments longer than a tile alternate between two scratch buffers, indexed as the input.
     let (keys_scratch, values_scratch, scratch_len) = if by_kernels && longest > tile {
         let scratch = workspace.sort_scratch(stream, scratch_total)?;
@@ -248,7 +248,7 @@ pub(super) fn launch<K: SortKey>(
         descending: options.is_descending() as u32,
         index_values: index_values as u32,
     };
-    let module = crate::module(on.gpu)?;
+    let module = crate::module(on.gpu())?;
     // The tiers by length: a warp a segment in registers, a warp a segment in its shared
     // memory, a group of 2 or 4 warps a segment (such tiles merged), a block a segment of the
     // block kernel's tile or longer, up to the longest left (any longer ones are the

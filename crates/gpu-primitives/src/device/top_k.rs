@@ -109,7 +109,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
 
     debug_assert_eq!(radix_sort_kernel_name!(top_k, f32), "device_top_k_f32");
     let name = format!("device_top_k_{}", K::NAME);
-    let kernel = crate::module(on.gpu)?.kernel::<TopKParams<K::Raw>>(&name)?;
+    let kernel = crate::module(on.gpu())?.kernel::<TopKParams<K::Raw>>(&name)?;
     let shared = top_k_layout(size_of::<K::Raw>() as u32).total;
     // A block a row: past the most blocks a grid holds, a launch each chunk of rows, the
     // pointers moved on.
@@ -128,7 +128,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
         // of the `rows * k` places in each output (checked); 1 <= k <= min(row_len,
         // TOP_K_SELECT_MAX_K) and row_len < 2^32 (checked); `chunk` blocks, one a row; the
         // layout's shared memory.
-        unsafe { on.stream.launch(&kernel, config, &params)? };
+        unsafe { on.stream().launch(&kernel, config, &params)? };
     }
     Ok(())
 }
