@@ -447,6 +447,11 @@ fn launch_summing<T: RowElement>(
         Some(sums) => (sums.plan, Some(sums), column_sums),
         None => (plan, None, None),
     };
+    // The workspace in use on this stream until the launches below are queued.
+    let mut column_sums = match column_sums {
+        Some((workspace, summing)) => Some((workspace.begin(on.stream())?, summing)),
+        None => None,
+    };
     if !T::ROW_WORDS.contains(&plan.words) {
         return Err(invalid(
             k,
@@ -520,10 +525,9 @@ fn launch_summing<T: RowElement>(
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
     let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let mut column_partials = None;
-    if let Some((workspace, _)) = column_sums {
+    if let Some((workspace, _)) = column_sums.as_mut() {
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
-            on.gpu().bind()?;
             let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
             let chunks = row_sums_cluster_chunks(rows, sums_cluster_chunks(active.max(1) as usize));
             grid = chunks as u32 * ROW_CLUSTER_BLOCKS;
@@ -907,6 +911,7 @@ fn norm_backward<T: RowElement>(
     grads: NormGrads<'_, T>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    let mut workspace = workspace.begin(on.stream())?;
     let name = kernel.name;
     let call = RowCall {
         grad: Some(view(&dy)),
@@ -1080,6 +1085,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         call.loss = Some(view_mut(&loss));
         return launch::<T>(on, classes, call);
     }
+    let mut workspace = workspace.begin(on.stream())?;
     let (count, row_losses) = workspace.count_and_rows(on.stream(), rows)?;
     call.loss = Some((row_losses, rows));
     let module = crate::module(on.gpu())?;
@@ -1111,7 +1117,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     // SAFETY: `row_losses` holds `rows` f32 of the workspace, written by the row kernel before
     // on this stream; `loss` one f32.
     let losses = unsafe { DeviceView::<f32>::from_raw_parts(row_losses, rows) };
-    crate::device::reduce_to_address::<f32, crate::device::Sum>(on, losses, loss.address(), workspace)?;
+    crate::device::reduce_to_address::<f32, crate::device::Sum>(on, losses, loss.address(), &mut workspace)?;
     if mean {
         let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_MEAN_KERNEL)?;
         // SAFETY: one thread dividing the loss (one f32) by the count (one u32), after the count

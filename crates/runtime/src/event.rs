@@ -47,10 +47,8 @@ impl Event {
         };
         let mut raw: sys::CUevent = std::ptr::null_mut();
         // SAFETY: a valid out-pointer; the context is current.
-        check(
-            unsafe { sys::cuEventCreate(&mut raw, flags) },
-            "creating an event",
-        )?;
+        let status = unsafe { sys::cuEventCreate(&mut raw, flags) };
+        check(status, "creating an event")?;
         Ok(Self {
             raw,
             context: Arc::clone(context),

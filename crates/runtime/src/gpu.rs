@@ -143,10 +143,8 @@ impl Gpu {
         // current when they are made).
         let context = Context::retain(device)?;
         // SAFETY: the context was just retained.
-        check(
-            unsafe { sys::cuCtxSetCurrent(context.raw()) },
-            "making the context current",
-        )?;
+        let status = unsafe { sys::cuCtxSetCurrent(context.raw()) };
+        check(status, "making the context current")?;
         let stream = Stream::create(&context)?;
         let info = DeviceInfo {
             ordinal,

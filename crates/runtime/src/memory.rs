@@ -213,3 +213,27 @@ impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
         unsafe { sys::cuMemFree_v2(self.pointer.address as sys::CUdeviceptr) };
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::DevicePointer;
+
+    #[test]
+    fn offsets_past_the_address_space_are_none() {
+        let near_end = DevicePointer::<f32>::from_raw(u64::MAX - 8);
+        assert_eq!(near_end.checked_offset(2).map(|p| p.as_raw()), Some(u64::MAX));
+        assert!(near_end.checked_offset(3).is_none());
+        assert!(
+            DevicePointer::<f64>::from_raw(0)
+                .checked_offset(usize::MAX / 4)
+                .is_none()
+        );
+        assert_eq!(DevicePointer::<u16>::from_raw(16).offset(4).as_raw(), 24);
+    }
+
+    #[test]
+    #[should_panic(expected = "past the address space")]
+    fn offset_past_the_address_space_panics() {
+        DevicePointer::<u32>::from_raw(u64::MAX).offset(1);
+    }
+}

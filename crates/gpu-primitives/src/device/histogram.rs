@@ -285,6 +285,10 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         "histogram_range"
     };
     check_bins::<S>(&bins)?;
+    let mut workspace = match workspace {
+        Some(workspace) => Some(workspace.begin(on.stream())?),
+        None => None,
+    };
     let count = bins.count();
     if histogram.len() < count {
         return Err(Error::LengthMismatch {
@@ -315,7 +319,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             histogram_shared_bytes(bins, 0),
         ),
         Bins::Range(levels) => {
-            let workspace = workspace.expect("range histograms pass a workspace");
+            let workspace = workspace.as_mut().expect("range histograms pass a workspace");
             let address = workspace.levels(on.stream(), bytemuck::cast_slice(levels))?;
             (
                 levels[0],

@@ -178,6 +178,7 @@ pub(super) fn launch<K: SortKey>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
+    let mut workspace = workspace.begin(on.stream())?;
     let buffers = call.buffers;
     let (segments, offsets, row_len, longest, end) = layout(what, call.segments, buffers.n)?;
     if longest > SORT_MAX_KEYS {
@@ -311,7 +312,7 @@ pub(super) fn launch<K: SortKey>(
             keys_out: at(buffers.keys_out, key_bytes),
             values,
         };
-        device_sort::<K>(on, segment, options, workspace)?;
+        device_sort::<K>(on, segment, options, &mut workspace)?;
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);

@@ -25,6 +25,7 @@ mod scans;
 mod segmented_sort;
 mod segments;
 mod sort;
+mod soundness;
 mod streams;
 mod support;
 
@@ -53,6 +54,7 @@ fn main() {
         scans::TESTS,
         streams::TESTS,
         streams::BACKEND_TESTS,
+        soundness::TESTS,
         properties::TESTS,
     ]
     .iter()
