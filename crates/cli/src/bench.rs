@@ -71,6 +71,9 @@ pub struct BenchConfig {
     pub sort_log2: Vec<u32>,
 }
 
+/// The largest size the benchmark takes, as log2 (2^40 elements: past any GPU's memory).
+pub const MAX_LOG2: u32 = 40;
+
 /// The element types the benchmark knows, by name (the library's table).
 pub const TYPES: &[&str] = gpu_primitives::device::ELEMENT_NAMES;
 /// The histogram sample types the benchmark knows, by name (the library's table).
@@ -79,11 +82,25 @@ pub const HISTOGRAM_TYPES: &[&str] = gpu_primitives::device::HISTOGRAM_SAMPLE_NA
 pub const OPS: &[&str] = gpu_primitives::device::OPERATOR_NAMES;
 
 impl BenchConfig {
-    /// Check the type and operator names.
+    /// Check the type and operator names and the sizes (the CLI does before it opens the GPU).
     ///
     /// # Errors
-    /// The first unknown name, with the known ones.
+    /// The first unknown name, with the known ones; a size past 2^[`MAX_LOG2`], or a sweep whose
+    /// smallest size is past its largest.
     pub fn validate(&self) -> std::result::Result<(), String> {
+        let sizes = [self.min_log2, self.max_log2]
+            .into_iter()
+            .chain(self.other_types_log2)
+            .chain(self.compaction_log2.iter().copied());
+        if let Some(k) = sizes.into_iter().find(|&k| k > MAX_LOG2) {
+            return Err(format!("size 2^{k} is past the largest, 2^{MAX_LOG2}"));
+        }
+        if self.min_log2 > self.max_log2 {
+            return Err(format!(
+                "--min-log2 {} is past --max-log2 {}: no size to measure",
+                self.min_log2, self.max_log2
+            ));
+        }
         let types = std::iter::once(&self.sweep_type)
             .chain(&self.types)
             .chain(&self.compaction_types);

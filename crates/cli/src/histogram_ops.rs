@@ -3,8 +3,8 @@
 //! (`--check`) compare them with the CPU reference.
 
 use crate::cli_ops::{CliError, time_warm};
-use crate::npy;
-use gpu_primitives::device::{self, HistogramSample};
+use crate::npy::{self, NpyElement};
+use gpu_primitives::device::{self, HistogramLevel, HistogramSample};
 use gpu_primitives::{Gpu, reference};
 use std::path::PathBuf;
 
@@ -26,7 +26,7 @@ pub struct HistogramJob {
 }
 
 /// A sample type the command reads, with levels given on the command line as f64.
-trait CliSample: HistogramSample + npyz::Deserialize {
+trait CliSample: HistogramSample + NpyElement {
     /// `v` as a level (integers: rounded down).
     fn level_from_f64(v: f64) -> Self::Level;
 }
@@ -43,13 +43,80 @@ cli_sample!(
     half::f16 => |v| v as f32,
 );
 
-fn run_typed<S: CliSample>(gpu: &Gpu, host: &[S], job: &HistogramJob) -> Result<bool, CliError> {
-    let levels: Option<Vec<S::Level>> = job
-        .levels
-        .as_ref()
-        .map(|l| l.iter().map(|&v| S::level_from_f64(v)).collect());
+/// The bins of a histogram of samples of `S`: the levels between bins (`None`: even bins), and
+/// the even bins' lower and upper levels.
+type Bins<S> = (
+    Option<Vec<<S as HistogramSample>::Level>>,
+    <S as HistogramSample>::Level,
+    <S as HistogramSample>::Level,
+);
+
+/// The bins of `job` for samples of `S`: the levels (`None`: even bins) and the even bins'
+/// bounds, as the sample's level type, checked as the library checks them (so that a bad
+/// argument is refused before the GPU is opened, by the option's name).
+///
+/// # Errors
+/// [`CliError::Usage`]: no bins; bounds that are not finite and increasing once levels of `S`
+/// (integer samples round them down), or outside its domain; fewer than two levels, one that is
+/// not finite, or levels out of order.
+fn bins<S: CliSample>(job: &HistogramJob) -> Result<Bins<S>, CliError> {
+    let usage = |what: String| Err(CliError::Usage(format!("histogram {what}")));
     let (bins, lower, upper) = job.even;
-    let (lower, upper) = (S::level_from_f64(lower), S::level_from_f64(upper));
+    let (low, high) = (S::level_from_f64(lower), S::level_from_f64(upper));
+    let Some(given) = &job.levels else {
+        if bins == 0 {
+            return usage("--bins 0: no bins (at least 1)".into());
+        }
+        if !(lower.is_finite() && upper.is_finite() && low.is_finite() && high.is_finite() && low < high) {
+            return usage(format!(
+                "--lower {lower} --upper {upper}: as {} levels [{low:?}, {high:?}), not finite and increasing",
+                S::NAME
+            ));
+        }
+        if !S::Level::width_is_finite(low, high) {
+            return usage(format!(
+                "--lower {lower} --upper {upper}: the width of [{low:?}, {high:?}) overflows"
+            ));
+        }
+        if let Some((min, max)) = S::LEVEL_DOMAIN
+            && (low < min || high > max)
+        {
+            return usage(format!(
+                "--lower {lower} --upper {upper}: outside the {} samples' domain [{min:?}, {max:?}]",
+                S::NAME
+            ));
+        }
+        return Ok((None, low, high));
+    };
+    if given.len() < 2 {
+        return usage(format!(
+            "--levels: {} levels make no bin (bins + 1 levels are needed)",
+            given.len()
+        ));
+    }
+    let levels: Vec<S::Level> = given.iter().map(|&v| S::level_from_f64(v)).collect();
+    let finite = |i: usize| given[i].is_finite() && levels[i].is_finite();
+    if let Some(i) = (0..levels.len()).find(|&i| !finite(i)) {
+        return usage(format!("--levels: level {i} ({}) is not finite", given[i]));
+    }
+    if let Some(i) = levels.windows(2).position(|w| w[1] < w[0]) {
+        return usage(format!(
+            "--levels must be sorted: level {} ({}) is below level {i} ({})",
+            i + 1,
+            given[i + 1],
+            given[i]
+        ));
+    }
+    Ok((Some(levels), low, high))
+}
+
+fn run_typed<S: CliSample>(
+    gpu: &Gpu,
+    host: &[S],
+    (levels, lower, upper): Bins<S>,
+    job: &HistogramJob,
+) -> Result<bool, CliError> {
+    let bins = job.even.0;
     let (counts, elapsed) = time_warm(gpu, || match &levels {
         Some(levels) => device::histogram_range_slice(gpu, host, levels),
         None => device::histogram_even_slice(gpu, host, bins, lower, upper),
@@ -84,18 +151,23 @@ fn run_typed<S: CliSample>(gpu: &Gpu, host: &[S], job: &HistogramJob) -> Result<
     Ok(same)
 }
 
-/// Run `histogram` on the file of `job` (read before the GPU is opened). Returns whether
-/// `--check` found the GPU's counts equal to the CPU's (true without `--check`).
+/// Run `histogram` on the file of `job` (the arguments checked and the file read before the GPU
+/// is opened). Returns whether `--check` found the GPU's counts equal to the CPU's (true without
+/// `--check`).
 ///
 /// # Errors
 /// [`CliError`] with a one-line message: the file, a sample type the histograms do not take
-/// (i64, u64), bad bins.
+/// (i64, u64), bad bins, an `--output` that is the input.
 pub fn run(job: &HistogramJob) -> Result<bool, CliError> {
+    if let Some(output) = &job.output {
+        npy::check_outputs(&[("--output", output)], &[&job.input])?;
+    }
     let input = npy::open(&job.input)?;
     let bar = indicatif::ProgressBar::hidden();
     crate::with_npy_type!(input, "histogram", [u8, u16, i32, u32, f16, f32, f64], S => {
+        let bins = bins::<S>(job)?;
         let host = input.read::<S>(&bar)?;
         let gpu = gpu_primitives::open_gpu(job.device)?;
-        run_typed::<S>(&gpu, &host, job)
+        run_typed::<S>(&gpu, &host, bins, job)
     })
 }

@@ -314,28 +314,28 @@ fn compact_job(cli: &Cli, args: &CompactArgs, keep: Option<(KeepArg, f64, f64)>)
     }
 }
 
+/// Exit status 0 when the command ran (and `--check` found no difference), 1 when `--check`
+/// found one, 2 for an error ([`cli_ops::exit_status`], one rule for every command).
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(&cli) {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
+    let outcome = run(&cli);
+    if let Err(e) = &outcome {
+        eprintln!("error: {e}");
     }
+    ExitCode::from(cli_ops::exit_status(&outcome))
 }
 
+/// Run the command. Every argument and input file is checked before the GPU is opened: the file
+/// commands check theirs and read their input first (each module's `run` opens the GPU last),
+/// and the benchmark's configuration is checked here before [`gpu_primitives_lessons::open_gpu`].
 fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
-    // The file commands check and read their input before opening the GPU.
     match &cli.command {
-        Some(Command::Reduce(args)) => {
-            cli_ops::run(&job(cli, args, false, None), false)?;
-            return Ok(true);
-        }
+        Some(Command::Reduce(args)) => return Ok(cli_ops::run(&job(cli, args, false, None), false)?),
         Some(Command::Scan(args)) => {
-            cli_ops::run(&job(cli, &args.file, args.exclusive, args.output.clone()), true)?;
-            return Ok(true);
+            return Ok(cli_ops::run(
+                &job(cli, &args.file, args.exclusive, args.output.clone()),
+                true,
+            )?);
         }
         Some(Command::Select(args)) => {
             return Ok(compact_ops::run(&compact_job(
@@ -400,11 +400,45 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             )?);
         }
         Some(Command::Plot { csv, png }) => {
+            gpu_primitives_cli::npy::check_outputs(&[("plot's PNG", png)], &[csv])?;
             gpu_primitives_cli::plot::plot(png, &gpu_primitives_cli::bench::read_csv(csv)?)?;
             println!("wrote {}", png.display());
             return Ok(true);
         }
         _ => {}
+    }
+    // The benchmark's configuration, checked before the GPU is opened.
+    if let Some(Command::Bench(args)) = &cli.command {
+        let config = gpu_primitives_cli::bench::BenchConfig {
+            min_log2: args.min_log2,
+            max_log2: args.max_log2,
+            step_log2: args.step_log2,
+            runs: args.runs,
+            other_types_log2: (args.types_at_log2 > 0).then_some(args.types_at_log2),
+            sweep_type: args.sweep_type.clone(),
+            types: args.types.clone(),
+            ops: args.ops.clone(),
+            reduce_scan: !args.no_reduce_scan,
+            compaction_types: without_none(&args.compaction_types),
+            compaction_log2: args.compaction_log2.clone(),
+            histogram_types: without_none(&args.histogram_types),
+            row_types: without_none(&args.row_types),
+            sort_types: without_none(&args.sort_types),
+            sort_values: without_none(&args.sort_values),
+            sort_log2: args.sort_log2.clone(),
+        };
+        config.validate().map_err(cli_ops::CliError::Usage)?;
+        let outputs: Vec<(&'static str, &std::path::Path)> = [
+            ("--csv", &args.csv),
+            ("--json", &args.json),
+            ("--plot", &args.plot),
+        ]
+        .into_iter()
+        .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+        .collect();
+        gpu_primitives_cli::npy::check_outputs(&outputs, &[])?;
+        let gpu = gpu_primitives_lessons::open_gpu(cli.device)?;
+        return bench(&gpu, args, &config);
     }
     let gpu = gpu_primitives_lessons::open_gpu(cli.device)?;
     match cli.command.as_ref().unwrap_or(&Command::Puzzles) {
@@ -419,51 +453,13 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             println!("PTX variant loaded: sm_{}", gpu_primitives::ptx_arch(&gpu)?);
             Ok(true)
         }
-        Command::Bench(args) => {
-            let config = gpu_primitives_cli::bench::BenchConfig {
-                min_log2: args.min_log2,
-                max_log2: args.max_log2,
-                step_log2: args.step_log2,
-                runs: args.runs,
-                other_types_log2: (args.types_at_log2 > 0).then_some(args.types_at_log2),
-                sweep_type: args.sweep_type.clone(),
-                types: args.types.clone(),
-                ops: args.ops.clone(),
-                reduce_scan: !args.no_reduce_scan,
-                compaction_types: without_none(&args.compaction_types),
-                compaction_log2: args.compaction_log2.clone(),
-                histogram_types: without_none(&args.histogram_types),
-                row_types: without_none(&args.row_types),
-                sort_types: without_none(&args.sort_types),
-                sort_values: without_none(&args.sort_values),
-                sort_log2: args.sort_log2.clone(),
-            };
-            let rows = gpu_primitives_cli::bench::run(&gpu, &config)?;
-            gpu_primitives_cli::bench::print_table(&rows);
-            gpu_primitives_cli::bench_sort::print_rates(&rows);
-            let written = [
-                args.csv
-                    .as_ref()
-                    .map(|p| gpu_primitives_cli::bench::write_csv(p, &rows)),
-                args.json
-                    .as_ref()
-                    .map(|p| gpu_primitives_cli::bench::write_json(p, &rows)),
-                args.plot
-                    .as_ref()
-                    .map(|p| gpu_primitives_cli::plot::plot(p, &rows)),
-            ];
-            let failures: Vec<String> = written.into_iter().flatten().filter_map(|r| r.err()).collect();
-            for failure in &failures {
-                eprintln!("error: {failure}");
-            }
-            Ok(failures.is_empty())
-        }
         Command::Puzzles => {
             let outcomes = puzzles::all(&gpu)?;
             puzzles::print_report(&gpu, &outcomes);
             Ok(outcomes.iter().all(|o| o.pass))
         }
-        Command::Reduce(_)
+        Command::Bench(_)
+        | Command::Reduce(_)
         | Command::Scan(_)
         | Command::Select(_)
         | Command::Unique(_)
@@ -475,6 +471,34 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             unreachable!("handled before the GPU is opened")
         }
     }
+}
+
+/// Run the benchmark of `config` (checked) on `gpu`, print it and write the files `args` asks
+/// for: whether every file was written.
+fn bench(
+    gpu: &gpu_primitives::Gpu,
+    args: &BenchArgs,
+    config: &gpu_primitives_cli::bench::BenchConfig,
+) -> Result<bool, Box<dyn std::error::Error>> {
+    let rows = gpu_primitives_cli::bench::run(gpu, config)?;
+    gpu_primitives_cli::bench::print_table(&rows);
+    gpu_primitives_cli::bench_sort::print_rates(&rows);
+    let written = [
+        args.csv
+            .as_ref()
+            .map(|p| gpu_primitives_cli::bench::write_csv(p, &rows)),
+        args.json
+            .as_ref()
+            .map(|p| gpu_primitives_cli::bench::write_json(p, &rows)),
+        args.plot
+            .as_ref()
+            .map(|p| gpu_primitives_cli::plot::plot(p, &rows)),
+    ];
+    let failures: Vec<String> = written.into_iter().flatten().filter_map(|r| r.err()).collect();
+    for failure in &failures {
+        eprintln!("error: {failure}");
+    }
+    Ok(failures.is_empty())
 }
 
 fn job(cli: &Cli, args: &FileArgs, exclusive: bool, output: Option<std::path::PathBuf>) -> Job {

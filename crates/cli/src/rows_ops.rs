@@ -7,10 +7,10 @@
 
 use crate::cli_ops::{CliError, time_warm};
 use crate::npy::{self, NpyStored};
+use gpu_primitives::Gpu;
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::reference::rows::{self as reference, Forward, centring, f32_bound, shift};
 use gpu_primitives::rows::{self, Norm, NormGrads, RowElement};
-use gpu_primitives::{Error, Gpu};
 use std::path::PathBuf;
 
 /// A row operation named on the command line.
@@ -321,11 +321,7 @@ fn run_cross_entropy<T: CliRow>(
         Some(_) => Some(DeviceVec::<T>::zeroed(gpu, host.len())?),
         None => None,
     };
-    let options = rows::CrossEntropy {
-        reduction: rows::Reduction::None,
-        label_smoothing: job.label_smoothing,
-        ..rows::CrossEntropy::default()
-    };
+    let options = cross_entropy_options(job);
     let workspace = &mut DeviceWorkspace::new();
     let ((), elapsed) = time_warm(gpu, || {
         let grad = d_grad.as_mut().map(|g| g.view_mut());
@@ -405,45 +401,149 @@ fn run_cross_entropy<T: CliRow>(
     Ok(losses && grads)
 }
 
-/// Run `rows` on the file of `job` (read before the GPU is opened). Returns whether `--check`
-/// found every element within its bound (true without `--check`).
+/// The options of `job`'s cross-entropy: a loss per row, its label smoothing, PyTorch's ignore
+/// index (-100).
+fn cross_entropy_options(job: &RowsJob) -> rows::CrossEntropy {
+    rows::CrossEntropy {
+        reduction: rows::Reduction::None,
+        label_smoothing: job.label_smoothing,
+        ..rows::CrossEntropy::default()
+    }
+}
+
+impl RowsJob {
+    /// Check the arguments that need no file: which options go with which operation, the label
+    /// smoothing, epsilon, and that no output is one of the files read (or the other output).
+    ///
+    /// # Errors
+    /// [`CliError::Usage`] naming the option; [`npy::NpyError::OutputIsInput`].
+    pub fn check_arguments(&self) -> Result<(), CliError> {
+        let usage = |what: &str| Err(CliError::Usage(format!("rows {what}")));
+        let cross_entropy = self.op == RowOpArg::CrossEntropy;
+        if self.grad.is_some() && cross_entropy {
+            return usage(
+                "--grad: cross-entropy's gradient is not a backward of dy (it is fused into the forward: --logits-grad FILE writes it)",
+            );
+        }
+        if self.logits_grad.is_some() && !cross_entropy {
+            return usage(
+                "--logits-grad is cross-entropy's gradient (--op cross-entropy); the others' backward takes --grad DY",
+            );
+        }
+        if self.targets.is_some() && !cross_entropy {
+            return usage("--targets are cross-entropy's (--op cross-entropy)");
+        }
+        if cross_entropy && self.targets.is_none() {
+            return usage("--op cross-entropy needs --targets FILE.npy (1-D i64)");
+        }
+        if !(0.0..=1.0).contains(&self.label_smoothing) {
+            return usage(&format!(
+                "--label-smoothing {}: must be within [0, 1]",
+                self.label_smoothing
+            ));
+        }
+        if !(self.eps.is_finite() && self.eps >= 0.0) {
+            return usage(&format!("--eps {}: must be finite and at least 0", self.eps));
+        }
+        let outputs: Vec<(&'static str, &std::path::Path)> =
+            [("--output", &self.output), ("--logits-grad", &self.logits_grad)]
+                .into_iter()
+                .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+                .collect();
+        let inputs: Vec<&std::path::Path> = std::iter::once(self.input.as_path())
+            .chain(self.targets.as_deref())
+            .chain(self.grad.as_deref())
+            .collect();
+        npy::check_outputs(&outputs, &inputs)?;
+        Ok(())
+    }
+}
+
+/// Check a matrix of `rows x cols` for the row operations: a row holds at least one element
+/// (unless there are no rows), and at most 2^31 - 1.
 ///
 /// # Errors
-/// [`CliError`] with a one-line message: a file that is not a 2-D f32 or f16 matrix, GPU errors.
+/// [`CliError::Usage`] naming the file and its shape.
+fn check_shape(path: &std::path::Path, (rows, cols): (usize, usize)) -> Result<(), CliError> {
+    if cols == 0 && rows > 0 {
+        return Err(CliError::Usage(format!(
+            "{}: a {rows} x 0 matrix: its rows have no element to operate on",
+            path.display()
+        )));
+    }
+    if cols > i32::MAX as usize {
+        return Err(CliError::Usage(format!(
+            "{}: rows of {cols} elements; at most 2^31 - 1",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Check cross-entropy's targets (from `path`) against `rows` rows of `classes` logits: one a
+/// row, each a class in `0..classes` or the ignore index (PyTorch refuses any other; the GPU
+/// would give that row a NaN loss).
+///
+/// # Errors
+/// [`CliError::Usage`] naming the file and the first bad row and its value.
+pub fn check_targets(
+    path: &std::path::Path,
+    targets: &[i64],
+    (rows, classes): (usize, usize),
+    ignore_index: i64,
+) -> Result<(), CliError> {
+    if targets.len() != rows {
+        return Err(CliError::Usage(format!(
+            "{}: {} targets for {rows} rows (one a row)",
+            path.display(),
+            targets.len()
+        )));
+    }
+    let valid = |t: i64| t == ignore_index || usize::try_from(t).is_ok_and(|t| t < classes);
+    match targets.iter().position(|&t| !valid(t)) {
+        None => Ok(()),
+        Some(row) => Err(CliError::Usage(format!(
+            "{}: row {row}'s target {} is not a class of 0..{classes} (nor the ignore index {ignore_index})",
+            path.display(),
+            targets[row]
+        ))),
+    }
+}
+
+/// Run `rows` on the file of `job` (the arguments checked, and the files read and checked,
+/// before the GPU is opened). Returns whether `--check` found every element within its bound
+/// (true without `--check`).
+///
+/// # Errors
+/// [`CliError`] with a one-line message: a bad argument ([`RowsJob::check_arguments`]), a file
+/// that is not a 2-D f32 or f16 matrix, a matrix of empty rows, targets that are not one class
+/// a row, GPU errors.
 pub fn run(job: &RowsJob) -> Result<bool, CliError> {
-    if job.grad.is_some() && job.op == RowOpArg::CrossEntropy {
-        return Err(Error::InvalidLaunch(
-            "rows --grad: cross-entropy's gradient is not a backward of dy (it is fused into the forward: --logits-grad FILE writes it)".into(),
-        )
-        .into());
-    }
-    if job.logits_grad.is_some() && job.op != RowOpArg::CrossEntropy {
-        return Err(Error::InvalidLaunch(
-            "rows --logits-grad is cross-entropy's gradient (--op cross-entropy); the others' backward takes --grad DY".into(),
-        )
-        .into());
-    }
+    job.check_arguments()?;
     let input = npy::open_matrix(&job.input)?;
     let shape = (input.shape[0], input.shape[1]);
+    check_shape(&job.input, shape)?;
     let bar = indicatif::ProgressBar::hidden();
-    let targets = if job.op == RowOpArg::CrossEntropy {
-        read_targets(job.targets.as_deref())?
-    } else {
-        vec![]
+    let targets = match (&job.targets, job.op) {
+        (Some(path), RowOpArg::CrossEntropy) => {
+            let targets = read_targets(path)?;
+            check_targets(path, &targets, shape, cross_entropy_options(job).ignore_index)?;
+            targets
+        }
+        _ => vec![],
     };
     let grad = job.grad.as_deref().map(npy::open_matrix).transpose()?;
     if let Some(grad) = &grad
         && (grad.shape != input.shape || grad.dtype != input.dtype)
     {
-        return Err(Error::InvalidLaunch(format!(
+        return Err(CliError::Usage(format!(
             "{}: dy is a {:?} {} matrix; the input is {:?} {}",
             grad.path().display(),
             grad.shape,
             grad.dtype.name(),
             input.shape,
             input.dtype.name()
-        ))
-        .into());
+        )));
     }
     macro_rules! read_and_run {
         ($t:ty) => {{
@@ -460,17 +560,13 @@ pub fn run(job: &RowsJob) -> Result<bool, CliError> {
     }
 }
 
-/// Cross-entropy's targets: a 1-D `i64` `.npy` (its length is checked against the rows by the
-/// library call).
-fn read_targets(path: Option<&std::path::Path>) -> Result<Vec<i64>, CliError> {
-    let Some(path) = path else {
-        let what = "rows --op cross-entropy needs --targets FILE.npy (1-D i64)";
-        return Err(Error::InvalidLaunch(what.into()).into());
-    };
+/// Cross-entropy's targets: a 1-D `i64` `.npy` (checked against the logits by
+/// [`check_targets`]).
+fn read_targets(path: &std::path::Path) -> Result<Vec<i64>, CliError> {
     let file = npy::open(path)?;
     if file.dtype != npy::NpyDtype::I64 {
         let what = format!("{}: targets are i64, not {:?}", path.display(), file.dtype);
-        return Err(Error::InvalidLaunch(what).into());
+        return Err(CliError::Usage(what));
     }
     Ok(file.read(&indicatif::ProgressBar::hidden())?)
 }

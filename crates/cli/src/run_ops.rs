@@ -4,7 +4,7 @@
 //! reference.
 
 use crate::cli_ops::{CliError, time_warm};
-use crate::npy;
+use crate::npy::{self, NpyElement};
 use gpu_primitives::device::{self, Element};
 use gpu_primitives::{Gpu, reference};
 use std::path::{Path, PathBuf};
@@ -46,8 +46,8 @@ pub fn lengths_path(path: &Path) -> PathBuf {
 }
 
 /// An element type the command reads and writes.
-trait RunElement: Element + npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize {}
-impl<T: Element + npyz::Deserialize + npyz::Serialize + npyz::AutoSerialize> RunElement for T {}
+trait RunElement: Element + NpyElement + npyz::Serialize + npyz::AutoSerialize {}
+impl<T: Element + NpyElement + npyz::Serialize + npyz::AutoSerialize> RunElement for T {}
 
 /// Print the one-line summary of the GPU's call.
 fn report<T: Element>(gpu: &Gpu, what: &str, n: usize, runs: usize, elapsed: Duration) {
@@ -119,13 +119,27 @@ fn run_typed<T: RunElement>(gpu: &Gpu, host: &[T], job: &RunJob) -> Result<bool,
     }
 }
 
-/// Run `rle` on the file of `job` (read before the GPU is opened). Returns whether `--check`
-/// found the GPU's runs equal to the CPU's (true without `--check`).
+/// Run `rle` on the file of `job` (the arguments checked and the file read before the GPU is
+/// opened). Returns whether `--check` found the GPU's runs equal to the CPU's (true without
+/// `--check`).
 ///
 /// # Errors
-/// [`CliError`] with a one-line message.
+/// [`CliError`] with a one-line message: the file, an `--output` (or the lengths beside it)
+/// that is the input, 2^32 items or more (the lengths are `u32`).
 pub fn run(job: &RunJob) -> Result<bool, CliError> {
+    if let Some(output) = &job.output {
+        let lengths = lengths_path(output);
+        let outputs = [("--output", output.as_path()), ("--output's lengths", &lengths)];
+        npy::check_outputs(&outputs, &[&job.input])?;
+    }
     let input = npy::open(&job.input)?;
+    if input.len > u32::MAX as usize {
+        return Err(CliError::Usage(format!(
+            "{}: {} items; rle's offsets and lengths are u32, so fewer than 2^32",
+            job.input.display(),
+            input.len
+        )));
+    }
     let bar = indicatif::ProgressBar::hidden();
     crate::with_npy_element!(input, "rle", T => {
         let host = input.read::<T>(&bar)?;

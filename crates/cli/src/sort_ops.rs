@@ -77,12 +77,18 @@ impl SortJob {
     ///
     /// # Errors
     /// [`Error::InvalidLaunch`] for `--top-k` past the row's length, or with a bit range (the
-    /// top-k compares whole keys).
+    /// top-k compares whole keys); rows past the most keys one sort takes.
     pub fn shape(&self, shape: &[usize]) -> Result<SortShape, Error> {
         let (rows, cols) = match *shape {
             [rows, cols] => (rows, cols),
             _ => (1, shape.iter().product()),
         };
+        let most = gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+        if cols > most {
+            return Err(Error::InvalidLaunch(format!(
+                "rows of {cols} keys are past the most one sort takes ({most})"
+            )));
+        }
         let keep = match self.top_k {
             None => cols,
             Some(_) if self.begin_bit.is_some() || self.end_bit.is_some() => {
@@ -309,21 +315,24 @@ fn run_typed<K: CliKey>(gpu: &Gpu, host: &[K], shape: SortShape, job: &SortJob) 
     Ok(difference.is_none())
 }
 
-/// Run `sort` on the file of `job` (read, and the bit range and `--top-k` checked, before the
-/// GPU is opened). Returns whether `--check` found the GPU's keys (and indices) equal to the
+/// Run `sort` on the file of `job` (read, and the bit range, `--top-k` and `--output` checked,
+/// before the GPU is opened). Returns whether `--check` found the GPU's keys (and indices) equal to the
 /// CPU's (true without `--check`).
 ///
 /// # Errors
 /// [`CliError`] with a one-line message: the file (1-D or 2-D), a bad bit range or `--top-k`,
 /// GPU errors.
 pub fn run(job: &SortJob) -> Result<bool, CliError> {
+    if let Some(output) = &job.output {
+        npy::check_outputs(&[("--output", output)], &[&job.input])?;
+    }
     let input = npy::open_vector_or_matrix(&job.input)?;
     let shape = job.shape(&input.shape)?;
     let bar = indicatif::ProgressBar::hidden();
     macro_rules! read_and_run {
         ($t:ty) => {{
-            let host = <$t>::from_stored(input.read(&bar)?);
             job.options::<$t>()?;
+            let host = <$t>::from_stored(input.read(&bar)?);
             let gpu = gpu_primitives::open_gpu(job.device)?;
             run_typed::<$t>(&gpu, &host, shape, job)
         }};

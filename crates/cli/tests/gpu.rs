@@ -50,13 +50,13 @@ fn on_gpu(args: &[&str]) -> Result<String, Stop> {
 }
 
 /// The 1-D `.npy` at `path`, as `T`.
-fn read<T: npyz::Deserialize>(path: &Path) -> Vec<T> {
+fn read<T: gpu_primitives_cli::npy::NpyElement>(path: &Path) -> Vec<T> {
     let input = gpu_primitives_cli::npy::open(path).unwrap();
     input.read(&indicatif::ProgressBar::hidden()).unwrap()
 }
 
 /// The 2-D `.npy` at `path`, as `T`, row after row.
-fn read_matrix<T: npyz::Deserialize>(path: &Path) -> Vec<T> {
+fn read_matrix<T: gpu_primitives_cli::npy::NpyElement>(path: &Path) -> Vec<T> {
     let input = gpu_primitives_cli::npy::open_matrix(path).unwrap();
     input.read(&indicatif::ProgressBar::hidden()).unwrap()
 }
