@@ -298,3 +298,429 @@ fn plot_draws_a_png() {
         bytes.len()
     );
 }
+
+/// A `.npy` file of `descr` whose header claims `shape` (a Python tuple) over `data`.
+fn lying_file(name: &str, descr: &str, shape: &str, data: &[u8]) -> String {
+    let path = temp(name);
+    write_npy(&path, descr, shape, data);
+    path.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn a_shape_the_file_does_not_hold_is_refused_before_any_allocation() {
+    // 2^62 elements (their bytes overflow u64), 2^40 (4 TiB), dimensions whose product
+    // overflows (once wrapped to 0: "empty"), a truncated file, bytes past the data.
+    let huge = lying_file("huge.npy", "<f4", "(4611686018427387904,)", &f32_bytes(&[1.0; 4]));
+    let tera = lying_file("tera.npy", "<f4", "(1099511627776,)", &f32_bytes(&[1.0; 4]));
+    let bytes = lying_file("bytes-huge.npy", "|u1", "(4611686018427387904,)", &[1; 4]);
+    let wrapped = lying_file("wrapped.npy", "|u1", "(8589934592, 8589934592)", &[]);
+    let short = lying_file("short.npy", "<f4", "(10,)", &f32_bytes(&[1.0; 7]));
+    let long = lying_file("long.npy", "<f4", "(3,)", &f32_bytes(&[1.0; 4]));
+    for (file, message) in [
+        (&huge, "needs more than 2^64 bytes of data"),
+        (&tera, "needs 4398046511104 bytes of data"),
+        (&short, "needs 40 bytes of data"),
+        (&long, "needs 12 bytes of data"),
+    ] {
+        for command in [
+            &["sort"][..],
+            &["select", "--keep", "gt"],
+            &["unique"],
+            &["rle"],
+            &["histogram"],
+            &["reduce"],
+            &["scan"],
+        ] {
+            let args = [&command[..1], &[file.as_str()], &command[1..]].concat();
+            refused(&args, message);
+            refused(&args, file);
+        }
+    }
+    refused(&["histogram", &bytes], "needs 4611686018427387904 bytes of data");
+    refused(
+        &["sort", &wrapped],
+        "shape [8589934592, 8589934592] of u8 elements needs more than 2^64 bytes",
+    );
+    let matrix = lying_file(
+        "rows-huge.npy",
+        "<f4",
+        "(1073741824, 1073741824)",
+        &f32_bytes(&[0.0; 4]),
+    );
+    refused(
+        &["rows", &matrix, "--op", "softmax"],
+        "needs 4611686018427387904 bytes",
+    );
+}
+
+#[test]
+fn arguments_are_checked_before_the_gpu() {
+    let x = lying_file("args-x.npy", "<f4", "(4,)", &f32_bytes(&[0.1, 0.5, 0.7, 2.0]));
+    let ints = lying_file("args-ints.npy", "<i4", "(2,)", &common::le_bytes(&[1i32, 3]));
+    let m = lying_file("args-m.npy", "<f4", "(2, 3)", &f32_bytes(&[0.0; 6]));
+    let empty_rows = lying_file("args-empty-rows.npy", "<f4", "(3, 0)", &[]);
+    let targets = lying_file("args-targets.npy", "<i8", "(2,)", &common::le_bytes(&[0i64, 1]));
+    let three = lying_file(
+        "args-targets3.npy",
+        "<i8",
+        "(3,)",
+        &common::le_bytes(&[0i64, 1, 2]),
+    );
+    refused(&["histogram", &x, "--bins", "0"], "--bins 0");
+    refused(
+        &["histogram", &x, "--levels", "0,1,0.5"],
+        "--levels must be sorted",
+    );
+    refused(
+        &["histogram", &x, "--levels", "1"],
+        "--levels: 1 levels make no bin",
+    );
+    refused(
+        &["histogram", &x, "--levels", "0,nan"],
+        "level 1 (NaN) is not finite",
+    );
+    refused(
+        &["histogram", &x, "--lower", "1", "--upper", "0"],
+        "--lower 1 --upper 0",
+    );
+    refused(
+        &["histogram", &ints, "--lower", "0.2", "--upper", "0.7"],
+        "not finite and increasing",
+    );
+    refused(
+        &[
+            "rows",
+            &m,
+            "--op",
+            "cross-entropy",
+            "--targets",
+            &targets,
+            "--label-smoothing",
+            "2",
+        ],
+        "--label-smoothing 2: must be within [0, 1]",
+    );
+    refused(&["rows", &m, "--op", "layer-norm", "--eps=-1"], "--eps -1");
+    refused(
+        &["rows", &m, "--op", "softmax", "--targets", &targets],
+        "--targets are cross-entropy's",
+    );
+    refused(&["rows", &empty_rows, "--op", "softmax"], "a 3 x 0 matrix");
+    refused(
+        &["rows", &m, "--op", "cross-entropy", "--targets", &three],
+        "3 targets for 2 rows",
+    );
+    refused(
+        &["select", &ints, "--keep", "lt", "--value", "2.5"],
+        "select --value 2.5: not a i32 value",
+    );
+    refused(
+        &["select", &ints, "--keep", "range", "--value", "0", "--hi", "1e10"],
+        "select --hi 10000000000",
+    );
+    refused(&["bench", "--max-log2", "70"], "size 2^70 is past the largest");
+    refused(
+        &["bench", "--min-log2", "20", "--max-log2", "10"],
+        "--min-log2 20 is past --max-log2 10",
+    );
+    refused(&["bench", "--sort-types", "u7"], "unknown sort key type \"u7\"");
+}
+
+#[test]
+fn cross_entropy_targets_out_of_range_are_refused() {
+    let m = lying_file("ce-m.npy", "<f4", "(3, 4)", &f32_bytes(&[0.0; 12]));
+    for (values, message) in [
+        ([0i64, 4, 1], "row 1's target 4 is not a class of 0..4"),
+        ([-1, 0, 1], "row 0's target -1 is not a class of 0..4"),
+        ([0, 3, i64::MIN], "row 2's target -9223372036854775808"),
+    ] {
+        let targets = lying_file("ce-bad-targets.npy", "<i8", "(3,)", &common::le_bytes(&values));
+        refused(
+            &["rows", &m, "--op", "cross-entropy", "--targets", &targets],
+            message,
+        );
+    }
+    // The ignore index (-100) and every class are taken: what stops this run is the GPU alone.
+    let targets = lying_file(
+        "ce-good-targets.npy",
+        "<i8",
+        "(3,)",
+        &common::le_bytes(&[-100i64, 0, 3]),
+    );
+    let (_, stderr, status) = run(&["rows", &m, "--op", "cross-entropy", "--targets", &targets]);
+    assert!(
+        status == Some(0) || stderr.contains("CUDA"),
+        "{status:?}: {stderr}"
+    );
+}
+
+#[test]
+fn an_output_that_is_an_input_is_refused() {
+    let x = lying_file("same-x.npy", "<f4", "(2,)", &f32_bytes(&[2.0, 1.0]));
+    let before = std::fs::read(&x).unwrap();
+    let link = temp("same-x-link.npy");
+    let _ = std::fs::remove_file(&link);
+    std::fs::hard_link(&x, &link).unwrap();
+    let link = link.to_str().unwrap();
+    let dotted = format!("{}/./same-x.npy", temp("").display());
+    for output in [x.as_str(), link, &dotted] {
+        for command in [
+            &["sort"][..],
+            &["scan"],
+            &["select", "--keep", "gt"],
+            &["unique"],
+            &["rle"],
+            &["histogram"],
+        ] {
+            let args = [&command[..1], &[x.as_str()], &command[1..], &["--output", output]].concat();
+            refused(&args, "which the command also uses");
+        }
+    }
+    // rle's lengths beside its output; rows's two outputs, and its other inputs.
+    let input = lying_file("same.lengths.npy", "<u4", "(1,)", &common::le_bytes(&[1u32]));
+    let output = temp("same.npy");
+    refused(
+        &["rle", &input, "--output", output.to_str().unwrap()],
+        "--output's lengths",
+    );
+    let m = lying_file("same-m.npy", "<f4", "(1, 2)", &f32_bytes(&[0.0; 2]));
+    let t = lying_file("same-t.npy", "<i8", "(1,)", &common::le_bytes(&[0i64]));
+    let out = temp("same-out.npy");
+    let out = out.to_str().unwrap();
+    let ce = ["rows", &m, "--op", "cross-entropy", "--targets", &t];
+    refused(&[&ce[..], &["--output", &t]].concat(), "--output");
+    refused(
+        &[&ce[..], &["--output", out, "--logits-grad", out]].concat(),
+        "--logits-grad",
+    );
+    refused(&["plot", &x, &x], "which the command also uses");
+    assert_eq!(std::fs::read(&x).unwrap(), before);
+}
+
+#[test]
+fn writes_replace_the_target_whole_or_not_at_all() {
+    use gpu_primitives_cli::npy;
+    let dir = temp("atomic");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("out.npy");
+    std::fs::write(&path, b"old").unwrap();
+    npy::write(&path, &[1u32, 2, 3]).unwrap();
+    let again = npy::open(&path).unwrap();
+    assert_eq!(
+        again.read::<u32>(&indicatif::ProgressBar::hidden()).unwrap(),
+        [1, 2, 3]
+    );
+    // A target that cannot be replaced (a folder): an error, the folder as it was, no
+    // temporary file left beside it.
+    let folder = dir.join("folder.npy");
+    std::fs::create_dir_all(&folder).unwrap();
+    assert!(npy::write_matrix(&folder, 1, 2, &[1.0f32, 2.0]).is_err());
+    assert!(folder.is_dir());
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["folder.npy", "out.npy"]);
+}
+
+/// Fuzzing the `.npy` reader: arbitrary bytes, and valid files with their headers mutated.
+mod npy_fuzz {
+    use gpu_primitives_cli::npy::{self, NpyDtype, NpyError, NpyInput};
+    use proptest::prelude::*;
+    use std::io::Cursor;
+    use std::path::Path;
+
+    /// Read every element of an opened file as its dtype: the bytes read.
+    fn read_all(input: NpyInput<Cursor<&[u8]>>) -> Result<usize, NpyError> {
+        let bar = indicatif::ProgressBar::hidden();
+        macro_rules! bytes {
+            ($t:ty) => {
+                input.read::<$t>(&bar).map(|v| v.len() * size_of::<$t>())
+            };
+        }
+        match input.dtype {
+            NpyDtype::F32 => bytes!(f32),
+            NpyDtype::F64 => bytes!(f64),
+            NpyDtype::I32 => bytes!(i32),
+            NpyDtype::U32 => bytes!(u32),
+            NpyDtype::I64 => bytes!(i64),
+            NpyDtype::U64 => bytes!(u64),
+            NpyDtype::F16 => bytes!(half::f16),
+            NpyDtype::U8 => bytes!(u8),
+            NpyDtype::U16 => bytes!(u16),
+        }
+    }
+
+    /// Open and read `bytes` as a `.npy` file (of `claimed` bytes, the file system's word):
+    /// `Some(elements)` when both succeed. Panics (failing the property) where an accepted file
+    /// would make an allocation past its length.
+    fn accept(bytes: &[u8], claimed: u64) -> Option<usize> {
+        let input = npy::from_reader(Path::new("fuzz.npy"), Cursor::new(bytes), claimed).ok()?;
+        let (len, size) = (input.len, input.dtype.size());
+        assert!(
+            (len as u128) * (size as u128) <= claimed as u128,
+            "{len} elements of {size} bytes accepted from a file of {claimed}"
+        );
+        assert_eq!(input.shape.iter().product::<usize>(), len);
+        let read = read_all(input).ok()?;
+        assert!(read as u64 <= claimed && read == len * size);
+        Some(len)
+    }
+
+    const DESCRS: &[&str] = &[
+        "<f4", "<f8", "<i4", "<u4", "<i8", "<u8", "<f2", "|u1", "<u2", "<i2", ">f4", "|i1", "<f4 ", "", "'",
+        "\\", "<c8", "O",
+    ];
+
+    fn dimension() -> impl Strategy<Value = u64> {
+        prop_oneof![
+            4 => 0u64..6,
+            1 => Just(1u64 << 31),
+            1 => Just(1u64 << 40),
+            1 => Just(1u64 << 62),
+            1 => Just(i64::MAX as u64),
+            1 => Just(1u64 << 63),
+            1 => Just(u64::MAX),
+            1 => any::<u64>(),
+        ]
+    }
+
+    /// A file: its version, dtype, Fortran order and shape, a lie told by its header-length
+    /// field (0: none), and the bytes added to (or, negative, cut from) its data.
+    #[derive(Debug, Clone)]
+    struct Case {
+        version: u8,
+        descr: String,
+        fortran: bool,
+        shape: Vec<u64>,
+        header_lie: i32,
+        data_delta: i64,
+        fill: u8,
+    }
+
+    fn case() -> impl Strategy<Value = Case> {
+        (
+            prop_oneof![6 => Just(1u8), 1 => Just(2u8), 1 => Just(3u8), 1 => any::<u8>()],
+            prop_oneof![
+                8 => prop::sample::select(DESCRS).prop_map(str::to_owned),
+                1 => "[<>|a-z0-9']{0,4}",
+            ],
+            prop::bool::weighted(0.1),
+            prop::collection::vec(dimension(), 0..4),
+            prop_oneof![6 => Just(0i32), 1 => -70i32..70],
+            prop_oneof![6 => Just(0i64), 1 => -9i64..9],
+            any::<u8>(),
+        )
+            .prop_map(
+                |(version, descr, fortran, shape, header_lie, data_delta, fill)| Case {
+                    version,
+                    descr,
+                    fortran,
+                    shape,
+                    header_lie,
+                    data_delta,
+                    fill,
+                },
+            )
+    }
+
+    /// The file of `case`, and whether it is one the reader must accept.
+    fn file(case: &Case) -> (Vec<u8>, bool) {
+        let dims: Vec<String> = case.shape.iter().map(u64::to_string).collect();
+        let shape = match dims.len() {
+            1 => format!("({},)", dims[0]),
+            _ => format!("({})", dims.join(", ")),
+        };
+        let fortran = if case.fortran { "True" } else { "False" };
+        let mut header = format!(
+            "{{'descr': '{}', 'fortran_order': {fortran}, 'shape': {shape}, }}",
+            case.descr
+        );
+        let prefix = if case.version == 1 { 10 } else { 12 };
+        while (prefix + header.len() + 1) % 64 != 0 {
+            header.push(' ');
+        }
+        header.push('\n');
+        let dtype = NpyDtype::from_descr(&case.descr);
+        let data_bytes = dtype.and_then(|d| {
+            case.shape
+                .iter()
+                .try_fold(d.size() as u64, |b, &n| b.checked_mul(n))
+                .filter(|_| case.shape.iter().all(|&n| n <= i64::MAX as u64))
+        });
+        // Data for a shape that fits in 4 KiB, else a few bytes.
+        let base = data_bytes.filter(|&b| b <= 4096).unwrap_or(16) as i64;
+        let data_len = (base + case.data_delta).max(0) as u64;
+        let header_field = (header.len() as i64 + case.header_lie as i64).max(0) as u64;
+        let mut bytes = b"\x93NUMPY".to_vec();
+        bytes.extend([case.version, 0]);
+        match case.version {
+            1 => bytes.extend((header_field.min(u16::MAX as u64) as u16).to_le_bytes()),
+            _ => bytes.extend((header_field as u32).to_le_bytes()),
+        }
+        bytes.extend(header.as_bytes());
+        bytes.extend(std::iter::repeat_n(case.fill, data_len as usize));
+        let consistent = matches!(case.version, 1..=3)
+            && case.header_lie == 0
+            && !case.fortran
+            && data_bytes == Some(data_len);
+        (bytes, consistent)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn arbitrary_bytes_never_panic(
+            bytes in prop::collection::vec(any::<u8>(), 0..300),
+            magic in any::<bool>(),
+            claimed_delta in prop_oneof![4 => Just(0i64), 1 => -8i64..1 << 20],
+        ) {
+            let mut bytes = bytes;
+            if magic {
+                let mut with = b"\x93NUMPY\x01\x00".to_vec();
+                with.append(&mut bytes);
+                bytes = with;
+            }
+            let claimed = (bytes.len() as i64 + claimed_delta).max(0) as u64;
+            accept(&bytes, claimed);
+        }
+
+        #[test]
+        fn mutated_headers_are_accepted_only_when_consistent(case in case()) {
+            let (bytes, consistent) = file(&case);
+            let accepted = accept(&bytes, bytes.len() as u64);
+            prop_assert_eq!(accepted.is_some(), consistent, "{:?}", String::from_utf8_lossy(&bytes[..bytes.len().min(140)]));
+            if let Some(len) = accepted {
+                prop_assert_eq!(len as u64, case.shape.iter().product::<u64>());
+            }
+        }
+
+        #[test]
+        fn a_file_shorter_or_longer_than_its_length_says_is_an_error(
+            case in case(),
+            claimed_delta in -64i64..64,
+        ) {
+            let (bytes, _) = file(&case);
+            let claimed = (bytes.len() as i64 + claimed_delta).max(0) as u64;
+            // Never a panic; a file that is not the claimed length is never read whole.
+            if claimed_delta != 0 {
+                prop_assert!(accept(&bytes, claimed).is_none());
+            }
+        }
+
+        #[test]
+        fn valid_files_with_bytes_overwritten_never_panic(
+            case in case(),
+            edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        ) {
+            let (mut bytes, _) = file(&case);
+            for (at, value) in edits {
+                let i = at.index(bytes.len());
+                bytes[i] = value;
+            }
+            accept(&bytes, bytes.len() as u64);
+        }
+    }
+}
