@@ -70,7 +70,7 @@ mod with_cust {
 
 #[cfg(feature = "cudarc")]
 mod with_cudarc {
-    use crate::device::{DeviceView, DeviceViewMut};
+    use crate::device::{Bound, DeviceView, DeviceViewMut};
     use crate::{Error, Gpu, Result, Stream};
     use cudarc::driver::{CudaStream, DevicePtr, DevicePtrMut, SyncOnDrop};
 
@@ -78,29 +78,40 @@ mod with_cudarc {
     /// cudarc's (not destroyed here). Borrowing it keeps it alive for the wrapper's lifetime.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] when the stream belongs to another context than `gpu`'s
-    /// primary context (another device, or a context made with `cuCtxCreate`).
+    /// [`Error::WrongContext`] when the stream belongs to another context than `gpu`'s primary
+    /// context (another device, or a context made with `cuCtxCreate`).
     pub fn cudarc_stream<'s>(gpu: &Gpu, stream: &'s CudaStream) -> Result<BorrowedStream<'s>> {
-        if !std::ptr::eq(
-            stream.context().cu_ctx().cast::<()>(),
-            gpu.context_raw().cast::<()>(),
-        ) {
-            return Err(Error::InvalidLaunch(
-                "the cudarc stream belongs to another context than this Gpu's primary context".into(),
-            ));
-        }
-        // SAFETY: the stream lives in this Gpu's context (checked) and is borrowed for 's.
-        let stream = unsafe { Stream::from_raw(gpu, stream.cu_stream().cast()) };
-        Ok(BorrowedStream {
+        same_context(
+            gpu.context_raw(),
             stream,
-            _cudarc: std::marker::PhantomData,
+            "a cudarc stream of another context than the Gpu's",
+        )?;
+        // SAFETY: the stream lives in this Gpu's context (checked) and is borrowed for 's.
+        let wrapped = unsafe { Stream::from_raw(gpu, stream.cu_stream().cast()) };
+        Ok(BorrowedStream {
+            stream: wrapped,
+            cudarc: stream,
         })
     }
 
-    /// A cudarc stream borrowed as the library's [`Stream`] (`Deref`).
+    /// [`Error::WrongContext`] unless `stream` belongs to `context`.
+    fn same_context(
+        context: crate::runtime::sys::CUcontext,
+        stream: &CudaStream,
+        what: &'static str,
+    ) -> Result<()> {
+        if std::ptr::eq(stream.context().cu_ctx().cast::<()>(), context.cast::<()>()) {
+            Ok(())
+        } else {
+            Err(Error::WrongContext(what))
+        }
+    }
+
+    /// A cudarc stream borrowed as the library's [`Stream`] (`Deref`): the stream of the calls
+    /// that read or write cudarc slices through [`CudarcInput`] / [`CudarcOutput`].
     pub struct BorrowedStream<'s> {
         stream: Stream,
-        _cudarc: std::marker::PhantomData<&'s CudaStream>,
+        cudarc: &'s CudaStream,
     }
 
     impl std::ops::Deref for BorrowedStream<'_> {
@@ -110,43 +121,65 @@ mod with_cudarc {
         }
     }
 
-    /// A cudarc slice or view read by one call queued on `stream`: made before the call (the
-    /// stream then waits for the slice's last write), converted into the call's input
-    /// (`&input`), dropped after it (recording the read for cudarc's later writes).
+    impl BorrowedStream<'_> {
+        /// The bound of a slice borrowed for this stream: its context and this stream.
+        fn bound(&self) -> Bound {
+            Bound {
+                context: self.stream.context_raw() as usize,
+                stream: self.stream.as_raw() as usize,
+            }
+        }
+    }
+
+    /// A cudarc slice or view read by one call on `stream`: made before the call (the stream
+    /// then waits for the slice's last write), converted into the call's input (`&input`),
+    /// dropped after it (recording the read for cudarc's later writes). A call on any other
+    /// stream than `stream` refuses it, so the call is always ordered after the slice's writes.
     pub struct CudarcInput<'a, T> {
         address: u64,
         len: usize,
+        bound: Bound,
         _sync: SyncOnDrop<'a>,
         _element: std::marker::PhantomData<&'a [T]>,
     }
 
     impl<'a, T> CudarcInput<'a, T> {
         /// Borrow `slice` (`CudaSlice<T>`, `CudaView<T>`, ...) for a call queued on `stream`
-        /// (the cudarc stream the call's `OnStream` wraps).
-        pub fn new(slice: &'a impl DevicePtr<T>, stream: &'a CudaStream) -> Self {
+        /// (the [`BorrowedStream`] the call's `OnStream` names: `gpu.on(&stream)`).
+        ///
+        /// # Errors
+        /// [`Error::WrongContext`] for a slice of another context than the stream's.
+        pub fn new(slice: &'a impl DevicePtr<T>, stream: &'a BorrowedStream<'_>) -> Result<Self> {
+            same_context(
+                stream.context_raw(),
+                slice.stream(),
+                "a cudarc slice of another context",
+            )?;
             let len = slice.len();
-            let (address, sync) = slice.device_ptr(stream);
-            Self {
+            let (address, sync) = slice.device_ptr(stream.cudarc);
+            Ok(Self {
                 address,
                 len,
+                bound: stream.bound(),
                 _sync: sync,
                 _element: std::marker::PhantomData,
-            }
+            })
         }
     }
 
     impl<'a, T> From<&'a CudarcInput<'_, T>> for DeviceView<'a, T> {
         fn from(input: &'a CudarcInput<'_, T>) -> Self {
             // SAFETY: cudarc's live allocation of `len` T, borrowed (and its read pending) for
-            // as long as the `CudarcInput`.
-            unsafe { Self::from_raw_parts(input.address, input.len) }
+            // as long as the `CudarcInput`; the calls check they run on its stream.
+            unsafe { Self::from_raw_parts(input.address, input.len) }.bound_to(input.bound)
         }
     }
 
-    /// A cudarc slice written by one call queued on `stream`, as [`CudarcInput`] for writing.
+    /// A cudarc slice written by one call on `stream`, as [`CudarcInput`] for writing.
     pub struct CudarcOutput<'a, T> {
         address: u64,
         len: usize,
+        bound: Bound,
         _sync: SyncOnDrop<'a>,
         _element: std::marker::PhantomData<&'a mut [T]>,
     }
@@ -154,23 +187,32 @@ mod with_cudarc {
     impl<'a, T> CudarcOutput<'a, T> {
         /// Borrow `slice` (`CudaSlice<T>`, `CudaViewMut<T>`) mutably for a call queued on
         /// `stream` (the stream waits for its last read and write).
-        pub fn new(slice: &'a mut impl DevicePtrMut<T>, stream: &'a CudaStream) -> Self {
+        ///
+        /// # Errors
+        /// [`Error::WrongContext`] for a slice of another context than the stream's.
+        pub fn new(slice: &'a mut impl DevicePtrMut<T>, stream: &'a BorrowedStream<'_>) -> Result<Self> {
+            same_context(
+                stream.context_raw(),
+                slice.stream(),
+                "a cudarc slice of another context",
+            )?;
             let len = slice.len();
-            let (address, sync) = slice.device_ptr_mut(stream);
-            Self {
+            let (address, sync) = slice.device_ptr_mut(stream.cudarc);
+            Ok(Self {
                 address,
                 len,
+                bound: stream.bound(),
                 _sync: sync,
                 _element: std::marker::PhantomData,
-            }
+            })
         }
     }
 
     impl<'a, T> From<&'a mut CudarcOutput<'_, T>> for DeviceViewMut<'a, T> {
         fn from(output: &'a mut CudarcOutput<'_, T>) -> Self {
             // SAFETY: cudarc's live allocation of `len` T, borrowed mutably for as long as the
-            // `CudarcOutput`.
-            unsafe { Self::from_raw_parts(output.address, output.len) }
+            // `CudarcOutput`; the calls check they run on its stream.
+            unsafe { Self::from_raw_parts(output.address, output.len) }.bound_to(output.bound)
         }
     }
 }

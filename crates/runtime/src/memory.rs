@@ -189,6 +189,11 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         self.pointer
     }
 
+    /// The driver handle of the context the buffer was allocated in.
+    pub fn context_raw(&self) -> sys::CUcontext {
+        self.context.raw()
+    }
+
     /// Size in bytes.
     pub fn bytes(&self) -> usize {
         self.len * size_of::<T>()

@@ -1,7 +1,7 @@
 //! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
 //! elements, and views of any device memory as elements.
 
-use crate::{DeviceBuffer, Gpu, Result};
+use crate::{DeviceBuffer, Gpu, OnStream, Result};
 use gpu_primitives_runtime::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Range, RangeTo};
@@ -327,12 +327,15 @@ impl<T: Element> DeviceVec<T> {
         // SAFETY: the buffer holds `len` elements of `T` (as `T::Raw`), borrowed for the view's
         // lifetime.
         unsafe { DeviceView::from_raw_parts(self.buffer.as_device_ptr().as_raw(), self.len()) }
+            .bound_to(Bound::context(self.buffer.context_raw()))
     }
 
     /// The whole array, as a writable view.
     pub fn view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        let bound = Bound::context(self.buffer.context_raw());
         // SAFETY: as `view`, borrowed mutably.
         unsafe { DeviceViewMut::from_raw_parts(self.buffer.as_device_ptr().as_raw(), self.len()) }
+            .bound_to(bound)
     }
 
     /// Elements `..range.end` (panics if past the end).
@@ -367,10 +370,16 @@ impl<T: Element> DeviceVec<T> {
 /// `DeviceBuffer` / `DeviceSlice` (feature `cust`, [`crate::interop`]), a cudarc slice or view
 /// (feature `cudarc`, [`crate::interop`]), a sub-range ([`DeviceView::slice`]), or a raw device
 /// address and length ([`DeviceView::from_raw_parts`]: memory from anywhere else).
+///
+/// A view of this crate's buffers knows their context, and a view of a cudarc slice the stream
+/// it was borrowed for: a call on another GPU's stream, or (for the cudarc slice) on another
+/// stream, is refused before anything is queued ([`Error::WrongContext`](crate::Error::WrongContext),
+/// [`Error::InvalidArgument`](crate::Error::InvalidArgument)).
 #[derive(Clone, Copy)]
 pub struct DeviceView<'a, T> {
     pub(crate) address: u64,
     pub(crate) len: usize,
+    pub(crate) bound: Bound,
     _borrow: PhantomData<&'a [T]>,
 }
 
@@ -378,7 +387,48 @@ pub struct DeviceView<'a, T> {
 pub struct DeviceViewMut<'a, T> {
     pub(crate) address: u64,
     pub(crate) len: usize,
+    pub(crate) bound: Bound,
     _borrow: PhantomData<&'a mut [T]>,
+}
+
+/// Where a view's memory may be used: the context it belongs to and the one stream it must be
+/// used on, where known (0: not known, the caller's unsafe constructor vouched for it).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Bound {
+    /// `CUcontext` of the memory, as an address.
+    pub(crate) context: usize,
+    /// `CUstream` it was borrowed for (a cudarc slice's ordering is with that stream only).
+    pub(crate) stream: usize,
+}
+
+impl Bound {
+    /// Bound to `context` (a driver handle).
+    pub(crate) fn context(context: crate::runtime::sys::CUcontext) -> Self {
+        Self {
+            context: context as usize,
+            stream: 0,
+        }
+    }
+
+    /// Whether a call on `on` may use the memory: [`Error::WrongContext`] for another
+    /// context's stream, [`Error::InvalidArgument`] for a view borrowed for another stream.
+    pub(crate) fn check(self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
+        let stream = on.stream();
+        if self.context != 0 && self.context != stream.context_raw() as usize {
+            return Err(crate::Error::WrongContext(what));
+        }
+        if self.stream != 0 && self.stream != stream.as_raw() as usize {
+            return Err(crate::Error::InvalidArgument(format!(
+                "{what}: memory borrowed for one stream (a cudarc slice, ordered with that stream only) used in a call on another; make the call on the stream it was borrowed for"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// [`Bound::check`] of each of a call's views against its stream, before anything is queued.
+pub(crate) fn check_bound(on: &OnStream<'_>, what: &'static str, views: &[Bound]) -> Result<()> {
+    views.iter().try_for_each(|bound| bound.check(on, what))
 }
 
 impl<'a, T> DeviceView<'a, T> {
@@ -394,8 +444,15 @@ impl<'a, T> DeviceView<'a, T> {
         Self {
             address,
             len,
+            bound: Bound::default(),
             _borrow: PhantomData,
         }
+    }
+
+    /// The same view, known to belong to `bound` (checked by the calls).
+    pub(crate) fn bound_to(mut self, bound: Bound) -> Self {
+        self.bound = bound;
+        self
     }
 
     /// Number of elements.
@@ -423,6 +480,7 @@ impl<'a, T> DeviceView<'a, T> {
         Self {
             address: self.address + (range.start * size_of::<T>()) as u64,
             len: range.len(),
+            bound: self.bound,
             _borrow: PhantomData,
         }
     }
@@ -437,8 +495,15 @@ impl<'a, T> DeviceViewMut<'a, T> {
         Self {
             address,
             len,
+            bound: Bound::default(),
             _borrow: PhantomData,
         }
+    }
+
+    /// The same view, known to belong to `bound` (checked by the calls).
+    pub(crate) fn bound_to(mut self, bound: Bound) -> Self {
+        self.bound = bound;
+        self
     }
 
     /// Number of elements.
@@ -466,6 +531,7 @@ impl<'a, T> DeviceViewMut<'a, T> {
         DeviceViewMut {
             address: self.address + (range.start * size_of::<T>()) as u64,
             len: range.len(),
+            bound: self.bound,
             _borrow: PhantomData,
         }
     }
@@ -487,19 +553,21 @@ impl<'a, T: DeviceCopy> From<&'a DeviceBuffer<T>> for DeviceView<'a, T> {
     fn from(b: &'a DeviceBuffer<T>) -> Self {
         // SAFETY: a live buffer of `len` elements of T, borrowed for 'a.
         unsafe { Self::from_raw_parts(b.as_device_ptr().as_raw(), b.len()) }
+            .bound_to(Bound::context(b.context_raw()))
     }
 }
 
 impl<'a, T: DeviceCopy> From<&'a mut DeviceBuffer<T>> for DeviceViewMut<'a, T> {
     fn from(b: &'a mut DeviceBuffer<T>) -> Self {
+        let bound = Bound::context(b.context_raw());
         // SAFETY: a live buffer of `len` elements of T, borrowed mutably for 'a.
-        unsafe { Self::from_raw_parts(b.as_device_ptr().as_raw(), b.len()) }
+        unsafe { Self::from_raw_parts(b.as_device_ptr().as_raw(), b.len()) }.bound_to(bound)
     }
 }
 
 impl<'a, T> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
     fn from(v: &'a DeviceViewMut<'_, T>) -> Self {
         // SAFETY: the same range, borrowed shared for 'a.
-        unsafe { Self::from_raw_parts(v.address, v.len) }
+        unsafe { Self::from_raw_parts(v.address, v.len) }.bound_to(v.bound)
     }
 }

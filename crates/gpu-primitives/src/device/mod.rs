@@ -62,6 +62,7 @@ pub use element::{
     Accumulator, Affine, DeviceVec, DeviceView, DeviceViewMut, ELEMENT_NAMES, Element, Max, Min,
     OPERATOR_NAMES, Operator, ScanOperator, Sum,
 };
+pub(crate) use element::{Bound, check_bound};
 pub use gpu_primitives_abi::layout::{DEVICE_SHARED_BYTES, select_shared_bytes};
 pub use gpu_primitives_abi::params::{CompareKind, LookBackStatus};
 pub use gpu_primitives_abi::tuning::{

@@ -122,8 +122,8 @@ fn cudarc_interop(gpu: &Gpu) -> Result<(), Failed> {
     let mut d_y = cuda.alloc_zeros::<u32>(x.len()).map_err(fail)?;
     let stream = ok(cudarc_stream(gpu, &cuda))?;
     {
-        let input = CudarcInput::new(&d_x, &cuda);
-        let mut output = CudarcOutput::new(&mut d_y, &cuda);
+        let input = ok(CudarcInput::new(&d_x, &stream))?;
+        let mut output = ok(CudarcOutput::new(&mut d_y, &stream))?;
         check_all_algorithms(
             ok(gpu.on(&stream))?,
             &x,
