@@ -61,7 +61,9 @@
 //!   non-empty input) or past 2^31, an input that is not a whole number of rows, an output
 //!   overlapping an input, or a norm's `eps` that is NaN, infinite or negative;
 //!   [`Error::LengthMismatch`] for an output, gradient, weight, bias or saved statistic of the
-//!   wrong length. An empty input launches nothing.
+//!   wrong length; [`Error::WrongContext`] for a view of another context's memory and
+//!   [`Error::InvalidArgument`] for a cudarc slice borrowed for another stream (as the
+//!   [device-wide calls](crate::device)). An empty input launches nothing.
 //!
 //! **Numerics** (`f32` arithmetic; the GPU tests compare with `f64` references): `exp`, `ln` and
 //! `1/sqrt` use PTX's approximate instructions (`ex2.approx`, `lg2.approx`, `rsqrt.approx`,
@@ -72,7 +74,7 @@
 //! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
 //! one (divided by `cols`), as PyTorch's.
 
-use crate::device::{DeviceView, DeviceViewMut, DeviceWorkspace, Element};
+use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, check_bound};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
@@ -190,20 +192,24 @@ impl<'w, T> Norm<'w, T> {
     }
 }
 
-/// What one launch reads and writes, as device addresses (0 for none), with their lengths.
+/// A view as a launch uses it: its device address, its length and its bound.
+type Span = (u64, usize, Bound);
+
+/// What one launch reads and writes, as device addresses (0 for none), with their lengths and
+/// bounds.
 struct RowCall {
     kernel: RowKernel,
-    input: (u64, usize),
-    grad: Option<(u64, usize)>,
-    weight: Option<(u64, usize)>,
-    bias: Option<(u64, usize)>,
-    output: Option<(u64, usize)>,
-    mean: Option<(u64, usize)>,
-    rstd: Option<(u64, usize)>,
+    input: Span,
+    grad: Option<Span>,
+    weight: Option<Span>,
+    bias: Option<Span>,
+    output: Option<Span>,
+    mean: Option<Span>,
+    rstd: Option<Span>,
     eps: f32,
     /// Cross-entropy: the targets, the per-row loss, the count of valid targets (0: none).
-    targets: Option<(u64, usize)>,
-    loss: Option<(u64, usize)>,
+    targets: Option<Span>,
+    loss: Option<Span>,
     valid_targets: u64,
     ignore_index: i64,
     smoothing: f32,
@@ -236,6 +242,29 @@ impl RowCall {
             ignore_index: 0,
             smoothing: 0.0,
         }
+    }
+
+    /// Check the bound of every view of the call, and of the call's `others`, against `on`'s
+    /// stream (before the workspace is used or anything is queued).
+    fn check_bounds(&self, on: &OnStream<'_>, others: &[Bound]) -> Result<()> {
+        let spans = [
+            Some(self.input),
+            self.grad,
+            self.weight,
+            self.bias,
+            self.output,
+            self.mean,
+            self.rstd,
+            self.targets,
+            self.loss,
+        ];
+        let bounds: Vec<Bound> = spans
+            .into_iter()
+            .flatten()
+            .map(|(.., bound)| bound)
+            .chain(others.iter().copied())
+            .collect();
+        check_bound(on, self.kernel.name, &bounds)
     }
 }
 
@@ -365,20 +394,21 @@ fn launch_summing<T: RowElement>(
     mut call: RowCall,
     column_sums: Option<(&mut DeviceWorkspace, RowKernel)>,
 ) -> Result<Option<(u64, u32)>> {
+    call.check_bounds(&on, &[])?;
     let k = &call.kernel;
-    let (input, n) = call.input;
+    let (input, n, _) = call.input;
     let rows = row_count(k, n, cols)?;
     if cols == 0 {
         return Ok(None);
     }
-    if let Some((_, len)) = call.output {
+    if let Some((_, len, _)) = call.output {
         length("rows: output", n, len)?;
     }
-    if let Some((_, len)) = call.grad {
+    if let Some((_, len, _)) = call.grad {
         length("rows: gradient (dy)", n, len)?;
     }
     for (what, given) in [("rows: weight", call.weight), ("rows: bias", call.bias)] {
-        if let Some((_, len)) = given {
+        if let Some((_, len, _)) = given {
             length(what, cols, len)?;
         }
     }
@@ -388,14 +418,14 @@ fn launch_summing<T: RowElement>(
         ("rows: targets", call.targets),
         ("rows: loss per row", call.loss),
     ] {
-        if let Some((_, len)) = given {
+        if let Some((_, len, _)) = given {
             length(what, rows, len)?;
         }
     }
     let bytes = |(address, len): (u64, usize)| byte_range(k, address, len, size_of::<T>());
-    if let Some((output, _)) = call.output {
+    if let Some((output, _, _)) = call.output {
         let out = bytes((output, n))?;
-        for (address, len) in [Some(call.input), call.grad, call.weight, call.bias]
+        for (address, len, _) in [Some(call.input), call.grad, call.weight, call.bias]
             .into_iter()
             .flatten()
         {
@@ -545,7 +575,7 @@ fn launch_summing<T: RowElement>(
         column_partials = Some((partials, chunks));
     }
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
-    let pointer = |given: Option<(u64, usize)>| given.map_or(0, |(address, _)| address);
+    let pointer = |given: Option<Span>| given.map_or(0, |(address, ..)| address);
     let params = RowParams {
         input: input as *const T::Raw,
         grad: pointer(call.grad) as *const T::Raw,
@@ -629,12 +659,12 @@ fn max_shared_tiles() -> u32 {
     crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SHARED_TILES", u32::MAX, 0..=64)
 }
 
-fn view<T>(v: &DeviceView<'_, T>) -> (u64, usize) {
-    (v.address(), v.len())
+fn view<T>(v: &DeviceView<'_, T>) -> Span {
+    (v.address(), v.len(), v.bound)
 }
 
-fn view_mut<T>(v: &DeviceViewMut<'_, T>) -> (u64, usize) {
-    (v.address(), v.len())
+fn view_mut<T>(v: &DeviceViewMut<'_, T>) -> Span {
+    (v.address(), v.len(), v.bound)
 }
 
 fn forward<'a, 'o, 'g, T: RowElement>(
@@ -911,7 +941,6 @@ fn norm_backward<T: RowElement>(
     grads: NormGrads<'_, T>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let mut workspace = workspace.begin(on.stream())?;
     let name = kernel.name;
     let call = RowCall {
         grad: Some(view(&dy)),
@@ -920,13 +949,16 @@ fn norm_backward<T: RowElement>(
         rstd: Some(view(&rstd)),
         ..RowCall::new(kernel, &x, &grads.dx)
     };
+    let bound = |out: &Option<DeviceViewMut<'_, T>>| out.as_ref().map_or(Bound::default(), |v| v.bound);
+    call.check_bounds(&on, &[bound(&grads.dweight), bound(&grads.dbias)])?;
+    let mut workspace = workspace.begin(on.stream())?;
     let n = x.len();
     let bytes = |(address, len): (u64, usize)| byte_range(&kernel, address, len, size_of::<T>());
     for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
         let Some(out) = out else { continue };
         length(what, cols, out.len())?;
         let written = bytes((out.address(), cols))?;
-        for (address, len) in [view(&x), view(&dy)] {
+        for (address, len, _) in [view(&x), view(&dy)] {
             if overlaps(written, bytes((address, len))?) {
                 return Err(Error::InvalidLaunch(format!("{name}: {what} overlaps an input")));
             }
@@ -1081,13 +1113,14 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         output: grad.as_ref().map(view_mut),
         ..RowCall::reading(k, &logits)
     };
+    call.check_bounds(&on, &[loss.bound])?;
     if per_row {
         call.loss = Some(view_mut(&loss));
         return launch::<T>(on, classes, call);
     }
     let mut workspace = workspace.begin(on.stream())?;
     let (count, row_losses) = workspace.count_and_rows(on.stream(), rows)?;
-    call.loss = Some((row_losses, rows));
+    call.loss = Some((row_losses, rows, Bound::default()));
     let module = crate::module(on.gpu())?;
     let count_params = TargetCountParams {
         targets: targets.address() as *const i64,

@@ -6,7 +6,7 @@
 //!
 //! Run: `cargo test -p gpu-primitives-tests --test lifetimes`.
 
-use gpu_primitives::device::{self, DEVICE_SHARED_BYTES, DeviceWorkspace, REDUCE_BLOCK, Sum};
+use gpu_primitives::device::{self, DEVICE_SHARED_BYTES, DeviceVec, DeviceWorkspace, REDUCE_BLOCK, Sum};
 use gpu_primitives::{Error, Gpu, LaunchConfig};
 use gpu_primitives_abi::params::ReduceParams;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -111,8 +111,8 @@ fn kernel_outlives_gpu() -> Result<Completion, Failed> {
     Ok(Completion::Completed)
 }
 
-/// A stream, a workspace and a kernel of GPU 0 used with GPU 1 are refused with
-/// `Error::WrongContext` before anything is queued.
+/// A stream, a workspace and a kernel of GPU 0 used with GPU 1, and memory of GPU 1 passed to a
+/// call on GPU 0, are refused with `Error::WrongContext` before anything is queued.
 fn other_gpu() -> Result<Completion, Failed> {
     let gpu0 = match open(0)? {
         Ok(gpu) => gpu,
@@ -140,6 +140,18 @@ fn other_gpu() -> Result<Completion, Failed> {
         "a workspace of GPU 0 used on GPU 1",
         device::reduce::<u32, Sum>(&gpu1, &y, &mut ws).map(|_| ()),
     )?;
+    // GPU 0's own workspace (it served GPU 0 above): the refusal is the input's.
+    wrong(
+        "a runtime buffer of GPU 1 reduced on GPU 0",
+        device::reduce::<u32, Sum>(&gpu0, &y, &mut ws).map(|_| ()),
+    )?;
+    let v = ok(DeviceVec::from_slice(&gpu1, &[1u32, 2, 3]))?;
+    wrong(
+        "a DeviceVec of GPU 1 reduced on GPU 0",
+        device::reduce::<u32, Sum>(&gpu0, &v, &mut ws).map(|_| ()),
+    )?;
+    // The workspace was left as it was: GPU 0's calls still run with it.
+    ok(device::reduce::<u32, Sum>(&gpu0, &x, &mut ws))?;
     let module = ok(gpu0.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
     let kernel = ok(module.kernel::<ReduceParams<u32, u32>>("device_reduce_u32_sum"))?;
     let params = ReduceParams::<u32, u32> {

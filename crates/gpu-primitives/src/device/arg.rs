@@ -1,6 +1,6 @@
 //! Device-wide argmin and argmax.
 
-use super::element::{DeviceView, Element};
+use super::element::{DeviceView, Element, check_bound};
 use super::reduce::{reduce_params, two_level};
 use super::workspace::DeviceWorkspace;
 use crate::{OnStream, Result};
@@ -13,6 +13,7 @@ fn arg<T: Element>(
     which: &str,
     ws: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
+    check_bound(&on, "argmin / argmax: input", &[input.bound])?;
     if input.len == 0 {
         return Ok(None);
     }

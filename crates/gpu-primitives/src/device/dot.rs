@@ -1,6 +1,6 @@
 //! Device-wide dot product.
 
-use super::element::{DeviceView, Element};
+use super::element::{DeviceView, Element, check_bound};
 use super::reduce::{reduce_kernel_name, reduce_params, two_level};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, OnStream, Result};
@@ -34,7 +34,8 @@ pub fn dot<'a, 'g, T: DotElement>(
     b: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc> {
-    let (a, b) = (a.into(), b.into());
+    let (on, a, b) = (on.into(), a.into(), b.into());
+    check_bound(&on, "dot", &[a.bound, b.bound])?;
     if a.len != b.len {
         return Err(Error::LengthMismatch {
             what: "dot: b",
@@ -42,7 +43,6 @@ pub fn dot<'a, 'g, T: DotElement>(
             found: b.len,
         });
     }
-    let on = on.into();
     let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(&format!("device_dot_{}", T::NAME))?;
     let final_kernel = module

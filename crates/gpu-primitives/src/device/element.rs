@@ -414,10 +414,16 @@ impl Bound {
     /// context's stream, [`Error::InvalidArgument`] for a view borrowed for another stream.
     pub(crate) fn check(self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
         let stream = on.stream();
-        if self.context != 0 && self.context != stream.context_raw() as usize {
+        self.check_raw(stream.context_raw() as usize, stream.as_raw() as usize, what)
+    }
+
+    /// [`check`](Self::check) against a stream given by its raw handles: `context` (the
+    /// stream's `CUcontext`) and `stream` (its `CUstream`), as addresses.
+    fn check_raw(self, context: usize, stream: usize, what: &'static str) -> Result<()> {
+        if self.context != 0 && self.context != context {
             return Err(crate::Error::WrongContext(what));
         }
-        if self.stream != 0 && self.stream != stream.as_raw() as usize {
+        if self.stream != 0 && self.stream != stream {
             return Err(crate::Error::InvalidArgument(format!(
                 "{what}: memory borrowed for one stream (a cudarc slice, ordered with that stream only) used in a call on another; make the call on the stream it was borrowed for"
             )));
@@ -569,5 +575,101 @@ impl<'a, T> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
     fn from(v: &'a DeviceViewMut<'_, T>) -> Self {
         // SAFETY: the same range, borrowed shared for 'a.
         unsafe { Self::from_raw_parts(v.address, v.len) }.bound_to(v.bound)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Bound, DeviceView, DeviceViewMut};
+    use crate::Error;
+
+    /// The raw handles of a call's stream: context 0x100, stream 0x200.
+    const CONTEXT: usize = 0x100;
+    const STREAM: usize = 0x200;
+
+    fn check(bound: Bound) -> crate::Result<()> {
+        bound.check_raw(CONTEXT, STREAM, "test view")
+    }
+
+    #[test]
+    fn memory_of_the_calls_context_passes() {
+        assert!(
+            check(Bound {
+                context: CONTEXT,
+                stream: 0
+            })
+            .is_ok()
+        );
+        // A cudarc slice borrowed for the call's own stream.
+        assert!(
+            check(Bound {
+                context: CONTEXT,
+                stream: STREAM
+            })
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn memory_of_another_context_is_wrong_context() {
+        let other = Bound {
+            context: 0x999,
+            stream: 0,
+        };
+        assert!(matches!(check(other), Err(Error::WrongContext("test view"))));
+        // Another context wins over the stream: the memory is not this GPU's at all.
+        let other_stream = Bound {
+            context: 0x999,
+            stream: 0x998,
+        };
+        assert!(matches!(check(other_stream), Err(Error::WrongContext(_))));
+    }
+
+    #[test]
+    fn unknown_memory_passes() {
+        // `from_raw_parts`: the caller's unsafe contract vouches for it.
+        assert!(check(Bound::default()).is_ok());
+        // A stream known, the context not: only the stream is checked.
+        assert!(
+            check(Bound {
+                context: 0,
+                stream: STREAM
+            })
+            .is_ok()
+        );
+    }
+
+    #[test]
+    fn a_stream_bound_view_on_another_stream_is_invalid_argument() {
+        let borrowed = Bound {
+            context: CONTEXT,
+            stream: 0x300,
+        };
+        match check(borrowed) {
+            Err(Error::InvalidArgument(message)) => assert!(message.starts_with("test view:"), "{message}"),
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn slices_and_shared_views_keep_the_bound() {
+        let bound = Bound {
+            context: CONTEXT,
+            stream: STREAM,
+        };
+        // SAFETY: the views are never passed to a call: only their fields are read.
+        let view = unsafe { DeviceView::<u32>::from_raw_parts(0x1000, 8) }.bound_to(bound);
+        assert_eq!(view.slice(2..5).bound, bound);
+        assert_eq!(view.slice(2..5).address(), 0x1008);
+        // SAFETY: as above.
+        let mut view_mut = unsafe { DeviceViewMut::<u32>::from_raw_parts(0x2000, 8) }.bound_to(bound);
+        assert_eq!(view_mut.slice(1..3).bound, bound);
+        assert_eq!(DeviceView::from(&view_mut).bound, bound);
+        let sub = view_mut.slice(4..8);
+        assert_eq!(DeviceView::from(&sub).bound, bound);
+        // Views made from raw parts know nothing.
+        // SAFETY: as above.
+        let raw = unsafe { DeviceView::<u32>::from_raw_parts(0x3000, 1) };
+        assert_eq!(raw.bound, Bound::default());
     }
 }

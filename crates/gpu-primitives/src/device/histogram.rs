@@ -2,7 +2,7 @@
 //! [`histogram_range`] (bins between sorted levels), as CUB's `DeviceHistogram::HistogramEven` /
 //! `HistogramRange`.
 
-use super::element::{DeviceView, DeviceViewMut};
+use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::workspace::DeviceWorkspace;
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
@@ -271,7 +271,8 @@ fn blocks_per_sm() -> u32 {
     )
 }
 
-/// Check, clear the counters, and queue the histogram of `samples`.
+/// Check (the views' bounds, the bins, the output's length), clear the counters, and queue the
+/// histogram of `samples`.
 fn launch<S: HistogramSample, C: HistogramCounter>(
     on: OnStream<'_>,
     samples: DeviceView<'_, S>,
@@ -284,6 +285,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
     } else {
         "histogram_range"
     };
+    check_bound(&on, family, &[samples.bound, histogram.bound])?;
     check_bins::<S>(&bins)?;
     let mut workspace = match workspace {
         Some(workspace) => Some(workspace.begin(on.stream())?),

@@ -29,6 +29,14 @@
 //! `Stream::from_raw`). All its work (launches, the workspace's memsets) is queued there; calls
 //! that return a value to the host synchronise that stream, the others do not.
 //!
+//! **Errors of every call** (besides those its `# Errors` section names): before the workspace
+//! is used or anything is queued, each view (inputs, outputs, flags, keys, values, offsets,
+//! counts) is checked against the call's stream: [`Error::WrongContext`](crate::Error::WrongContext)
+//! for memory of another context (a [`DeviceVec`] or runtime buffer of another GPU),
+//! [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a cudarc slice borrowed
+//! (`interop::CudarcInput` / `CudarcOutput`) for another stream than the call's. Views of
+//! other memory (`from_raw_parts`, cust's buffers) are the caller's word and are not checked.
+//!
 //! **Determinism.** The reduce uses no floating-point atomics: its partition and the order of
 //! every combination depend only on `n` and the GPU (its multiprocessor count), so a float
 //! reduce gives bitwise-identical results from run to run on the same GPU. The scan does not

@@ -1,7 +1,7 @@
 //! Device radix sort: [`sort_keys`], [`sort_pairs`], [`argsort`] and their in-place forms, as
 //! CUB's `DeviceRadixSort` (Onesweep; kernels `device::radix_sort`).
 
-use super::element::{DeviceView, DeviceViewMut};
+use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::segmented::Segments;
 use super::segmented_sort::{self, SegmentedCall};
 use super::workspace::DeviceWorkspace;
@@ -278,16 +278,25 @@ pub(super) struct SortBuffers {
     pub(super) keys_in: u64,
     pub(super) keys_out: u64,
     pub(super) values: Values,
+    /// The bounds of the caller's views, checked before anything is queued: keys in, keys out,
+    /// values in, values out (the default where there is none).
+    pub(super) bounds: [Bound; 4],
 }
 
 impl SortBuffers {
     /// `n` keys at `keys` sorted where they lie, with `values` (their address and bytes per
-    /// value) where given, sorted where they lie too.
-    pub(super) fn in_place(n: usize, keys: u64, values: Option<(u64, usize)>) -> Self {
+    /// value) where given, sorted where they lie too; `[keys, values]` are the views' bounds.
+    pub(super) fn in_place(
+        n: usize,
+        keys: u64,
+        values: Option<(u64, usize)>,
+        [key_bound, value_bound]: [Bound; 2],
+    ) -> Self {
         Self {
             n,
             keys_in: keys,
             keys_out: keys,
+            bounds: [key_bound, key_bound, value_bound, value_bound],
             values: match values {
                 None => Values::None,
                 Some((address, bytes)) => Values::Pairs {
@@ -330,6 +339,8 @@ pub(super) fn launch<K: SortKey>(
 struct Alternate {
     keys: u64,
     values: Option<u64>,
+    /// The bounds of the keys' and the values' views.
+    bounds: [Bound; 2],
 }
 
 /// [`launch`], with the passes alternating between the input and the caller's `alternate`
@@ -344,6 +355,10 @@ fn launch_with<K: SortKey>(
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
 ) -> Result<SortedIn> {
+    check_bound(&on, "sort", &buffers.bounds)?;
+    if let Some(alternate) = &alternate {
+        check_bound(&on, "sort: alternate buffers", &alternate.bounds)?;
+    }
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
     let n = buffers.n;
     if n > SORT_MAX_KEYS {
@@ -638,6 +653,7 @@ pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
         keys_in: keys_in.address,
         keys_out: keys_out.address,
         values: Values::None,
+        bounds: [keys_in.bound, keys_out.bound, Bound::default(), Bound::default()],
     };
     launch::<K>(on.into(), buffers, options, workspace)
 }
@@ -653,7 +669,7 @@ pub fn sort_keys_in_place<'k, 'g, K: SortKey>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let keys = keys.into();
-    let buffers = SortBuffers::in_place(keys.len, keys.address, None);
+    let buffers = SortBuffers::in_place(keys.len, keys.address, None, [keys.bound, Bound::default()]);
     launch::<K>(on.into(), buffers, options, workspace)
 }
 
@@ -689,6 +705,7 @@ pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
             output: values_out.address,
             bytes,
         },
+        bounds: [keys_in.bound, keys_out.bound, values_in.bound, values_out.bound],
     };
     launch::<K>(on.into(), buffers, options, workspace)
 }
@@ -707,7 +724,12 @@ pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
     let bytes = ValueBytes::<V>::BYTES;
     let (keys, values) = (keys.into(), values.into());
     check_len("sort_pairs_in_place: values", keys.len, values.len)?;
-    let buffers = SortBuffers::in_place(keys.len, keys.address, Some((values.address, bytes)));
+    let buffers = SortBuffers::in_place(
+        keys.len,
+        keys.address,
+        Some((values.address, bytes)),
+        [keys.bound, values.bound],
+    );
     launch::<K>(on.into(), buffers, options, workspace)
 }
 
@@ -754,10 +776,11 @@ pub fn sort_keys_double_buffer<'k, 'a, 'g, K: SortKey>(
 ) -> Result<SortedIn> {
     let (keys, alternate) = (keys.into(), alternate.into());
     check_len("sort_keys_double_buffer: alternate", keys.len, alternate.len)?;
-    let buffers = SortBuffers::in_place(keys.len, keys.address, None);
+    let buffers = SortBuffers::in_place(keys.len, keys.address, None, [keys.bound, Bound::default()]);
     let alternate = Alternate {
         keys: alternate.address,
         values: None,
+        bounds: [alternate.bound, Bound::default()],
     };
     launch_with::<K>(on.into(), buffers, Some(alternate), options, workspace)
 }
@@ -786,10 +809,16 @@ pub fn sort_pairs_double_buffer<'k, 'a, 'v, 'b, 'g, K: SortKey, V: DeviceCopy>(
         n,
         values_alternate.len,
     )?;
-    let buffers = SortBuffers::in_place(n, keys.address, Some((values.address, bytes)));
+    let buffers = SortBuffers::in_place(
+        n,
+        keys.address,
+        Some((values.address, bytes)),
+        [keys.bound, values.bound],
+    );
     let alternate = Alternate {
         keys: keys_alternate.address,
         values: Some(values_alternate.address),
+        bounds: [keys_alternate.bound, values_alternate.bound],
     };
     launch_with::<K>(on.into(), buffers, Some(alternate), options, workspace)
 }
@@ -822,6 +851,7 @@ pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
             output: indices.address,
             bytes: 4,
         },
+        bounds: [keys_in.bound, keys_out.bound, Bound::default(), indices.bound],
     };
     launch::<K>(on.into(), buffers, options, workspace)
 }

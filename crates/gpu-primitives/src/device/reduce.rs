@@ -1,6 +1,6 @@
 //! Device-wide reduce.
 
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::workspace::DeviceWorkspace;
 use super::{
     DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
@@ -157,10 +157,11 @@ pub fn reduce<'a, 'g, T: Element, Op: Operator>(
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc> {
-    let on = on.into();
+    let (on, input) = (on.into(), input.into());
+    check_bound(&on, "reduce: input", &[input.bound])?;
     let mut workspace = workspace.begin(on.stream())?;
     let result = workspace.result_slot(on.stream())?;
-    launch::<T, Op>(on, input.into(), result, &mut workspace)?;
+    launch::<T, Op>(on, input, result, &mut workspace)?;
     workspace.read_result(on.stream())
 }
 
@@ -186,7 +187,8 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let output = output.into();
+    let (on, input, output) = (on.into(), input.into(), output.into());
+    check_bound(&on, "reduce_into", &[input.bound, output.bound])?;
     if output.is_empty() {
         return Err(Error::LengthMismatch {
             what: "reduce_into: output",
@@ -194,7 +196,7 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
             found: 0,
         });
     }
-    launch::<T, Op>(on.into(), input.into(), output.address, workspace)
+    launch::<T, Op>(on, input, output.address, workspace)
 }
 
 /// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).

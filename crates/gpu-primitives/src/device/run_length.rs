@@ -3,7 +3,7 @@
 //! decoupled look-back (kernels `device::run_length`), as CUB's `DeviceRunLengthEncode`.
 
 use super::SELECT_BLOCK;
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
 use super::select::SELECT_DELAY;
 use super::workspace::DeviceWorkspace;
 use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
@@ -28,13 +28,26 @@ static NON_TRIVIAL_DELAY: LookBackDelay = LookBackDelay::new(
     NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
 );
 
-/// Check the lengths, then queue the kernel.
+/// Check the views' bounds and the lengths, then queue the kernel.
 fn launch<T: Element>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
     out: RunTargets<'_, T>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    let unique = out.unique.as_ref().map(|u| u.bound);
+    let offsets = out.offsets.as_ref().map(|o| o.bound);
+    check_bound(
+        &on,
+        "run-length",
+        &[
+            input.bound,
+            out.lengths.bound,
+            out.num_runs.bound,
+            unique.unwrap_or_default(),
+            offsets.unwrap_or_default(),
+        ],
+    )?;
     let n = input.len;
     let (family, most_runs, delay) = if out.unique.is_some() {
         ("run_length_encode", n, &SELECT_DELAY)

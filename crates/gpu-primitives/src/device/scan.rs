@@ -1,6 +1,6 @@
 //! Device-wide scan, one pass with decoupled look-back.
 
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator, check_bound};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
@@ -54,7 +54,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     Ok(())
 }
 
-/// The out-of-place scans: check the output's length, then queue.
+/// The out-of-place scans: check the views' bounds and the output's length, then queue.
 fn out_of_place<T: Element, Op: ScanOperator<T>>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
@@ -62,6 +62,7 @@ fn out_of_place<T: Element, Op: ScanOperator<T>>(
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    check_bound(&on, "scan", &[input.bound, output.bound])?;
     if output.len() < input.len {
         return Err(Error::LengthMismatch {
             what: "scan: output too short",
@@ -154,8 +155,9 @@ pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let data = data.into();
-    launch::<T, Op>(on.into(), data.address, data.address, data.len, kind, workspace)
+    let (on, data) = (on.into(), data.into());
+    check_bound(&on, "scan_in_place", &[data.bound])?;
+    launch::<T, Op>(on, data.address, data.address, data.len, kind, workspace)
 }
 
 /// Scan a host slice on the GPU and return the result (synchronises).

@@ -1,7 +1,7 @@
 //! Segmented reduce: one value per segment, the segments equal-length rows or given by CSR
 //! offsets.
 
-use super::element::{DeviceView, DeviceViewMut, Element, Operator};
+use super::element::{Bound, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::segmented_scan::{Family, Heads, SegmentOffsets, check_fit, launch};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
@@ -17,6 +17,16 @@ pub enum Segments<'s> {
     Rows(usize),
     /// Segment `s` is `offsets[s] .. offsets[s + 1]`.
     Offsets(SegmentOffsets<'s>),
+}
+
+impl Segments<'_> {
+    /// The bound of the offsets' view (none for rows).
+    pub(super) fn bound(&self) -> Bound {
+        match self {
+            Segments::Rows(_) => Bound::default(),
+            Segments::Offsets(offsets) => offsets.offsets().bound,
+        }
+    }
 }
 
 impl From<usize> for Segments<'_> {
@@ -73,8 +83,13 @@ pub fn segmented_reduce<'a, 'o, 'g, 's, T: Element, Op: Operator>(
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let (on, input, output) = (on.into(), input.into(), output.into());
-    match segments.into() {
+    let (on, input, output, segments) = (on.into(), input.into(), output.into(), segments.into());
+    check_bound(
+        &on,
+        "segmented_reduce",
+        &[input.bound, output.bound, segments.bound()],
+    )?;
+    match segments {
         Segments::Rows(row_len) => reduce_rows::<T, Op>(on, input, row_len, output),
         Segments::Offsets(offsets) => {
             check_fit("segmented_reduce", &offsets, input.len)?;

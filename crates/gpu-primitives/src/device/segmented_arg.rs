@@ -4,7 +4,7 @@
 //! `DeviceSegmentedReduce::ArgMin` / `ArgMax`.
 
 use super::SCAN_BLOCK;
-use super::element::{DeviceView, DeviceViewMut, Element};
+use super::element::{DeviceView, DeviceViewMut, Element, check_bound};
 use super::segmented_scan::{SEGMENTED_DELAY, SegmentOffsets, check_fit, tile_starts, tiles_for};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
@@ -40,6 +40,8 @@ fn segmented_arg<T: SegmentArgElement>(
     indices: DeviceViewMut<'_, u32>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    let offsets = segments.offsets().bound;
+    check_bound(&on, family, &[input.bound, offsets, values.bound, indices.bound])?;
     let n = input.len();
     check_fit(family, segments, n)?;
     if n > u32::MAX as usize {

@@ -7,7 +7,7 @@
 //! how they are split into segments (one segment of 2^28 items beside a million of one item
 //! costs what a plain scan of the same items costs).
 
-use super::element::{DeviceView, DeviceViewMut, Element, Operator};
+use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
@@ -50,9 +50,12 @@ impl<'a> SegmentOffsets<'a> {
     /// is synchronised): at least one offset, non-decreasing, fewer than `u32::MAX` segments.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] naming the first offset that breaks a rule; device errors.
+    /// [`Error::InvalidLaunch`] naming the first offset that breaks a rule;
+    /// [`Error::WrongContext`] / [`Error::InvalidArgument`] for offsets of another context or
+    /// borrowed for another stream (as every call, [module docs](crate::device)); device errors.
     pub fn new<'g>(on: impl Into<OnStream<'g>>, offsets: impl Into<DeviceView<'a, u64>>) -> Result<Self> {
         let (on, offsets) = (on.into(), offsets.into());
+        check_bound(&on, "segment offsets", &[offsets.bound])?;
         let mut host = vec![0u64; offsets.len];
         // SAFETY: a view holds `len` initialised u64 in the GPU's context.
         unsafe { on.stream().copy_to_host(offsets.address, &mut host)? };
@@ -337,6 +340,11 @@ fn scan_by_offsets<T: Element, Op: Operator>(
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    check_bound(
+        &on,
+        "segmented scan",
+        &[input.bound, segments.offsets.bound, output.bound],
+    )?;
     check_fit("segmented scan", segments, input.len)?;
     if output.len < input.len {
         return Err(Error::LengthMismatch {
@@ -433,6 +441,7 @@ fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    check_bound(&on, "scan by key", &[keys.bound, input.bound, output.bound])?;
     if keys.len != input.len {
         return Err(Error::LengthMismatch {
             what: "scan by key: keys and values differ in length",

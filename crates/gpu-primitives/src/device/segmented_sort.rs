@@ -2,7 +2,7 @@
 //! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`), on the
 //! kernels of `device::segmented_sort`; also the sort behind [`top_k`](super::top_k) for large k.
 
-use super::element::{DeviceView, DeviceViewMut};
+use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::radix_sort::{
     SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort,
 };
@@ -177,6 +177,8 @@ pub(super) fn launch<K: SortKey>(
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    check_bound(&on, what, &call.buffers.bounds)?;
+    check_bound(&on, what, &[call.segments.bound()])?;
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
     let mut workspace = workspace.begin(on.stream())?;
     let buffers = call.buffers;
@@ -311,6 +313,7 @@ pub(super) fn launch<K: SortKey>(
             keys_in: at(buffers.keys_in, key_bytes),
             keys_out: at(buffers.keys_out, key_bytes),
             values,
+            bounds: buffers.bounds,
         };
         device_sort::<K>(on, segment, options, &mut workspace)?;
     }
@@ -446,6 +449,7 @@ pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
             keys_in: keys_in.address,
             keys_out: keys_out.address,
             values: Values::None,
+            bounds: [keys_in.bound, keys_out.bound, Bound::default(), Bound::default()],
         },
         segments: segments.into(),
         keep: None,
@@ -471,7 +475,7 @@ pub fn segmented_sort_keys_in_place<'k, 'g, 's, K: SortKey>(
 ) -> Result<()> {
     let keys = keys.into();
     let call = SegmentedCall {
-        buffers: SortBuffers::in_place(keys.len, keys.address, None),
+        buffers: SortBuffers::in_place(keys.len, keys.address, None, [keys.bound, Bound::default()]),
         segments: segments.into(),
         keep: None,
     };
@@ -501,7 +505,12 @@ pub fn segmented_sort_pairs_in_place<'k, 'v, 'g, 's, K: SortKey, V: DeviceCopy>(
     let (keys, values) = (keys.into(), values.into());
     check_len("segmented_sort_pairs_in_place: values", keys.len, values.len)?;
     let call = SegmentedCall {
-        buffers: SortBuffers::in_place(keys.len, keys.address, Some((values.address, bytes))),
+        buffers: SortBuffers::in_place(
+            keys.len,
+            keys.address,
+            Some((values.address, bytes)),
+            [keys.bound, values.bound],
+        ),
         segments: segments.into(),
         keep: None,
     };
@@ -548,6 +557,7 @@ pub fn segmented_sort_pairs<'a, 'b, 'o, 'p, 'g, 's, K: SortKey, V: DeviceCopy>(
                 output: values_out.address,
                 bytes,
             },
+            bounds: [keys_in.bound, keys_out.bound, values_in.bound, values_out.bound],
         },
         segments: segments.into(),
         keep: None,
@@ -584,6 +594,7 @@ pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
                 output: indices.address,
                 bytes: 4,
             },
+            bounds: [keys_in.bound, keys_out.bound, Bound::default(), indices.bound],
         },
         segments: segments.into(),
         keep: None,

@@ -1,7 +1,7 @@
 //! Stream compaction: select, partition, unique (one pass with decoupled look-back, kernels
 //! `device::select`).
 
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
 use super::workspace::DeviceWorkspace;
 use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
@@ -135,8 +135,9 @@ enum Keep<T: Element, F = u64> {
     Unique,
 }
 
-/// Check the lengths, then queue the compaction of `input` into `output` and its count into
-/// `num_selected` (and, when `partition`, the rejected items behind the kept ones, in order).
+/// Check the views' bounds and the lengths, then queue the compaction of `input` into `output`
+/// and its count into `num_selected` (and, when `partition`, the rejected items behind the kept
+/// ones, in order). The flags' view is checked by [`flag_address`].
 fn launch<T: Element>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
@@ -146,6 +147,7 @@ fn launch<T: Element>(
     partition: bool,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    check_bound(&on, "select", &[input.bound, output.bound, num_selected.bound])?;
     let n = input.len;
     if num_selected.is_empty() {
         return Err(Error::LengthMismatch {
@@ -225,8 +227,9 @@ fn launch<T: Element>(
     Ok(())
 }
 
-/// The flag array's view, checked against the input's length.
-fn flag_address(flags: DeviceView<'_, u8>, n: usize) -> Result<u64> {
+/// The flag array's view, checked against the call's stream and the input's length.
+fn flag_address(on: &OnStream<'_>, flags: DeviceView<'_, u8>, n: usize) -> Result<u64> {
+    check_bound(on, "select_flagged: flags", &[flags.bound])?;
     if flags.len() < n {
         return Err(Error::LengthMismatch {
             what: "select_flagged: flags shorter than the input",
@@ -294,10 +297,10 @@ pub fn select_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
     num_selected: impl Into<DeviceViewMut<'c, u64>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let input = input.into();
-    let keep = Keep::Flagged(flag_address(flags.into(), input.len)?);
+    let (on, input) = (on.into(), input.into());
+    let keep = Keep::Flagged(flag_address(&on, flags.into(), input.len)?);
     launch(
-        on.into(),
+        on,
         input,
         keep,
         output.into(),
@@ -371,10 +374,10 @@ pub fn partition_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
     num_selected: impl Into<DeviceViewMut<'c, u64>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let input = input.into();
-    let keep = Keep::Flagged(flag_address(flags.into(), input.len)?);
+    let (on, input) = (on.into(), input.into());
+    let keep = Keep::Flagged(flag_address(&on, flags.into(), input.len)?);
     launch(
-        on.into(),
+        on,
         input,
         keep,
         output.into(),
@@ -399,7 +402,7 @@ fn on_host<T: Element>(
         Keep::Unique => (Keep::Unique, None),
         Keep::Flagged(flags) => {
             let d_flags = gpu.upload(flags)?;
-            let address = flag_address((&d_flags).into(), input.len())?;
+            let address = flag_address(&gpu.into(), (&d_flags).into(), input.len())?;
             (Keep::Flagged(address), Some(d_flags))
         }
     };

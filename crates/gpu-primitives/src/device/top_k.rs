@@ -1,7 +1,7 @@
 //! [`top_k`] per row (torch's `topk(dim=-1)`): radix select on the kernels of `device::top_k`
 //! up to [`TOP_K_SELECT_MAX_K`] keys per row, the segmented sort's first k past it.
 
-use super::element::{DeviceView, DeviceViewMut};
+use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::radix_sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
 use super::segmented::Segments;
 use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout};
@@ -65,7 +65,9 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     indices_out: impl Into<DeviceViewMut<'i, u32>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let (keys_in, values_out, indices) = (keys_in.into(), values_out.into(), indices_out.into());
+    let (on, keys_in, values_out, indices) =
+        (on.into(), keys_in.into(), values_out.into(), indices_out.into());
+    check_bound(&on, "top_k", &[keys_in.bound, values_out.bound, indices.bound])?;
     let n = keys_in.len;
     if k > row_len {
         return Err(Error::InvalidLaunch(format!(
@@ -80,7 +82,6 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
     check_len("top_k: values_out", rows * k, values_out.len)?;
     check_len("top_k: indices_out", rows * k, indices.len)?;
-    let on = on.into();
     if rows == 0 || k == 0 {
         return Ok(());
     }
@@ -95,6 +96,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
                     output: indices.address,
                     bytes: 4,
                 },
+                bounds: [keys_in.bound, values_out.bound, Bound::default(), indices.bound],
             },
             segments: Segments::Rows(row_len),
             keep: Some(k),

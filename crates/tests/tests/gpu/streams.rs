@@ -137,7 +137,17 @@ fn cudarc_interop(gpu: &Gpu) -> Result<(), Failed> {
         &y,
         &expected_scan(&x),
         |_| false,
-    )
+    )?;
+    // A slice borrowed for the cudarc stream, passed to a call on the Gpu's own stream (another
+    // stream, not ordered after the slice's writes): refused before anything is queued.
+    let input = ok(CudarcInput::new(&d_x, &stream))?;
+    match device::reduce::<u32, Sum>(gpu, &input, &mut DeviceWorkspace::new()) {
+        Err(Error::InvalidArgument(_)) => Ok(()),
+        other => Err(format!(
+            "a cudarc slice borrowed for another stream: expected InvalidArgument, got {other:?}"
+        )
+        .into()),
+    }
 }
 
 fn inputs(n: usize, salt: u64) -> Vec<u32> {
