@@ -15,6 +15,7 @@ mod compaction;
 mod device;
 mod device_layer;
 mod dot_product;
+mod faults;
 mod histogram;
 mod properties;
 mod puzzles;
@@ -56,6 +57,7 @@ fn main() {
         streams::BACKEND_TESTS,
         soundness::TESTS,
         properties::TESTS,
+        faults::TESTS,
     ]
     .iter()
     .flat_map(|group| group.iter())
