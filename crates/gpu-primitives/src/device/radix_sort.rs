@@ -4,7 +4,7 @@
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::segmented::Segments;
 use super::segmented_sort::{self, SegmentedCall};
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
@@ -533,7 +533,8 @@ fn launch_with<K: SortKey>(
                 values_from.is_none(),
             ),
         };
-        let status = workspace.look_back_words(stream, tiles * RADIX_DIGITS as usize, tiles)?;
+        let status =
+            workspace.look_back_words(stream, StatusLayout::Word, tiles * RADIX_DIGITS as usize, tiles)?;
         let params = OnesweepParams::<K::Raw, u64> {
             keys_in: keys_from as *const K::Raw,
             keys_out: keys_to as *mut K::Raw,

@@ -5,7 +5,7 @@
 use super::SELECT_BLOCK;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
 use super::select::SELECT_DELAY;
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::run_layout;
@@ -92,7 +92,7 @@ fn launch<T: Element>(
     let kernel =
         crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), tiles)?;
+    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = RunParams {

@@ -1,7 +1,7 @@
 //! Device-wide scan, one pass with decoupled look-back.
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator, check_bound};
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::params::ScanParams;
@@ -36,7 +36,11 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         Op::NAME
     ))?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), tiles)?;
+    let status = workspace.look_back_tiles(
+        on.stream(),
+        StatusLayout::of_value_bytes(size_of::<T::Acc>()),
+        tiles,
+    )?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,

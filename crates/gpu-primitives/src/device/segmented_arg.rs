@@ -6,7 +6,7 @@
 use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element, check_bound};
 use super::segmented_scan::{SEGMENTED_DELAY, SegmentOffsets, check_fit, tile_starts, tiles_for};
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::SegmentedArgParams;
@@ -71,7 +71,7 @@ fn segmented_arg<T: SegmentArgElement>(
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
     let starts = tile_starts(on, segments, tile, tiles, workspace)?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), tiles)?;
+    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let config =
         LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {

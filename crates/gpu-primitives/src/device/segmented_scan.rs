@@ -8,7 +8,7 @@
 //! costs what a plain scan of the same items costs).
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::WARP_SIZE;
@@ -249,7 +249,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
     let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), tiles)?;
+    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
     let params = SegmentedScanParams {
         input: input.address as *const T::Raw,

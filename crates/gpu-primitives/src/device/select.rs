@@ -2,7 +2,7 @@
 //! `device::select`).
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
-use super::workspace::DeviceWorkspace;
+use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::select_shared_bytes;
@@ -183,7 +183,7 @@ fn launch<T: Element>(
     let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<SelectParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), tiles)?;
+    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = SelectParams {

@@ -39,7 +39,12 @@ pub struct DeviceWorkspace {
     partials: Option<DeviceBuffer<u64>>,
     blocks_done: Option<DeviceBuffer<u32>>,
     result: Option<DeviceBuffer<u64>>,
-    status_slots: Option<DeviceBuffer<u64>>,
+    /// Look-back status slots, one buffer a [`StatusLayout`].
+    word_slots: Option<DeviceBuffer<u64>>,
+    pair_slots: Option<DeviceBuffer<u64>>,
+    /// The pair slots may hold words of a layout not the library's (a caller's kernel through
+    /// [`DeviceWorkspace::look_back_status`]): cleared before the next use.
+    pair_slots_foreign: bool,
     counter: Option<DeviceBuffer<u64>>,
     levels: Option<DeviceBuffer<u64>>,
     tile_starts: Option<DeviceBuffer<u32>>,
@@ -78,7 +83,8 @@ impl Drop for DeviceWorkspace {
         free(&mut self.partials);
         free(&mut self.blocks_done);
         free(&mut self.result);
-        free(&mut self.status_slots);
+        free(&mut self.word_slots);
+        free(&mut self.pair_slots);
         free(&mut self.counter);
         free(&mut self.levels);
         free(&mut self.tile_starts);
@@ -139,6 +145,29 @@ impl LookBackTicket<'_, '_> {
     /// The status to put in the kernel's parameters (`TileStatus::from(status)` on the device).
     pub fn status(&self) -> LookBackStatus {
         self.status
+    }
+}
+
+/// How a kernel family lays out a tile's status (kernels `device::tile_status`): a *word*
+/// (8 bytes a tile, or a digit of a tile: the flag in the high half, a 4-byte value in the low)
+/// or a *pair* (16 bytes a tile: the flag in the low half of the first word, an 8-byte value in
+/// the second). The flag sits in different places, so each layout has slots of its own: read
+/// in the other's layout, a stale slot's value bits could pass for a current flag.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StatusLayout {
+    /// 4-byte values: the `f32`, `u32`, `i32` (and half-precision) scans, the radix sort's
+    /// digit counts.
+    Word,
+    /// 8-byte values: the 8-byte scans, compaction and run-length counts (`u64`), the segmented
+    /// scans' (value, segment) pairs.
+    Pair,
+}
+
+impl StatusLayout {
+    /// The layout of a status carrying `bytes`-byte values (`TileStatus<A>` with
+    /// `size_of::<A>() == bytes`).
+    pub(crate) fn of_value_bytes(bytes: usize) -> Self {
+        if bytes <= 4 { Self::Word } else { Self::Pair }
     }
 }
 
@@ -227,7 +256,8 @@ impl DeviceWorkspace {
         }
         bytes(&self.partials)
             + bytes(&self.result)
-            + bytes(&self.status_slots)
+            + bytes(&self.word_slots)
+            + bytes(&self.pair_slots)
             + bytes(&self.counter)
             + bytes(&self.levels)
             + bytes(&self.blocks_done)
@@ -255,7 +285,8 @@ impl DeviceWorkspace {
         let mut ws = self.begin(stream)?;
         ws.partials(stream, max_blocks.saturating_mul(2))?;
         ws.result_slot(stream)?;
-        ws.status_words(stream, words)?;
+        ws.status_words(stream, StatusLayout::Pair, words)?;
+        ws.status_words(stream, StatusLayout::Word, max_tiles)?;
         Ok(())
     }
 
@@ -325,24 +356,34 @@ impl DeviceWorkspace {
         Ok(address(&self.sort_scratch))
     }
 
-    /// Status storage of `words` 8-byte slots for a single-pass launch of `tiles` tiles (the
-    /// radix sort's onesweep pass: one slot per digit per tile), with the call's epoch and
-    /// tile base. Call [`look_back_launched`](Self::look_back_launched) once the launch is
-    /// queued; until then (a launch that failed, or never came) the counter counts as unknown
-    /// and is cleared before the next status is taken.
+    /// Status storage of `words` 8-byte slots in `layout` for a single-pass launch of `tiles`
+    /// tiles (the radix sort's onesweep pass: one word per digit per tile), with the call's
+    /// epoch and tile base. Call [`look_back_launched`](Self::look_back_launched) once the
+    /// launch is queued; until then (a launch that failed, or never came) the counter counts as
+    /// unknown and is cleared before the next status is taken.
     pub(crate) fn look_back_words(
         &mut self,
         stream: &Stream,
+        layout: StatusLayout,
         words: usize,
         tiles: usize,
     ) -> Result<LookBackStatus> {
-        self.status_words(stream, words)?;
+        self.status_words(stream, layout, words)?;
         if self.epoch >= MAX_EPOCH {
             // Every slot belongs to an older epoch than the next: start again from fresh ones.
-            if let Some(old) = self.status_slots.take() {
-                release(stream, old)?;
+            for slots in [&mut self.word_slots, &mut self.pair_slots] {
+                if let Some(old) = slots.take() {
+                    release(stream, old)?;
+                }
             }
-            self.status_words(stream, words)?;
+            self.epoch = 0;
+            self.status_words(stream, layout, words)?;
+        }
+        if layout == StatusLayout::Pair && self.pair_slots_foreign {
+            // SAFETY: the first `words` slots of the pair buffer, cleared on the stream of the
+            // calls that use them, after the caller's kernel that wrote them.
+            unsafe { stream.clear(address(&self.pair_slots), 8 * words)? };
+            self.pair_slots_foreign = false;
         }
         if self.counter_unknown {
             // SAFETY: the counter's 8 bytes, cleared on the stream of the calls that use it
@@ -352,8 +393,12 @@ impl DeviceWorkspace {
             self.counter_unknown = false;
         }
         self.epoch += 1;
+        let slots = match layout {
+            StatusLayout::Word => &self.word_slots,
+            StatusLayout::Pair => &self.pair_slots,
+        };
         let status = LookBackStatus {
-            slots: address(&self.status_slots) as *mut u64,
+            slots: address(slots) as *mut u64,
             tile_counter: address(&self.counter) as *mut u64,
             tile_base: self.tile_base,
             epoch: self.epoch,
@@ -369,11 +414,16 @@ impl DeviceWorkspace {
         self.counter_unknown = false;
     }
 
-    /// `words` 8-byte status slots and the tile counter.
-    fn status_words(&mut self, stream: &Stream, words: usize) -> Result<()> {
-        // Fresh, zeroed slots belong to epoch 0, which no call uses.
-        if grow(&mut self.status_slots, words, stream)? {
-            self.epoch = 0;
+    /// `words` 8-byte status slots of `layout` and the tile counter.
+    fn status_words(&mut self, stream: &Stream, layout: StatusLayout, words: usize) -> Result<()> {
+        // Fresh, zeroed slots belong to epoch 0, which no call uses; slots of the other layout
+        // keep their (older) epochs.
+        let slots = match layout {
+            StatusLayout::Word => &mut self.word_slots,
+            StatusLayout::Pair => &mut self.pair_slots,
+        };
+        if grow(slots, words, stream)? && layout == StatusLayout::Pair {
+            self.pair_slots_foreign = false;
         }
         if grow(&mut self.counter, 1, stream)? {
             self.tile_base = 0;
@@ -383,10 +433,15 @@ impl DeviceWorkspace {
     }
 
     /// [`look_back_words`](Self::look_back_words) for a launch of `tiles` tiles of
-    /// [`TILE_STATUS_BYTES`] each (the scans, compaction, run-length encoding).
-    pub(crate) fn look_back_tiles(&mut self, stream: &Stream, tiles: usize) -> Result<LookBackStatus> {
+    /// [`TILE_STATUS_BYTES`] each (the scans, compaction, run-length encoding) in `layout`.
+    pub(crate) fn look_back_tiles(
+        &mut self,
+        stream: &Stream,
+        layout: StatusLayout,
+        tiles: usize,
+    ) -> Result<LookBackStatus> {
         let words = status_words_for(tiles)?;
-        self.look_back_words(stream, words, tiles)
+        self.look_back_words(stream, layout, words, tiles)
     }
 
     /// The look-back status of one single-pass launch of `tiles` tiles on `on`'s stream
@@ -414,8 +469,12 @@ impl DeviceWorkspace {
         let words = status_words_for(tiles)?;
         let mut in_use = self.begin(stream)?;
         // The caller's launch is never confirmed: the counter stays unknown, and the next
-        // status taken clears it first.
-        let status = in_use.look_back_words(stream, words, tiles)?;
+        // status taken clears it first. Its kernel may write the slots in either layout: they
+        // are cleared before it, and again before the library's next use.
+        let status = in_use.look_back_words(stream, StatusLayout::Pair, words, tiles)?;
+        // SAFETY: the ticket's slots, cleared on its stream before the caller's launch.
+        unsafe { stream.clear(status.slots as u64, 8 * words)? };
+        in_use.pair_slots_foreign = true;
         Ok(LookBackTicket {
             _in_use: in_use,
             status,

@@ -4,7 +4,7 @@
 //! before these guarantees (a wrong scan, a hang, another context current).
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, Sum};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, SCAN_BLOCK, SortOptions, Sum};
 use gpu_primitives::runtime::fault::{self, Fault};
 use gpu_primitives::runtime::sys;
 use gpu_primitives::{Error, Gpu};
@@ -25,6 +25,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     (
         "soundness::sizes_past_the_address_space_are_refused",
         past_address_space,
+    ),
+    (
+        "soundness::status_layouts_of_one_workspace_do_not_alias",
+        status_layouts,
     ),
 ];
 
@@ -211,4 +215,32 @@ fn past_address_space(gpu: &Gpu) -> Result<(), Failed> {
         Err(Error::InvalidArgument(_)) => Ok(()),
         other => Err(format!("status of usize::MAX / 2 tiles: {other:?}").into()),
     }
+}
+
+/// A 4-byte scan then an 8-byte scan on one workspace. The first leaves every tile's status
+/// word holding the value 10 in its low half, which is where the 8-byte scan's layout keeps the
+/// flag: 10 is the flag of an inclusive prefix (state 2) in epoch 2, the second launch's. Read
+/// from the same slots, a stale word passed for a current status and the second scan took a
+/// garbage prefix (found by the soak, with the segmented scans' segment numbers too); each
+/// layout has slots of its own now.
+fn status_layouts(gpu: &Gpu) -> Result<(), Failed> {
+    const INCLUSIVE_IN_EPOCH_2: u32 = 2 << 2 | 2;
+    let mut ws = DeviceWorkspace::new();
+    let tile32 = (SCAN_BLOCK * <u32 as Element>::SCAN_ITEMS) as usize;
+    let mut x = vec![0u32; 1024 * tile32];
+    x[0] = INCLUSIVE_IN_EPOCH_2;
+    let d_x = ok(DeviceVec::from_slice(gpu, &x))?;
+    scan_checked("4-byte scan", gpu, gpu, &d_x, &inclusive_sums(&x), &mut ws)?;
+    let tile64 = (SCAN_BLOCK * <u64 as Element>::SCAN_ITEMS) as usize;
+    let n = 512 * tile64;
+    let d_y = ok(DeviceVec::from_slice(gpu, &vec![1u64; n]))?;
+    let mut out = ok(DeviceVec::<u64>::zeroed(gpu, n))?;
+    ok(device::inclusive_scan::<u64, Sum>(gpu, &d_y, &mut out, &mut ws))?;
+    let expected: Vec<u64> = (1..=n as u64).collect();
+    check_slices(
+        "8-byte scan after a 4-byte one",
+        &ok(out.to_vec(gpu))?,
+        &expected,
+        |_| false,
+    )
 }
