@@ -64,7 +64,14 @@ fn soak(gpu: &Gpu) -> Result<(), Failed> {
     let calls = env_u64("SOAK_CALLS").unwrap_or(if debug { 500 } else { 10_000 }) as usize;
     let seed = env_u64("SOAK_SEED").unwrap_or_else(|| rand::rng().random());
     let huge = std::env::var("SOAK_HUGE").map_or(!debug, |v| v != "0");
-    let threads = 2 + (mix(seed) % 3) as usize;
+    let threads = env_u64("SOAK_THREADS").map_or(2 + (mix(seed) % 3) as usize, |t| t.max(1) as usize);
+    // Narrowing a failure down: SOAK_FAULTS=0 injects none, SOAK_STREAMS=0 uses only the Gpu's
+    // stream, SOAK_WORKSPACES=own|fresh|shared uses only that kind.
+    let knobs = Knobs {
+        faults: std::env::var("SOAK_FAULTS").map_or(true, |v| v != "0"),
+        streams: std::env::var("SOAK_STREAMS").map_or(true, |v| v != "0"),
+        workspaces: std::env::var("SOAK_WORKSPACES").ok(),
+    };
     println!("soak: {calls} calls on {threads} threads, SOAK_SEED={seed}, huge calls: {huge}");
     if debug {
         println!("soak: an unoptimised build (500 calls, none huge, by default): use --release");
@@ -76,7 +83,8 @@ fn soak(gpu: &Gpu) -> Result<(), Failed> {
             .map(|t| {
                 let (gpu, shared) = (gpu.clone(), &shared);
                 let share = calls / threads + usize::from(t < calls % threads);
-                s.spawn(move || worker(&gpu, t, share, seed, huge && t == 0, shared))
+                let knobs = &knobs;
+                s.spawn(move || worker(&gpu, t, share, seed, huge && t == 0, shared, knobs))
             })
             .collect();
         workers
@@ -115,6 +123,13 @@ fn soak(gpu: &Gpu) -> Result<(), Failed> {
     }
 }
 
+/// What the soak may vary (all of it by default).
+struct Knobs {
+    faults: bool,
+    streams: bool,
+    workspaces: Option<String>,
+}
+
 /// A size from 0 to 2^24: 0, a few items, or log-uniform.
 fn size(r: &mut StdRng) -> usize {
     match r.random_range(0..20) {
@@ -132,6 +147,7 @@ fn worker(
     seed: u64,
     huge: bool,
     shared: &Mutex<DeviceWorkspace>,
+    knobs: &Knobs,
 ) -> Result<Tallies, Failed> {
     let mut r = StdRng::seed_from_u64(mix(seed ^ mix(t as u64)));
     let streams = [
@@ -158,7 +174,7 @@ fn worker(
             Some(h) => (1 << 28) + 1 + h * 4099,
             None => size(&mut r),
         };
-        let mode = match big.is_none() && r.random_ratio(1, 50) {
+        let mode = match big.is_none() && r.random_ratio(1, 50) && knobs.faults {
             true => Mode::Fail {
                 kind: Fault::ALL[r.random_range(0..4)],
                 step: r.random_range(1..=3),
@@ -177,6 +193,7 @@ fn worker(
         };
         let one = fresh_gpu.as_ref().unwrap_or(gpu);
         let on: OnStream<'_> = match r.random_range(0..3) {
+            _ if !knobs.streams => one.into(),
             0 => one.into(),
             k => support::ok(one.on(&streams[k - 1]))?,
         };
@@ -189,7 +206,13 @@ fn worker(
                     ..
                 }
             );
-        let workspace = match r.random_range(0..3) {
+        let pick = match knobs.workspaces.as_deref() {
+            Some("own") => 0,
+            Some("shared") => 1,
+            Some("fresh") => 2,
+            _ => r.random_range(0..3),
+        };
+        let workspace = match pick {
             _ if new_workspace => Workspace::Own(&mut fresh),
             0 => Workspace::Own(&mut own),
             1 => Workspace::Shared(shared),
