@@ -4,7 +4,7 @@
 
 use crate::cli_ops::{CliError, time_warm};
 use crate::npy::{self, NpyElement};
-use gpu_primitives::device::{self, HistogramLevel, HistogramSample};
+use gpu_primitives::device::{self, HistogramSample};
 use gpu_primitives::{Gpu, reference};
 use std::path::PathBuf;
 
@@ -60,53 +60,23 @@ type Bins<S> = (
 /// (integer samples round them down), or outside its domain; fewer than two levels, one that is
 /// not finite, or levels out of order.
 fn bins<S: CliSample>(job: &HistogramJob) -> Result<Bins<S>, CliError> {
-    let usage = |what: String| Err(CliError::Usage(format!("histogram {what}")));
+    let usage = |what: String| CliError::Usage(format!("histogram {what}"));
     let (bins, lower, upper) = job.even;
     let (low, high) = (S::level_from_f64(lower), S::level_from_f64(upper));
     let Some(given) = &job.levels else {
-        if bins == 0 {
-            return usage("--bins 0: no bins (at least 1)".into());
+        if !(lower.is_finite() && upper.is_finite()) {
+            return Err(usage(format!("--lower {lower} --upper {upper}: not finite")));
         }
-        if !(lower.is_finite() && upper.is_finite() && low.is_finite() && high.is_finite() && low < high) {
-            return usage(format!(
-                "--lower {lower} --upper {upper}: as {} levels [{low:?}, {high:?}), not finite and increasing",
-                S::NAME
-            ));
-        }
-        if !S::Level::width_is_finite(low, high) {
-            return usage(format!(
-                "--lower {lower} --upper {upper}: the width of [{low:?}, {high:?}) overflows"
-            ));
-        }
-        if let Some((min, max)) = S::LEVEL_DOMAIN
-            && (low < min || high > max)
-        {
-            return usage(format!(
-                "--lower {lower} --upper {upper}: outside the {} samples' domain [{min:?}, {max:?}]",
-                S::NAME
-            ));
-        }
+        // The library's own rules, as its call would apply them on the GPU.
+        device::check_even_bins::<S>(bins, low, high)
+            .map_err(|e| usage(format!("--bins {bins} --lower {lower} --upper {upper}: {e}")))?;
         return Ok((None, low, high));
     };
-    if given.len() < 2 {
-        return usage(format!(
-            "--levels: {} levels make no bin (bins + 1 levels are needed)",
-            given.len()
-        ));
+    if let Some(i) = given.iter().position(|v| !v.is_finite()) {
+        return Err(usage(format!("--levels: level {i} ({}) is not finite", given[i])));
     }
     let levels: Vec<S::Level> = given.iter().map(|&v| S::level_from_f64(v)).collect();
-    let finite = |i: usize| given[i].is_finite() && levels[i].is_finite();
-    if let Some(i) = (0..levels.len()).find(|&i| !finite(i)) {
-        return usage(format!("--levels: level {i} ({}) is not finite", given[i]));
-    }
-    if let Some(i) = levels.windows(2).position(|w| w[1] < w[0]) {
-        return usage(format!(
-            "--levels must be sorted: level {} ({}) is below level {i} ({})",
-            i + 1,
-            given[i + 1],
-            given[i]
-        ));
-    }
+    device::check_range_levels::<S>(&levels).map_err(|e| usage(format!("--levels: {e}")))?;
     Ok((Some(levels), low, high))
 }
 

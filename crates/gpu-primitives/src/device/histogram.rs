@@ -195,6 +195,26 @@ impl<L: HistogramLevel> Bins<'_, L> {
     }
 }
 
+/// Check `bins` even bins over `[lower, upper)` for samples of `S` as [`histogram_even`] does
+/// before any launch, without a GPU (a command line can refuse its arguments before opening
+/// one): at least one bin, finite increasing bounds whose width and bin scale
+/// `bins / (upper - lower)` are finite, within the samples' domain.
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] naming the rule that failed.
+pub fn check_even_bins<S: HistogramSample>(bins: u32, lower: S::Level, upper: S::Level) -> Result<()> {
+    check_bins::<S>(&Bins::Even { lower, upper, bins })
+}
+
+/// Check the levels of [`histogram_range`] for samples of `S` without a GPU: at least two,
+/// finite, in increasing order (equal neighbours make an empty bin).
+///
+/// # Errors
+/// [`Error::InvalidLaunch`] naming the rule that failed.
+pub fn check_range_levels<S: HistogramSample>(levels: &[S::Level]) -> Result<()> {
+    check_bins::<S>(&Bins::Range(levels))
+}
+
 /// Check `bins` against the sample type; the error says which rule failed.
 fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
     let invalid = |what: String| Err(Error::InvalidLaunch(what));

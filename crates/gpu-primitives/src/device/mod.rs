@@ -81,8 +81,8 @@ pub use gpu_primitives_abi::tuning::{
     TOP_K_SELECT_MAX_K,
 };
 pub use histogram::{
-    HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, histogram_even,
-    histogram_even_slice, histogram_range, histogram_range_slice,
+    HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, check_even_bins,
+    check_range_levels, histogram_even, histogram_even_slice, histogram_range, histogram_range_slice,
 };
 pub use radix_sort::{
     SORT_KEY_NAMES, SortKey, SortOptions, SortedIn, argsort, argsort_slice, sort_keys,
