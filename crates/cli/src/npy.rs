@@ -10,7 +10,7 @@
 //! header's length must be the file's length before anything is allocated, so that a truncated
 //! file, trailing bytes or a shape no file holds are errors found before any GPU work, and no
 //! allocation is larger than the file. Writes go to a temporary file in the target's folder,
-//! renamed over the target once complete ([`write`], [`write_matrix`]).
+//! renamed over the target once complete ([`write()`], [`write_matrix`]).
 
 use indicatif::ProgressBar;
 use std::fs::File;
@@ -887,7 +887,7 @@ pub fn write<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     write_nd(path, &[values.len() as u64], values)
 }
 
-/// Write `values` as a row-major `rows x cols` `.npy` matrix, atomically (as [`write`]).
+/// Write `values` as a row-major `rows x cols` `.npy` matrix, atomically (as [`write()`]).
 ///
 /// # Errors
 /// [`NpyError::Io`].

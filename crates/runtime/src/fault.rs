@@ -2,7 +2,8 @@
 //! on the calling thread, fail as the driver would, so that a test can check that a call failing
 //! at any step (allocation, module load / JIT, launch, copy) leaves everything usable.
 //!
-//! Without the feature, [`inject`] is a constant `None` and costs nothing.
+//! Without the feature, the hook the driver calls go through is a constant `None` and costs
+//! nothing.
 //!
 //! ```ignore
 //! use gpu_primitives_runtime::fault::{self, Fault};
