@@ -307,6 +307,28 @@ pub fn cross_entropy_bound(row: &[f64]) -> f64 {
     1e-5 * (1.0 + shift(row) + (row.len() as f64).ln())
 }
 
+/// The gradient a kernel writes for `expected` (of [`cross_entropy`], `classes` logits a row):
+/// `expected.grad` times `scale` (the upstream gradient: `1 / valid rows` for the mean, else
+/// 1), and exactly 0 on a row whose target is `ignore_index` (also when no row is valid, a mean
+/// over nothing, and whatever the row holds).
+pub fn cross_entropy_scaled_grad(
+    expected: &CrossEntropyRows,
+    classes: usize,
+    targets: &[i64],
+    ignore_index: i64,
+    scale: f64,
+) -> Vec<f64> {
+    (expected.grad.iter().enumerate())
+        .map(|(i, g)| {
+            if targets[i / classes] == ignore_index {
+                0.0
+            } else {
+                g * scale
+            }
+        })
+        .collect()
+}
+
 /// The bounds the GPU tests and the CLI hold an `f32` cross-entropy gradient to, one per logit
 /// (`classes` per row), around `expected.grad` times `scale` (the upstream gradient: `1 /
 /// valid rows` for the mean, else 1): `scale (2e-5 p + 1e-6 |p - g|)` with `p` the row's

@@ -1389,15 +1389,8 @@ fn cross_entropy<T: RowElement + Value>(c: &mut Call<'_>) -> Checked {
     }
     let bounds =
         rows_reference::cross_entropy_grad_bounds(&wide, cols, &expected, &targets, ignore_index, scale);
-    let expected_grad: Vec<f64> = (expected.grad.iter().enumerate())
-        .map(|(i, g)| {
-            if targets[i / cols] == ignore_index {
-                0.0
-            } else {
-                g * scale
-            }
-        })
-        .collect();
+    let expected_grad =
+        rows_reference::cross_entropy_scaled_grad(&expected, cols, &targets, ignore_index, scale);
     within::<T>(&format!("{}: gradient", c.what), &grad, &expected_grad, |i| {
         bounds[i]
     })

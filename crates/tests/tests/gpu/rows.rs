@@ -665,18 +665,8 @@ fn check_cross_entropy<T: RowTest>(
         let bounds =
             reference::cross_entropy_grad_bounds(&wide, cols, &expected, &targets, ignore_index, scale);
         // Ignored rows have gradient 0, also when no row is valid (a mean over nothing).
-        let expected_grad: Vec<f64> = expected
-            .grad
-            .iter()
-            .enumerate()
-            .map(|(i, g)| {
-                if targets[i / cols] == ignore_index {
-                    0.0
-                } else {
-                    g * scale
-                }
-            })
-            .collect();
+        let expected_grad =
+            reference::cross_entropy_scaled_grad(&expected, cols, &targets, ignore_index, scale);
         // Exactly 0 on an ignored row, whatever the row holds (a NaN row's probabilities are NaN).
         within(&format!("{what} gradient"), &grad, &expected_grad, |i| bounds[i])?;
     } else {
