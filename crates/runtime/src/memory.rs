@@ -160,13 +160,9 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
     pub unsafe fn free_idle(self) {
         let context = Arc::clone(&self.context);
         let (address, _) = self.into_raw();
-        if address != 0
-            && let Ok(_current) = context.push()
-        {
-            // SAFETY: this context's allocation, given up by its buffer, idle (the caller's
-            // contract), freed once.
-            unsafe { sys::cuMemFree_v2(address as sys::CUdeviceptr) };
-        }
+        // SAFETY: this context's allocation, given up by its buffer, idle (the caller's
+        // contract): nothing to wait for.
+        unsafe { free(&context, address, false) };
     }
 
     /// The context the buffer was allocated in.
@@ -202,21 +198,32 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
 
 impl<T: DeviceCopy> Drop for DeviceBuffer<T> {
     fn drop(&mut self) {
-        if self.pointer.address == 0 {
-            return;
-        }
-        let Ok(_current) = self.context.push() else {
-            return; // the context is unusable: leak rather than free into another one
-        };
-        if self.pooled {
-            // SAFETY: no pointers. cuMemFree does not wait for work on pooled memory: wait for
-            // all of the context's work first (`Stream::free_async` is the stream-ordered way).
-            unsafe { sys::cuCtxSynchronize() };
-        }
-        // SAFETY: allocated by `allocate` in this context (current), freed once; cuMemFree waits
-        // for the device's use of memory from cuMemAlloc, and pooled memory was waited for above.
-        unsafe { sys::cuMemFree_v2(self.pointer.address as sys::CUdeviceptr) };
+        // SAFETY: allocated by `allocate` in this context, freed once, here. cuMemFree waits for
+        // the device's use of memory from cuMemAlloc, not of pooled memory: for that, all of
+        // the context's work first (`Stream::free_async` is the stream-ordered way).
+        unsafe { free(&self.context, self.pointer.address, self.pooled) };
     }
+}
+
+/// `cuMemFree` of `address` (nothing for 0) in `context`, after all of the context's work where
+/// `wait_first`; leaked where the context cannot be made current (rather than freed in another).
+///
+/// # Safety
+/// `address` is an allocation of `context` no one else frees, and no work using it is pending
+/// unless `wait_first` (pooled memory: `cuMemFree` does not wait for it).
+unsafe fn free(context: &Context, address: u64, wait_first: bool) {
+    if address == 0 {
+        return;
+    }
+    let Ok(_current) = context.push() else {
+        return;
+    };
+    if wait_first {
+        // SAFETY: no pointers; the context is current.
+        unsafe { sys::cuCtxSynchronize() };
+    }
+    // SAFETY: the caller's contract; the context is current.
+    unsafe { sys::cuMemFree_v2(address as sys::CUdeviceptr) };
 }
 
 #[cfg(test)]

@@ -106,11 +106,11 @@ impl Stream {
     /// record), without the host waiting (`cuStreamWaitEvent`).
     ///
     /// # Errors
-    /// [`Error::WrongContext`] for an event of another context; driver errors.
+    /// Driver errors.
     pub fn wait(&self, event: &Event) -> Result<()> {
         let _current = self.context.push()?;
-        // SAFETY: a live stream and event (an event of another context would be refused by the
-        // driver; the library's callers check first).
+        // SAFETY: a live stream and event (the event may belong to another context: the driver
+        // orders the stream after it all the same).
         let status = unsafe { raw::cuStreamWaitEvent(self.raw, event.as_raw(), 0) };
         check(status, "ordering a stream after an event")
     }
