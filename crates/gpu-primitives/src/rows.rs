@@ -74,8 +74,8 @@
 //! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
 //! one (divided by `cols`), as PyTorch's.
 
-use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, check_bound};
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, TempStorage, check_bound};
+use crate::{DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
     row_staged_tiles_bytes,
@@ -84,8 +84,8 @@ use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
-    ROW_SMALL_TILE_OPS, RowPlan, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks,
-    row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
+    ROW_SMALL_TILE_OPS, RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
+    norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
     row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
 };
 
@@ -460,19 +460,9 @@ fn launch_summing<T: RowElement>(
     // Summing the parameters' gradients (the `_sums` kernels) where their sums fit a block's
     // shared memory, one block or a cluster a row (row_sums_launch); else the dx kernel alone,
     // and the caller sums them apart.
-    let summing = column_sums.as_ref().and_then(|(_, s)| {
-        let (vector, group) = (T::ROW_VECTOR, max_group());
-        row_sums_launch(
-            cols,
-            vector,
-            s.inputs,
-            s.words,
-            s.tiled_words,
-            group,
-            u64::from(limit),
-            has_clusters,
-        )
-    });
+    let summing = column_sums
+        .as_ref()
+        .and_then(|(_, s)| summing_launch::<T>(s, cols, limit, has_clusters));
     let (plan, sums, column_sums) = match summing {
         Some(sums) => (sums.plan, Some(sums), column_sums),
         None => (plan, None, None),
@@ -518,11 +508,7 @@ fn launch_summing<T: RowElement>(
     };
     let name = format!("device_rows_{}_{}_w{}{suffix}", k.name, T::NAME, plan.words);
     let kernel = module.kernel::<RowParams<T::Raw>>(&name)?;
-    let rows_per_block = if plan.group <= 32 {
-        (plan.block / plan.group) as usize
-    } else {
-        1
-    };
+    let rows_per_block = rows_per_block(plan);
     let wave = on.gpu().info().multiprocessors as usize
         * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
@@ -559,16 +545,11 @@ fn launch_summing<T: RowElement>(
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
             let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
-            let chunks = row_sums_cluster_chunks(rows, sums_cluster_chunks(active.max(1) as usize));
+            let chunks = cluster_sum_chunks(on.gpu().info(), plan, rows, active);
             grid = chunks as u32 * ROW_CLUSTER_BLOCKS;
             chunks as u32
         } else {
-            // The blocks a multiprocessor holds at once (the row kernels are built for
-            // MAX_BLOCK_THREADS threads of 64 registers each), each looping over rows: every
-            // block adds a chunk of partial sums for the finish to read (H100, 262144 x 1024
-            // `f32`: 2112 chunks, the finish 37 µs).
-            let resident = on.gpu().info().multiprocessors * (MAX_BLOCK_THREADS / plan.block);
-            grid = grid.min(resident);
+            grid = grid.min(resident_blocks(on.gpu().info(), plan));
             grid * rows_per_block as u32
         };
         let (partials, _) = workspace.partials(on.stream(), chunks as usize * cols)?;
@@ -605,6 +586,119 @@ fn launch_summing<T: RowElement>(
     // ROW_CLUSTER_BLOCKS tiles of whole blocks (row_cluster, row_sums_launch).
     unsafe { on.stream().launch(&kernel, config, &params)? };
     Ok(column_partials)
+}
+
+/// The launch of the kernel `summing` (a norm's backward summing its parameters' gradients)
+/// over rows of `cols` elements of `T`, where their sums fit shared memory (`limit` bytes a
+/// block; clusters where the module has them); `None` where they do not.
+fn summing_launch<T: RowElement>(
+    summing: &RowKernel,
+    cols: usize,
+    limit: u32,
+    has_clusters: bool,
+) -> Option<RowSumsLaunch> {
+    row_sums_launch(
+        cols,
+        T::ROW_VECTOR,
+        summing.inputs,
+        summing.words,
+        summing.tiled_words,
+        max_group(),
+        u64::from(limit),
+        has_clusters,
+    )
+}
+
+/// Rows a block of `plan` takes at once: several groups of a warp or less, else one.
+fn rows_per_block(plan: RowPlan) -> usize {
+    if plan.group <= 32 {
+        (plan.block / plan.group) as usize
+    } else {
+        1
+    }
+}
+
+/// The blocks of `plan` a device holds at once (the row kernels are built for
+/// MAX_BLOCK_THREADS threads of 64 registers each): a summing launch of one block a row takes
+/// that many, each looping over rows and adding a chunk of partial sums for the finish to read
+/// (H100, 262144 x 1024 `f32`: 2112 chunks, the finish 37 µs).
+fn resident_blocks(info: &DeviceInfo, plan: RowPlan) -> u32 {
+    info.multiprocessors * (MAX_BLOCK_THREADS / plan.block)
+}
+
+/// The chunks of rows of a summing launch in clusters over `rows` rows, one a cluster: as many
+/// as the device runs at once (`active`, the driver's count), at most as many as its
+/// multiprocessors hold blocks of `plan`'s threads (so that [`TempStorage`] can say the most
+/// without asking the driver).
+fn cluster_sum_chunks(info: &DeviceInfo, plan: RowPlan, rows: usize, active: u32) -> usize {
+    let most = info.multiprocessors as usize * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize)
+        / ROW_CLUSTER_BLOCKS as usize;
+    row_sums_cluster_chunks(rows, sums_cluster_chunks((active as usize).clamp(1, most.max(1))))
+}
+
+/// The partial column sums (8-byte slots) the backward `kernels` (dx, then dx summing the
+/// parameters' gradients) of a norm over `rows` rows of `cols` elements of `T` need on `gpu`,
+/// at most: where the summing kernel takes the rows, a chunk of `cols` sums a block (or
+/// cluster) the device holds at once; else the separate sums' chunks.
+fn norm_backward_storage<T: RowElement>(
+    gpu: &Gpu,
+    summing: &RowKernel,
+    rows: usize,
+    cols: usize,
+) -> Result<TempStorage> {
+    if rows == 0 || cols == 0 {
+        return Ok(TempStorage::default());
+    }
+    let has_clusters = crate::module(gpu)?.ptx_arch() >= 90 && cluster_mode() != 0;
+    let info = gpu.info();
+    let chunks = match summing_launch::<T>(summing, cols, info.max_shared_per_block, has_clusters) {
+        Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
+        Some(sums) => {
+            let per_block = rows_per_block(sums.plan);
+            let wave = info.multiprocessors as usize
+                * (RESIDENT_THREADS_PER_MULTIPROCESSOR / sums.plan.block as usize);
+            let grid = rows
+                .div_ceil(per_block)
+                .min(wave * 16)
+                .min(resident_blocks(info, sums.plan) as usize);
+            grid * per_block
+        }
+        None => norm_grad_chunks(rows, cols).0 as usize,
+    };
+    Ok(TempStorage {
+        partials: chunks.saturating_mul(cols),
+        ..TempStorage::default()
+    })
+}
+
+impl TempStorage {
+    /// [`layer_norm_backward`] of `rows` rows of `cols` elements of `T` on `gpu`, with `dweight`
+    /// or `dbias` asked for (without them it needs nothing): 8 bytes a column for each chunk of
+    /// rows summed apart (a block or cluster the device holds at once, or the separate sums'
+    /// chunks), at most. Loads the library's module (to know whether it has cluster kernels).
+    ///
+    /// # Errors
+    /// Errors of loading the module.
+    pub fn layer_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
+        norm_backward_storage::<T>(gpu, &kernels::layer_norm_backward_sums, rows, cols)
+    }
+
+    /// [`rms_norm_backward`] with `dweight`: as [`layer_norm_backward`](Self::layer_norm_backward).
+    ///
+    /// # Errors
+    /// Errors of loading the module.
+    pub fn rms_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
+        norm_backward_storage::<T>(gpu, &kernels::rms_norm_backward_sums, rows, cols)
+    }
+
+    /// [`cross_entropy`] of `rows` rows with a mean or sum reduction (with none it needs
+    /// nothing): the count of valid targets and each row's loss, 4 bytes each.
+    pub fn cross_entropy(rows: usize) -> Self {
+        Self {
+            row_values: rows.saturating_add(1),
+            ..Self::default()
+        }
+    }
 }
 
 /// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning
@@ -1119,7 +1213,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         return launch::<T>(on, classes, call);
     }
     let mut workspace = workspace.begin(on.stream())?;
-    let (count, row_losses) = workspace.count_and_rows(on.stream(), rows)?;
+    let (count, row_losses) = workspace.count_and_rows(on.stream(), TempStorage::cross_entropy(rows))?;
     call.loss = Some((row_losses, rows, Bound::default()));
     let module = crate::module(on.gpu())?;
     let count_params = TargetCountParams {

@@ -216,23 +216,38 @@ impl Stream {
     pub fn upload<T: DeviceCopy>(&self, data: &[T]) -> Result<DeviceBuffer<T>> {
         // SAFETY: every element is written by the copy below before anything reads it.
         let buffer = unsafe { self.alloc::<T>(data.len())? };
-        let bytes = size_of_val(data);
-        if bytes > 0 {
-            let _current = self.context.push()?;
-            // SAFETY: both ranges are `bytes` long; the stream is synchronised before `data`'s
-            // borrow ends.
-            let status = or_inject(Fault::Copy, || unsafe {
-                raw::cuMemcpyHtoDAsync_v2(
-                    buffer.as_device_ptr().as_raw() as raw::CUdeviceptr,
-                    data.as_ptr().cast::<c_void>(),
-                    bytes,
-                    self.raw,
-                )
-            });
-            check(status, "copying to the device")?;
-            self.synchronize()?;
-        }
+        // SAFETY: the new buffer holds `data.len()` elements of this stream's context.
+        unsafe { self.copy_from_host(buffer.as_device_ptr().as_raw(), data)? };
         Ok(buffer)
+    }
+
+    /// Copy `data` to the device address `address`, in order on this stream (after the work
+    /// queued before on it), then synchronise the stream (so `data` may be dropped at once).
+    ///
+    /// # Safety
+    /// `address` starts `size_of_val(data)` bytes of live device memory of this stream's
+    /// context, which no work queued on another stream uses meanwhile.
+    ///
+    /// # Errors
+    /// Errors of the copy and of earlier work on the stream.
+    pub unsafe fn copy_from_host<T: DeviceCopy>(&self, address: u64, data: &[T]) -> Result<()> {
+        let bytes = size_of_val(data);
+        if bytes == 0 {
+            return Ok(());
+        }
+        let _current = self.context.push()?;
+        // SAFETY: both ranges are `bytes` long (the caller's word for `address`); the stream is
+        // synchronised before `data`'s borrow ends.
+        let status = or_inject(Fault::Copy, || unsafe {
+            raw::cuMemcpyHtoDAsync_v2(
+                address as raw::CUdeviceptr,
+                data.as_ptr().cast::<c_void>(),
+                bytes,
+                self.raw,
+            )
+        });
+        check(status, "copying to the device")?;
+        self.synchronize()
     }
 
     /// Copy `src` (device memory, after the work queued before on this stream) into `dst`, then

@@ -1,11 +1,23 @@
 //! Device-wide argmin and argmax.
 
 use super::element::{DeviceView, Element, check_bound};
-use super::reduce::{reduce_params, two_level};
+use super::reduce::{reduce_params, two_level, two_level_storage};
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{OnStream, Result};
+use crate::{Gpu, OnStream, Result};
 use gpu_primitives_abi::layout::Indexed;
 use gpu_primitives_abi::params::{ArgFinalParams, ArgReduceParams};
+
+/// 8-byte words of one block's partial: an `Indexed` (value, index) pair.
+const ARG_SLOT_WORDS: usize = 2;
+
+impl TempStorage {
+    /// [`argmin`] and [`argmax`] of `n` elements of `T` on `gpu`: 16 bytes a first-pass block
+    /// (as many blocks as [`reduce`](super::reduce)'s) and a 16-byte result slot.
+    pub fn arg_reduce<T: Element>(gpu: &Gpu, n: usize) -> Self {
+        two_level_storage(gpu, n, T::VECTOR, ARG_SLOT_WORDS)
+    }
+}
 
 fn arg<T: Element>(
     on: OnStream<'_>,
@@ -30,7 +42,7 @@ fn arg<T: Element>(
         on,
         input.len,
         T::VECTOR,
-        2,
+        ARG_SLOT_WORDS,
         result,
         &mut ws,
         // SAFETY: as the comment above the call says.

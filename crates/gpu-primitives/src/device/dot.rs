@@ -1,9 +1,10 @@
 //! Device-wide dot product.
 
 use super::element::{DeviceView, Element, check_bound};
-use super::reduce::{reduce_kernel_name, reduce_params, two_level};
+use super::reduce::{reduce_kernel_name, reduce_params, two_level, two_level_storage};
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{Error, OnStream, Result};
+use crate::{Error, Gpu, OnStream, Result};
 use gpu_primitives_abi::params::{DotParams, ReduceParams};
 
 /// Element types with a dot product: f32, f64 (in themselves), f16 and bf16 (in f32).
@@ -12,6 +13,16 @@ impl DotElement for f32 {}
 impl DotElement for f64 {}
 impl DotElement for half::f16 {}
 impl DotElement for half::bf16 {}
+
+impl TempStorage {
+    /// [`dot`] of two inputs of `n` elements of `T` on `gpu`: as [`reduce`](super::reduce)'s.
+    pub fn dot<T: DotElement>(gpu: &Gpu, n: usize) -> Self {
+        two_level_storage(gpu, n, T::VECTOR, DOT_SLOT_WORDS)
+    }
+}
+
+/// 8-byte words of one block's partial (a `T::Acc`).
+const DOT_SLOT_WORDS: usize = 1;
 
 /// `sum_i a[i] * b[i]`, products and sums in `T::Acc` (f32 for f16 / bf16). Synchronises
 /// (returns to the host). Deterministic on a given GPU. Empty inputs give 0.
@@ -57,7 +68,7 @@ pub fn dot<'a, 'g, T: DotElement>(
         on,
         a.len,
         T::VECTOR,
-        1,
+        DOT_SLOT_WORDS,
         result,
         &mut workspace,
         // SAFETY: as the comment above the call says.

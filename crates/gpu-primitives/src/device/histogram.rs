@@ -3,6 +3,7 @@
 //! `HistogramRange`.
 
 use super::element::{DeviceView, DeviceViewMut, check_bound};
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
@@ -204,6 +205,17 @@ impl<L: HistogramLevel> Bins<'_, L> {
 /// [`Error::InvalidLaunch`] naming the rule that failed.
 pub fn check_even_bins<S: HistogramSample>(bins: u32, lower: S::Level, upper: S::Level) -> Result<()> {
     check_bins::<S>(&Bins::Even { lower, upper, bins })
+}
+
+impl TempStorage {
+    /// [`histogram_range`] with `levels` levels of samples of `S`: a copy of the levels
+    /// (`size_of::<S::Level>()` bytes each). [`histogram_even`] needs nothing.
+    pub fn histogram_range<S: HistogramSample>(levels: usize) -> Self {
+        Self {
+            levels: levels.saturating_mul(size_of::<S::Level>()),
+            ..Self::default()
+        }
+    }
 }
 
 /// Check the levels of [`histogram_range`] for samples of `S` without a GPU: at least two,

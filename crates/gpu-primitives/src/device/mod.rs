@@ -46,7 +46,10 @@
 //!
 //! **Temporary storage.** Each call needs some device memory (per-block partials; per-tile
 //! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
-//! repeated calls to avoid allocations. The `*_slice` helpers make a workspace per call.
+//! repeated calls to avoid allocations. Each algorithm says what it needs ahead of the call
+//! ([`TempStorage`], CUB's `temp_storage_bytes`): [`DeviceWorkspace::reserve_for`] allocates it
+//! once, and the calls it covers allocate nothing. The `*_slice` helpers make a workspace per
+//! call.
 
 mod arg;
 mod dot;
@@ -61,6 +64,7 @@ mod segmented_arg;
 mod segmented_scan;
 mod segmented_sort;
 mod select;
+mod temp_storage;
 mod top_k;
 mod workspace;
 
@@ -107,6 +111,7 @@ pub use select::{
     Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,
 };
+pub use temp_storage::TempStorage;
 pub use top_k::top_k;
 pub use workspace::{DeviceWorkspace, LookBackTicket};
 

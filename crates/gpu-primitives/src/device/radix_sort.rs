@@ -4,6 +4,7 @@
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::segmented::Segments;
 use super::segmented_sort::{self, SegmentedCall};
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
@@ -361,19 +362,13 @@ fn launch_with<K: SortKey>(
     }
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
     let n = buffers.n;
-    if n > SORT_MAX_KEYS {
-        return Err(Error::InvalidLaunch(format!(
-            "sort: {n} keys, past the most one call sorts ({SORT_MAX_KEYS})"
-        )));
-    }
+    check_sort_len(n)?;
     let key_bytes = size_of::<K::Raw>();
     let value_bytes = match buffers.values {
         Values::None => 0,
         Values::Pairs { bytes, .. } => bytes,
     };
-    // An empty bit range still takes one pass, of a 0-bit digit: a stable copy (argsort's
-    // identity permutation).
-    let passes = (end_bit - begin_bit).div_ceil(RADIX_BITS).max(1);
+    let passes = sort_passes(begin_bit, end_bit);
     if n == 0 {
         return Ok(SortedIn::Current);
     }
@@ -415,8 +410,8 @@ fn launch_with<K: SortKey>(
         }
         None => {
             // Scratch: the alternate keys, then the alternate values (16-byte aligned).
-            let keys_scratch_bytes = (n * key_bytes).next_multiple_of(16);
-            let scratch = workspace.sort_scratch(stream, keys_scratch_bytes + n * value_bytes)?;
+            let (keys_scratch_bytes, scratch_bytes) = onesweep_scratch_bytes(n, key_bytes, value_bytes);
+            let scratch = workspace.sort_scratch(stream, scratch_bytes)?;
             (scratch, scratch + keys_scratch_bytes as u64)
         }
     };
@@ -455,7 +450,7 @@ fn launch_with<K: SortKey>(
     }
 
     let module = crate::module(on.gpu())?;
-    let counts = workspace.sort_counts(stream, passes as usize * RADIX_DIGITS as usize)?;
+    let counts = workspace.sort_counts(stream, sort_counts(passes))?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(&format!("device_radix_sort_histogram_{}", K::NAME))?;
     let blocks = (on.gpu().info().multiprocessors * histogram_blocks_per_sm())
@@ -479,28 +474,12 @@ fn launch_with<K: SortKey>(
     unsafe { stream.launch(&histogram, config, &params)? };
 
     let values_name = sort_payload_name(value_bytes);
-    let mut items = onesweep_items(
-        value_bytes,
-        K::ONESWEEP_KEYS_ITEMS,
-        K::ONESWEEP_V4_ITEMS,
-        K::ONESWEEP_V8_ITEMS,
-    );
-    let small_items = onesweep_small_items(K::ONESWEEP_SMALL, values_name);
-    let small = match (small_items, tiles_override()) {
-        (None, _) => false,
-        (Some(small_items), 0) => onesweep_small_tiles(
-            n,
-            on.gpu().info().multiprocessors,
-            (key_bytes, value_bytes),
-            items,
-            small_items,
-        ),
-        (Some(_), forced) => forced == 2,
-    };
-    if let (true, Some(small_items)) = (small, small_items) {
-        items = small_items;
-    }
-    let threads = onesweep_threads(key_bytes, value_bytes, small);
+    let OnesweepShape {
+        small,
+        threads,
+        tile,
+        tiles,
+    } = onesweep_shape::<K>(on.gpu(), n, value_bytes);
     let name = format!(
         "device_radix_sort_onesweep_{values_name}_{}{}",
         if small { "small_" } else { "" },
@@ -510,8 +489,6 @@ fn launch_with<K: SortKey>(
         radix_sort_kernel_name!(onesweep_small, u32, keys),
         "device_radix_sort_onesweep_keys_small_u32"
     );
-    let tile = threads as usize * items;
-    let tiles = n.div_ceil(tile);
     let layout = onesweep_layout(threads, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, threads).with_shared_mem(layout.total);
     let look_back_tiles = match look_back_tiles_override() {
@@ -534,7 +511,7 @@ fn launch_with<K: SortKey>(
             ),
         };
         let status =
-            workspace.look_back_words(stream, StatusLayout::Word, tiles * RADIX_DIGITS as usize, tiles)?;
+            workspace.look_back_words(stream, StatusLayout::Word, onesweep_status_words(tiles), tiles)?;
         let params = OnesweepParams::<K::Raw, u64> {
             keys_in: keys_from as *const K::Raw,
             keys_out: keys_to as *mut K::Raw,
@@ -562,6 +539,155 @@ fn launch_with<K: SortKey>(
         }
     }
     Ok(sorted_in)
+}
+
+/// The launch shape of the onesweep passes over `n` keys of `K` with `value_bytes`-byte values
+/// (0 for keys alone) on `gpu`.
+struct OnesweepShape {
+    /// The kernels of fewer keys a thread, for grids too small to fill the GPU otherwise.
+    small: bool,
+    threads: u32,
+    /// Keys a tile (a block).
+    tile: usize,
+    tiles: usize,
+}
+
+/// Threads and keys a thread of `K`'s onesweep kernels with `value_bytes`-byte values: the
+/// small ones (fewer keys a thread) where `small`, `None` where `K` has none.
+fn onesweep_kernel<K: SortKey>(value_bytes: usize, small: bool) -> Option<(u32, usize)> {
+    let items = if small {
+        onesweep_small_items(K::ONESWEEP_SMALL, sort_payload_name(value_bytes))?
+    } else {
+        onesweep_items(
+            value_bytes,
+            K::ONESWEEP_KEYS_ITEMS,
+            K::ONESWEEP_V4_ITEMS,
+            K::ONESWEEP_V8_ITEMS,
+        )
+    };
+    Some((onesweep_threads(size_of::<K::Raw>(), value_bytes, small), items))
+}
+
+fn onesweep_shape<K: SortKey>(gpu: &Gpu, n: usize, value_bytes: usize) -> OnesweepShape {
+    let large = onesweep_kernel::<K>(value_bytes, false).expect("every key type has onesweep kernels");
+    let small_kernel = onesweep_kernel::<K>(value_bytes, true);
+    let small = match (small_kernel, tiles_override()) {
+        (None, _) => false,
+        (Some((_, small_items)), 0) => onesweep_small_tiles(
+            n,
+            gpu.info().multiprocessors,
+            (size_of::<K::Raw>(), value_bytes),
+            large.1,
+            small_items,
+        ),
+        (Some(_), forced) => forced == 2,
+    };
+    let (threads, items) = match small_kernel {
+        Some(kernel) if small => kernel,
+        _ => large,
+    };
+    let tile = threads as usize * items;
+    OnesweepShape {
+        small,
+        threads,
+        tile,
+        tiles: n.div_ceil(tile),
+    }
+}
+
+/// The most tiles a onesweep pass over up to `n` keys of `K` takes, whichever kernel it picks.
+fn onesweep_most_tiles<K: SortKey>(n: usize, value_bytes: usize) -> usize {
+    [false, true]
+        .into_iter()
+        .filter_map(|small| onesweep_kernel::<K>(value_bytes, small))
+        .map(|(threads, items)| n.div_ceil(threads as usize * items))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The onesweep scratch of `n` keys of `key_bytes` and values of `value_bytes`: the alternate
+/// keys' bytes (rounded up to 16, where the alternate values start) and the whole.
+fn onesweep_scratch_bytes(n: usize, key_bytes: usize, value_bytes: usize) -> (usize, usize) {
+    let keys = (n * key_bytes).next_multiple_of(16);
+    (keys, keys + n * value_bytes)
+}
+
+/// The digit counters of `passes` passes.
+fn sort_counts(passes: u32) -> usize {
+    passes as usize * RADIX_DIGITS as usize
+}
+
+/// The look-back status words of a onesweep pass of `tiles` tiles: one a digit a tile.
+fn onesweep_status_words(tiles: usize) -> usize {
+    tiles * RADIX_DIGITS as usize
+}
+
+/// The passes of a sort over the bit range `begin_bit..end_bit`: an empty range still takes
+/// one pass, of a 0-bit digit (a stable copy: argsort's identity permutation).
+fn sort_passes(begin_bit: u32, end_bit: u32) -> u32 {
+    (end_bit - begin_bit).div_ceil(RADIX_BITS).max(1)
+}
+
+/// What a sort of `n` keys of `K` with `value_bytes`-byte values needs of the workspace (the
+/// scratch where the caller gives no alternate buffers); with `up_to`, what any sort of at most
+/// `n` keys needs (the segmented sort's large segments).
+pub(super) fn sort_storage<K: SortKey>(
+    gpu: &Gpu,
+    n: usize,
+    value_bytes: usize,
+    options: SortOptions,
+    up_to: bool,
+) -> Result<TempStorage> {
+    let (begin_bit, end_bit) = options.bit_range::<K>()?;
+    check_sort_len(n)?;
+    if n <= SORT_BLOCK as usize * K::ITEMS {
+        // One tile: sorted in one block's shared memory.
+        return Ok(TempStorage::default());
+    }
+    let tiles = if up_to {
+        onesweep_most_tiles::<K>(n, value_bytes)
+    } else {
+        onesweep_shape::<K>(gpu, n, value_bytes).tiles
+    };
+    Ok(TempStorage {
+        sort_scratch: onesweep_scratch_bytes(n, size_of::<K::Raw>(), value_bytes).1,
+        sort_counts: sort_counts(sort_passes(begin_bit, end_bit)),
+        ..TempStorage::look_back_words(StatusLayout::Word, onesweep_status_words(tiles))
+    })
+}
+
+/// `n` keys, at most [`SORT_MAX_KEYS`].
+fn check_sort_len(n: usize) -> Result<()> {
+    if n > SORT_MAX_KEYS {
+        return Err(Error::InvalidLaunch(format!(
+            "sort: {n} keys, past the most one call sorts ({SORT_MAX_KEYS})"
+        )));
+    }
+    Ok(())
+}
+
+impl TempStorage {
+    /// [`sort_keys`] and [`sort_keys_in_place`] of `n` keys of `K` on `gpu`: alternate keys
+    /// (`n * size_of::<K>()` bytes), 1 KiB of digit counts a pass, and 2 KiB of look-back status
+    /// a onesweep tile; nothing up to one tile (`SORT_BLOCK * K::ITEMS` keys), which one block
+    /// sorts. At most what [`sort_keys_double_buffer`] needs (it takes no scratch).
+    ///
+    /// # Errors
+    /// As the sort: a bit range outside the key, more than [`SORT_MAX_KEYS`] keys.
+    pub fn sort_keys<K: SortKey>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
+        sort_storage::<K>(gpu, n, 0, options, false)
+    }
+
+    /// [`sort_pairs`] and [`sort_pairs_in_place`] of `n` keys of `K` and values of `V` (4 or 8
+    /// bytes): as [`sort_keys`](Self::sort_keys), the scratch holding the alternate values
+    /// too. At most what [`sort_pairs_double_buffer`] needs. [`argsort`] is a sort of pairs
+    /// with `u32` values.
+    ///
+    /// # Errors
+    /// As [`sort_keys`](Self::sort_keys).
+    pub fn sort_pairs<K: SortKey, V: DeviceCopy>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
+        sort_storage::<K>(gpu, n, ValueBytes::<V>::BYTES, options, false)
+    }
 }
 
 /// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM` (1 to 4)

@@ -1,6 +1,7 @@
 //! Device-wide reduce.
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use super::{
     DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
@@ -56,7 +57,8 @@ pub(crate) fn two_level(
     second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
 ) -> Result<()> {
     let blocks = first_pass_blocks(on.gpu(), n, vector);
-    let (partials, blocks_done) = workspace.partials(on.stream(), blocks as usize * words_per_slot)?;
+    let need = two_level_storage(on.gpu(), n, vector, words_per_slot);
+    let (partials, blocks_done) = workspace.partials(on.stream(), need.partials)?;
     let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     if blocks == 1 {
         first(shape(1), result, 0)
@@ -67,6 +69,28 @@ pub(crate) fn two_level(
         second(shape(1), partials, blocks as usize)
     }
 }
+
+/// What [`two_level`] over `n` elements needs of the workspace: `words_per_slot` 8-byte words
+/// a first-pass block, and the result slot of the reductions that return to the host.
+pub(crate) fn two_level_storage(gpu: &Gpu, n: usize, vector: u32, words_per_slot: usize) -> TempStorage {
+    TempStorage {
+        partials: first_pass_blocks(gpu, n, vector) as usize * words_per_slot,
+        result: true,
+        ..TempStorage::default()
+    }
+}
+
+impl TempStorage {
+    /// [`reduce`] and [`reduce_into`] of `n` elements of `T` on `gpu` (its multiprocessor count
+    /// sets the first pass's blocks): 8 bytes a block, at most
+    /// [`REDUCE_BLOCKS_PER_SM`] blocks a multiprocessor, and a 16-byte result slot.
+    pub fn reduce<T: Element>(gpu: &Gpu, n: usize) -> Self {
+        two_level_storage(gpu, n, T::VECTOR, REDUCE_SLOT_WORDS)
+    }
+}
+
+/// 8-byte words of one block's partial (a `T::Acc`).
+const REDUCE_SLOT_WORDS: usize = 1;
 
 /// The parameters of a reduce kernel, from device addresses.
 pub(crate) fn reduce_params<In, Acc>(
@@ -110,7 +134,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         on,
         input.len,
         T::VECTOR,
-        1,
+        REDUCE_SLOT_WORDS,
         result,
         &mut workspace,
         // SAFETY: as the comment above the call says.

@@ -5,6 +5,7 @@
 use super::SELECT_BLOCK;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
 use super::select::SELECT_DELAY;
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
@@ -27,6 +28,37 @@ static NON_TRIVIAL_DELAY: LookBackDelay = LookBackDelay::new(
     "GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS",
     NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
 );
+
+/// The items a run-length tile of `T` holds and the tiles of `n` items (one block each).
+fn run_tiles<T: Element>(n: usize) -> (usize, usize) {
+    let tile = SELECT_BLOCK as usize * run_items(T::VECTOR as usize);
+    (tile, n.div_ceil(tile))
+}
+
+/// The error of `n` items past the u32 offsets and lengths.
+fn too_long(family: &str, n: usize) -> Error {
+    Error::InvalidLaunch(format!(
+        "{family}: {n} items; offsets and lengths are u32, so fewer than 2^32"
+    ))
+}
+
+impl TempStorage {
+    /// [`run_length_encode`] and [`non_trivial_runs`] of `n` elements of `T`: 16 bytes of
+    /// look-back status a tile of `SELECT_BLOCK * run_items(T::VECTOR)` elements, and the tile
+    /// counter; nothing for `n = 0`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: `n` of 2^32 or more.
+    pub fn run_length_encode<T: Element>(n: usize) -> Result<Self> {
+        if n > u32::MAX as usize {
+            return Err(too_long("run-length", n));
+        }
+        if n == 0 {
+            return Ok(Self::default());
+        }
+        Ok(Self::look_back(StatusLayout::Pair, run_tiles::<T>(n).1))
+    }
+}
 
 /// Check the views' bounds and the lengths, then queue the kernel.
 fn launch<T: Element>(
@@ -55,9 +87,7 @@ fn launch<T: Element>(
         ("non_trivial_runs", n / 2, &NON_TRIVIAL_DELAY)
     };
     if n > u32::MAX as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{family}: {n} items; offsets and lengths are u32, so fewer than 2^32"
-        )));
+        return Err(too_long(family, n));
     }
     if out.num_runs.is_empty() {
         return Err(Error::LengthMismatch {
@@ -87,8 +117,7 @@ fn launch<T: Element>(
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream().clear(out.num_runs.address, size_of::<u64>()) };
     }
-    let tile = SELECT_BLOCK as usize * run_items(T::VECTOR as usize);
-    let tiles = n.div_ceil(tile);
+    let (tile, tiles) = run_tiles::<T>(n);
     let kernel =
         crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
     let mut workspace = workspace.begin(on.stream())?;

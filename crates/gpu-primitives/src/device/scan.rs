@@ -1,6 +1,7 @@
 //! Device-wide scan, one pass with decoupled look-back.
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator, check_bound};
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
@@ -10,6 +11,39 @@ use gpu_primitives_abi::params::ScanParams;
 /// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS`.
 static SCAN_DELAY: LookBackDelay =
     LookBackDelay::new("GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS", SCAN_LOOK_BACK_DELAY_NS);
+
+/// The tiles of a scan of `n` elements of `T` (one block each), or an error past the grid
+/// limit.
+fn scan_tiles<T: Element>(n: usize) -> Result<usize> {
+    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
+    let tiles = n.div_ceil(tile);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    Ok(tiles)
+}
+
+/// The look-back status layout of `T`'s scans (by the size of its accumulator).
+fn scan_layout<T: Element>() -> StatusLayout {
+    StatusLayout::of_value_bytes(size_of::<T::Acc>())
+}
+
+impl TempStorage {
+    /// [`inclusive_scan`], [`exclusive_scan`] and [`scan_in_place`] of `n` elements of `T`:
+    /// 16 bytes of look-back status a tile of `SCAN_BLOCK * T::SCAN_ITEMS` elements, and the
+    /// tile counter; nothing for `n = 0`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn scan<T: Element>(n: usize) -> Result<Self> {
+        if n == 0 {
+            return Ok(Self::default());
+        }
+        Ok(Self::look_back(scan_layout::<T>(), scan_tiles::<T>(n)?))
+    }
+}
 
 /// Queue the scan of `n` elements at `input` into `output` (device addresses).
 fn launch<T: Element, Op: ScanOperator<T>>(
@@ -23,24 +57,14 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     if n == 0 {
         return Ok(());
     }
-    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
-    let tiles = n.div_ceil(tile);
-    if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{n} elements need {tiles} tiles, past the grid limit"
-        )));
-    }
+    let tiles = scan_tiles::<T>(n)?;
     let kernel = crate::module(on.gpu())?.kernel::<ScanParams<T::Raw, T::Acc>>(&format!(
         "device_scan_{}_{}",
         T::NAME,
         Op::NAME
     ))?;
     let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(
-        on.stream(),
-        StatusLayout::of_value_bytes(size_of::<T::Acc>()),
-        tiles,
-    )?;
+    let status = workspace.look_back_tiles(on.stream(), scan_layout::<T>(), tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,

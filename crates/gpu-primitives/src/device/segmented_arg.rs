@@ -5,7 +5,10 @@
 
 use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element, check_bound};
-use super::segmented_scan::{SEGMENTED_DELAY, SegmentOffsets, check_fit, tile_starts, tiles_for};
+use super::segmented_scan::{
+    SEGMENTED_DELAY, SegmentOffsets, check_fit, segmented_storage, tile_starts, tiles_for,
+};
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -30,6 +33,23 @@ macro_rules! arg_elements {
     };
 }
 gpu_primitives_abi::segment_arg_table!(arg_elements);
+
+/// The items a tile of the segmented argmin / argmax over `T` holds (the segmented reduce's).
+fn segmented_arg_tile<T: Element>() -> usize {
+    SCAN_BLOCK as usize * segmented_reduce_items(size_of::<T::Acc>())
+}
+
+impl TempStorage {
+    /// [`segmented_argmin`] and [`segmented_argmax`] of `n` items of `T`: 16 bytes of
+    /// look-back status a tile and, from `SEGMENT_TILE_STARTS_MIN_TILES` tiles on, 4 bytes a
+    /// tile for where each starts.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn segmented_arg<T: SegmentArgElement>(n: usize) -> Result<Self> {
+        segmented_storage("segmented_argmin / argmax", n, segmented_arg_tile::<T>(), true)
+    }
+}
 
 fn segmented_arg<T: SegmentArgElement>(
     on: OnStream<'_>,
@@ -65,7 +85,7 @@ fn segmented_arg<T: SegmentArgElement>(
     if count == 0 {
         return Ok(());
     }
-    let tile = SCAN_BLOCK as usize * segmented_reduce_items(size_of::<T::Acc>());
+    let tile = segmented_arg_tile::<T>();
     let tiles = tiles_for(family, n, tile)?;
     let kernel = crate::module(on.gpu())?
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;

@@ -8,6 +8,7 @@
 //! costs what a plain scan of the same items costs).
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
@@ -208,13 +209,11 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let n = input.len;
-    let acc = size_of::<T::Acc>();
-    let items = match (family, &heads) {
-        (Family::Reduce, _) => segmented_reduce_items(acc),
-        (Family::Scan(_), Heads::Keys { vector, .. }) => segmented_items(*vector as usize, acc),
-        (Family::Scan(_), Heads::Offsets { .. }) => segmented_items(T::VECTOR as usize, acc),
+    let key_vector = match &heads {
+        Heads::Keys { vector, .. } => Some(*vector),
+        Heads::Offsets { .. } => None,
     };
-    let tile = SCAN_BLOCK as usize * items;
+    let tile = segmented_tile::<T>(family, key_vector);
     let (kind, delay): (_, &'static LookBackDelay) = match family {
         Family::Scan(kind) => (kind, &SEGMENTED_SCAN_DELAY),
         Family::Reduce => (ScanKind::Inclusive, &SEGMENTED_DELAY),
@@ -274,6 +273,88 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     Ok(())
 }
 
+/// The items a tile of a segmented kernel of `family` over `T` holds: by key (`key_vector`,
+/// the wider of the key's and the value's vector widths) or by offsets (`None`).
+fn segmented_tile<T: Element>(family: Family, key_vector: Option<u32>) -> usize {
+    let acc = size_of::<T::Acc>();
+    let items = match (family, key_vector) {
+        (Family::Reduce, _) => segmented_reduce_items(acc),
+        (Family::Scan(_), Some(vector)) => segmented_items(vector as usize, acc),
+        (Family::Scan(_), None) => segmented_items(T::VECTOR as usize, acc),
+    };
+    SCAN_BLOCK as usize * items
+}
+
+/// What a segmented kernel over `n` items in tiles of `tile` needs of the workspace: the
+/// look-back status of its tiles and, by offsets, their starts (from
+/// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, see [`tile_starts`]).
+pub(crate) fn segmented_storage(
+    family: &str,
+    n: usize,
+    tile: usize,
+    by_offsets: bool,
+) -> Result<TempStorage> {
+    let tiles = tiles_for(family, n, tile)?;
+    let starts = if by_offsets && reads_tile_starts(tiles) {
+        tiles + 1
+    } else {
+        0
+    };
+    Ok(TempStorage {
+        tile_starts: starts,
+        ..TempStorage::look_back(StatusLayout::Pair, tiles)
+    })
+}
+
+impl TempStorage {
+    /// [`segmented_inclusive_scan`] and [`segmented_exclusive_scan`] of `n` items of `T` (by
+    /// offsets): 16 bytes of look-back status a tile and, from
+    /// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, 4 bytes a tile for where each starts.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn segmented_scan<T: Element>(n: usize) -> Result<Self> {
+        let family = Family::Scan(ScanKind::Inclusive);
+        segmented_storage("segmented_scan", n, segmented_tile::<T>(family, None), true)
+    }
+
+    /// [`inclusive_scan_by_key`] and [`exclusive_scan_by_key`] of `n` items of `T` keyed by
+    /// `K`: 16 bytes of look-back status a tile.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn scan_by_key<K: ScanKey, T: Element>(n: usize) -> Result<Self> {
+        let tile = segmented_tile::<T>(Family::Scan(ScanKind::Inclusive), Some(key_vector::<K, T>()));
+        segmented_storage("scan by key", n, tile, false)
+    }
+
+    /// [`segmented_reduce`](super::segmented_reduce) by offsets of `n` items of `T`: as
+    /// [`segmented_scan`](Self::segmented_scan), in tiles of the reduce's length (by rows it
+    /// needs nothing).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn segmented_reduce<T: Element>(n: usize) -> Result<Self> {
+        segmented_storage(
+            "segmented_reduce_by_offsets",
+            n,
+            segmented_tile::<T>(Family::Reduce, None),
+            true,
+        )
+    }
+}
+
+/// Whether a grid of `tiles` tiles by offsets reads its tiles' starts (found by a kernel
+/// first) rather than each tile searching the offsets.
+fn reads_tile_starts(tiles: usize) -> bool {
+    tiles >= SEGMENT_TILE_STARTS_MIN_TILES
+}
+
+/// The vector width of a scan by key: the wider of the key's and the value's.
+fn key_vector<K: ScanKey, T: Element>() -> u32 {
+    K::VECTOR.max(T::VECTOR)
+}
+
 /// The tiles of a segmented grid over `n` items (at least one, so that a reduce of empty input
 /// still gives every segment its identity), or an error past the grid limit.
 pub(crate) fn tiles_for(family: &str, n: usize, tile: usize) -> Result<usize> {
@@ -297,7 +378,7 @@ pub(crate) fn tile_starts(
     tiles: usize,
     workspace: &mut DeviceWorkspace,
 ) -> Result<u64> {
-    if tiles < SEGMENT_TILE_STARTS_MIN_TILES {
+    if !reads_tile_starts(tiles) {
         return Ok(0);
     }
     let mut workspace = workspace.begin(on.stream())?;
@@ -463,7 +544,7 @@ fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
         kernel_key: K::KERNEL_KEY,
         address: keys.address,
         // The kernel's rows: the wider of the key's and the value's vectors.
-        vector: K::VECTOR.max(T::VECTOR),
+        vector: key_vector::<K, T>(),
     };
     launch::<T, Op>(on, Family::Scan(kind), input, heads, output.address, workspace)
 }

@@ -4,11 +4,12 @@
 
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::radix_sort::{
-    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort,
+    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort, sort_storage,
 };
 use super::segmented::Segments;
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
@@ -82,6 +83,60 @@ fn scratch_bytes(
             "{what}: scratch for {end} keys of {key_bytes} bytes and values of {value_bytes} passes the address space"
         ))
     })
+}
+
+/// The segmented kernels' scratch for `n` keys of `K` with `value_bytes`-byte values, at most:
+/// two alternates of each key (and value) where a segment is longer than a tile.
+pub(super) fn segmented_scratch<K: SortKey>(n: usize, value_bytes: usize) -> Result<TempStorage> {
+    let (_, scratch) = scratch_bytes("segmented sort", n, size_of::<K::Raw>(), value_bytes)?;
+    Ok(TempStorage {
+        sort_scratch: if n > SORT_BLOCK as usize * K::ITEMS {
+            scratch
+        } else {
+            0
+        },
+        ..TempStorage::default()
+    })
+}
+
+/// What a segmented sort of `n` keys needs, at most: [`segmented_scratch`], and the
+/// device-wide sort of its longest segment.
+fn segmented_sort_storage<K: SortKey>(
+    gpu: &Gpu,
+    n: usize,
+    value_bytes: usize,
+    options: SortOptions,
+) -> Result<TempStorage> {
+    let device_sort = sort_storage::<K>(gpu, n, value_bytes, options, true)?;
+    Ok(segmented_scratch::<K>(n, value_bytes)?.max(device_sort))
+}
+
+impl TempStorage {
+    /// [`segmented_sort_keys`] and [`segmented_sort_keys_in_place`] of `n` keys of `K` on
+    /// `gpu`, whatever the segments, at most: two alternate keys a key where a segment is
+    /// longer than one block's tile (`SORT_BLOCK * K::ITEMS` keys), and what
+    /// [`sort_keys`](Self::sort_keys) of the longest segment needs (segments long enough go
+    /// through the device-wide sort).
+    ///
+    /// # Errors
+    /// A bit range outside the key; sizes past the address space.
+    pub fn segmented_sort_keys<K: SortKey>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
+        segmented_sort_storage::<K>(gpu, n, 0, options)
+    }
+
+    /// [`segmented_sort_pairs`], [`segmented_sort_pairs_in_place`] (and, with `u32` values,
+    /// [`segmented_argsort`]) of `n` keys of `K` and values of `V`: as
+    /// [`segmented_sort_keys`](Self::segmented_sort_keys), the values' alternates too.
+    ///
+    /// # Errors
+    /// As [`segmented_sort_keys`](Self::segmented_sort_keys).
+    pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
+        gpu: &Gpu,
+        n: usize,
+        options: SortOptions,
+    ) -> Result<Self> {
+        segmented_sort_storage::<K>(gpu, n, ValueBytes::<V>::BYTES, options)
+    }
 }
 
 /// Which segments the device-wide sort takes and which the segmented kernels.

@@ -2,6 +2,7 @@
 //! `device::select`).
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
+use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
@@ -135,6 +136,36 @@ enum Keep<T: Element, F = u64> {
     Unique,
 }
 
+/// The items a compaction's tile of `T` holds and the tiles of `n` items (one block each), or
+/// an error past the grid limit.
+fn select_tiles<T: Element>(n: usize) -> Result<(usize, usize)> {
+    let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
+    let tiles = n.div_ceil(tile);
+    if tiles > LaunchConfig::MAX_GRID as usize {
+        return Err(Error::InvalidLaunch(format!(
+            "{n} elements need {tiles} tiles, past the grid limit"
+        )));
+    }
+    Ok((tile, tiles))
+}
+
+impl TempStorage {
+    /// [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] and
+    /// [`partition_flagged`] of `n` elements of `T`: 16 bytes of look-back status a tile of
+    /// `SELECT_BLOCK * T::VECTOR * SELECT_ROWS` elements, and the tile counter; nothing for
+    /// `n = 0`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    pub fn select<T: Element>(n: usize) -> Result<Self> {
+        if n == 0 {
+            return Ok(Self::default());
+        }
+        let (_, tiles) = select_tiles::<T>(n)?;
+        Ok(Self::look_back(StatusLayout::Pair, tiles))
+    }
+}
+
 /// Check the views' bounds and the lengths, then queue the compaction of `input` into `output`
 /// and its count into `num_selected` (and, when `partition`, the rejected items behind the kept
 /// ones, in order). The flags' view is checked by [`flag_address`].
@@ -168,13 +199,7 @@ fn launch<T: Element>(
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream().clear(num_selected.address, size_of::<u64>()) };
     }
-    let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
-    let tiles = n.div_ceil(tile);
-    if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{n} elements need {tiles} tiles, past the grid limit"
-        )));
-    }
+    let (tile, tiles) = select_tiles::<T>(n)?;
     let (family, flags, predicate) = match keep {
         Keep::If(p) => ("select_if", 0, p.to_params()),
         Keep::Flagged(flags) => ("select_flagged", flags, Predicate::<T>::not_nan().to_params()),

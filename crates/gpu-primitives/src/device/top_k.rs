@@ -4,13 +4,37 @@
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::radix_sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
 use super::segmented::Segments;
-use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout};
+use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout, segmented_scratch};
+use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::layout::top_k_layout;
 use gpu_primitives_abi::params::TopKParams;
 use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K};
+
+/// Whether a top-k of `k` keys a row sorts each row (the segmented sort's first k) rather than
+/// selecting by radix.
+fn sorts_rows(k: usize) -> bool {
+    k > TOP_K_SELECT_MAX_K as usize
+}
+
+impl TempStorage {
+    /// [`top_k`] of `k` keys of each row of `row_len` keys of `K`, `n` keys in all: nothing up
+    /// to [`TOP_K_SELECT_MAX_K`]; for larger `k` each row is sorted by one block, through two
+    /// alternates of each key and of its `u32` index where a row is longer than a tile
+    /// (`SORT_BLOCK * K::ITEMS` keys).
+    ///
+    /// # Errors
+    /// Sizes past the address space.
+    pub fn top_k<K: SortKey>(n: usize, row_len: usize, k: usize) -> Result<Self> {
+        if !sorts_rows(k) || row_len <= SORT_BLOCK as usize * K::ITEMS {
+            return Ok(Self::default());
+        }
+        // The rows keep their first k: none goes through the device-wide sort.
+        segmented_scratch::<K>(n, size_of::<u32>())
+    }
+}
 
 /// The `k` largest (or smallest) keys of each row of `keys_in` (rows of `row_len`), in order,
 /// and their indices within the row (torch's `topk(k, dim=-1, largest, sorted=True)`):
@@ -85,7 +109,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     if rows == 0 || k == 0 {
         return Ok(());
     }
-    if k > TOP_K_SELECT_MAX_K as usize {
+    if sorts_rows(k) {
         let call = SegmentedCall {
             buffers: SortBuffers {
                 n,

@@ -1,12 +1,14 @@
 //! [`DeviceWorkspace`]: the device memory the device-wide algorithms need between calls.
 
+use super::temp_storage::TempStorage;
 use crate::{DeviceBuffer, Error, OnStream, Result, Stream};
 use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 use gpu_primitives_abi::params::LookBackStatus;
 use gpu_primitives_runtime::{DeviceCopy, Event};
 
 /// Temporary device storage for the reductions and the scans, reused across calls and grown on
-/// demand (never shrunk). Drop it before the `Gpu` it was used with.
+/// demand (never shrunk); size it ahead of the calls with [`TempStorage`] and
+/// [`DeviceWorkspace::reserve_for`] (CUB's `temp_storage_bytes`).
 ///
 /// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
 /// the scan's per-tile status (16 bytes per tile) and tile counter, a range histogram's
@@ -21,7 +23,7 @@ use gpu_primitives_runtime::{DeviceCopy, Event};
 /// stream (`cuMemAllocAsync` from the device's memory pool; a buffer it outgrows is freed with
 /// `cuMemFreeAsync`), so a stream-ordered call stays stream-ordered and never synchronises the
 /// device; to keep allocation out of a hot loop entirely, size it first with
-/// [`DeviceWorkspace::reserve`].
+/// [`DeviceWorkspace::reserve_for`].
 ///
 /// **Several streams.** The workspace remembers where it was last used (an event recorded on
 /// that call's stream after its work): a call on another stream first makes its stream wait for
@@ -171,6 +173,28 @@ impl StatusLayout {
     }
 }
 
+impl TempStorage {
+    /// `words` 8-byte look-back status words in `layout` (and the tile counter).
+    pub(crate) fn look_back_words(layout: StatusLayout, words: usize) -> Self {
+        match layout {
+            StatusLayout::Word => Self {
+                word_slots: words,
+                ..Self::default()
+            },
+            StatusLayout::Pair => Self {
+                pair_slots: words,
+                ..Self::default()
+            },
+        }
+    }
+
+    /// The look-back status of `tiles` tiles of [`TILE_STATUS_BYTES`] each in `layout`, as
+    /// [`DeviceWorkspace::look_back_tiles`] takes it.
+    pub(crate) fn look_back(layout: StatusLayout, tiles: usize) -> Self {
+        Self::look_back_words(layout, tiles.saturating_mul(TILE_STATUS_BYTES / 8))
+    }
+}
+
 /// The 8-byte status words of `tiles` tiles.
 fn status_words_for(tiles: usize) -> Result<usize> {
     tiles.checked_mul(TILE_STATUS_BYTES / 8).ok_or_else(|| {
@@ -209,6 +233,14 @@ fn release<T: DeviceCopy>(stream: &Stream, buffer: DeviceBuffer<T>) -> Result<()
     // SAFETY: every earlier use of a workspace buffer is ordered before this stream's end: the
     // stream waited for the workspace's last use when the call began (`begin`).
     unsafe { stream.free_async(buffer) }
+}
+
+/// [`grow`] where `len` is not 0 (a need of nothing allocates nothing).
+fn grow_to<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>, len: usize, stream: &Stream) -> Result<()> {
+    if len > 0 {
+        grow(buffer, len, stream)?;
+    }
+    Ok(())
 }
 
 /// `buffer`, grown to at least `len` zeroed elements on `stream` (the old one freed in stream
@@ -267,27 +299,76 @@ impl DeviceWorkspace {
             + bytes(&self.sort_scratch)
     }
 
+    /// Allocate now, on `on`'s stream, what the calls `need` describes (a [`TempStorage`] of
+    /// each algorithm, combined with [`TempStorage::max`]), so that those calls allocate
+    /// nothing. What the workspace holds already is kept: it never shrinks.
+    ///
+    /// # Errors
+    /// Out of device memory (what was allocated before the failure is kept);
+    /// [`Error::WrongContext`].
+    ///
+    /// # Example
+    /// ```no_run
+    /// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum, TempStorage};
+    /// let gpu = gpu_primitives::open_gpu(0)?;
+    /// let n = 1 << 20;
+    /// let need = TempStorage::scan::<f32>(n)?.max(TempStorage::reduce::<f32>(&gpu, n));
+    /// let mut workspace = DeviceWorkspace::new();
+    /// workspace.reserve_for(&gpu, &need)?; // the scans and reduces of n floats allocate nothing
+    /// assert_eq!(workspace.bytes(), need.bytes());
+    /// # Ok::<(), gpu_primitives::Error>(())
+    /// ```
+    pub fn reserve_for<'g>(&mut self, on: impl Into<OnStream<'g>>, need: &TempStorage) -> Result<()> {
+        let stream = on.into().stream();
+        let mut ws = self.begin(stream)?;
+        if need.partials > 0 {
+            ws.partials(stream, need.partials)?;
+        }
+        if need.result {
+            ws.result_slot(stream)?;
+        }
+        for (layout, words) in [
+            (StatusLayout::Word, need.word_slots),
+            (StatusLayout::Pair, need.pair_slots),
+        ] {
+            if words > 0 {
+                ws.status_words(stream, layout, words)?;
+            }
+        }
+        let ws = &mut *ws;
+        grow_to(&mut ws.tile_starts, need.tile_starts, stream)?;
+        grow_to(&mut ws.row_values, need.row_values, stream)?;
+        grow_to(&mut ws.sort_counts, need.sort_counts, stream)?;
+        grow_to(&mut ws.sort_scratch, need.sort_scratch.div_ceil(8), stream)?;
+        grow_to(&mut ws.levels, need.levels.div_ceil(8), stream)?;
+        Ok(())
+    }
+
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
     /// first-pass blocks and a scan of up to `max_tiles` tiles need, on `on`'s stream, so that
     /// later calls allocate nothing. `max_blocks` is at most `REDUCE_BLOCKS_PER_SM` times the
     /// multiprocessors; a scan of n elements has `ceil(n / (SCAN_BLOCK * T::SCAN_ITEMS))` tiles.
+    /// [`reserve_for`](Self::reserve_for) with each call's [`TempStorage`] says the same
+    /// without the arithmetic, for every algorithm.
     ///
     /// # Errors
-    /// Out of device memory; [`Error::WrongContext`].
+    /// Out of device memory; [`Error::WrongContext`]; [`Error::InvalidArgument`] for a number
+    /// of tiles whose status is past the address space.
     pub fn reserve<'g>(
         &mut self,
         on: impl Into<OnStream<'g>>,
         max_blocks: usize,
         max_tiles: usize,
     ) -> Result<()> {
-        let stream = on.into().stream();
         let words = status_words_for(max_tiles)?;
-        let mut ws = self.begin(stream)?;
-        ws.partials(stream, max_blocks.saturating_mul(2))?;
-        ws.result_slot(stream)?;
-        ws.status_words(stream, StatusLayout::Pair, words)?;
-        ws.status_words(stream, StatusLayout::Word, max_tiles)?;
-        Ok(())
+        let need = TempStorage {
+            partials: max_blocks.saturating_mul(2),
+            result: true,
+            word_slots: max_tiles,
+            pair_slots: words,
+            ..TempStorage::default()
+        };
+        self.reserve_for(on, &need)
     }
 
     /// Addresses of `count` partial slots (8 bytes each) and of the single-launch reduce's
@@ -314,13 +395,17 @@ impl DeviceWorkspace {
     }
 
     /// Device address of a copy of `bytes` (a range histogram's levels), 8-byte aligned: copied
-    /// on `stream`, which is then synchronised, so the copy of the previous call (which that
-    /// call's kernel read) is released only after its work is done.
+    /// in order on `stream` (after the previous call, which read the last copy), which is then
+    /// synchronised.
     pub(crate) fn levels(&mut self, stream: &Stream, bytes: &[u8]) -> Result<u64> {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
         bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        self.levels = Some(stream.upload(&words)?);
-        Ok(address(&self.levels))
+        grow(&mut self.levels, words.len(), stream)?;
+        let address = address(&self.levels);
+        // SAFETY: the buffer holds at least `words.len()` u64 of the stream's context; every
+        // earlier use of it is ordered before this copy on the stream (`begin`).
+        unsafe { stream.copy_from_host(address, &words)? };
+        Ok(address)
     }
 
     /// Address of `count` u32 (a segmented call's tile starts), written by a kernel on the
@@ -330,10 +415,10 @@ impl DeviceWorkspace {
         Ok(address(&self.tile_starts))
     }
 
-    /// Addresses of a `u32` count, zeroed on `stream`, and of `rows` `f32` after it
-    /// (cross-entropy's valid targets and per-row losses).
-    pub(crate) fn count_and_rows(&mut self, stream: &Stream, rows: usize) -> Result<(u64, u64)> {
-        grow(&mut self.row_values, rows.saturating_add(1), stream)?;
+    /// Addresses of a `u32` count, zeroed on `stream`, and of `need.row_values - 1` `f32` after
+    /// it (cross-entropy's valid targets and per-row losses, [`TempStorage::cross_entropy`]).
+    pub(crate) fn count_and_rows(&mut self, stream: &Stream, need: TempStorage) -> Result<(u64, u64)> {
+        grow(&mut self.row_values, need.row_values, stream)?;
         let count = address(&self.row_values);
         // SAFETY: the first of the buffer's u32, on the stream of the calls that use it.
         unsafe { stream.clear(count, 4)? };

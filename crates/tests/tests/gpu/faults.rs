@@ -13,7 +13,7 @@ use bytemuck::Pod;
 use gpu_primitives::device::{
     self, Accumulator, DeviceVec, DeviceWorkspace, DotElement, Element, HistogramCounter, HistogramSample,
     Max, Min, Operator, Predicate, ScanKey, ScanKind, SegmentArgElement, SegmentOffsets, Segments, SortKey,
-    SortOptions, Sum,
+    SortOptions, Sum, TempStorage,
 };
 use gpu_primitives::reference::rows::{self as rows_reference, Forward, centring, f32_bound, shift};
 use gpu_primitives::reference::{self, sort::key_order};
@@ -166,6 +166,9 @@ pub enum Mode {
     /// error. A call that makes fewer calls of the kind succeeds; that is a failure when
     /// `must_fire`, else it is checked as usual (the soak arms failures blindly).
     Fail { kind: Fault, step: u64, must_fire: bool },
+    /// The workspace is first sized with the call's [`TempStorage`] ([`Call::need`],
+    /// `DeviceWorkspace::reserve_for`): the call must succeed and allocate nothing.
+    Reserved,
 }
 
 /// What became of a call.
@@ -199,6 +202,8 @@ pub struct Call<'a> {
     pub counts: [u64; 4],
     /// The algorithm, types and operator, for messages.
     pub what: String,
+    /// What the call needs of its workspace, as the library's query says ([`Call::need`]).
+    need: Option<TempStorage>,
     rng: StdRng,
 }
 
@@ -225,8 +230,16 @@ impl<'a> Call<'a> {
             outcome: Outcome::Ran,
             counts: [0; 4],
             what: String::new(),
+            need: None,
             rng: StdRng::seed_from_u64(seed),
         }
+    }
+
+    /// Say what the call about to run needs of its workspace (the algorithm's [`TempStorage`]
+    /// query, asked before the call); [`Mode::Reserved`] sizes the workspace with it.
+    fn need(&mut self, need: gpu_primitives::Result<TempStorage>) -> Checked {
+        self.need = Some(ok(need)?);
+        Ok(())
     }
 
     /// One of `choices` (from the call's seed).
@@ -377,6 +390,21 @@ impl<'a> Call<'a> {
                 Workspace::Own(w) => &mut **w,
                 Workspace::Shared(m) => &mut **guard.insert(m.lock().unwrap_or_else(PoisonError::into_inner)),
             };
+            if let Mode::Reserved = self.mode {
+                let Some(need) = self.need else {
+                    return Err(format!("{}: the check asks no TempStorage", self.what).into());
+                };
+                ok(workspace.reserve_for(self.on, &need))?;
+                if workspace.bytes() != need.bytes() {
+                    return Err(format!(
+                        "{}: a new workspace reserved for {need:?} holds {} bytes, TempStorage::bytes says {}",
+                        self.what,
+                        workspace.bytes(),
+                        need.bytes()
+                    )
+                    .into());
+                }
+            }
             fault::reset();
             if let Mode::Fail { kind, step, .. } = self.mode {
                 fault::fail_nth(kind, step);
@@ -389,6 +417,18 @@ impl<'a> Call<'a> {
         let what = &self.what;
         let (kind, step, must_fire) = match self.mode {
             Mode::Check => return result.map(Some).map_err(|e| format!("{what}: {e}").into()),
+            Mode::Reserved => {
+                let found = result.map_err(|e| format!("{what}: {e}"))?;
+                let allocations = self.counts[0];
+                if allocations > 0 {
+                    return Err(format!(
+                        "{what}: {allocations} allocations after reserving {:?}",
+                        self.need
+                    )
+                    .into());
+                }
+                return Ok(Some(found));
+            }
             Mode::Fail {
                 kind,
                 step,
@@ -637,6 +677,7 @@ fn reduce<T: Element + Value, Op: Operator>(c: &mut Call<'_>) -> Checked {
     c.label(format_args!("reduce {} {}", T::NAME, Op::NAME));
     let x: Vec<T> = c.values(c.n);
     let d_x = c.upload_vec(&x)?;
+    c.need(Ok(TempStorage::reduce::<T>(c.on.gpu(), x.len())))?;
     let found = c.run(|on, ws| device::reduce::<T, Op>(on, &d_x, ws))?;
     c.unchanged_vec(&d_x, &x)?;
     let Some(found) = found else { return Ok(()) };
@@ -647,6 +688,7 @@ fn arg<T: Element + Value>(c: &mut Call<'_>, max: bool) -> Checked {
     c.label(format_args!("arg{} {}", if max { "max" } else { "min" }, T::NAME));
     let x: Vec<T> = c.values(c.n);
     let d_x = c.upload_vec(&x)?;
+    c.need(Ok(TempStorage::arg_reduce::<T>(c.on.gpu(), x.len())))?;
     let found = c.run(|on, ws| match max {
         true => device::argmax::<T>(on, &d_x, ws),
         false => device::argmin::<T>(on, &d_x, ws),
@@ -666,6 +708,7 @@ fn dot<T: DotElement + Value>(c: &mut Call<'_>) -> Checked {
     c.label(format_args!("dot {}", T::NAME));
     let (a, b): (Vec<T>, Vec<T>) = (c.values(c.n), c.values(c.n));
     let (d_a, d_b) = (c.upload_vec(&a)?, c.upload_vec(&b)?);
+    c.need(Ok(TempStorage::dot::<T>(c.on.gpu(), a.len())))?;
     let found = c.run(|on, ws| device::dot::<T>(on, &d_a, &d_b, ws))?;
     c.unchanged_vec(&d_a, &a)?;
     c.unchanged_vec(&d_b, &b)?;
@@ -682,6 +725,7 @@ fn scan<T: Element + Value, Op: Operator>(c: &mut Call<'_>, kind: ScanKind) -> C
     let x: Vec<T> = c.values(c.n);
     let d_x = c.upload_vec(&x)?;
     let mut d_y = c.zeros::<T::Acc>(x.len())?;
+    c.need(TempStorage::scan::<T>(x.len()))?;
     let done = c.run(|on, ws| match kind {
         ScanKind::Inclusive => device::inclusive_scan::<T, Op>(on, &d_x, &mut d_y, ws),
         ScanKind::Exclusive => device::exclusive_scan::<T, Op>(on, &d_x, &mut d_y, ws),
@@ -703,6 +747,7 @@ fn in_place<T: Element<Acc = T> + Value, Op: Operator>(c: &mut Call<'_>) -> Chec
     c.label(format_args!("{kind:?} scan in place {} {}", T::NAME, Op::NAME));
     let x: Vec<T> = c.values(c.n);
     let mut d_x = c.upload_vec(&x)?;
+    c.need(TempStorage::scan::<T>(x.len()))?;
     if c.run(|on, ws| device::scan_in_place::<T, Op>(on, &mut d_x, kind, ws))?
         .is_none()
     {
@@ -744,6 +789,7 @@ fn select<T: Element + Value>(c: &mut Call<'_>, which: Select) -> Checked {
     let (d_x, d_flags) = (c.upload_vec(&x)?, c.upload(&flags)?);
     let mut d_out = c.zeros_vec::<T>(x.len())?;
     let mut d_count = c.zeros::<u64>(1)?;
+    c.need(TempStorage::select::<T>(x.len()))?;
     let done = c.run(|on, ws| {
         let (out, count) = (&mut d_out, &mut d_count);
         match which {
@@ -801,6 +847,7 @@ fn runs<T: Element + Value>(c: &mut Call<'_>, non_trivial: bool) -> Checked {
     let mut d_items = c.zeros_vec::<T>(x.len())?;
     let (mut d_offsets, mut d_lengths) = (c.zeros::<u32>(size)?, c.zeros::<u32>(size)?);
     let mut d_count = c.zeros::<u64>(1)?;
+    c.need(TempStorage::run_length_encode::<T>(x.len()))?;
     let done = c.run(|on, ws| match non_trivial {
         true => device::non_trivial_runs(on, &d_x, &mut d_offsets, &mut d_lengths, &mut d_count, ws),
         false => device::run_length_encode(on, &d_x, &mut d_items, &mut d_lengths, &mut d_count, ws),
@@ -884,6 +931,10 @@ fn histogram<S: Sample, C: HistogramCounter + Into<u64> + Debug>(c: &mut Call<'_
     levels.sort_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
     let d_x = c.upload(S::as_raw(&x))?;
     let mut d_h = c.zeros::<C>(bins as usize)?;
+    c.need(Ok(match range {
+        true => TempStorage::histogram_range::<S>(levels.len()),
+        false => TempStorage::default(),
+    }))?;
     let done = c.run(|on, ws| match range {
         true => device::histogram_range::<S, C>(on, S::view(&d_x), &levels, &mut d_h, ws),
         false => device::histogram_even::<S, C>(on, S::view(&d_x), bins, lower, upper, &mut d_h),
@@ -928,6 +979,10 @@ fn segmented_reduce<T: Element + Value, Op: Operator>(c: &mut Call<'_>, rows: bo
     let (d_x, d_offsets) = (c.upload_vec(&x)?, c.upload(&offsets)?);
     let checked = ok(SegmentOffsets::new(c.on, &d_offsets))?;
     let mut d_y = c.zeros::<T::Acc>(offsets.len() - 1)?;
+    c.need(match rows {
+        true => Ok(TempStorage::default()),
+        false => TempStorage::segmented_reduce::<T>(x.len()),
+    })?;
     let done = c.run(|on, ws| match rows {
         true => device::segmented_reduce::<T, Op>(on, &d_x, row_len, &mut d_y, ws),
         false => device::segmented_reduce::<T, Op>(on, &d_x, &checked, &mut d_y, ws),
@@ -959,6 +1014,7 @@ fn segmented_scan<T: Element + Value, Op: Operator>(c: &mut Call<'_>, kind: Scan
     let (d_x, d_offsets) = (c.upload_vec(&x)?, c.upload(&offsets)?);
     let checked = ok(SegmentOffsets::new(c.on, &d_offsets))?;
     let mut d_y = c.zeros::<T::Acc>(x.len())?;
+    c.need(TempStorage::segmented_scan::<T>(x.len()))?;
     let done = c.run(|on, ws| match kind {
         ScanKind::Inclusive => device::segmented_inclusive_scan::<T, Op>(on, &d_x, &checked, &mut d_y, ws),
         ScanKind::Exclusive => device::segmented_exclusive_scan::<T, Op>(on, &d_x, &checked, &mut d_y, ws),
@@ -997,6 +1053,7 @@ fn by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value, 
     let x: Vec<T> = c.values(c.n);
     let (d_keys, d_x) = (c.upload(&keys)?, c.upload_vec(&x)?);
     let mut d_y = c.zeros::<T::Acc>(x.len())?;
+    c.need(TempStorage::scan_by_key::<K, T>(x.len()))?;
     let done = c.run(|on, ws| match kind {
         ScanKind::Inclusive => device::inclusive_scan_by_key::<K, T, Op>(on, &d_keys, &d_x, &mut d_y, ws),
         ScanKind::Exclusive => device::exclusive_scan_by_key::<K, T, Op>(on, &d_keys, &d_x, &mut d_y, ws),
@@ -1026,6 +1083,7 @@ fn segmented_arg<T: SegmentArgElement + Value>(c: &mut Call<'_>, max: bool) -> C
     let checked = ok(SegmentOffsets::new(c.on, &d_offsets))?;
     let segments = offsets.len() - 1;
     let (mut d_values, mut d_indices) = (c.zeros::<T::Acc>(segments)?, c.zeros::<u32>(segments)?);
+    c.need(TempStorage::segmented_arg::<T>(x.len()))?;
     let done = c.run(|on, ws| match max {
         true => device::segmented_argmax(on, &d_x, &checked, &mut d_values, &mut d_indices, ws),
         false => device::segmented_argmin(on, &d_x, &checked, &mut d_values, &mut d_indices, ws),
@@ -1146,6 +1204,11 @@ fn sort<K: Key>(c: &mut Call<'_>, which: Sort) -> Checked {
     let (d_keys, d_narrow, d_wide) = (c.upload(&keys)?, c.upload(&narrow)?, c.upload(&wide_values)?);
     let mut d_out = c.zeros::<K>(n)?;
     let (mut d_narrow_out, mut d_wide_out) = (c.zeros::<u32>(n)?, c.zeros::<u64>(n)?);
+    c.need(match (which, wide) {
+        (Sort::Keys, _) => TempStorage::sort_keys::<K>(c.on.gpu(), n, options),
+        (Sort::Pairs, true) => TempStorage::sort_pairs::<K, u64>(c.on.gpu(), n, options),
+        _ => TempStorage::sort_pairs::<K, u32>(c.on.gpu(), n, options),
+    })?;
     let done = c.run(|on, ws| match (which, wide) {
         (Sort::Keys, _) => device::sort_keys(on, &d_keys, &mut d_out, options, ws),
         (Sort::Pairs, false) => {
@@ -1205,6 +1268,10 @@ fn segmented_sort<K: Key>(c: &mut Call<'_>, (argsort, rows): (bool, bool)) -> Ch
     } else {
         Segments::from(&checked)
     };
+    c.need(match argsort {
+        true => TempStorage::segmented_sort_pairs::<K, u32>(c.on.gpu(), n, options),
+        false => TempStorage::segmented_sort_keys::<K>(c.on.gpu(), n, options),
+    })?;
     let done = c.run(|on, ws| match argsort {
         true => device::segmented_argsort(on, &d_keys, &mut d_out, &mut d_index, segments, options, ws),
         false => device::segmented_sort_keys(on, &d_keys, &mut d_out, segments, options, ws),
@@ -1239,6 +1306,7 @@ fn top_k<K: Key>(c: &mut Call<'_>) -> Checked {
     let keys: Vec<K> = c.keys(rows * row_len);
     let d_keys = c.upload(&keys)?;
     let (mut d_values, mut d_index) = (c.zeros::<K>(rows * k)?, c.zeros::<u32>(rows * k)?);
+    c.need(TempStorage::top_k::<K>(rows * row_len, row_len, k))?;
     let done =
         c.run(|on, ws| device::top_k(on, &d_keys, row_len, k, largest, &mut d_values, &mut d_index, ws))?;
     c.unchanged(&d_keys, &keys)?;
@@ -1297,6 +1365,7 @@ fn row_op<T: RowElement + Value>(c: &mut Call<'_>, op: Forward) -> Checked {
     let eps = 1e-5;
     let d_x = c.upload_vec(&x)?;
     let mut d_y = c.zeros_vec::<T>(x.len())?;
+    c.need(Ok(TempStorage::default()))?;
     let done = c.run(|on, _| match op {
         Forward::Softmax => rows::softmax(on, &d_x, cols, &mut d_y),
         Forward::LogSoftmax => rows::log_softmax(on, &d_x, cols, &mut d_y),
@@ -1353,6 +1422,10 @@ fn cross_entropy<T: RowElement + Value>(c: &mut Call<'_>) -> Checked {
         ignore_index,
         label_smoothing: smoothing,
     };
+    c.need(Ok(match per_row {
+        true => TempStorage::default(),
+        false => TempStorage::cross_entropy(rows),
+    }))?;
     let done = c.run(|on, ws| {
         let grad = with_grad.then(|| d_grad.view_mut());
         rows::cross_entropy(on, &d_x, cols, &d_targets, options, &mut d_loss, grad, ws)

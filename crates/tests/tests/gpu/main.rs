@@ -29,6 +29,7 @@ mod sort;
 mod soundness;
 mod streams;
 mod support;
+mod temp_storage;
 
 use libtest_mimic::{Arguments, Trial};
 
@@ -58,6 +59,7 @@ fn main() {
         soundness::TESTS,
         properties::TESTS,
         faults::TESTS,
+        temp_storage::TESTS,
     ]
     .iter()
     .flat_map(|group| group.iter())
