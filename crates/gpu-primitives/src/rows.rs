@@ -439,7 +439,7 @@ fn launch_summing<T: RowElement>(
     }
     let limit = on.gpu().info().max_shared_per_block;
     let module = crate::module(on.gpu())?;
-    let has_clusters = module.ptx_arch() >= 90 && cluster_mode() != 0;
+    let has_clusters = uses_clusters(&module);
     let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
     // where none is read twice for it.
@@ -609,6 +609,12 @@ fn summing_launch<T: RowElement>(
     )
 }
 
+/// Whether the row operations may share a row among a cluster's blocks: the module has
+/// cluster kernels (sm_90 and later) and [`cluster_mode`] allows them.
+fn uses_clusters(module: &crate::runtime::Module) -> bool {
+    module.ptx_arch() >= 90 && cluster_mode() != 0
+}
+
 /// Rows a block of `plan` takes at once: several groups of a warp or less, else one.
 fn rows_per_block(plan: RowPlan) -> usize {
     if plan.group <= 32 {
@@ -649,7 +655,8 @@ fn norm_backward_storage<T: RowElement>(
     if rows == 0 || cols == 0 {
         return Ok(TempStorage::default());
     }
-    let has_clusters = crate::module(gpu)?.ptx_arch() >= 90 && cluster_mode() != 0;
+    let module = crate::module(gpu)?;
+    let has_clusters = uses_clusters(&module);
     let info = gpu.info();
     let chunks = match summing_launch::<T>(summing, cols, info.max_shared_per_block, has_clusters) {
         Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),

@@ -42,7 +42,11 @@ const N: usize = 100_000;
 /// For each algorithm of [`ALGORITHMS`] ([`one_algorithm`]), on several threads (each opens a
 /// `Gpu` for every compilation it fails, which parses the library's PTX: 0.8 s each in a
 /// debug build).
+///
+/// `FAULTS_SHARD=i/k` runs only the algorithms whose index in the table is `i` modulo `k`
+/// (to spread a slow run, such as one under compute-sanitizer racecheck, over several GPUs).
 fn every_step(gpu: &Gpu) -> Result<(), Failed> {
+    let (shard, shards) = shard()?;
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(8));
     let mut done: Vec<(usize, String, Vec<String>)> = std::thread::scope(|s| {
@@ -51,7 +55,7 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
                 s.spawn(|| {
                     let mut done = Vec::new();
                     loop {
-                        let i = next.fetch_add(1, AtomicOrdering::Relaxed);
+                        let i = shard + shards * next.fetch_add(1, AtomicOrdering::Relaxed);
                         let Some(&(name, check)) = ALGORITHMS.get(i) else {
                             break done;
                         };
@@ -83,6 +87,20 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
     }
     let shown = problems.iter().take(30).cloned().collect::<Vec<_>>().join("\n");
     Err(format!("{} problems:\n{shown}", problems.len()).into())
+}
+
+/// `$FAULTS_SHARD` as (i, k), or (0, 1) when unset.
+fn shard() -> Result<(usize, usize), Failed> {
+    let Ok(spec) = std::env::var("FAULTS_SHARD") else {
+        return Ok((0, 1));
+    };
+    let parsed = spec
+        .split_once('/')
+        .and_then(|(i, k)| Some((i.parse().ok()?, k.parse().ok()?)));
+    match parsed {
+        Some((i, k)) if i < k => Ok((i, k)),
+        _ => Err(format!("FAULTS_SHARD={spec}: expected i/k with i < k").into()),
+    }
 }
 
 /// `check`'s call on `gpu` with a new workspace: its driver calls of each kind, and what it ran.
