@@ -698,13 +698,19 @@ impl TempStorage {
         norm_backward_storage::<T>(gpu, &kernels::rms_norm_backward_sums, rows, cols)
     }
 
-    /// [`cross_entropy`] of `rows` rows with a mean or sum reduction (with none it needs
-    /// nothing): the count of valid targets and each row's loss, 4 bytes each.
-    pub fn cross_entropy(rows: usize) -> Self {
-        Self {
-            row_values: rows.saturating_add(1),
-            ..Self::default()
-        }
+    /// [`cross_entropy`] of `rows` rows on `gpu` with a mean or sum reduction (with none it
+    /// needs nothing): the count of valid targets and each row's loss, 4 bytes each, and the
+    /// [`reduce`](crate::device::reduce) of the rows' losses.
+    pub fn cross_entropy(gpu: &Gpu, rows: usize) -> Self {
+        cross_entropy_rows(rows).max(TempStorage::reduce::<f32>(gpu, rows))
+    }
+}
+
+/// Cross-entropy's count of valid targets and per-row losses over `rows` rows.
+fn cross_entropy_rows(rows: usize) -> TempStorage {
+    TempStorage {
+        row_values: rows.saturating_add(1),
+        ..TempStorage::default()
     }
 }
 
@@ -1220,7 +1226,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         return launch::<T>(on, classes, call);
     }
     let mut workspace = workspace.begin(on.stream())?;
-    let (count, row_losses) = workspace.count_and_rows(on.stream(), TempStorage::cross_entropy(rows))?;
+    let (count, row_losses) = workspace.count_and_rows(on.stream(), cross_entropy_rows(rows))?;
     call.loss = Some((row_losses, rows, Bound::default()));
     let module = crate::module(on.gpu())?;
     let count_params = TargetCountParams {

@@ -416,7 +416,7 @@ impl DeviceWorkspace {
     }
 
     /// Addresses of a `u32` count, zeroed on `stream`, and of `need.row_values - 1` `f32` after
-    /// it (cross-entropy's valid targets and per-row losses, [`TempStorage::cross_entropy`]).
+    /// it (cross-entropy's valid targets and per-row losses).
     pub(crate) fn count_and_rows(&mut self, stream: &Stream, need: TempStorage) -> Result<(u64, u64)> {
         grow(&mut self.row_values, need.row_values, stream)?;
         let count = address(&self.row_values);

@@ -1442,7 +1442,7 @@ fn cross_entropy<T: RowElement + Value>(c: &mut Call<'_>) -> Checked {
     };
     c.need(Ok(match per_row {
         true => TempStorage::default(),
-        false => TempStorage::cross_entropy(rows),
+        false => TempStorage::cross_entropy(c.on.gpu(), rows),
     }))?;
     let done = c.run(|on, ws| {
         let grad = with_grad.then(|| d_grad.view_mut());
