@@ -44,9 +44,13 @@ const N: usize = 100_000;
 /// debug build).
 ///
 /// `FAULTS_SHARD=i/k` runs only the algorithms whose index in the table is `i` modulo `k`
-/// (to spread a slow run, such as one under compute-sanitizer racecheck, over several GPUs).
+/// (to spread a slow run, such as one under compute-sanitizer racecheck, over several GPUs);
+/// `FAULTS_KINDS` (comma-separated: alloc, compile, launch, copy) fails only those kinds of
+/// driver calls (without compile, no new `Gpu` is opened: each compiles the library's kernels
+/// again, which is slow under a sanitizer).
 fn every_step(gpu: &Gpu) -> Result<(), Failed> {
     let (shard, shards) = shard()?;
+    let kinds = kinds()?;
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(8));
     let mut done: Vec<(usize, String, Vec<String>)> = std::thread::scope(|s| {
@@ -59,7 +63,7 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
                         let Some(&(name, check)) = ALGORITHMS.get(i) else {
                             break done;
                         };
-                        let (line, problems) = one_algorithm(gpu, name, check, 0xfa17 + i as u64);
+                        let (line, problems) = one_algorithm(gpu, name, check, 0xfa17 + i as u64, &kinds);
                         done.push((i, line, problems));
                     }
                 })
@@ -89,6 +93,22 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
     Err(format!("{} problems:\n{shown}", problems.len()).into())
 }
 
+/// `$FAULTS_KINDS` as the kinds of driver calls to fail, or every kind when unset.
+fn kinds() -> Result<Vec<Fault>, Failed> {
+    let Ok(spec) = std::env::var("FAULTS_KINDS") else {
+        return Ok(Fault::ALL.to_vec());
+    };
+    spec.split(',')
+        .map(|kind| match kind.trim() {
+            "alloc" => Ok(Fault::Alloc),
+            "compile" => Ok(Fault::ModuleLoad),
+            "launch" => Ok(Fault::Launch),
+            "copy" => Ok(Fault::Copy),
+            other => Err(format!("FAULTS_KINDS: {other:?} is not alloc, compile, launch or copy").into()),
+        })
+        .collect()
+}
+
 /// `$FAULTS_SHARD` as (i, k), or (0, 1) when unset.
 fn shard() -> Result<(usize, usize), Failed> {
     let Ok(spec) = std::env::var("FAULTS_SHARD") else {
@@ -115,7 +135,7 @@ fn count(gpu: &Gpu, check: Check, seed: u64) -> Result<([u64; 4], String), Faile
 /// the others in `gpu` once it has run the call), each time with a new workspace; then fail each
 /// of them in turn, each time with a new workspace (and for compilations a new `Gpu`), and make
 /// the call again on it: the table's line, and the problems found.
-fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64) -> (String, Vec<String>) {
+fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64, kinds: &[Fault]) -> (String, Vec<String>) {
     let mut problems = Vec::new();
     let new_gpu = |problems: &mut Vec<String>| match gpu_primitives::open_gpu(0) {
         Ok(gpu) => Some(gpu),
@@ -124,13 +144,21 @@ fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64) -> (String, Vec
             None
         }
     };
-    let Some(fresh) = new_gpu(&mut problems) else {
+    // Compilations are counted (and failed) in new `Gpu`s, only where they are asked for.
+    let compiles = |problems: &mut Vec<String>| -> Option<Result<u64, Failed>> {
+        if !kinds.contains(&Fault::ModuleLoad) {
+            return Some(Ok(0));
+        }
+        let fresh = new_gpu(problems)?;
+        Some(count(&fresh, check, seed).map(|(counts, _)| counts[1]))
+    };
+    let Some(compiles) = compiles(&mut problems) else {
         return (name.into(), problems);
     };
-    let counted = count(&fresh, check, seed).and_then(|(compiles, what)| {
+    let counted = compiles.and_then(|compiles| {
         count(gpu, check, seed)?;
-        let (warm, _) = count(gpu, check, seed)?;
-        Ok(([warm[0], compiles[1], warm[2], warm[3]], what))
+        let (warm, what) = count(gpu, check, seed)?;
+        Ok(([warm[0], compiles, warm[2], warm[3]], what))
     });
     let (counts, what) = match counted {
         Ok(counted) => counted,
@@ -140,6 +168,9 @@ fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64) -> (String, Vec
         }
     };
     for (kind, &count) in Fault::ALL.into_iter().zip(&counts) {
+        if !kinds.contains(&kind) {
+            continue;
+        }
         for step in 1..=count {
             let one = match kind {
                 Fault::ModuleLoad => new_gpu(&mut problems),
