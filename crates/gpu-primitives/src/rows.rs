@@ -509,8 +509,7 @@ fn launch_summing<T: RowElement>(
     let name = format!("device_rows_{}_{}_w{}{suffix}", k.name, T::NAME, plan.words);
     let kernel = module.kernel::<RowParams<T::Raw>>(&name)?;
     let rows_per_block = rows_per_block(plan);
-    let wave = on.gpu().info().multiprocessors as usize
-        * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize);
+    let wave = wave_blocks(on.gpu().info(), plan);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
     if cluster {
         // A cluster a row (a whole number of clusters, each looping over rows as a block does).
@@ -615,6 +614,11 @@ fn uses_clusters(module: &crate::runtime::Module) -> bool {
     module.ptx_arch() >= 90 && cluster_mode() != 0
 }
 
+/// Blocks of `plan`'s threads the device's multiprocessors run at once (a wave), by threads.
+fn wave_blocks(info: &DeviceInfo, plan: RowPlan) -> usize {
+    info.multiprocessors as usize * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize)
+}
+
 /// Rows a block of `plan` takes at once: several groups of a warp or less, else one.
 fn rows_per_block(plan: RowPlan) -> usize {
     if plan.group <= 32 {
@@ -637,8 +641,7 @@ fn resident_blocks(info: &DeviceInfo, plan: RowPlan) -> u32 {
 /// multiprocessors hold blocks of `plan`'s threads (so that [`TempStorage`] can say the most
 /// without asking the driver).
 fn cluster_sum_chunks(info: &DeviceInfo, plan: RowPlan, rows: usize, active: u32) -> usize {
-    let most = info.multiprocessors as usize * (RESIDENT_THREADS_PER_MULTIPROCESSOR / plan.block as usize)
-        / ROW_CLUSTER_BLOCKS as usize;
+    let most = wave_blocks(info, plan) / ROW_CLUSTER_BLOCKS as usize;
     row_sums_cluster_chunks(rows, sums_cluster_chunks((active as usize).clamp(1, most.max(1))))
 }
 
@@ -662,8 +665,7 @@ fn norm_backward_storage<T: RowElement>(
         Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
         Some(sums) => {
             let per_block = rows_per_block(sums.plan);
-            let wave = info.multiprocessors as usize
-                * (RESIDENT_THREADS_PER_MULTIPROCESSOR / sums.plan.block as usize);
+            let wave = wave_blocks(info, sums.plan);
             let grid = rows
                 .div_ceil(per_block)
                 .min(wave * 16)
