@@ -25,6 +25,7 @@ impl Drop for Event {
             // SAFETY: created by `create`, destroyed once here, its context current.
             unsafe { sys::cuEventDestroy_v2(self.raw) };
         }
+        crate::fault::count_event(-1);
     }
 }
 
@@ -49,6 +50,7 @@ impl Event {
         // SAFETY: a valid out-pointer; the context is current.
         let status = unsafe { sys::cuEventCreate(&mut raw, flags) };
         check(status, "creating an event")?;
+        crate::fault::count_event(1);
         Ok(Self {
             raw,
             context: Arc::clone(context),

@@ -142,6 +142,29 @@ pub(crate) fn or_inject(kind: Fault, call: impl FnOnce() -> sys::CUresult) -> sy
     }
 }
 
+/// Events this thread created less those it destroyed, since the process started: a test's
+/// check that a path out of a call (an error, a panic) destroys the events it made.
+#[cfg(feature = "fault-injection")]
+pub fn events_alive() -> i64 {
+    EVENTS_ALIVE.with(std::cell::Cell::get)
+}
+
+#[cfg(feature = "fault-injection")]
+thread_local! {
+    static EVENTS_ALIVE: std::cell::Cell<i64> = const { std::cell::Cell::new(0) };
+}
+
+/// Count an event created (`+1`) or destroyed (`-1`) on this thread.
+#[cfg(feature = "fault-injection")]
+pub(crate) fn count_event(change: i64) {
+    EVENTS_ALIVE.with(|n| n.set(n.get() + change));
+}
+
+/// Without the feature `fault-injection`: counts nothing.
+#[cfg(not(feature = "fault-injection"))]
+#[inline(always)]
+pub(crate) fn count_event(_change: i64) {}
+
 #[cfg(all(test, feature = "fault-injection"))]
 mod tests {
     use super::*;

@@ -23,9 +23,28 @@ const TESTS: &[(&str, Test)] = &[
         kernel_outlives_gpu,
     ),
     ("lifetimes::handles_of_another_gpu_are_refused", other_gpu),
+    (
+        "lifetimes::sticky_error_is_reported_by_every_later_call",
+        sticky_error,
+    ),
 ];
 
+/// Set in the child process of [`sticky_error`]: the binary runs [`sticky_child`] alone.
+const STICKY_CHILD: &str = "GPU_PRIMITIVES_TESTS_STICKY_CHILD";
+
 fn main() {
+    if std::env::var_os(STICKY_CHILD).is_some() {
+        match sticky_child() {
+            Ok(report) => {
+                println!("{report}");
+                std::process::exit(0);
+            }
+            Err(e) => {
+                eprintln!("{}", e.message().unwrap_or("failed"));
+                std::process::exit(1);
+            }
+        }
+    }
     let mut args = Arguments::from_args();
     args.test_threads = Some(1);
     let trials = TESTS
@@ -169,4 +188,104 @@ fn other_gpu() -> Result<Completion, Failed> {
     };
     wrong("a kernel of GPU 0 launched on GPU 1's stream", launched)?;
     Ok(Completion::Completed)
+}
+
+/// A kernel of the caller's that faults (the library's reduce launched through the unsafe API
+/// on an address nothing allocated) makes the context's error sticky: the library reports it as
+/// `Error::Driver` at the next synchronising call and at every call after, without a panic or
+/// a hang, and every handle drops without a panic (docs/safety.md, "Sticky errors"). Run in a
+/// child process: the error lasts as long as the process.
+fn sticky_error() -> Result<Completion, Failed> {
+    if let Err(ignored) = open(0)? {
+        return Ok(ignored);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("finding the test binary: {e}"))?;
+    let mut child = std::process::Command::new(exe)
+        .env(STICKY_CHILD, "1")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("starting the child process: {e}"))?;
+    // A hang is a failure: the child is given 120 s (it takes about one).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| format!("waiting for the child: {e}"))?
+        {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            return Err("the child process hung after the sticky error (killed after 120 s)".into());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let output = child
+        .wait_with_output()
+        .map_err(|e| format!("reading the child's output: {e}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !status.success() {
+        return Err(format!("the child process exited with {status}:\n{stdout}{stderr}").into());
+    }
+    print!("{stdout}");
+    Ok(Completion::Completed)
+}
+
+/// The child of [`sticky_error`]: what each call returned after the fault, one line each.
+fn sticky_child() -> Result<String, Failed> {
+    let gpu = ok(gpu_primitives::open_gpu(0))?;
+    let x = ok(gpu.upload(&vec![1u32; LEN]))?;
+    let mut ws = DeviceWorkspace::new();
+    let before = ok(device::reduce::<u32, Sum>(&gpu, &x, &mut ws))?;
+    if before as usize != LEN {
+        return Err(format!("the reduce before the fault gave {before}, expected {LEN}").into());
+    }
+    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let kernel = ok(module.kernel::<ReduceParams<u32, u32>>("device_reduce_u32_sum"))?;
+    let output = ok(gpu.alloc_zeroed::<u32>(1))?;
+    let params = ReduceParams {
+        // Far past any allocation: the first load faults.
+        input: 0x10 as *const u32,
+        n: LEN,
+        partials: output.as_device_ptr().as_raw() as *mut u32,
+        result: output.as_device_ptr().as_raw() as *mut u32,
+        blocks_done: std::ptr::null_mut(),
+    };
+    let config = LaunchConfig::new(1, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    // SAFETY: not sound, on purpose: `input` addresses no allocation, so the kernel faults on
+    // the device. This process exists to see what follows a fault; its host memory is not
+    // touched by the kernel (device addresses only), and nothing after it reads device memory
+    // it trusts.
+    ok(unsafe { gpu.stream().launch(&kernel, config, &params) })?;
+    let mut report = Vec::new();
+    let mut sticky = |what: &str, r: gpu_primitives::Result<()>| -> Result<(), Failed> {
+        match r {
+            Err(Error::Driver { name, .. })
+                if name.contains("ILLEGAL_ADDRESS") || name.contains("LAUNCH_FAILED") =>
+            {
+                report.push(format!("{what}: {name}"));
+                Ok(())
+            }
+            other => {
+                Err(format!("{what} after the fault: expected the sticky driver error, got {other:?}").into())
+            }
+        }
+    };
+    sticky("Gpu::synchronize", gpu.synchronize())?;
+    sticky("download", gpu.download(&x).map(|_| ()))?;
+    sticky(
+        "reduce",
+        device::reduce::<u32, Sum>(&gpu, &x, &mut ws).map(|_| ()),
+    )?;
+    sticky(
+        "reduce again",
+        device::reduce::<u32, Sum>(&gpu, &x, &mut ws).map(|_| ()),
+    )?;
+    sticky("upload", gpu.upload(&[1u32]).map(|_| ()))?;
+    // Every handle drops in that state without a panic (each leaks what its driver call fails
+    // to release).
+    drop((kernel, module, output, x, ws, gpu));
+    Ok(report.join("\n"))
 }

@@ -47,10 +47,13 @@ const N: usize = 100_000;
 /// (to spread a slow run, such as one under compute-sanitizer racecheck, over several GPUs);
 /// `FAULTS_KINDS` (comma-separated: alloc, compile, launch, copy) fails only those kinds of
 /// driver calls (without compile, no new `Gpu` is opened: each compiles the library's kernels
-/// again, which is slow under a sanitizer).
+/// again, which is slow under a sanitizer); `FAULTS_PROGRESS` (set to anything) prints each
+/// algorithm's line to stderr as it finishes, with the seconds since the start.
 fn every_step(gpu: &Gpu) -> Result<(), Failed> {
     let (shard, shards) = shard()?;
     let kinds = kinds()?;
+    let progress = std::env::var_os("FAULTS_PROGRESS").is_some();
+    let start = std::time::Instant::now();
     let next = AtomicUsize::new(0);
     let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(8));
     let mut done: Vec<(usize, String, Vec<String>)> = std::thread::scope(|s| {
@@ -64,6 +67,10 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
                             break done;
                         };
                         let (line, problems) = one_algorithm(gpu, name, check, 0xfa17 + i as u64, &kinds);
+                        if progress {
+                            let seconds = start.elapsed().as_secs_f64();
+                            eprintln!("faults: {seconds:7.1} s  {line}  ({} problems)", problems.len());
+                        }
                         done.push((i, line, problems));
                     }
                 })

@@ -30,6 +30,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "soundness::status_layouts_of_one_workspace_do_not_alias",
         status_layouts,
     ),
+    (
+        "soundness::timing_destroys_its_events_on_error_and_panic",
+        timing_events,
+    ),
 ];
 
 /// Enough u32 for several hundred scan tiles.
@@ -243,4 +247,29 @@ fn status_layouts(gpu: &Gpu) -> Result<(), Failed> {
         &expected,
         |_| false,
     )
+}
+
+/// `Stream::time` destroys the two events it makes on every way out of the timed work: a
+/// result, an error, a panic (the code before issue 65 created raw events and leaked both when
+/// the work returned an error or panicked).
+fn timing_events(gpu: &Gpu) -> Result<(), Failed> {
+    let stream = gpu.stream();
+    let before = fault::events_alive();
+    let x = ok(gpu.upload(&[1u32, 2, 3]))?;
+    let (sum, _) = ok(stream.time(|| gpu.download(&x).map(|v| v.iter().sum::<u32>())))?;
+    check_eq("the timed work's value", sum, 6)?;
+    let failed = stream.time(|| -> gpu_primitives::Result<()> {
+        Err(Error::InvalidArgument("the timed work failed".into()))
+    });
+    if !matches!(failed, Err(Error::InvalidArgument(_))) {
+        return Err(format!("the timed work's error was not returned: {failed:?}").into());
+    }
+    let panicked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        let _ = stream.time(|| -> gpu_primitives::Result<()> { panic!("the timed work panicked") });
+    }));
+    if panicked.is_ok() {
+        return Err("the timed work's panic did not reach the caller".into());
+    }
+    let alive = fault::events_alive() - before;
+    check_eq("events left alive by three timings", alive, 0)
 }
