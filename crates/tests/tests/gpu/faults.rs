@@ -48,14 +48,23 @@ const N: usize = 100_000;
 /// `FAULTS_KINDS` (comma-separated: alloc, compile, launch, copy) fails only those kinds of
 /// driver calls (without compile, no new `Gpu` is opened: each compiles the library's kernels
 /// again, which is slow under a sanitizer); `FAULTS_PROGRESS` (set to anything) prints each
-/// algorithm's line to stderr as it finishes, with the seconds since the start.
+/// algorithm's line to stderr as it finishes, and each failure as it is armed, with the seconds
+/// since the start (a run cut short shows where it was); `FAULTS_THREADS=n` runs the algorithms
+/// on `n` threads (default: the CPUs, at most 8).
 fn every_step(gpu: &Gpu) -> Result<(), Failed> {
     let (shard, shards) = shard()?;
     let kinds = kinds()?;
     let progress = std::env::var_os("FAULTS_PROGRESS").is_some();
     let start = std::time::Instant::now();
     let next = AtomicUsize::new(0);
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get().min(8));
+    let threads = match std::env::var("FAULTS_THREADS") {
+        Ok(n) => n
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n > 0)
+            .ok_or_else(|| format!("FAULTS_THREADS={n}: expected a count of threads, 1 or more"))?,
+        Err(_) => std::thread::available_parallelism().map_or(4, |n| n.get().min(8)),
+    };
     let mut done: Vec<(usize, String, Vec<String>)> = std::thread::scope(|s| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
@@ -66,7 +75,14 @@ fn every_step(gpu: &Gpu) -> Result<(), Failed> {
                         let Some(&(name, check)) = ALGORITHMS.get(i) else {
                             break done;
                         };
-                        let (line, problems) = one_algorithm(gpu, name, check, 0xfa17 + i as u64, &kinds);
+                        let (line, problems) = one_algorithm(
+                            gpu,
+                            name,
+                            check,
+                            0xfa17 + i as u64,
+                            &kinds,
+                            progress.then_some(start),
+                        );
                         if progress {
                             let seconds = start.elapsed().as_secs_f64();
                             eprintln!("faults: {seconds:7.1} s  {line}  ({} problems)", problems.len());
@@ -142,7 +158,14 @@ fn count(gpu: &Gpu, check: Check, seed: u64) -> Result<([u64; 4], String), Faile
 /// the others in `gpu` once it has run the call), each time with a new workspace; then fail each
 /// of them in turn, each time with a new workspace (and for compilations a new `Gpu`), and make
 /// the call again on it: the table's line, and the problems found.
-fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64, kinds: &[Fault]) -> (String, Vec<String>) {
+fn one_algorithm(
+    gpu: &Gpu,
+    name: &str,
+    check: Check,
+    seed: u64,
+    kinds: &[Fault],
+    progress: Option<std::time::Instant>,
+) -> (String, Vec<String>) {
     let mut problems = Vec::new();
     let new_gpu = |problems: &mut Vec<String>| match gpu_primitives::open_gpu(0) {
         Ok(gpu) => Some(gpu),
@@ -184,6 +207,10 @@ fn one_algorithm(gpu: &Gpu, name: &str, check: Check, seed: u64, kinds: &[Fault]
                 _ => Some(gpu.clone()),
             };
             let Some(one) = one else { continue };
+            if let Some(start) = progress {
+                let seconds = start.elapsed().as_secs_f64();
+                eprintln!("faults: {seconds:7.1} s  {what}: {kind:?} call {step} of {count}");
+            }
             let mut workspace = DeviceWorkspace::new();
             let fail = Mode::Fail {
                 kind,
