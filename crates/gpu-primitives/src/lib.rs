@@ -36,12 +36,15 @@ pub use gpu_primitives_runtime::{
 /// The `half` crate of the element types `f16` and `bf16`.
 pub use half;
 
-/// The device-wide kernels' PTX, one module per architecture: (compute capability x 10, PTX
-/// text). Generated from crates/kernels by `cargo xtask ptx`; CI checks it is current.
-pub const PTX_VARIANTS: &[(u32, &str)] = &[
-    (80, include_str!("../ptx/device_sm_80.ptx")),
-    (90, include_str!("../ptx/device_sm_90.ptx")),
-];
+/// The device-wide kernels, one [`PackedModule`](runtime::packed::PackedModule) per
+/// architecture (sm_80, sm_90): each family of kernels is one zstd frame of PTX, decompressed
+/// the first time one of its kernels is launched. Generated from crates/kernels by
+/// `cargo xtask ptx` into `kernels/` (docs/toolchain.md, "How the kernels are stored"); CI
+/// checks they are what the sources compile to.
+pub const KERNELS: &[runtime::packed::PackedModule] = {
+    use runtime::packed::{PackedFamily, PackedModule};
+    include!("../kernels/index.rs")
+};
 
 /// The key this crate's module is loaded under in a [`Gpu`] ([`Gpu::module`]).
 pub const MODULE_KEY: &str = "gpu-primitives";
@@ -64,9 +67,14 @@ pub fn open_gpu(ordinal: u32) -> Result<Gpu> {
     Ok(gpu)
 }
 
-/// The library's module in `gpu`, loaded on first use.
-pub(crate) fn module(gpu: &Gpu) -> Result<std::sync::Arc<runtime::Module>> {
-    gpu.module(MODULE_KEY, PTX_VARIANTS)
+/// The library's module in `gpu` (under [`MODULE_KEY`], from [`KERNELS`]), loaded on first
+/// use: its kernels, to launch through the unsafe [`Stream::launch`] with the parameter structs
+/// of `gpu_primitives_abi::params`.
+///
+/// # Errors
+/// As [`open_gpu`].
+pub fn module(gpu: &Gpu) -> Result<std::sync::Arc<runtime::Module>> {
+    gpu.packed_module(MODULE_KEY, KERNELS)
 }
 
 /// The architecture of the library's PTX variant loaded into `gpu` (compute capability x 10;

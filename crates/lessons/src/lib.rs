@@ -47,12 +47,15 @@ pub fn load(gpu: &Gpu) -> Result<()> {
     gpu.module(MODULE_KEY, PTX_VARIANTS)?.compile_all().map(drop)
 }
 
-/// Open GPU `ordinal` with the library's kernels and the lessons' loaded into it.
+/// Open GPU `ordinal` with the lessons' kernels loaded into it. The library's are not: a
+/// program that only runs the lessons carries none of them (a library call on this `Gpu` would
+/// still load them on first use).
 ///
 /// # Errors
-/// As [`gpu_primitives::open_gpu`] and [`load`].
+/// No device, driver too old, GPU older than the PTX, a kernel the driver cannot compile; a
+/// device whose warp size is not [`gpu_primitives::WARP_SIZE`].
 pub fn open_gpu(ordinal: u32) -> Result<Gpu> {
-    let gpu = gpu_primitives::open_gpu(ordinal)?;
+    let gpu = Gpu::open(ordinal, gpu_primitives::WARP_SIZE)?;
     load(&gpu)?;
     Ok(gpu)
 }

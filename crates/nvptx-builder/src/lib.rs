@@ -36,6 +36,8 @@
 
 #![warn(missing_docs)]
 
+pub mod families;
+
 use std::env;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};

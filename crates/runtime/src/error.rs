@@ -60,6 +60,17 @@ pub enum Error {
         /// The JIT error log (may be empty).
         log: String,
     },
+    /// A family of compressed kernels ([`PackedFamily`](crate::packed::PackedFamily)) could not
+    /// be decompressed: the library's files are damaged.
+    #[error(
+        "the compressed kernels of family `{family}` cannot be read ({reason}): the files they were built into are damaged; rebuild or reinstall the crate"
+    )]
+    BadFrame {
+        /// The family.
+        family: String,
+        /// What the decoder found.
+        reason: String,
+    },
     /// A kernel named by the host is in none of the loaded modules.
     #[error("kernel `{0}` is not in the loaded PTX modules")]
     MissingKernel(String),

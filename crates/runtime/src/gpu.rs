@@ -3,7 +3,7 @@
 use crate::context::Context;
 use crate::error::check;
 use crate::launch::{KernelArgs, LaunchConfig};
-use crate::module::Module;
+use crate::module::{Module, Variants};
 use crate::stream::Stream;
 use crate::{DeviceBuffer, DeviceCopy, Error, Result, sys};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -223,11 +223,30 @@ impl Gpu {
     /// # Errors
     /// [`Error::NoPtx`], [`Error::GpuTooOld`], [`Error::DriverTooOld`].
     pub fn module(&self, key: &'static str, ptx_variants: &[(u32, &'static str)]) -> Result<Arc<Module>> {
+        self.module_from(key, Variants::Text(ptx_variants))
+    }
+
+    /// As [`Gpu::module`], from kernels stored as families of compressed PTX
+    /// ([`PackedModule`](crate::packed::PackedModule), one per architecture): a family is
+    /// decompressed the first time one of its kernels is looked up, so a program decompresses
+    /// only the families it launches.
+    ///
+    /// # Errors
+    /// As [`Gpu::module`]; a lookup may also fail with [`Error::BadFrame`].
+    pub fn packed_module(
+        &self,
+        key: &'static str,
+        modules: &'static [crate::packed::PackedModule],
+    ) -> Result<Arc<Module>> {
+        self.module_from(key, Variants::Packed(modules))
+    }
+
+    fn module_from(&self, key: &'static str, variants: Variants<'_>) -> Result<Arc<Module>> {
         let mut modules = self.modules();
         if let Some((_, module)) = modules.iter().find(|(k, _)| *k == key) {
             return Ok(module.clone());
         }
-        let module = Arc::new(Module::load(key, ptx_variants, &self.inner.context, self.info())?);
+        let module = Arc::new(Module::load(key, variants, &self.inner.context, self.info())?);
         modules.push((key, module.clone()));
         Ok(module)
     }

@@ -40,6 +40,7 @@ mod gpu;
 mod launch;
 mod memory;
 mod module;
+pub mod packed;
 pub mod ptx;
 mod stream;
 pub mod sys;

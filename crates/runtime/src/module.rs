@@ -5,6 +5,7 @@ use crate::context::Context;
 use crate::error::check;
 use crate::fault::{Fault, or_inject};
 use crate::launch::{KernelArgs, LaunchConfig};
+use crate::packed::{PackedFamily, PackedModule};
 use crate::ptx::{
     KernelTexts, cuda_version_for_ptx_isa, entry_param_bytes, format_cuda_version, ptx_isa_version,
     select_variant,
@@ -14,24 +15,140 @@ use crate::{DeviceInfo, Error, Result, Stream};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// A PTX module of a [`Gpu`](crate::Gpu): the variant for its device, whose kernels are each
 /// compiled alone the first time they are looked up ([`KernelTexts`]: the module less its other
 /// entries), and cached. A program pays for the kernels it uses: compiling all of a library's
-/// hundreds of kernels at once took about 100 s on an H100.
+/// hundreds of kernels at once took about 100 s on an H100. Its PTX is one text, or families of
+/// compressed text ([`PackedModule`]) of which only those whose kernels are looked up are
+/// decompressed.
 pub struct Module {
     key: &'static str,
     arch: u32,
-    /// The variant's text, cut at its kernels.
-    texts: KernelTexts<'static>,
-    /// Each kernel's parameter sizes, read from its entry's text at load.
-    entries: HashMap<String, Vec<usize>>,
+    /// The variant's PTX.
+    source: Source,
     /// The kernels loaded so far, shared with every [`Kernel`] handed out, so that a kernel
     /// keeps its driver module (and the context) alive.
     loaded: Arc<Loaded>,
     /// The device's opt-in shared memory per block (`DeviceInfo::max_shared_per_block`).
     max_shared_per_block: u32,
+}
+
+/// Where a [`Module`]'s kernels' PTX comes from.
+enum Source {
+    /// One text, cut at its kernels, with each kernel's parameter sizes (read at load).
+    Text {
+        texts: KernelTexts<'static>,
+        params: HashMap<String, Vec<usize>>,
+    },
+    /// Families of compressed text, each decompressed on the first lookup of one of its kernels.
+    Packed {
+        families: &'static [PackedFamily],
+        /// Each kernel's family (its index in `families`).
+        family_of: HashMap<&'static str, usize>,
+        /// The families decompressed so far, by index.
+        texts: Vec<OnceLock<FamilyText>>,
+    },
+}
+
+/// A decompressed family: its PTX text and each of its kernels' parameter sizes.
+struct FamilyText {
+    text: String,
+    params: HashMap<String, Vec<usize>>,
+}
+
+impl FamilyText {
+    fn new(text: String) -> Self {
+        let params = kernel_params(&KernelTexts::new(&text));
+        Self { text, params }
+    }
+}
+
+impl Source {
+    /// The decompressed family of kernel `name` (decompressed on its first use; of two threads
+    /// racing, the first to finish is kept); `None` for a text module.
+    fn family(&self, name: &str) -> Result<Option<&FamilyText>> {
+        let Source::Packed {
+            families,
+            family_of,
+            texts,
+        } = self
+        else {
+            return Ok(None);
+        };
+        let index = *family_of
+            .get(name)
+            .ok_or_else(|| Error::MissingKernel(name.to_owned()))?;
+        if let Some(family) = texts[index].get() {
+            return Ok(Some(family));
+        }
+        let family = FamilyText::new(families[index].decompress()?);
+        let _ = texts[index].set(family);
+        Ok(texts[index].get())
+    }
+
+    /// The module of kernel `name` alone.
+    fn module_of(&self, name: &str) -> Result<String> {
+        let module = match self {
+            Source::Text { texts, .. } => texts.module_of(name),
+            Source::Packed { .. } => self
+                .family(name)?
+                .and_then(|family| KernelTexts::new(&family.text).module_of(name)),
+        };
+        module.ok_or_else(|| Error::MissingKernel(name.to_owned()))
+    }
+
+    /// Kernel `name`'s parameter sizes in bytes.
+    fn params(&self, name: &str) -> Result<&[usize]> {
+        let params = match self {
+            Source::Text { params, .. } => params.get(name),
+            Source::Packed { .. } => self.family(name)?.and_then(|family| family.params.get(name)),
+        };
+        params
+            .map(Vec::as_slice)
+            .ok_or_else(|| Error::MissingKernel(name.to_owned()))
+    }
+
+    /// Whether the module has kernel `name`.
+    fn has(&self, name: &str) -> bool {
+        match self {
+            Source::Text { params, .. } => params.contains_key(name),
+            Source::Packed { family_of, .. } => family_of.contains_key(name),
+        }
+    }
+
+    /// Every kernel's name, in no particular order.
+    fn names(&self) -> Vec<&str> {
+        match self {
+            Source::Text { params, .. } => params.keys().map(String::as_str).collect(),
+            Source::Packed { family_of, .. } => family_of.keys().copied().collect(),
+        }
+    }
+}
+
+/// Each kernel of `texts` with its parameter sizes, read from its own entry's text (so that a
+/// kernel the module has is one it can compile).
+fn kernel_params(texts: &KernelTexts<'_>) -> HashMap<String, Vec<usize>> {
+    texts
+        .names()
+        .map(|name| {
+            let params = texts
+                .entry(name)
+                .map(entry_param_bytes)
+                .and_then(|mut p| p.remove(name));
+            (name.to_owned(), params.unwrap_or_default())
+        })
+        .collect()
+}
+
+/// A module's PTX for each architecture it was built for.
+#[derive(Clone, Copy)]
+pub(crate) enum Variants<'a> {
+    /// (compute capability x 10, PTX text).
+    Text(&'a [(u32, &'static str)]),
+    /// Families of compressed PTX per architecture.
+    Packed(&'static [PackedModule]),
 }
 
 /// The driver modules of a [`Module`]'s kernels looked up so far, in their context; unloaded
@@ -142,18 +259,48 @@ impl<P> Kernel<P> {
 
 impl Module {
     /// Choose the newest of `variants` the device runs, in `context`, after checking the driver
-    /// loads its PTX ISA version; nothing is compiled yet.
+    /// loads its PTX ISA version; nothing is compiled (or decompressed) yet.
     pub(crate) fn load(
         key: &'static str,
-        variants: &[(u32, &'static str)],
+        variants: Variants<'_>,
         context: &Arc<Context>,
         device: &DeviceInfo,
     ) -> Result<Self> {
-        if variants.is_empty() {
+        let archs: Vec<(u32, &'static str)> = match variants {
+            Variants::Text(texts) => texts.to_vec(),
+            Variants::Packed(modules) => modules.iter().map(|m| (m.arch, "")).collect(),
+        };
+        if archs.is_empty() {
             return Err(Error::NoPtx(key.to_owned()));
         }
-        let (arch, ptx) = select_variant(variants, device.arch, &device.name)?;
-        if let Some(isa) = ptx_isa_version(ptx) {
+        let (arch, ptx) = select_variant(&archs, device.arch, &device.name)?;
+        let (isa, source) = match variants {
+            Variants::Text(_) => {
+                let texts = KernelTexts::new(ptx);
+                let params = kernel_params(&texts);
+                (ptx_isa_version(ptx), Source::Text { texts, params })
+            }
+            Variants::Packed(modules) => {
+                let module = modules
+                    .iter()
+                    .find(|m| m.arch == arch)
+                    .ok_or_else(|| Error::NoPtx(key.to_owned()))?;
+                let family_of = module
+                    .families
+                    .iter()
+                    .enumerate()
+                    .flat_map(|(i, f)| f.kernels.iter().map(move |&k| (k, i)))
+                    .collect();
+                let texts = module.families.iter().map(|_| OnceLock::new()).collect();
+                let source = Source::Packed {
+                    families: module.families,
+                    family_of,
+                    texts,
+                };
+                (Some(module.ptx_isa), source)
+            }
+        };
+        if let Some(isa) = isa {
             let required = cuda_version_for_ptx_isa(isa);
             if device.driver_version < required {
                 return Err(Error::DriverTooOld {
@@ -163,24 +310,10 @@ impl Module {
                 });
             }
         }
-        let texts = KernelTexts::new(ptx);
-        // The kernels are the entries `KernelTexts` found, so that a kernel the module has is
-        // one it can compile; each one's parameters read from its own text.
-        let entries = texts
-            .names()
-            .map(|name| {
-                let params = texts
-                    .entry(name)
-                    .map(entry_param_bytes)
-                    .and_then(|mut p| p.remove(name));
-                (name.to_owned(), params.unwrap_or_default())
-            })
-            .collect();
         Ok(Self {
             key,
             arch,
-            texts,
-            entries,
+            source,
             loaded: Arc::new(Loaded {
                 functions: Mutex::new(HashMap::new()),
                 active_clusters: Mutex::default(),
@@ -202,7 +335,7 @@ impl Module {
 
     /// Whether the module has an entry point `name`.
     pub fn has_kernel(&self, name: &str) -> bool {
-        self.entries.contains_key(name)
+        self.source.has(name)
     }
 
     fn functions(&self) -> std::sync::MutexGuard<'_, HashMap<String, (raw::CUmodule, raw::CUfunction)>> {
@@ -216,10 +349,7 @@ impl Module {
         if let Some(&(_, f)) = self.functions().get(name) {
             return Ok(f);
         }
-        let text = self
-            .texts
-            .module_of(name)
-            .ok_or_else(|| Error::MissingKernel(name.to_owned()))?;
+        let text = self.source.module_of(name)?;
         let c_name = CString::new(name).map_err(|_| Error::MissingKernel(name.to_owned()))?;
         let _current = self.loaded.context.push()?;
         let module = load_ptx(&text, name, self.arch)?;
@@ -252,8 +382,9 @@ impl Module {
     pub fn compile_all(&self) -> Result<usize> {
         let names: Vec<&str> = {
             let compiled = self.functions();
-            self.texts
+            self.source
                 .names()
+                .into_iter()
                 .filter(|n| !compiled.contains_key(*n))
                 .collect()
         };
@@ -271,8 +402,8 @@ impl Module {
     /// cannot compile it (on its first lookup).
     pub fn kernel<P: Copy>(&self, name: &str) -> Result<Kernel<P>> {
         let function = self.function(name)?;
-        let params = &self.entries[name];
-        if params[..] != [size_of::<P>()] {
+        let params = self.source.params(name)?;
+        if params != [size_of::<P>()] {
             return Err(Error::ParamMismatch {
                 kernel: name.to_owned(),
                 ptx_bytes: format!("{params:?}"),
@@ -306,8 +437,8 @@ impl Module {
         args: A,
     ) -> Result<()> {
         let function = self.function(name)?;
-        let expected = &self.entries[name];
-        if expected[..] != *A::SIZES {
+        let expected = self.source.params(name)?;
+        if expected != A::SIZES {
             return Err(Error::ParamMismatch {
                 kernel: name.to_owned(),
                 ptx_bytes: format!("{expected:?}"),

@@ -104,7 +104,7 @@ fn kernel_outlives_gpu() -> Result<Completion, Failed> {
         Ok(gpu) => gpu,
         Err(ignored) => return Ok(ignored),
     };
-    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let module = ok(gpu_primitives::module(&gpu))?;
     let kernel = ok(module.kernel::<ReduceParams<u32, u32>>("device_reduce_u32_sum"))?;
     drop(module);
     drop(gpu);
@@ -171,7 +171,7 @@ fn other_gpu() -> Result<Completion, Failed> {
     )?;
     // The workspace was left as it was: GPU 0's calls still run with it.
     ok(device::reduce::<u32, Sum>(&gpu0, &x, &mut ws))?;
-    let module = ok(gpu0.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let module = ok(gpu_primitives::module(&gpu0))?;
     let kernel = ok(module.kernel::<ReduceParams<u32, u32>>("device_reduce_u32_sum"))?;
     let params = ReduceParams::<u32, u32> {
         input: std::ptr::null(),
@@ -242,7 +242,7 @@ fn sticky_child() -> Result<String, Failed> {
     if before as usize != LEN {
         return Err(format!("the reduce before the fault gave {before}, expected {LEN}").into());
     }
-    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let module = ok(gpu_primitives::module(&gpu))?;
     let kernel = ok(module.kernel::<ReduceParams<u32, u32>>("device_reduce_u32_sum"))?;
     let output = ok(gpu.alloc_zeroed::<u32>(1))?;
     let params = ReduceParams {

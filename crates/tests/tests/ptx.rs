@@ -1,15 +1,54 @@
 //! Checks of the generated PTX that need no GPU: every module names its architecture, holds every
 //! kernel the host launches, reaches shared memory through `ld.shared` / `st.shared`, and is
-//! accepted by `ptxas` (which also reports registers and spills per kernel).
+//! accepted by `ptxas` (which also reports registers and spills per kernel). The library's
+//! kernels are read as the program reads them: each family's frame decompressed.
 
 use std::process::Command;
+use std::sync::OnceLock;
 
-/// Every PTX module of the project: (whose, its variants).
-const MODULES: &[(&str, &[(u32, &str)])] = &[
-    ("library", gpu_primitives::PTX_VARIANTS),
-    ("lessons", gpu_primitives_lessons::PTX_VARIANTS),
-    ("probes", gpu_primitives_tests::PTX_VARIANTS),
-];
+/// Each architecture's PTX modules: (compute capability x 10, the modules' texts).
+type Variants = Vec<(u32, Vec<String>)>;
+
+/// Every PTX module of the project: (whose, its variants); the library's are its families.
+fn modules() -> &'static [(&'static str, Variants)] {
+    static MODULES: OnceLock<Vec<(&str, Variants)>> = OnceLock::new();
+    MODULES.get_or_init(|| {
+        let library = gpu_primitives::KERNELS
+            .iter()
+            .map(|m| {
+                let families = m
+                    .families
+                    .iter()
+                    .map(|f| f.decompress().expect("a family's frame"));
+                (m.arch, families.collect())
+            })
+            .collect();
+        let text = |variants: &[(u32, &str)]| -> Variants {
+            variants
+                .iter()
+                .map(|&(arch, ptx)| (arch, vec![ptx.to_owned()]))
+                .collect()
+        };
+        vec![
+            ("library", library),
+            ("lessons", text(gpu_primitives_lessons::PTX_VARIANTS)),
+            ("probes", text(gpu_primitives_tests::PTX_VARIANTS)),
+        ]
+    })
+}
+
+/// The library's kernels per architecture, every family's text one after another (for reading
+/// kernels by name; not one module ptxas would take).
+fn library() -> &'static [(u32, String)] {
+    static LIBRARY: OnceLock<Vec<(u32, String)>> = OnceLock::new();
+    LIBRARY.get_or_init(|| {
+        modules()[0]
+            .1
+            .iter()
+            .map(|(arch, texts)| (*arch, texts.concat()))
+            .collect()
+    })
+}
 
 /// Every kernel the lessons launch by name.
 const LESSON_KERNELS: &[&str] = &[
@@ -152,10 +191,13 @@ fn kernel_body<'a>(ptx: &'a str, name: &str) -> &'a str {
 
 #[test]
 fn variants_exist_for_sm80_and_sm90() {
-    for (whose, variants) in MODULES {
+    for (whose, variants) in modules() {
         let archs: Vec<u32> = variants.iter().map(|v| v.0).collect();
         assert_eq!(archs, [80, 90], "{whose}");
-        for (arch, ptx) in *variants {
+        for (arch, ptx) in variants
+            .iter()
+            .flat_map(|(arch, texts)| texts.iter().map(move |t| (arch, t)))
+        {
             assert!(
                 ptx.contains(&format!(".target sm_{arch}")),
                 "{whose} sm_{arch}: wrong .target"
@@ -169,12 +211,13 @@ fn variants_exist_for_sm80_and_sm90() {
 /// them apart).
 #[test]
 fn each_module_holds_exactly_what_its_crate_launches() {
-    for ((whose, variants), launched) in MODULES
-        .iter()
-        .zip([None, Some(LESSON_KERNELS), Some(PROBE_KERNELS)])
+    for ((whose, variants), launched) in
+        modules()
+            .iter()
+            .zip([None, Some(LESSON_KERNELS), Some(PROBE_KERNELS)])
     {
-        for (arch, ptx) in *variants {
-            let mut found = entries(ptx);
+        for (arch, texts) in variants {
+            let mut found: Vec<&str> = texts.iter().flat_map(|ptx| entries(ptx)).collect();
             let mut expected = launched.map_or_else(|| device_kernels_for(*arch), <[&str]>::to_vec);
             found.sort_unstable();
             expected.sort_unstable();
@@ -197,7 +240,7 @@ fn each_module_holds_exactly_what_its_crate_launches() {
 fn reduce_and_compaction_kernels_declare_launch_bounds() {
     use gpu_primitives_abi::tuning::*;
     let bounds = |threads: u32, blocks: u32| format!(".maxntid {threads}, 1, 1\n.minnctapersm {blocks}\n{{");
-    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+    for (arch, ptx) in library() {
         for name in device_kernels_for(*arch) {
             let body = kernel_body(ptx, name);
             let has = |prefixes: &[&str]| prefixes.iter().any(|p| name.starts_with(p));
@@ -350,7 +393,7 @@ fn histogram_param_bytes(name: &str) -> Option<usize> {
 fn row_cluster_kernels_declare_their_clusters() {
     use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX};
     let directive = format!(".reqnctapercluster {ROW_CLUSTER_BLOCKS}, 1, 1\n.maxntid ");
-    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+    for (arch, ptx) in library() {
         for name in device_kernels_for(*arch) {
             let body = kernel_body(ptx, name);
             let cluster = name.ends_with(ROW_CLUSTER_SUFFIX);
@@ -371,7 +414,7 @@ fn row_cluster_kernels_declare_their_clusters() {
 #[test]
 fn device_kernels_take_one_parameter_struct() {
     use gpu_primitives_abi::params::*;
-    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+    for (arch, ptx) in library() {
         let params = gpu_primitives_runtime::ptx::entry_param_bytes(ptx);
         for name in device_kernels_for(*arch) {
             let segmented = [
@@ -428,7 +471,7 @@ fn device_kernels_take_one_parameter_struct() {
 
 #[test]
 fn device_kernels_use_vector_and_relaxed_accesses() {
-    for (arch, ptx) in gpu_primitives::PTX_VARIANTS {
+    for (arch, ptx) in library() {
         // 16-byte accesses where the design relies on them, and no local memory anywhere.
         assert!(kernel_body(ptx, "device_reduce_f32_sum").contains("ld.global.nc.v4.b32"));
         let scan = kernel_body(ptx, "device_scan_f32_sum");
@@ -498,15 +541,19 @@ fn ptxas_accepts_every_module() {
     let ptxas = find_ptxas();
     let dir = std::env::temp_dir().join(format!("gpu-primitives-ptx-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (whose, arch, ptx) in MODULES
-        .iter()
-        .flat_map(|(whose, variants)| variants.iter().map(move |(arch, ptx)| (whose, arch, ptx)))
-    {
-        let input = dir.join(format!("{whose}_sm_{arch}.ptx"));
+    for (whose, arch, index, ptx) in modules().iter().flat_map(|(whose, variants)| {
+        variants.iter().flat_map(move |(arch, texts)| {
+            texts
+                .iter()
+                .enumerate()
+                .map(move |(index, ptx)| (whose, arch, index, ptx))
+        })
+    }) {
+        let input = dir.join(format!("{whose}_sm_{arch}_{index}.ptx"));
         std::fs::write(&input, ptx).unwrap();
         let out = Command::new(&ptxas)
             .args(["-v", &format!("-arch=sm_{arch}"), "-o"])
-            .arg(dir.join(format!("{whose}_sm_{arch}.cubin")))
+            .arg(dir.join(format!("{whose}_sm_{arch}_{index}.cubin")))
             .arg(&input)
             .output()
             .expect("running ptxas");
@@ -591,31 +638,38 @@ fn every_kernel_compiles_alone() {
     let ptxas = find_ptxas();
     let dir = std::env::temp_dir().join(format!("gpu-primitives-ptx-alone-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    for (whose, variants) in MODULES {
-        for (arch, ptx) in *variants {
-            let texts = KernelTexts::new(ptx);
-            let mut names: Vec<&str> = texts.names().collect();
-            let mut expected = entries(ptx);
-            names.sort_unstable();
+    for (whose, variants) in modules() {
+        for (arch, modules) in variants {
+            let cut: Vec<KernelTexts<'_>> = modules.iter().map(|ptx| KernelTexts::new(ptx)).collect();
+            // (the kernel's module's index, its name), every kernel of the architecture.
+            let mut names: Vec<(usize, &str)> = cut
+                .iter()
+                .enumerate()
+                .flat_map(|(i, texts)| texts.names().map(move |name| (i, name)))
+                .collect();
+            let mut found: Vec<&str> = names.iter().map(|&(_, name)| name).collect();
+            let mut expected: Vec<&str> = modules.iter().flat_map(|ptx| entries(ptx)).collect();
+            found.sort_unstable();
             expected.sort_unstable();
-            assert_eq!(names, expected, "{whose} sm_{arch}: entries found by KernelTexts");
-            for name in &names {
-                let module = texts.module_of(name).unwrap();
+            assert_eq!(found, expected, "{whose} sm_{arch}: entries found by KernelTexts");
+            for &(i, name) in &names {
+                let module = cut[i].module_of(name).unwrap();
                 assert_eq!(
                     entries(&module),
-                    [*name],
+                    [name],
                     "{whose} sm_{arch}: the module of {name}"
                 );
                 assert!(module.contains(".version ") && module.contains(&format!(".target sm_{arch}")));
             }
+            names.sort_unstable_by_key(|&(_, name)| name);
             let sample = names
                 .iter()
                 .step_by(SAMPLE)
                 .chain(names.last())
                 .collect::<std::collections::BTreeSet<_>>();
-            for name in sample {
+            for &(i, name) in sample {
                 let input = dir.join(format!("{whose}_sm_{arch}_{name}.ptx"));
-                std::fs::write(&input, texts.module_of(name).unwrap()).unwrap();
+                std::fs::write(&input, cut[i].module_of(name).unwrap()).unwrap();
                 let out = Command::new(&ptxas)
                     .args([&format!("-arch=sm_{arch}"), "-o"])
                     .arg(dir.join(format!("{whose}_sm_{arch}_{name}.cubin")))

@@ -272,7 +272,7 @@ fn other_thread(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
-    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let module = ok(gpu_primitives::module(gpu))?;
     match module.kernel::<[u64; 2]>("device_reduce_f32_sum") {
         Err(Error::ParamMismatch { host_bytes, .. }) if host_bytes == "[16]" => {}
         Err(e) => return Err(format!("expected ParamMismatch, got {e}").into()),
@@ -306,7 +306,7 @@ const COMPILED_KERNEL_BYTES: usize = 1 << 20;
 /// on first use (`Module::compile_all`); prints the time and the device memory the compiled
 /// kernels took, and holds the latter to `COMPILED_KERNEL_BYTES` a kernel.
 fn compile_all(gpu: &Gpu) -> Result<(), Failed> {
-    let module = ok(gpu.module(gpu_primitives::MODULE_KEY, gpu_primitives::PTX_VARIANTS))?;
+    let module = ok(gpu_primitives::module(gpu))?;
     let free = || {
         let (mut free, mut total) = (0usize, 0usize);
         ok(gpu.bind())?;

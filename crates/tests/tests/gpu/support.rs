@@ -78,6 +78,7 @@ const SANITIZER_SKIPS: &[(&str, &str)] = &[
 /// probes' (one handle holding three crates' kernels).
 fn open_all(ordinal: u32) -> gpu_primitives::Result<Gpu> {
     let gpu = gpu_primitives_lessons::open_gpu(ordinal)?;
+    gpu_primitives::module(&gpu)?;
     gpu.module("gpu-primitives-tests", gpu_primitives_tests::PTX_VARIANTS)?;
     Ok(gpu)
 }
