@@ -47,6 +47,15 @@ pub fn load(gpu: &Gpu) -> Result<()> {
     gpu.module(MODULE_KEY, PTX_VARIANTS)?.compile_all().map(drop)
 }
 
+/// The architecture of the lessons' PTX variant loaded into `gpu` (compute capability x 10;
+/// loads the module if it is not yet).
+///
+/// # Errors
+/// As [`load`].
+pub fn ptx_arch(gpu: &Gpu) -> Result<u32> {
+    Ok(gpu.module(MODULE_KEY, PTX_VARIANTS)?.ptx_arch())
+}
+
 /// Open GPU `ordinal` with the lessons' kernels loaded into it. The library's are not: a
 /// program that only runs the lessons carries none of them (a library call on this `Gpu` would
 /// still load them on first use).

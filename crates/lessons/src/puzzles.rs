@@ -380,7 +380,7 @@ pub fn print_report(gpu: &Gpu, outcomes: &[Outcome]) {
         i.arch,
         i.multiprocessors,
         i.driver_cuda_version,
-        gpu_primitives::ptx_arch(gpu).unwrap_or(0)
+        crate::ptx_arch(gpu).unwrap_or(0)
     );
     for o in outcomes {
         println!("\n{}", o.name);
