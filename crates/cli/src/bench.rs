@@ -825,16 +825,20 @@ pub fn print_table(rows: &[BenchRow]) {
     }
 }
 
-/// Write the rows as CSV (header line first).
+/// Write the rows as CSV (header line first), atomically
+/// ([`crate::output::replace_atomically`]: a failure leaves `path` as it was).
 ///
 /// # Errors
 /// I/O errors, as text.
 pub fn write_csv(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
-    let mut w = csv::Writer::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    for r in rows {
-        w.serialize(r).map_err(|e| format!("{}: {e}", path.display()))?;
-    }
-    w.flush().map_err(|e| format!("{}: {e}", path.display()))
+    crate::output::replace_atomically(path, |temporary| {
+        let mut w = csv::Writer::from_path(temporary)?;
+        for r in rows {
+            w.serialize(r)?;
+        }
+        w.flush()
+    })
+    .map_err(|e| format!("{}: {e}", path.display()))
 }
 
 /// Read rows written by [`write_csv`].
@@ -848,11 +852,12 @@ pub fn read_csv(path: &std::path::Path) -> std::result::Result<Vec<BenchRow>, St
         .map_err(|e| format!("{}: {e}", path.display()))
 }
 
-/// Write the rows as a JSON array.
+/// Write the rows as a JSON array, atomically (as [`write_csv`]).
 ///
 /// # Errors
 /// I/O errors, as text.
 pub fn write_json(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
     let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-    std::fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+    crate::output::replace_atomically(path, |temporary| std::fs::write(temporary, text))
+        .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -14,6 +14,7 @@ pub mod cli_ops;
 pub mod compact_ops;
 pub mod histogram_ops;
 pub mod npy;
+pub mod output;
 pub mod plot;
 pub mod rows_ops;
 pub mod run_ops;

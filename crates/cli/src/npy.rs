@@ -10,7 +10,7 @@
 //! header's length must be the file's length before anything is allocated, so that a truncated
 //! file, trailing bytes or a shape no file holds are errors found before any GPU work, and no
 //! allocation is larger than the file. Writes go to a temporary file in the target's folder,
-//! renamed over the target once complete ([`write()`], [`write_matrix`]).
+//! renamed over the target once complete ([`write()`], [`write_matrix`]; [`crate::output`]).
 
 use indicatif::ProgressBar;
 use std::fs::File;
@@ -824,38 +824,16 @@ npy_stored!(
     half::f16 => half::f16, half::bf16 => u16,
 );
 
-/// Write a `.npy` file of `shape` holding `values` (C order) to `path`, atomically: to a new
-/// temporary file in `path`'s folder, flushed to the disk, then renamed over `path` (over the
-/// file a symbolic link at `path` points to). A failure removes the temporary file and leaves
-/// `path` as it was.
+/// Write a `.npy` file of `shape` holding `values` (C order) to `path`, atomically
+/// ([`crate::output::replace_atomically`]): a failure leaves `path` as it was.
 fn write_nd<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
     path: &Path,
     shape: &[u64],
     values: &[T],
 ) -> Result<(), NpyError> {
-    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
-    let folder = match target.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = target.file_name().ok_or_else(|| NpyError::Io {
-        path: path.to_owned(),
-        source: std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a file name"),
-    })?;
-    let (temporary, file) = (0u32..)
-        .map(|attempt| {
-            let mut temporary = std::ffi::OsString::from(".");
-            temporary.push(name);
-            temporary.push(format!(".{}.{attempt}.tmp", std::process::id()));
-            let temporary = folder.join(temporary);
-            let file = File::options().write(true).create_new(true).open(&temporary);
-            (temporary, file)
-        })
-        .find(|(_, file)| !matches!(file, Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists))
-        .unwrap_or_else(|| unreachable!("an unbounded range"));
-    let file = file.map_err(io_error(path))?;
-    let written = (|| {
+    let written = crate::output::replace_atomically(path, |temporary| {
         use npyz::WriterBuilder;
+        let file = File::options().write(true).truncate(true).open(temporary)?;
         let mut out = std::io::BufWriter::new(&file);
         let mut writer = npyz::WriteOptions::new()
             .default_dtype()
@@ -864,14 +842,8 @@ fn write_nd<T: npyz::Serialize + npyz::AutoSerialize + Copy>(
             .begin_nd()?;
         writer.extend(values.iter().copied())?;
         writer.finish()?;
-        out.flush()?;
-        drop(out);
-        file.sync_all()?;
-        std::fs::rename(&temporary, &target)
-    })();
-    if written.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
+        out.flush()
+    });
     written.map_err(io_error(path))
 }
 

@@ -10,11 +10,23 @@ use std::path::Path;
 type Series = (String, Vec<(f64, f64)>, RGBColor);
 
 /// Draw the rows of the size sweep (the first row's type) into `path` as a PNG of 1000 x 600
-/// pixels: one series per algorithm, plus the copy; x axis log2(n), y axis GB/s.
+/// pixels: one series per algorithm, plus the copy; x axis log2(n), y axis GB/s. Written
+/// atomically ([`crate::output::replace_atomically`]: a failure leaves `path` as it was).
 ///
 /// # Errors
 /// Drawing or file errors, as text.
 pub fn plot(path: &Path, rows: &[BenchRow]) -> Result<(), String> {
+    let mut drawn = Ok(());
+    let written = crate::output::replace_atomically(path, |file| {
+        drawn = draw(file, path, rows);
+        drawn.clone().map_err(std::io::Error::other)
+    });
+    drawn?;
+    written.map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Draw the plot into `file` (a PNG); errors name `path`, the file the user asked for.
+fn draw(file: &Path, path: &Path, rows: &[BenchRow]) -> Result<(), String> {
     let err = |e: &dyn std::fmt::Display| format!("{}: {e}", path.display());
     plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
         .map_err(|_| "the embedded font could not be loaded".to_owned())?;
@@ -32,7 +44,7 @@ pub fn plot(path: &Path, rows: &[BenchRow]) -> Result<(), String> {
         .fold(0.0, f64::max)
         * 1.1;
 
-    let root = BitMapBackend::new(path, (1000, 600)).into_drawing_area();
+    let root = BitMapBackend::new(file, (1000, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(&e))?;
     let title = format!("Device-wide reduce and scan on {} ({dtype})", f32_rows[0].gpu);
     let mut chart = ChartBuilder::on(&root)
