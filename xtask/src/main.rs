@@ -3,7 +3,10 @@
 //! (`nvptx_builder::families`), and write each family as one zstd frame to
 //! `crates/gpu-primitives/kernels/sm_<NN>/<family>.ptx.zst`, with the index the library embeds
 //! (`kernels/index.rs`), so that its users need no kernel compiler and a program decompresses only
-//! the families it launches (docs/toolchain.md, "How the kernels are stored").
+//! the families it launches (docs/toolchain.md, "How the kernels are stored"). Which family an
+//! entry point belongs to, and the directives written after it (launch bounds, register limit,
+//! cluster shape), come from the registry `gpu_primitives_abi::families`: an entry point it does
+//! not name, or a kernel it names that the build lacks, fails the build.
 //!
 //! `cargo xtask ptx --check`: compile them the same way and fail if the committed frames
 //! (decompressed) or the index differ (CI runs this: the committed kernels are always what the
@@ -11,8 +14,9 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
-use gpu_primitives_abi::{table, tuning};
+use gpu_primitives_abi::families::{self as registry, Kernel};
 use nvptx_builder::families::{self, Family};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -22,12 +26,6 @@ const ARCHS: [u32; 2] = [80, 90];
 /// The zstd level of the committed frames: the smallest of the levels measured
 /// (docs/toolchain.md); compression runs only when the kernels are regenerated.
 const ZSTD_LEVEL: i32 = 19;
-
-/// The element-type tokens of the kernels' names: a kernel's family is its name cut before the
-/// first of them (`device_reduce_u32_sum` is of `device_reduce`).
-const ELEMENT_TOKENS: [&str; 12] = [
-    "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f64",
-];
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -41,13 +39,55 @@ fn kernels_dir(root: &Path) -> PathBuf {
     root.join("crates/gpu-primitives/kernels")
 }
 
-/// The family of kernel `name`: its name before the first element-type token (or the whole name).
-fn family_of(name: &str) -> String {
-    let tokens: Vec<&str> = name.split('_').collect();
-    let cut = (1..tokens.len())
-        .find(|&i| ELEMENT_TOKENS.contains(&tokens[i]))
-        .unwrap_or(tokens.len());
-    tokens[..cut].join("_")
+/// The directives the registry gives kernel `k`.
+fn directives(k: &Kernel) -> nvptx_builder::EntryDirectives {
+    nvptx_builder::EntryDirectives {
+        cluster_blocks: k.cluster_blocks,
+        max_threads: k.bounds.map(|b| b.max_threads),
+        min_blocks_per_sm: k.bounds.map(|b| b.min_blocks_per_sm),
+        max_registers: k.bounds.and_then(|b| b.max_registers),
+    }
+}
+
+/// Each kernel of the registry by name, with its family's name.
+fn registered() -> HashMap<&'static str, (&'static str, &'static Kernel)> {
+    registry::kernels().map(|(f, k)| (k.name, (f.name, k))).collect()
+}
+
+/// `ptx` (architecture sm_`arch`) with each entry's directives, or what differs between its
+/// entries and the registry's kernels for the architecture.
+fn with_registered_directives(
+    ptx: &str,
+    arch: u32,
+    kernels: &HashMap<&'static str, (&'static str, &'static Kernel)>,
+) -> Result<String, String> {
+    let entries = nvptx_builder::entry_names(ptx);
+    let unknown: Vec<&str> = entries
+        .iter()
+        .copied()
+        .filter(|e| !kernels.contains_key(e))
+        .collect();
+    if !unknown.is_empty() {
+        return Err(format!(
+            "sm_{arch}: entry points no family of gpu_primitives_abi::families names: {}",
+            unknown.join(", ")
+        ));
+    }
+    let mut missing: Vec<&str> = kernels
+        .values()
+        .filter(|(_, k)| k.min_arch <= arch && !entries.contains(&k.name))
+        .map(|(_, k)| k.name)
+        .collect();
+    if !missing.is_empty() {
+        missing.sort_unstable();
+        return Err(format!(
+            "sm_{arch}: kernels of gpu_primitives_abi::families the build lacks: {}",
+            missing.join(", ")
+        ));
+    }
+    Ok(nvptx_builder::with_entry_directives(ptx, |name| {
+        kernels.get(name).map(|(_, k)| directives(k))
+    }))
 }
 
 /// The `.version` of a PTX module as (major, minor).
@@ -152,59 +192,6 @@ fn main() -> ExitCode {
     for arch in ARCHS {
         builder = builder.arch(arch);
     }
-    for prefix in tuning::REDUCE_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::REDUCE_BLOCK, tuning::REDUCE_BLOCKS_PER_SM);
-    }
-    for prefix in tuning::SELECT_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SELECT_BLOCK, tuning::SELECT_BLOCKS_PER_SM);
-    }
-    for &(prefixes, blocks) in tuning::SEGMENTED_LAUNCH_BOUNDS {
-        for prefix in prefixes {
-            builder = builder.launch_bounds(prefix, tuning::SCAN_BLOCK, blocks);
-        }
-    }
-    // Every onesweep pass by its name (generated from the key and value tables).
-    for &(name, threads, blocks) in table::SORT_LAUNCH_BOUNDS.iter().flat_map(|key| key.iter()) {
-        builder = builder.launch_bounds(name, threads, blocks);
-    }
-    // The segmented sorts of 2 blocks first, as above.
-    for prefix in tuning::SEGMENTED_SORT_TWO_BLOCK_FAMILIES {
-        builder = builder.launch_bounds(prefix, tuning::SORT_BLOCK, 2);
-    }
-    builder = builder.launch_bounds(
-        tuning::SEGMENTED_SORT_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::SEGMENTED_SORT_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::SEGMENTED_WARP_MERGE_SORT_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::SEGMENTED_WARP_RADIX_SORT_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::SORT_HISTOGRAM_FAMILY,
-        tuning::SORT_HISTOGRAM_BLOCK,
-        tuning::SORT_HISTOGRAM_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::TOP_K_FAMILY,
-        tuning::SORT_BLOCK,
-        tuning::TOP_K_BLOCKS_PER_SM,
-    );
-    builder = builder.launch_bounds(
-        tuning::ROW_FAMILY,
-        gpu_primitives_abi::layout::MAX_BLOCK_THREADS,
-        1,
-    );
-    builder = builder.cluster_dims(tuning::ROW_CLUSTER_SUFFIX, tuning::ROW_CLUSTER_BLOCKS);
-    for &(entry, registers) in tuning::ROW_REGISTER_LIMITS {
-        builder = builder.max_registers(entry, registers);
-    }
     let built = match builder.build() {
         Ok(built) => built,
         Err(e) => {
@@ -214,12 +201,21 @@ fn main() -> ExitCode {
     };
     let dir = kernels_dir(&root);
     let mut modules = Vec::new();
+    let kernels = registered();
     for artifact in &built.artifacts {
         let text = std::fs::read_to_string(&artifact.path).expect("reading the built PTX");
         let Some(isa) = ptx_isa(&text) else {
             eprintln!("xtask ptx: {} has no .version line", artifact.path.display());
             return ExitCode::FAILURE;
         };
+        let text = match with_registered_directives(&text, artifact.arch, &kernels) {
+            Ok(text) => text,
+            Err(e) => {
+                eprintln!("xtask ptx: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        let family_of = |name: &str| kernels[name].0.to_owned();
         modules.push((artifact.arch, isa, families::split(&text, family_of)));
     }
     // The families' text, for reading (the committed frames are not).
@@ -298,4 +294,61 @@ fn main() -> ExitCode {
     std::fs::write(&index_path, index).expect("writing the index");
     println!("wrote {}", index_path.display());
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A module of one entry point per name, each with one parameter.
+    fn ptx_of(names: &[&str]) -> String {
+        names
+            .iter()
+            .map(|n| format!(".visible .entry {n}(\n\t.param .u64 p\n)\n{{\n\tret;\n}}\n"))
+            .collect()
+    }
+
+    #[test]
+    fn an_entry_no_family_names_fails_the_build() {
+        // A new algorithm whose name starts as the reduce's gets no bounds of the reduce's: the
+        // build stops until its family is registered.
+        let kernels = registered();
+        let names: Vec<&str> = registry::kernels()
+            .filter(|(_, k)| k.min_arch <= 80)
+            .map(|(_, k)| k.name)
+            .chain(["device_reduce_by_key_u32_sum"])
+            .collect();
+        let e = with_registered_directives(&ptx_of(&names), 80, &kernels).unwrap_err();
+        assert!(e.contains("device_reduce_by_key_u32_sum"), "{e}");
+    }
+
+    #[test]
+    fn a_registered_kernel_the_build_lacks_fails_it() {
+        let kernels = registered();
+        let names: Vec<&str> = registry::kernels()
+            .filter(|(_, k)| k.min_arch <= 80 && k.name != "device_scan_f32_sum")
+            .map(|(_, k)| k.name)
+            .collect();
+        let e = with_registered_directives(&ptx_of(&names), 80, &kernels).unwrap_err();
+        assert!(e.contains("device_scan_f32_sum"), "{e}");
+        // sm_90's module must hold the cluster kernels too.
+        assert!(with_registered_directives(&ptx_of(&names), 90, &kernels).is_err());
+    }
+
+    #[test]
+    fn each_entry_gets_its_registered_directives() {
+        let kernels = registered();
+        let names: Vec<&str> = registry::kernels().map(|(_, k)| k.name).collect();
+        let out = with_registered_directives(&ptx_of(&names), 90, &kernels).unwrap();
+        assert!(
+            out.contains(
+                "device_reduce_f32_sum(\n\t.param .u64 p\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n{"
+            )
+        );
+        assert!(out.contains("device_scan_f32_sum(\n\t.param .u64 p\n)\n{"));
+        assert!(out.contains(
+            "device_rows_softmax_bf16_w8_cluster(\n\t.param .u64 p\n)\n.reqnctapercluster 4, 1, 1\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"
+        ));
+        assert!(out.contains("device_rows_softmax_bf16_w8(\n\t.param .u64 p\n)\n.maxntid 1024, 1, 1\n.minnctapersm 1\n.maxnreg 48\n{"));
+    }
 }

@@ -8,6 +8,7 @@
 //! | [`layout`] | warp size, block limits, the (value, index) pair, the dynamic shared memory of the device kernels (computed from the types) |
 //! | [`params`] | one `#[repr(C)]` parameter struct per kernel family, passed by value as the kernel's one parameter |
 //! | [`tuning`] | launch shapes and look-back delays the host picks and the kernels are built for |
+//! | [`families`] | the one registry of kernel families: each kernel's name, parameter bytes, block, launch bounds, cluster shape and module |
 //!
 //! A kernel entry point takes its family's parameter struct; the host launches it with the same
 //! struct, and checks at load time that the PTX entry's parameter has the struct's size
@@ -18,6 +19,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod families;
 pub mod layout;
 pub mod params;
 pub mod table;

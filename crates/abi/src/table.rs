@@ -4,7 +4,7 @@
 //! Generated from this file: the device entry points (crates/kernels `kernels/device.rs`), the
 //! host's `Element`, `Operator` and `ScanOperator` impls and its `ELEMENT_NAMES` /
 //! `OPERATOR_NAMES` (crates/gpu-primitives `device/element.rs`; the benchmark's type and
-//! operator lists), and [`DEVICE_KERNELS`], the names the PTX checks look for. Still written by
+//! operator lists), and the registry of kernel families ([`families`](crate::families)). Still written by
 //! hand: the device arithmetic of a new kind of type, the CLI's and the benchmark's dispatch from
 //! a name to a type, and the GPU tests' type lists (docs/architecture.md has the steps).
 //!
@@ -290,39 +290,6 @@ macro_rules! radix_sort_kernel_name {
     };
 }
 
-macro_rules! onesweep_names {
-    ([$key:ident, [$($small:ident $small_items:literal),*]] $($values:ident => $ty:ty;)*) => {
-        &[
-            $($crate::radix_sort_kernel_name!(onesweep, $key, $values),)*
-            $($crate::radix_sort_kernel_name!(onesweep_small, $key, $small),)*
-            $($crate::radix_sort_kernel_name!(segmented, $key, $values),)*
-            $($crate::radix_sort_kernel_name!(segmented_warp_merge, $key, $values),)*
-            $($crate::radix_sort_kernel_name!(segmented_warp, $key, $values),)*
-            $($crate::radix_sort_kernel_name!(segmented_warp_radix, $key, $values),)*
-            $crate::radix_sort_kernel_name!(top_k, $key),
-        ]
-    };
-}
-
-macro_rules! onesweep_bounds {
-    ([$key:ident, $bits:ty, [$($small:ident $small_items:literal),*]] $($values:ident => $ty:ty;)*) => {
-        &[
-            $(onesweep_bound(
-                $crate::radix_sort_kernel_name!(onesweep, $key, $values),
-                size_of::<$bits>(),
-                stringify!($values),
-                false,
-            ),)*
-            $(onesweep_bound(
-                $crate::radix_sort_kernel_name!(onesweep_small, $key, $small),
-                size_of::<$bits>(),
-                stringify!($small),
-                true,
-            ),)*
-        ]
-    };
-}
-
 macro_rules! payload_bytes_list {
     ([] $($values:ident => $ty:ty;)*) => {
         /// The value payloads of `sort_value_table!` by name, with the bytes of each value (`keys`:
@@ -356,42 +323,9 @@ pub const fn sort_payload_name(value_bytes: usize) -> &'static str {
     SORT_PAYLOADS[p].0
 }
 
-/// The launch bounds entry of onesweep pass `name` of `key_bytes` keys with the value payload
-/// named `payload` (its small tiles with `small_tiles`).
-const fn onesweep_bound(
-    name: &'static str,
-    key_bytes: usize,
-    payload: &str,
-    small_tiles: bool,
-) -> (&'static str, u32, u32) {
-    let value_bytes = sort_payload_bytes(payload);
-    (
-        name,
-        crate::tuning::onesweep_threads(key_bytes, value_bytes, small_tiles),
-        crate::tuning::onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles),
-    )
-}
-
-macro_rules! sort_kernel_list {
+macro_rules! sort_table_checks {
     ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
           $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
-        /// The radix sort's kernels per key type: its histogram, then one onesweep pass per
-        /// value payload (and one of smaller tiles per listed payload), one segmented sort, one
-        /// segmented warp merge sort, one segmented warp sort and one segmented warp radix sort per value payload, and the
-        /// top-k by radix select (generated from the key and value
-        /// tables; the PTX check looks for each).
-        pub const SORT_KERNELS: &[(&str, &[&str])] = &[$((
-            $crate::radix_sort_kernel_name!(histogram, $name),
-            sort_value_table!(onesweep_names, $name, $small),
-        )),*];
-        /// The onesweep passes' launch bounds, per key type: (entry point, threads a block,
-        /// blocks per multiprocessor) of every pass, its larger tiles and its small ones, from
-        /// [`onesweep_threads`](crate::tuning::onesweep_threads) and
-        /// [`onesweep_blocks_per_sm`](crate::tuning::onesweep_blocks_per_sm), the functions the
-        /// host launches by (the PTX build declares them, the PTX test checks them).
-        pub const SORT_LAUNCH_BOUNDS: &[&[(&str, u32, u32)]] = &[$(
-            sort_value_table!(onesweep_bounds, $name, $bits, $small),
-        )*];
         $(const _: () = assert!(
             small_tiles_shorter(
                 size_of::<$bits>(),
@@ -449,7 +383,7 @@ const fn small_tiles_shorter(key_bytes: usize, items: [usize; 3], small: &[(&str
     }
     true
 }
-sort_key_table!(sort_kernel_list);
+sort_key_table!(sort_table_checks);
 
 /// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
 /// literal (for `export_name` on the device and the kernel list here).
@@ -485,118 +419,6 @@ macro_rules! scan_by_key_name {
     };
 }
 
-macro_rules! per_operator_names {
-    ([$family:ident, $element:ident] $($op:ident => $ty:ident;)*) => {
-        &[$($crate::kernel_name!($family, $element, $op)),*]
-    };
-}
-
-macro_rules! segmented_names {
-    ([$element:ident] $($op:ident => $ty:ident;)*) => {
-        &[$(
-            $crate::kernel_name!(segmented_scan, $element, $op),
-            $crate::kernel_name!(segmented_reduce_by_offsets, $element, $op),
-        )*]
-    };
-}
-
-macro_rules! scan_only_names {
-    ([] $($op:ident => $ty:ident: $($element:ident),*;)*) => {
-        &[$($($crate::kernel_name!(scan, $element, $op)),*),*]
-    };
-}
-
-/// Names of the families a kind of element type has beyond reduce, scan, segmented reduce and
-/// argmin / argmax.
-macro_rules! per_kind_names {
-    (int, $element:ident) => {
-        &[
-            $crate::kernel_name!(argmin_final, $element),
-            $crate::kernel_name!(argmax_final, $element),
-        ]
-    };
-    (float, $element:ident) => {
-        &[
-            $crate::kernel_name!(argmin_final, $element),
-            $crate::kernel_name!(argmax_final, $element),
-            $crate::kernel_name!(dot, $element),
-        ]
-    };
-    (half, $element:ident) => {
-        &[$crate::kernel_name!(dot, $element)]
-    };
-}
-
-macro_rules! device_kernel_list {
-    ([] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
-        /// Every device-wide entry point the library launches, by PTX name, in groups (generated
-        /// from the table; the PTX check looks for each of them).
-        pub const DEVICE_KERNELS: &[&[&str]] = &[
-            $(
-                operator_table!(per_operator_names, reduce, $name),
-                operator_table!(per_operator_names, scan, $name),
-                operator_table!(per_operator_names, segmented_reduce, $name),
-                &[$crate::kernel_name!(argmin, $name), $crate::kernel_name!(argmax, $name)],
-                per_kind_names!($kind, $name),
-                &[
-                    $crate::kernel_name!(select_if, $name),
-                    $crate::kernel_name!(select_flagged, $name),
-                    $crate::kernel_name!(unique, $name),
-                    $crate::kernel_name!(reverse_tail, $name),
-                ],
-                &[
-                    $crate::kernel_name!(run_length_encode, $name),
-                    $crate::kernel_name!(non_trivial_runs, $name),
-                ],
-                operator_table!(segmented_names, $name),
-            )*
-            scan_operator_table!(scan_only_names),
-        ];
-    };
-}
-element_table!(device_kernel_list);
-
-macro_rules! histogram_names_per_counter {
-    ([$sample:ident] $($counter:ident => $ty:ty;)*) => {
-        &[$(
-            concat!("device_histogram_even_", stringify!($sample), "_", stringify!($counter)),
-            concat!("device_histogram_range_", stringify!($sample), "_", stringify!($counter)),
-        )*]
-    };
-}
-
-macro_rules! histogram_kernel_list {
-    ([] $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
-        /// The histogram entry points, `device_histogram_{even,range}_<sample>_<counter>`, per
-        /// sample type (generated from the sample and counter tables; the PTX check looks for
-        /// each).
-        pub const HISTOGRAM_KERNELS: &[&[&str]] = &[$(histogram_counter_table!(histogram_names_per_counter, $name)),*];
-    };
-}
-histogram_sample_table!(histogram_kernel_list);
-
-macro_rules! by_key_ops {
-    ([$key:ident, $element:ident] $($op:ident => $ty:ident;)*) => {
-        &[$($crate::scan_by_key_name!($key, $element, $op)),*]
-    };
-}
-
-macro_rules! by_key_elements {
-    ([$key:ident] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
-        &[$(operator_table!(by_key_ops, $key, $name)),*]
-    };
-}
-
-macro_rules! by_key_list {
-    ([] $($key:ident => $ty:ty, $vec:literal;)*) => {
-        /// The scans by key, `device_scan_by_<key>_key_<element>_<op>`, per key type and element
-        /// type (generated from the key, element and operator tables; the PTX check looks for
-        /// each).
-        pub const SCAN_BY_KEY_KERNELS: &[&[&[&str]]] = &[$(element_table!(by_key_elements, $key)),*];
-    };
-}
-scan_key_table!(by_key_list);
-
 /// The PTX name of the entry point that finds where each tile of a segmented kernel by offsets
 /// starts among the segments (one for every type), a string literal.
 #[macro_export]
@@ -605,22 +427,6 @@ macro_rules! segment_tile_starts_name {
         "device_segment_tile_starts"
     };
 }
-
-/// [`segment_tile_starts_name!`](crate::segment_tile_starts_name), for the host and the PTX
-/// check.
-pub const SEGMENT_TILE_STARTS_KERNEL: &str = segment_tile_starts_name!();
-
-macro_rules! segment_arg_list {
-    ([] $($name:ident => $device:ty, $vec:literal;)*) => {
-        /// The segmented argmin / argmax entry points, `device_segmented_arg{min,max}_<element>`
-        /// (generated from `segment_arg_table!`; the PTX check looks for each).
-        pub const SEGMENT_ARG_KERNELS: &[&[&str]] = &[$(&[
-            $crate::kernel_name!(segmented_argmin, $name),
-            $crate::kernel_name!(segmented_argmax, $name),
-        ]),*];
-    };
-}
-segment_arg_table!(segment_arg_list);
 
 /// Calls `$callback! { [args] name => device type, stored as, vector width: words, ...; ... }`
 /// with the element types of the row operations (`rows`; read and written in their own type,
@@ -680,17 +486,33 @@ macro_rules! row_op_table {
     };
 }
 
+/// The name of a row operation's family: `device_rows_<op>` (`families::ROW_FAMILIES`).
+#[macro_export]
+macro_rules! row_family_name {
+    ($op:ident) => {
+        concat!("device_rows_", stringify!($op))
+    };
+}
+
+macro_rules! row_words_parts_list {
+    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
+        /// The words a thread of every row kernel with the part of its name that gives them
+        /// (`(4, "w4")`), per element type (generated from `row_table!`; repeats across types).
+        pub const ROW_WORDS_PARTS: &[(u32, &str)] = &[$($(($words, concat!("w", stringify!($words)))),*),*];
+    };
+}
+row_table!(row_words_parts_list);
+
 /// The PTX name of a row operation: `device_rows_<op>_<element>_w<words>`, or with `tiled` its
 /// kernel for rows of several tiles, `device_rows_<op>_<element>_w<words>_tiled` (a `split`
 /// operation of `row_op_table!`), or with `cluster` its kernel sharing each row among the
 /// blocks of a thread-block cluster (every operation, sm_90 modules only:
-/// [`ROW_CLUSTER_SUFFIX`](crate::tuning::ROW_CLUSTER_SUFFIX)), a string literal.
+/// `families::Kernel::cluster_blocks`), a string literal.
 #[macro_export]
 macro_rules! row_kernel_name {
     ($op:ident, $element:ident, $words:literal) => {
         concat!(
-            "device_rows_",
-            stringify!($op),
+            $crate::row_family_name!($op),
             "_",
             stringify!($element),
             "_w",
@@ -704,61 +526,6 @@ macro_rules! row_kernel_name {
         concat!($crate::row_kernel_name!($op, $element, $words), "_cluster")
     };
 }
-
-macro_rules! row_names_per_words {
-    (sums, $($rest:tt)*) => {
-        row_names_per_words!(split, $($rest)*)
-    };
-    (split, $op:ident, $element:ident, [$($words:literal),*]) => {
-        &[
-            $($crate::row_kernel_name!($op, $element, $words),)*
-            $($crate::row_kernel_name!($op, $element, $words, tiled),)*
-        ]
-    };
-    ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
-        &[$($crate::row_kernel_name!($op, $element, $words)),*]
-    };
-}
-
-macro_rules! row_names_per_op {
-    ([$element:ident, $words:tt]
-     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $tiled_words:literal, $paths:ident;)*) => {
-        &[$(row_names_per_words!($paths, $op, $element, $words)),*]
-    };
-}
-
-macro_rules! row_kernel_list {
-    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
-        /// The row operations, `device_rows_<op>_<element>_w<words>`, per element type, operation
-        /// and words per thread (generated from the row tables; the PTX check looks for each).
-        pub const ROW_KERNELS: &[&[&[&str]]] = &[$(row_op_table!(row_names_per_op, $name, [$($words),*])),*];
-    };
-}
-row_table!(row_kernel_list);
-
-macro_rules! row_cluster_names_per_words {
-    ($paths:ident, $op:ident, $element:ident, [$($words:literal),*]) => {
-        &[$($crate::row_kernel_name!($op, $element, $words, cluster)),*]
-    };
-}
-
-macro_rules! row_cluster_names_per_op {
-    ([$element:ident, $words:tt]
-     $($op:ident => $ty:ident, $inputs:literal, $op_words:literal, $tiled_words:literal, $paths:ident;)*) => {
-        &[$(row_cluster_names_per_words!($paths, $op, $element, $words)),*]
-    };
-}
-
-macro_rules! row_cluster_kernel_list {
-    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
-        /// The row operations' cluster kernels, `device_rows_<op>_<element>_w<words>_cluster`, per
-        /// element type, operation (every one: each takes rows of several tiles) and words per
-        /// thread; in the sm_90 module only (the PTX check looks for each there).
-        pub const ROW_CLUSTER_KERNELS: &[&[&[&str]]] =
-            &[$(row_op_table!(row_cluster_names_per_op, $name, [$($words),*])),*];
-    };
-}
-row_table!(row_cluster_kernel_list);
 
 /// The PTX name of a stage (`partial`, `finish`) of the norms' weight and bias gradients
 /// ([`NormGradParams`](crate::params::NormGradParams)): `device_rows_norm_grads_<stage>_<element>`.
@@ -774,18 +541,6 @@ macro_rules! norm_grads_kernel_name {
     };
 }
 
-macro_rules! norm_grads_kernel_list {
-    ([] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
-        /// The norms' weight and bias gradient kernels, both stages per row type (generated
-        /// from `row_table!`; the PTX check looks for each).
-        pub const NORM_GRAD_KERNELS: &[&str] = &[$(
-            $crate::norm_grads_kernel_name!(partial, $name),
-            $crate::norm_grads_kernel_name!(finish, $name),
-        )*];
-    };
-}
-row_table!(norm_grads_kernel_list);
-
 /// The PTX name of a step (`count`, `mean`) of cross-entropy's mean
 /// ([`TargetCountParams`](crate::params::TargetCountParams)): `device_rows_cross_entropy_<step>`.
 #[macro_export]
@@ -795,175 +550,13 @@ macro_rules! cross_entropy_kernel_name {
     };
 }
 
-/// Cross-entropy's count of valid targets.
-pub const CROSS_ENTROPY_COUNT_KERNEL: &str = cross_entropy_kernel_name!(count);
-/// Cross-entropy's division of the summed loss by that count.
-pub const CROSS_ENTROPY_MEAN_KERNEL: &str = cross_entropy_kernel_name!(mean);
-
 #[cfg(test)]
 mod tests {
-    #[test]
-    fn kernel_names_are_unique_and_complete() {
-        let names: std::vec::Vec<&str> = super::DEVICE_KERNELS
-            .iter()
-            .flat_map(|g| g.iter().copied())
-            .collect();
-        // 8 types x (3 reduce + 3 scan + 3 segmented + 2 arg + 4 compaction + 2 run-length
-        // + 3 x (scan by offsets, reduce by offsets))
-        // + 6 x 2 arg finals + 4 dot + 2 affine.
-        assert_eq!(names.len(), 8 * 23 + 12 + 4 + 2);
-        let unique: std::collections::BTreeSet<&str> = names.iter().copied().collect();
-        assert_eq!(unique.len(), names.len());
-        assert!(names.contains(&"device_scan_bf16_max"));
-        assert!(names.contains(&"device_argmax_final_u64"));
-        assert!(names.contains(&"device_segmented_reduce_by_offsets_bf16_min"));
-    }
-
-    #[test]
-    fn scan_by_key_names_cover_keys_elements_and_operators() {
-        let names: std::vec::Vec<&str> = super::SCAN_BY_KEY_KERNELS
-            .iter()
-            .flat_map(|k| k.iter().flat_map(|e| e.iter().copied()))
-            .collect();
-        // 2 key types x 8 element types x 3 operators.
-        assert_eq!(names.len(), 2 * 8 * 3);
-        assert!(names.contains(&"device_scan_by_u64_key_bf16_min"));
-        assert!(names.contains(&"device_scan_by_u32_key_f64_sum"));
-    }
-
-    #[test]
-    fn segment_arg_names_cover_the_four_byte_accumulators() {
-        let names: std::vec::Vec<&str> = super::SEGMENT_ARG_KERNELS
-            .iter()
-            .flat_map(|g| g.iter().copied())
-            .collect();
-        assert_eq!(
-            names,
-            [
-                "device_segmented_argmin_f32",
-                "device_segmented_argmax_f32",
-                "device_segmented_argmin_i32",
-                "device_segmented_argmax_i32",
-                "device_segmented_argmin_u32",
-                "device_segmented_argmax_u32",
-                "device_segmented_argmin_f16",
-                "device_segmented_argmax_f16",
-                "device_segmented_argmin_bf16",
-                "device_segmented_argmax_bf16",
-            ]
-        );
-    }
-
-    #[test]
-    fn histogram_names_cover_samples_and_counters() {
-        let names: std::vec::Vec<&str> = super::HISTOGRAM_KERNELS
-            .iter()
-            .flat_map(|g| g.iter().copied())
-            .collect();
-        // 8 sample types x 2 counters x (even, range).
-        assert_eq!(names.len(), 8 * 2 * 2);
-        assert!(names.contains(&"device_histogram_even_u8_u32"));
-        assert!(names.contains(&"device_histogram_range_f64_u64"));
-    }
-
-    #[test]
-    fn sort_names_cover_keys_and_values() {
-        assert_eq!(super::SORT_KERNELS.len(), 10);
-        let (histogram, passes) = super::SORT_KERNELS[3];
-        assert_eq!(histogram, "device_radix_sort_histogram_i32");
-        assert_eq!(
-            passes,
-            [
-                "device_radix_sort_onesweep_keys_i32",
-                "device_radix_sort_onesweep_v4_i32",
-                "device_radix_sort_onesweep_v8_i32",
-                "device_radix_sort_onesweep_keys_small_i32",
-                "device_radix_sort_onesweep_v4_small_i32",
-                "device_radix_sort_onesweep_v8_small_i32",
-                "device_segmented_radix_sort_keys_i32",
-                "device_segmented_radix_sort_v4_i32",
-                "device_segmented_radix_sort_v8_i32",
-                "device_segmented_warp_merge_sort_keys_i32",
-                "device_segmented_warp_merge_sort_v4_i32",
-                "device_segmented_warp_merge_sort_v8_i32",
-                "device_segmented_warp_sort_keys_i32",
-                "device_segmented_warp_sort_v4_i32",
-                "device_segmented_warp_sort_v8_i32",
-                "device_segmented_warp_radix_sort_keys_i32",
-                "device_segmented_warp_radix_sort_v4_i32",
-                "device_segmented_warp_radix_sort_v8_i32",
-                "device_top_k_i32",
-            ]
-        );
-    }
-
     #[test]
     fn sort_payloads_by_name_and_by_width() {
         for (name, bytes) in [("keys", 0), ("v4", 4), ("v8", 8)] {
             assert_eq!(super::sort_payload_bytes(name), bytes);
             assert_eq!(super::sort_payload_name(bytes), name);
         }
-    }
-
-    #[test]
-    fn every_onesweep_pass_has_one_launch_bound() {
-        let bounds: std::vec::Vec<(&str, u32, u32)> = super::SORT_LAUNCH_BOUNDS
-            .iter()
-            .flat_map(|k| k.iter().copied())
-            .collect();
-        let passes: std::vec::Vec<&str> = super::SORT_KERNELS
-            .iter()
-            .flat_map(|(_, names)| names.iter().copied())
-            .filter(|name| name.starts_with(crate::tuning::SORT_FAMILY))
-            .collect();
-        assert_eq!(bounds.len(), passes.len());
-        for pass in passes {
-            // Each entry names its pass, and no other pass starts with it (the PTX build
-            // gives an entry point the first bound whose name it starts with).
-            let matching: std::vec::Vec<_> = bounds
-                .iter()
-                .filter(|(name, ..)| pass.starts_with(name))
-                .collect();
-            assert_eq!(matching.len(), 1, "{pass}");
-            assert_eq!(matching[0].0, pass);
-        }
-        let bound = |name: &str| bounds.iter().find(|b| b.0 == name).map(|&(_, t, b)| (t, b));
-        // 8-byte keys with values in CUB's 384 threads (their small tiles in 256), every other
-        // pass one thread a digit.
-        assert_eq!(bound("device_radix_sort_onesweep_v4_u64"), Some((384, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_v4_small_f64"), Some((256, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_v8_small_u64"), Some((256, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_v8_i64"), Some((384, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_keys_u64"), Some((256, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_keys_small_i64"), Some((256, 4)));
-        assert_eq!(bound("device_radix_sort_onesweep_v4_u32"), Some((256, 2)));
-        assert_eq!(bound("device_radix_sort_onesweep_keys_f16"), Some((256, 4)));
-    }
-
-    #[test]
-    fn row_names_cover_elements_operations_and_words() {
-        let names: std::vec::Vec<&str> = super::ROW_KERNELS
-            .iter()
-            .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
-            .collect();
-        // 11 operations x (f32: 3 word counts, halves: 2 each), and a tiled kernel of each for
-        // the 8 split and the 2 sums operations.
-        assert_eq!(names.len(), (11 + 8 + 2) * (3 + 2 + 2));
-        assert!(names.contains(&"device_rows_layer_norm_f32_w8_tiled"));
-        assert!(names.contains(&"device_rows_layer_norm_backward_sums_f32_w4_tiled"));
-        assert!(!names.iter().any(|name| name.ends_with("_cluster")));
-        let clusters: std::vec::Vec<&str> = super::ROW_CLUSTER_KERNELS
-            .iter()
-            .flat_map(|e| e.iter().flat_map(|o| o.iter().copied()))
-            .collect();
-        assert_eq!(clusters.len(), 11 * (3 + 2 + 2));
-        assert!(clusters.contains(&"device_rows_layer_norm_backward_sums_f32_w8_cluster"));
-        assert!(names.contains(&"device_rows_rms_norm_backward_f16_w4"));
-        assert_eq!(super::NORM_GRAD_KERNELS.len(), 2 * 3);
-        assert!(super::NORM_GRAD_KERNELS.contains(&"device_rows_norm_grads_finish_bf16"));
-        assert!(names.contains(&"device_rows_softmax_f32_w4"));
-        assert!(names.contains(&"device_rows_layer_norm_bf16_w8"));
-        assert!(names.contains(&"device_rows_log_softmax_backward_f32_w16"));
-        assert!(!names.contains(&"device_rows_softmax_f16_w16"));
     }
 }

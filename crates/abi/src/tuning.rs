@@ -36,35 +36,12 @@ pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
 /// an H100), and the delay would only add to the call's latency.
 pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;
 
-/// Entry-point name prefixes of the kernels launched with [`REDUCE_BLOCK`] threads and at most
-/// [`REDUCE_BLOCKS_PER_SM`] blocks per multiprocessor (the reduce's first and second passes,
-/// argmin / argmax, dot). Their PTX declares those launch bounds (`.maxntid`, `.minnctapersm`,
-/// written by `cargo xtask ptx`): ptxas may then give each thread the registers to keep all
-/// [`REDUCE_LOADS_IN_FLIGHT`] 16-byte loads in flight instead of sizing for full occupancy.
-pub const REDUCE_FAMILIES: &[&str] = &[
-    "device_reduce_",
-    "device_argmin_",
-    "device_argmax_",
-    "device_dot_",
-];
-
 /// Most blocks of [`SELECT_BLOCK`] threads per multiprocessor the compaction kernels are built for
 /// (their PTX declares it, as the reduce's): the compaction is bound by the latency of each
 /// tile's phases (load, block scan, look-back, gather, write), so its speed follows the tiles
 /// in flight per multiprocessor, and the bound keeps ptxas from taking the registers that
 /// would cost one.
 pub const SELECT_BLOCKS_PER_SM: u32 = 4;
-
-/// Entry-point name prefixes of the compaction kernels (select, unique, run-length), launched
-/// with [`SELECT_BLOCK`] threads and built for at most [`SELECT_BLOCKS_PER_SM`] blocks per
-/// multiprocessor.
-pub const SELECT_FAMILIES: &[&str] = &[
-    "device_select_if_",
-    "device_select_flagged_",
-    "device_unique_",
-    "device_run_length_encode_",
-    "device_non_trivial_runs_",
-];
 
 /// Nanoseconds each compaction tile (and run-length encoding tile) waits after publishing its
 /// count before it looks back, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
@@ -135,11 +112,6 @@ pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 /// phases, so their speed follows the tiles in flight per multiprocessor.
 pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
 
-/// Entry-point name prefixes of the segmented scans (by key and by offsets), launched with
-/// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_BLOCKS_PER_SM`] blocks per
-/// multiprocessor.
-pub const SEGMENTED_FAMILIES: &[&str] = &["device_scan_by_", "device_segmented_scan_"];
-
 /// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented reduce by offsets
 /// (sum, min, max) is built for: its tile carries one value per item and one pair per thread,
 /// so ptxas fits it in 40 registers without spilling, and it is bound by each tile's latency
@@ -148,30 +120,12 @@ pub const SEGMENTED_FAMILIES: &[&str] = &["device_scan_by_", "device_segmented_s
 /// docs/performance.md).
 pub const SEGMENTED_REDUCE_BLOCKS_PER_SM: u32 = 6;
 
-/// Entry-point name prefixes of the segmented reduce by offsets, launched with [`SCAN_BLOCK`]
-/// threads and built for at most [`SEGMENTED_REDUCE_BLOCKS_PER_SM`] blocks per multiprocessor.
-pub const SEGMENTED_REDUCE_FAMILIES: &[&str] = &["device_segmented_reduce_by_offsets_"];
-
 /// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are
 /// built for: as the segmented reduce, 40 registers and no spills since each item is one packed
 /// `u64` key carried from its loaded value in the reduce (at 5 the kernels took 40 registers
 /// too, so ran 6 blocks a multiprocessor as well; H100, 2^28 f32, 1000-item segments, time /
 /// copy 1.60 -> 1.08; docs/performance.md).
 pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 6;
-
-/// Entry-point name prefixes of the segmented argmin / argmax by offsets, launched with
-/// [`SCAN_BLOCK`] threads and built for at most [`SEGMENTED_ARG_BLOCKS_PER_SM`] blocks per
-/// multiprocessor.
-pub const SEGMENTED_ARG_FAMILIES: &[&str] = &["device_segmented_argmin_", "device_segmented_argmax_"];
-
-/// Every segmented kernel family's entry-point prefixes and the blocks per multiprocessor it is
-/// built for (all launched with [`SCAN_BLOCK`] threads): what `cargo xtask ptx` declares and
-/// the PTX tests check.
-pub const SEGMENTED_LAUNCH_BOUNDS: &[(&[&str], u32)] = &[
-    (SEGMENTED_FAMILIES, SEGMENTED_BLOCKS_PER_SM),
-    (SEGMENTED_REDUCE_FAMILIES, SEGMENTED_REDUCE_BLOCKS_PER_SM),
-    (SEGMENTED_ARG_FAMILIES, SEGMENTED_ARG_BLOCKS_PER_SM),
-];
 
 /// From this many tiles on, a segmented call by offsets first finds every tile's first segment
 /// in a small kernel of its own (`device_segment_tile_starts`) instead of each tile searching
@@ -284,12 +238,7 @@ pub const fn row_register_group(words: u32, inputs: usize) -> u32 {
 /// tiles of 256 threads 1.45x the copy, 4 tiles of 1024 threads 1.29x).
 pub const ROW_FEW_TILES: usize = 4;
 
-/// Entry-point name prefix of the row operations; their PTX declares at most
-/// [`MAX_BLOCK_THREADS`](crate::layout::MAX_BLOCK_THREADS) threads and one block per
-/// multiprocessor (so ptxas keeps each thread within 64 registers).
-pub const ROW_FAMILY: &str = "device_rows_";
-
-/// Row kernels held to fewer registers than [`ROW_FAMILY`]'s bounds allow (`.maxnreg`), with
+/// Row kernels held to fewer registers than the row operations' bounds (1024 threads, one block) allow (`.maxnreg`), with
 /// the limit: the halves' softmax, log-softmax, RMSNorm and LayerNorm of 8 words, which take
 /// rows of 1024 to 4096 halves in blocks of 64 to 256 threads, and rows past that in tiles.
 /// ptxas sm_90: 56 registers without the limit (4 blocks of 256 threads a multiprocessor), 48
@@ -770,11 +719,6 @@ pub const fn row_plan_fewer_threads(
 /// and a GPC of an H100 (16 or 18 multiprocessors) holds four such clusters of one block each.
 pub const ROW_CLUSTER_BLOCKS: u32 = 4;
 
-/// Name suffix of the row operations' cluster kernels (`device_rows_<op>_<type>_w<words>_cluster`),
-/// whose PTX declares [`ROW_CLUSTER_BLOCKS`] blocks per cluster (`.reqnctapercluster`): built
-/// for sm_90 and later only.
-pub const ROW_CLUSTER_SUFFIX: &str = "_cluster";
-
 /// Whether a row of `plan` (an operation of `inputs` row inputs of `vector` elements per 16
 /// bytes, writing an output) is split among the [`ROW_CLUSTER_BLOCKS`] blocks of a cluster on a
 /// device that has clusters, where one block alone would keep `kept` of its tiles in shared
@@ -846,7 +790,7 @@ pub const fn onesweep_look_back_tiles(tiles: usize, multiprocessors: u32, blocks
     }
 }
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
-/// ([`SORT_KEYS_FAMILY`]) are built for (their PTX declares it): 64 registers, no spill at 20
+/// (`device_radix_sort_onesweep_keys_*`) are built for (their PTX declares it): 64 registers, no spill at 20
 /// keys a thread (each key stored to the exchange as it is ranked, each digit made from its key
 /// where the rank uses it). H100, 2^28 random `u32` keys: 5577 µs at 4 blocks, 6116 at 3 (80
 /// registers): the fourth block hides more of the look-back's and the barriers' latency.
@@ -954,22 +898,8 @@ const fn busiest_keys(n: usize, multiprocessors: u32, tile: usize) -> usize {
     };
     n.div_ceil(tile).div_ceil(sms) * tile
 }
-/// Entry-point name prefix of the onesweep passes, launched with [`onesweep_threads`] threads.
-pub const SORT_FAMILY: &str = "device_radix_sort_onesweep_";
-/// Entry-point name prefix of the radix sort's upfront histogram, launched with
-/// [`SORT_HISTOGRAM_BLOCK`] threads.
-pub const SORT_HISTOGRAM_FAMILY: &str = "device_radix_sort_histogram_";
-/// Entry-point name prefix of the onesweep passes of keys alone (the others move 4- or 8-byte
-/// values).
-pub const SORT_KEYS_FAMILY: &str = "device_radix_sort_onesweep_keys_";
-/// Entry-point name prefix of the segmented radix sort (one block of [`SORT_BLOCK`] threads per
-/// segment).
-pub const SEGMENTED_SORT_FAMILY: &str = "device_segmented_radix_sort_";
-/// Entry-point name prefix of the segmented sort's warp sort (a warp per segment of at most
-/// [`SEGMENTED_WARP_SORT_KEYS`] keys, blocks of [`SORT_BLOCK`] threads, no shared memory).
-pub const SEGMENTED_WARP_SORT_FAMILY: &str = "device_segmented_warp_sort_";
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built
-/// for (its PTX declares it), but for [`SEGMENTED_SORT_TWO_BLOCK_FAMILIES`]. H100, 65536 rows
+/// for (its PTX declares it), but for those [`segmented_sort_blocks_per_sm`] gives 2. H100, 65536 rows
 /// of 4096 random f32 keys: 7.17 ms at 2 blocks (128 registers; ptxas spills 200 to 960 bytes
 /// per thread), 10.27 ms at 1 (about 250 registers, no spill); since keys are stored as ranked
 /// and a block takes one segment, 4182 us at 2 (24 bytes spilled) and 3616 at 3 (80
@@ -977,16 +907,18 @@ pub const SEGMENTED_WARP_SORT_FAMILY: &str = "device_segmented_warp_sort_";
 /// keys 5.80 -> 5.43 ms, of f16 keys 3.35 -> 3.58 ms (824 bytes spilled: those stay at 2), f16
 /// keys alone 3.0 -> 2.6 ms.
 pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 3;
-/// Entry-point name prefixes of the segmented radix sort built for 2 blocks a multiprocessor
-/// (128 registers): 8-byte values (1316 bytes spilled at 3 blocks, not measured) and 4-byte
-/// values of 1- and 2-byte keys (slower at 3: above).
-pub const SEGMENTED_SORT_TWO_BLOCK_FAMILIES: &[&str] = &[
-    "device_segmented_radix_sort_v8_",
-    "device_segmented_radix_sort_v4_u8",
-    "device_segmented_radix_sort_v4_u16",
-    "device_segmented_radix_sort_v4_f16",
-    "device_segmented_radix_sort_v4_bf16",
-];
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort of keys of
+/// `key_bytes` with values of `value_bytes` (0: keys alone) is built for:
+/// [`SEGMENTED_SORT_BLOCKS_PER_SM`], but 2 (128 registers) for 8-byte values (1316 bytes
+/// spilled at 3 blocks, not measured) and for 4-byte values of 1- and 2-byte keys (slower at 3:
+/// above).
+pub const fn segmented_sort_blocks_per_sm(key_bytes: usize, value_bytes: usize) -> u32 {
+    if value_bytes == 8 || (value_bytes == 4 && key_bytes <= 2) {
+        2
+    } else {
+        SEGMENTED_SORT_BLOCKS_PER_SM
+    }
+}
 /// Keys per lane of the segmented sort's warp sort: segments of at most
 /// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
 /// segment's others (a shuffle a key of the segment, a comparison a key of the lane), in
@@ -1009,12 +941,6 @@ pub const SEGMENT_DEVICE_SORT_FIXED_KEYS: usize = 2048;
 /// How many times faster a device-wide sort takes a key than one block of the segmented sort:
 /// about 30 Gkeys/s from 2^24 keys (15 at 2^20) against 1 / 15.5 ns (the figures above).
 pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
-/// Entry-point name prefix of the segmented sort's warp radix tier
-/// (`device_segmented_warp_radix_sort_<values>_<key>`): a warp per segment of
-/// [`SEGMENTED_WARP_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] keys, sorted in shared
-/// memory of the warp's own by the warp radix sort (the blocked sort's per-lane counters of
-/// [`BLOCKED_RADIX_BITS`] bits, warp barriers only), 8 warps a block of [`SORT_BLOCK`] threads.
-pub const SEGMENTED_WARP_RADIX_SORT_FAMILY: &str = "device_segmented_warp_radix_sort_";
 /// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile of
 /// half as many. H100, 524288 rows of 512 random `f32` keys (the same start): keys 9330 ->
 /// 2755 us, argsort 10446 -> 4227 against the medium tier's block a row; with the half tile
@@ -1026,16 +952,6 @@ pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp radix tier is built for
 /// (its PTX declares it).
 pub const SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM: u32 = 3;
-/// Entry-point name prefix of the segmented sort's warp merge tier
-/// (`device_segmented_warp_merge_sort_<values>_<key>`): a group of 2 or 4 warps per segment of
-/// [`SEGMENTED_WARP_RADIX_SORT_KEYS`] + 1 to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys
-/// ([`warp_merge_warps`]), each warp sorting its part of [`SEGMENTED_WARP_RADIX_SORT_KEYS`]
-/// keys as the warp radix tier does (the same shared memory a warp), the group then merging the
-/// sorted parts pairwise by merge path, a level per doubling; blocks of [`SORT_BLOCK`] threads.
-/// It replaced the medium tier (a block of 256 threads a segment of up to 1024 keys, a tile of
-/// 4 keys a thread, 8-bit digits) and takes 1025 to 2048 keys from the block kernel's padded
-/// tile.
-pub const SEGMENTED_WARP_MERGE_SORT_FAMILY: &str = "device_segmented_warp_merge_sort_";
 /// Most warps the warp merge tier gives one segment.
 pub const SEGMENTED_WARP_MERGE_MAX_WARPS: usize = 4;
 /// The longest segment the warp merge tier takes: a tile of the warp radix tier for each of
@@ -1054,9 +970,6 @@ pub const fn warp_merge_warps(longest: usize) -> u32 {
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp merge tier is built for
 /// (its PTX declares it): the warp radix tier's, whose tiles and shared memory it has.
 pub const SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM: u32 = SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM;
-/// Entry-point name prefix of the top-k by radix select (`device_top_k_<key>`, one block of
-/// [`SORT_BLOCK`] threads per row).
-pub const TOP_K_FAMILY: &str = "device_top_k_";
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the top-k by radix select is built
 /// for (its PTX declares it).
 pub const TOP_K_BLOCKS_PER_SM: u32 = 4;

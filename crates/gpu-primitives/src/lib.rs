@@ -77,6 +77,21 @@ pub fn module(gpu: &Gpu) -> Result<std::sync::Arc<runtime::Module>> {
     gpu.packed_module(MODULE_KEY, KERNELS)
 }
 
+/// The kernel of `family` whose name is the family's followed by `parts`, each after an
+/// underscore, from the registry of kernel families (`gpu_primitives_abi::families`): the name
+/// to look up in [`module`], and the block it is launched with.
+///
+/// # Errors
+/// [`Error::MissingKernel`] where the family has no such kernel.
+pub(crate) fn registered(
+    family: &'static gpu_primitives_abi::families::Family,
+    parts: &[&str],
+) -> Result<&'static gpu_primitives_abi::families::Kernel> {
+    family
+        .kernel(parts)
+        .ok_or_else(|| Error::MissingKernel(format!("{} of {}", family.name, parts.join(", "))))
+}
+
 /// The architecture of the library's PTX variant loaded into `gpu` (compute capability x 10;
 /// loads the module if it is not yet).
 ///

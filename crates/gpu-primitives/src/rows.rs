@@ -76,18 +76,27 @@
 
 use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, TempStorage, check_bound};
 use crate::{DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family, row_words_part};
 use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
     row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
-use gpu_primitives_abi::table::{CROSS_ENTROPY_COUNT_KERNEL, CROSS_ENTROPY_MEAN_KERNEL};
 use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_CLUSTER_SUFFIX, ROW_MAX_GROUP,
-    ROW_SMALL_TILE_OPS, RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
-    norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
-    row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
+    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_MAX_GROUP, ROW_SMALL_TILE_OPS,
+    RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles,
+    row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles, row_sums_cluster_chunks,
+    row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
 };
+
+/// The norms' parameter gradients, summed per chunk of rows (`device_rows_norm_grads_partial_<element>`).
+const NORM_GRADS_PARTIAL: &Family = families::family("device_rows_norm_grads_partial");
+/// The norms' parameter gradients, each column's chunks in order (`device_rows_norm_grads_finish_<element>`).
+const NORM_GRADS_FINISH: &Family = families::family("device_rows_norm_grads_finish");
+/// Cross-entropy's count of the targets not ignored.
+const CROSS_ENTROPY_COUNT: &Family = families::family(gpu_primitives_abi::cross_entropy_kernel_name!(count));
+/// Cross-entropy's mean of the losses.
+const CROSS_ENTROPY_MEAN: &Family = families::family(gpu_primitives_abi::cross_entropy_kernel_name!(mean));
 
 mod sealed {
     pub trait Sealed {}
@@ -123,9 +132,13 @@ gpu_primitives_abi::row_table!(row_elements);
 
 /// The row operations' kernel names (from `gpu_primitives_abi::row_op_table!`).
 mod kernels {
+    use gpu_primitives_abi::families::{self, Family};
+
     #[derive(Clone, Copy)]
     pub(super) struct RowKernel {
         pub name: &'static str,
+        /// Its family of kernels (`device_rows_<name>`).
+        pub family: &'static Family,
         /// Row inputs: 1, or 2 for the backward.
         pub inputs: usize,
         /// Most words of all its inputs a thread holds where one tile holds the row.
@@ -141,6 +154,7 @@ mod kernels {
                 #[allow(non_upper_case_globals)]
                 pub(super) const $op: RowKernel = RowKernel {
                     name: stringify!($op),
+                    family: families::family(gpu_primitives_abi::row_family_name!($op)),
                     inputs: $inputs,
                     words: $words,
                     tiled_words: $tiled_words,
@@ -499,15 +513,16 @@ fn launch_summing<T: RowElement>(
             call.output.is_some() && row_cluster(plan, k.inputs, vector, alone) && has_clusters
         }
     };
-    let suffix = if cluster {
-        ROW_CLUSTER_SUFFIX
+    let words = row_words_part(plan.words).unwrap_or_default();
+    let path: &[&str] = if cluster {
+        &["cluster"]
     } else if k.split && plan.tiles > 1 {
-        "_tiled"
+        &["tiled"]
     } else {
-        ""
+        &[]
     };
-    let name = format!("device_rows_{}_{}_w{}{suffix}", k.name, T::NAME, plan.words);
-    let kernel = module.kernel::<RowParams<T::Raw>>(&name)?;
+    let parts = [&[T::NAME, words][..], path].concat();
+    let kernel = module.kernel::<RowParams<T::Raw>>(crate::registered(k.family, &parts)?.name)?;
     let rows_per_block = rows_per_block(plan);
     let wave = wave_blocks(on.gpu().info(), plan);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
@@ -1114,7 +1129,7 @@ fn norm_backward<T: RowElement>(
         let (partials, _) = workspace.partials(on.stream(), slots)?;
         params.partials = partials as *mut f32;
         let partial = module
-            .kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_partial_{}", T::NAME))?;
+            .kernel::<NormGradParams<T::Raw>>(crate::registered(NORM_GRADS_PARTIAL, &[T::NAME])?.name)?;
         let config = LaunchConfig::new(grid, NORM_GRAD_BLOCK);
         // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
         // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each);
@@ -1122,7 +1137,7 @@ fn norm_backward<T: RowElement>(
         unsafe { on.stream().launch(&partial, config, &params)? };
     }
     let finish =
-        module.kernel::<NormGradParams<T::Raw>>(&format!("device_rows_norm_grads_finish_{}", T::NAME))?;
+        module.kernel::<NormGradParams<T::Raw>>(crate::registered(NORM_GRADS_FINISH, &[T::NAME])?.name)?;
     let blocks = cols.div_ceil(NORM_GRAD_FINISH_COLUMNS as usize) as u32;
     let config = LaunchConfig::new(blocks, NORM_GRAD_BLOCK).with_shared_mem(NORM_GRAD_FINISH_SHARED_BYTES);
     // SAFETY: the partials hold 2 f32 per column for each of `params.chunks` chunks, written
@@ -1241,7 +1256,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     let mean = options.reduction == Reduction::Mean;
     if mean && targets.len() == rows {
         call.valid_targets = count;
-        let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_COUNT_KERNEL)?;
+        let kernel = module.kernel::<TargetCountParams>(crate::registered(CROSS_ENTROPY_COUNT, &[])?.name)?;
         let blocks = rows
             .div_ceil(TARGET_COUNT_BLOCK as usize)
             .clamp(1, TARGET_COUNT_MAX_BLOCKS) as u32;
@@ -1261,7 +1276,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     let losses = unsafe { DeviceView::<f32>::from_raw_parts(row_losses, rows) };
     crate::device::reduce_to_address::<f32, crate::device::Sum>(on, losses, loss.address(), &mut workspace)?;
     if mean {
-        let kernel = module.kernel::<TargetCountParams>(CROSS_ENTROPY_MEAN_KERNEL)?;
+        let kernel = module.kernel::<TargetCountParams>(crate::registered(CROSS_ENTROPY_MEAN, &[])?.name)?;
         // SAFETY: one thread dividing the loss (one f32) by the count (one u32), after the count
         // and the sum on this stream.
         unsafe {

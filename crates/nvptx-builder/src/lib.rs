@@ -107,16 +107,6 @@ pub enum BuildError {
     /// A variable cargo sets for build scripts is missing.
     #[error("environment variable {0} is not set: call PtxBuilder from a build script")]
     NotInBuildScript(&'static str),
-    /// A register limit ([`PtxBuilder::max_registers`]) names no entry point of the PTX built.
-    #[error("max_registers: {krate} for sm_{arch} has no entry point named {entry}")]
-    NoSuchEntry {
-        /// The kernel crate.
-        krate: String,
-        /// The architecture.
-        arch: u32,
-        /// The name given.
-        entry: String,
-    },
 }
 
 /// A compiler that can build `core` for the NVPTX target.
@@ -239,48 +229,26 @@ pub struct PtxBuilder {
     default_features: bool,
     out_dir: Option<PathBuf>,
     watched: Vec<PathBuf>,
-    launch_bounds: Vec<LaunchBounds>,
-    cluster_dims: Vec<ClusterDims>,
-    register_limits: Vec<RegisterLimit>,
 }
 
-/// CUDA's `__cluster_dims__(blocks, 1, 1)` for the entry points whose names end with `suffix`:
-/// [`PtxBuilder::cluster_dims`] writes the PTX directive `.reqnctapercluster blocks, 1, 1`, so
-/// that an ordinary launch runs the grid in thread-block clusters of `blocks` blocks (sm_90
-/// and later; the grid must be a whole number of clusters). PTX ISA, "Performance-Tuning
-/// Directives: .reqnctapercluster".
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterDims {
-    /// Entry-name suffix.
-    pub suffix: String,
-    /// Blocks per cluster along x.
-    pub blocks: u32,
-}
-
-/// CUDA's `__launch_bounds__(max_threads, min_blocks)` for the entry points whose names start
-/// with `prefix`: rustc has no attribute for it, so [`PtxBuilder::launch_bounds`] writes the PTX
-/// directives `.maxntid` and `.minnctapersm` into the built module.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LaunchBounds {
-    /// Entry-name prefix.
-    pub prefix: String,
-    /// Most threads per block the kernel is launched with.
-    pub max_threads: u32,
-    /// Fewest blocks per multiprocessor the kernel must fit (bounds registers per thread to
-    /// `65536 / (max_threads * min_blocks)`); 0 for none.
-    pub min_blocks_per_sm: u32,
-}
-
-/// CUDA's `__maxnreg__`: at most `max_registers` registers a thread for the entry point named
-/// exactly `entry`, written as the PTX directive `.maxnreg` after its launch bounds. For a kernel
-/// whose launch bounds must allow large blocks (and so many registers a thread) but that runs
-/// fastest in small blocks with more of them resident.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RegisterLimit {
-    /// The entry point's whole name.
-    pub entry: String,
-    /// Most registers a thread.
-    pub max_registers: u32,
+/// The performance-tuning directives of one entry point (PTX ISA, "Performance-Tuning
+/// Directives"), which rustc has no attributes for: [`with_entry_directives`] writes them after
+/// the entry's parameter list, in this order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EntryDirectives {
+    /// CUDA's `__cluster_dims__(blocks, 1, 1)`: `.reqnctapercluster blocks, 1, 1`, so that an
+    /// ordinary launch runs the grid in thread-block clusters of `blocks` blocks (sm_90 and
+    /// later; the grid must be a whole number of clusters).
+    pub cluster_blocks: Option<u32>,
+    /// CUDA's `__launch_bounds__(max_threads)`: `.maxntid max_threads, 1, 1`, the most threads a
+    /// block it is launched with.
+    pub max_threads: Option<u32>,
+    /// CUDA's `__launch_bounds__(.., min_blocks)`: `.minnctapersm min_blocks`, the fewest blocks
+    /// a multiprocessor must hold at once (ptxas holds each thread to `65536 / (max_threads *
+    /// min_blocks)` registers).
+    pub min_blocks_per_sm: Option<u32>,
+    /// CUDA's `__maxnreg__`: `.maxnreg max_registers`, the most registers a thread.
+    pub max_registers: Option<u32>,
 }
 
 fn out_dir() -> Result<PathBuf, BuildError> {
@@ -305,46 +273,7 @@ impl PtxBuilder {
             default_features: true,
             out_dir: None,
             watched: Vec::new(),
-            launch_bounds: Vec::new(),
-            cluster_dims: Vec::new(),
-            register_limits: Vec::new(),
         }
-    }
-
-    /// Declare launch bounds (CUDA's `__launch_bounds__`) for every entry point whose name
-    /// starts with `prefix`: `.maxntid max_threads, 1, 1` and, if `min_blocks_per_sm > 0`,
-    /// `.minnctapersm min_blocks_per_sm`. Without them ptxas sizes registers for full
-    /// occupancy, which can leave fewer loads in flight than a kernel launched at a known,
-    /// lower occupancy could keep.
-    pub fn launch_bounds(mut self, prefix: &str, max_threads: u32, min_blocks_per_sm: u32) -> Self {
-        self.launch_bounds.push(LaunchBounds {
-            prefix: prefix.to_owned(),
-            max_threads,
-            min_blocks_per_sm,
-        });
-        self
-    }
-
-    /// Limit the entry point named `entry` to `max_registers` registers a thread (`.maxnreg`,
-    /// see [`RegisterLimit`]); [`build`](Self::build) fails with [`BuildError::NoSuchEntry`] when
-    /// no entry point has that name.
-    pub fn max_registers(mut self, entry: &str, max_registers: u32) -> Self {
-        self.register_limits.push(RegisterLimit {
-            entry: entry.to_owned(),
-            max_registers,
-        });
-        self
-    }
-
-    /// Declare clusters of `blocks` blocks (CUDA's `__cluster_dims__`) for every entry point whose
-    /// name ends with `suffix`: `.reqnctapercluster blocks, 1, 1` (see [`ClusterDims`]). Only
-    /// modules for sm_90 and later may hold such entries (ptxas rejects the directive below).
-    pub fn cluster_dims(mut self, suffix: &str, blocks: u32) -> Self {
-        self.cluster_dims.push(ClusterDims {
-            suffix: suffix.to_owned(),
-            blocks,
-        });
-        self
     }
 
     /// Write the PTX into `dir` instead of `$OUT_DIR` (for use outside a build script; no
@@ -473,31 +402,6 @@ impl PtxBuilder {
             if !ptx.is_file() {
                 return Err(BuildError::NoOutput(krate.clone(), ptx));
             }
-            if !self.launch_bounds.is_empty()
-                || !self.cluster_dims.is_empty()
-                || !self.register_limits.is_empty()
-            {
-                let text = std::fs::read_to_string(&ptx).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-                let names = entry_names(&text);
-                if let Some(r) = self
-                    .register_limits
-                    .iter()
-                    .find(|r| !names.contains(&r.entry.as_str()))
-                {
-                    return Err(BuildError::NoSuchEntry {
-                        krate: krate.clone(),
-                        arch,
-                        entry: r.entry.clone(),
-                    });
-                }
-                let directives = with_entry_directives(
-                    &text,
-                    &self.launch_bounds,
-                    &self.cluster_dims,
-                    &self.register_limits,
-                );
-                std::fs::write(&ptx, directives).map_err(|e| BuildError::Io(ptx.clone(), e))?;
-            }
             artifacts.push(PtxArtifact { arch, path: ptx });
         }
         Ok(BuiltPtx { artifacts })
@@ -514,15 +418,10 @@ pub fn entry_names(ptx: &str) -> Vec<&str> {
         .collect()
 }
 
-/// `ptx` with the directives of `clusters`, then of `bounds`, then of `registers`, after the
-/// parameter list of every matching entry.
-pub fn with_entry_directives(
-    ptx: &str,
-    bounds: &[LaunchBounds],
-    clusters: &[ClusterDims],
-    registers: &[RegisterLimit],
-) -> String {
-    let mut out = String::with_capacity(ptx.len() + 64 * bounds.len());
+/// `ptx` with `directives(name)` after the parameter list of each entry point `name` (none
+/// where it returns `None`).
+pub fn with_entry_directives(ptx: &str, directives: impl Fn(&str) -> Option<EntryDirectives>) -> String {
+    let mut out = String::with_capacity(ptx.len() + ptx.len() / 64);
     let mut rest = ptx;
     while let Some(at) = rest.find(".entry ") {
         let name_start = at + ".entry ".len();
@@ -535,17 +434,19 @@ pub fn with_entry_directives(
             .find(")\n")
             .map_or(rest.len(), |i| name_end + i + 2);
         out.push_str(&rest[..close]);
-        if let Some(c) = clusters.iter().find(|c| name.ends_with(&c.suffix)) {
-            out.push_str(&format!(".reqnctapercluster {}, 1, 1\n", c.blocks));
-        }
-        if let Some(b) = bounds.iter().find(|b| name.starts_with(&b.prefix)) {
-            out.push_str(&format!(".maxntid {}, 1, 1\n", b.max_threads));
-            if b.min_blocks_per_sm > 0 {
-                out.push_str(&format!(".minnctapersm {}\n", b.min_blocks_per_sm));
+        if let Some(d) = directives(name) {
+            if let Some(blocks) = d.cluster_blocks {
+                out.push_str(&format!(".reqnctapercluster {blocks}, 1, 1\n"));
             }
-        }
-        if let Some(r) = registers.iter().find(|r| name == r.entry) {
-            out.push_str(&format!(".maxnreg {}\n", r.max_registers));
+            if let Some(threads) = d.max_threads {
+                out.push_str(&format!(".maxntid {threads}, 1, 1\n"));
+            }
+            if let Some(blocks) = d.min_blocks_per_sm {
+                out.push_str(&format!(".minnctapersm {blocks}\n"));
+            }
+            if let Some(registers) = d.max_registers {
+                out.push_str(&format!(".maxnreg {registers}\n"));
+            }
         }
         rest = &rest[close..];
     }
@@ -621,25 +522,23 @@ mod tests {
     }
 
     #[test]
-    fn launch_bounds_follow_the_matching_entries() {
+    fn directives_follow_the_parameters_of_their_entries_only() {
         let ptx = ".visible .entry k_reduce(\n\t.param .u64 a\n)\n{\n}\n.visible .entry k_scan(\n\t.param .u64 a\n)\n{\n}\n";
-        let bounds = [LaunchBounds {
-            prefix: "k_reduce".into(),
-            max_threads: 256,
-            min_blocks_per_sm: 4,
-        }];
-        let registers = [RegisterLimit {
-            entry: "k_reduce".into(),
-            max_registers: 48,
-        }];
-        let out = with_entry_directives(ptx, &bounds, &[], &registers);
+        let out = with_entry_directives(ptx, |name| {
+            (name == "k_reduce").then_some(EntryDirectives {
+                max_threads: Some(256),
+                min_blocks_per_sm: Some(4),
+                max_registers: Some(48),
+                ..EntryDirectives::default()
+            })
+        });
         assert!(
             out.contains(
                 "k_reduce(\n\t.param .u64 a\n)\n.maxntid 256, 1, 1\n.minnctapersm 4\n.maxnreg 48\n{"
             )
         );
         assert!(out.contains("k_scan(\n\t.param .u64 a\n)\n{"));
-        assert_eq!(with_entry_directives(ptx, &[], &[], &[]), ptx);
+        assert_eq!(with_entry_directives(ptx, |_| None), ptx);
     }
 
     #[test]
@@ -651,22 +550,19 @@ mod tests {
     }
 
     #[test]
-    fn cluster_dims_precede_the_launch_bounds_of_matching_entries() {
-        let ptx = ".visible .entry k_row_cluster(\n\t.param .u64 a\n)\n{\n}\n.visible .entry k_row(\n\t.param .u64 a\n)\n{\n}\n";
-        let bounds = [LaunchBounds {
-            prefix: "k_row".into(),
-            max_threads: 1024,
-            min_blocks_per_sm: 1,
-        }];
-        let clusters = [ClusterDims {
-            suffix: "_cluster".into(),
-            blocks: 4,
-        }];
-        let out = with_entry_directives(ptx, &bounds, &clusters, &[]);
+    fn cluster_dims_precede_the_launch_bounds() {
+        let ptx = ".visible .entry k_row_cluster(\n\t.param .u64 a\n)\n{\n}\n";
+        let out = with_entry_directives(ptx, |_| {
+            Some(EntryDirectives {
+                cluster_blocks: Some(4),
+                max_threads: Some(1024),
+                min_blocks_per_sm: Some(1),
+                max_registers: None,
+            })
+        });
         assert!(out.contains(
             "k_row_cluster(\n\t.param .u64 a\n)\n.reqnctapercluster 4, 1, 1\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"
         ));
-        assert!(out.contains("k_row(\n\t.param .u64 a\n)\n.maxntid 1024, 1, 1\n.minnctapersm 1\n{"));
     }
 
     #[test]

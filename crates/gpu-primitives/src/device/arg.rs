@@ -5,8 +5,26 @@ use super::reduce::{reduce_params, two_level, two_level_storage};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Gpu, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::Indexed;
 use gpu_primitives_abi::params::{ArgFinalParams, ArgReduceParams};
+
+/// The kernels of argmin or argmax: its first pass (of the element type) and its second (of
+/// the accumulator, over the partials).
+struct ArgKernels {
+    first: &'static Family,
+    last: &'static Family,
+}
+
+const ARGMIN: ArgKernels = ArgKernels {
+    first: const { families::family("device_argmin") },
+    last: const { families::family("device_argmin_final") },
+};
+
+const ARGMAX: ArgKernels = ArgKernels {
+    first: const { families::family("device_argmax") },
+    last: const { families::family("device_argmax_final") },
+};
 
 /// 8-byte words of one block's partial: an `Indexed` (value, index) pair.
 const ARG_SLOT_WORDS: usize = 2;
@@ -22,7 +40,7 @@ impl TempStorage {
 fn arg<T: Element>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
-    which: &str,
+    which: ArgKernels,
     ws: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
     check_bound(&on, "argmin / argmax: input", &[input.bound])?;
@@ -30,9 +48,11 @@ fn arg<T: Element>(
         return Ok(None);
     }
     let module = crate::module(on.gpu())?;
-    let kernel = module.kernel::<ArgReduceParams<T::Raw, T::Acc>>(&format!("device_{which}_{}", T::NAME))?;
-    let final_kernel = module
-        .kernel::<ArgFinalParams<T::Acc>>(&format!("device_{which}_final_{}", <T::Acc as Element>::NAME))?;
+    let kernel =
+        module.kernel::<ArgReduceParams<T::Raw, T::Acc>>(crate::registered(which.first, &[T::NAME])?.name)?;
+    let final_kernel = module.kernel::<ArgFinalParams<T::Acc>>(
+        crate::registered(which.last, &[<T::Acc as Element>::NAME])?.name,
+    )?;
     let mut ws = ws.begin(on.stream())?;
     let result = ws.result_slot(on.stream())?;
     // SAFETY (both closures): `input` holds n elements; the workspace gives two 8-byte words per
@@ -89,7 +109,7 @@ pub fn argmin<'a, 'g, T: Element>(
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
-    arg(on.into(), input.into(), "argmin", workspace)
+    arg(on.into(), input.into(), ARGMIN, workspace)
 }
 
 /// The largest element and its index: the first index on ties; if any element is NaN, the first
@@ -111,5 +131,5 @@ pub fn argmax<'a, 'g, T: Element>(
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
-    arg(on.into(), input.into(), "argmax", workspace)
+    arg(on.into(), input.into(), ARGMAX, workspace)
 }

@@ -5,7 +5,11 @@ use super::reduce::{reduce_kernel_name, reduce_params, two_level, two_level_stor
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::{DotParams, ReduceParams};
+
+/// The dot products' first passes (`device_dot_<element>`).
+const DOT: &Family = families::family("device_dot");
 
 /// Element types with a dot product: f32, f64 (in themselves), f16 and bf16 (in f32).
 pub trait DotElement: Element {}
@@ -55,9 +59,9 @@ pub fn dot<'a, 'g, T: DotElement>(
         });
     }
     let module = crate::module(on.gpu())?;
-    let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(&format!("device_dot_{}", T::NAME))?;
+    let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(crate::registered(DOT, &[T::NAME])?.name)?;
     let final_kernel = module
-        .kernel::<ReduceParams<T::Acc, T::Acc>>(&reduce_kernel_name(<T::Acc as Element>::NAME, "sum"))?;
+        .kernel::<ReduceParams<T::Acc, T::Acc>>(reduce_kernel_name(<T::Acc as Element>::NAME, "sum")?)?;
     let mut workspace = workspace.begin(on.stream())?;
     let result = workspace.result_slot(on.stream())?;
     // SAFETY (both closures): a and b hold n elements; the workspace gives one 8-byte slot per

@@ -6,12 +6,18 @@ use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
 use gpu_primitives_abi::params::HistogramParams;
 use gpu_primitives_abi::tuning::{
     HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
 };
 use gpu_primitives_runtime::DeviceCopy;
+
+/// The histograms of evenly spaced bins (`device_histogram_even_<sample>_<counter>`).
+const HISTOGRAM_EVEN: &Family = families::family("device_histogram_even");
+/// The histograms of bins between levels (`device_histogram_range_<sample>_<counter>`).
+const HISTOGRAM_RANGE: &Family = families::family("device_histogram_range");
 
 mod sealed {
     pub trait Level {}
@@ -312,10 +318,10 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
     histogram: DeviceViewMut<'_, C>,
     workspace: Option<&mut DeviceWorkspace>,
 ) -> Result<()> {
-    let family = if matches!(bins, Bins::Even { .. }) {
-        "histogram_even"
+    let (family, kernels) = if matches!(bins, Bins::Even { .. }) {
+        ("histogram_even", HISTOGRAM_EVEN)
     } else {
-        "histogram_range"
+        ("histogram_range", HISTOGRAM_RANGE)
     };
     check_bound(&on, family, &[samples.bound, histogram.bound])?;
     check_bins::<S>(&bins)?;
@@ -371,11 +377,9 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
         .div_ceil(per_block)
         .min((blocks_per_sm() * on.gpu().info().multiprocessors) as usize)
         .max(1);
-    let kernel = crate::module(on.gpu())?.kernel::<HistogramParams<S::Raw, S::Level, C>>(&format!(
-        "device_{family}_{}_{}",
-        S::NAME,
-        C::NAME
-    ))?;
+    let kernel = crate::module(on.gpu())?.kernel::<HistogramParams<S::Raw, S::Level, C>>(
+        crate::registered(kernels, &[S::NAME, C::NAME])?.name,
+    )?;
     let mut config = LaunchConfig::new(grid as u32, HISTOGRAM_BLOCK);
     if privatized {
         config = config.with_shared_mem(shared as u32);

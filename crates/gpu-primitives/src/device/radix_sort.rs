@@ -7,9 +7,9 @@ use super::segmented_sort::{self, SegmentedCall};
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
-use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
 use gpu_primitives_abi::tuning::{
     RADIX_BITS, RADIX_DIGITS, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, SORT_MAX_KEYS,
@@ -19,6 +19,9 @@ use gpu_primitives_abi::tuning::{
 use gpu_primitives_runtime::DeviceCopy;
 use std::cmp::Ordering;
 use std::ops::Range;
+
+/// The sort's upfront digit counts of every pass (`device_radix_sort_histogram_<key>`).
+const SORT_HISTOGRAM: &Family = families::family("device_radix_sort_histogram");
 
 mod sealed {
     pub trait Key {}
@@ -452,7 +455,7 @@ fn launch_with<K: SortKey>(
     let module = crate::module(on.gpu())?;
     let counts = workspace.sort_counts(stream, sort_counts(passes))?;
     let histogram =
-        module.kernel::<RadixHistogramParams<K::Raw>>(&format!("device_radix_sort_histogram_{}", K::NAME))?;
+        module.kernel::<RadixHistogramParams<K::Raw>>(crate::registered(SORT_HISTOGRAM, &[K::NAME])?.name)?;
     let blocks = (on.gpu().info().multiprocessors * histogram_blocks_per_sm())
         .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
         .max(1);
@@ -473,22 +476,13 @@ fn launch_with<K: SortKey>(
     // (checked) and the passes cover it; the shared memory holds every pass's counters.
     unsafe { stream.launch(&histogram, config, &params)? };
 
-    let values_name = sort_payload_name(value_bytes);
     let OnesweepShape {
         small,
         threads,
         tile,
         tiles,
     } = onesweep_shape::<K>(on.gpu(), n, value_bytes);
-    let name = format!(
-        "device_radix_sort_onesweep_{values_name}_{}{}",
-        if small { "small_" } else { "" },
-        K::NAME
-    );
-    debug_assert_eq!(
-        radix_sort_kernel_name!(onesweep_small, u32, keys),
-        "device_radix_sort_onesweep_keys_small_u32"
-    );
+    let name = crate::registered(families::onesweep_family(value_bytes, small), &[K::NAME])?.name;
     let layout = onesweep_layout(threads, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, threads).with_shared_mem(layout.total);
     let look_back_tiles = match look_back_tiles_override() {
@@ -526,7 +520,7 @@ fn launch_with<K: SortKey>(
             index_values: index_values as u32,
             look_back_tiles,
         };
-        let kernel = module.kernel::<OnesweepParams<K::Raw, u64>>(&name)?;
+        let kernel = module.kernel::<OnesweepParams<K::Raw, u64>>(name)?;
         // SAFETY: n keys (and values) in and out, the output never the pass's input (the
         // buffers alternate, and an in-place input was copied away first); the histogram row
         // of this pass counts every key's digit; RADIX_DIGITS status slots per tile in a new

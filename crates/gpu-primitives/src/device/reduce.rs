@@ -8,6 +8,7 @@ use super::{
     REDUCE_SINGLE_LAUNCH_MAX, tuning_override,
 };
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
 use gpu_primitives_abi::tuning::REDUCE_LOADS_IN_FLIGHT;
 
@@ -109,9 +110,14 @@ pub(crate) fn reduce_params<In, Acc>(
     }
 }
 
-/// The name of the reduce kernel of `T` (or of its accumulator, for the second pass) and `Op`.
-pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> String {
-    format!("device_reduce_{element}_{op}")
+/// The reduce kernels (`device_reduce_<element>_<op>`): the first pass of `T`, the second of its
+/// accumulator.
+pub(crate) const REDUCE: &Family = families::family("device_reduce");
+
+/// The name of the reduce kernel of element type `element` (or of its accumulator, for the
+/// second pass) and operator `op`.
+pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> Result<&'static str> {
+    Ok(crate::registered(REDUCE, &[element, op])?.name)
 }
 
 /// Queue the reduction of `input` into the device address `result` (one T::Acc).
@@ -123,9 +129,9 @@ pub(crate) fn launch<T: Element, Op: Operator>(
 ) -> Result<()> {
     let mut workspace = workspace.begin(on.stream())?;
     let module = crate::module(on.gpu())?;
-    let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(&reduce_kernel_name(T::NAME, Op::NAME))?;
+    let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(reduce_kernel_name(T::NAME, Op::NAME)?)?;
     let final_kernel = module
-        .kernel::<ReduceParams<T::Acc, T::Acc>>(&reduce_kernel_name(<T::Acc as Element>::NAME, Op::NAME))?;
+        .kernel::<ReduceParams<T::Acc, T::Acc>>(reduce_kernel_name(<T::Acc as Element>::NAME, Op::NAME)?)?;
     // SAFETY (both closures): `input` holds n elements of T; the workspace gives one 8-byte slot
     // per block (holding a T::Acc), the result slot, and a counter that is 0 between launches
     // (or null), as `ReduceParams` requires; the second pass runs the Acc kernel over the

@@ -9,9 +9,15 @@ use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
 use gpu_primitives_abi::tuning::run_items;
+
+/// The run-length encodings (`device_run_length_encode_<element>`).
+const RUN_LENGTH_ENCODE: &Family = families::family("device_run_length_encode");
+/// The non-trivial runs (`device_non_trivial_runs_<element>`).
+const NON_TRIVIAL_RUNS: &Family = families::family("device_non_trivial_runs");
 
 /// Where a run-length call writes: each run's item (encode) or offset (non-trivial runs), its
 /// length, and the number of runs.
@@ -81,10 +87,10 @@ fn launch<T: Element>(
         ],
     )?;
     let n = input.len;
-    let (family, most_runs, delay) = if out.unique.is_some() {
-        ("run_length_encode", n, &SELECT_DELAY)
+    let (family, kernels, most_runs, delay) = if out.unique.is_some() {
+        ("run_length_encode", RUN_LENGTH_ENCODE, n, &SELECT_DELAY)
     } else {
-        ("non_trivial_runs", n / 2, &NON_TRIVIAL_DELAY)
+        ("non_trivial_runs", NON_TRIVIAL_RUNS, n / 2, &NON_TRIVIAL_DELAY)
     };
     if n > u32::MAX as usize {
         return Err(too_long(family, n));
@@ -119,7 +125,7 @@ fn launch<T: Element>(
     }
     let (tile, tiles) = run_tiles::<T>(n);
     let kernel =
-        crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
+        crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(crate::registered(kernels, &[T::NAME])?.name)?;
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;

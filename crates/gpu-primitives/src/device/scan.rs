@@ -5,6 +5,7 @@ use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::ScanParams;
 
 /// The scans' look-back delay: [`SCAN_LOOK_BACK_DELAY_NS`], or
@@ -58,11 +59,9 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         return Ok(());
     }
     let tiles = scan_tiles::<T>(n)?;
-    let kernel = crate::module(on.gpu())?.kernel::<ScanParams<T::Raw, T::Acc>>(&format!(
-        "device_scan_{}_{}",
-        T::NAME,
-        Op::NAME
-    ))?;
+    let kernel = crate::module(on.gpu())?.kernel::<ScanParams<T::Raw, T::Acc>>(
+        crate::registered(const { families::family("device_scan") }, &[T::NAME, Op::NAME])?.name,
+    )?;
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), scan_layout::<T>(), tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);

@@ -6,6 +6,7 @@ use super::segmented_scan::{Family, Heads, SegmentOffsets, check_fit, launch};
 use super::workspace::DeviceWorkspace;
 use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
 use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::SegmentedReduceParams;
 
 /// The segments of a [`segmented_reduce`]: equal-length rows (`From<usize>`, the row length)
@@ -133,11 +134,13 @@ fn reduce_rows<T: Element, Op: Operator>(
     }
     let rows = input.len / row_len;
     check_output(output.len(), rows)?;
-    let kernel = crate::module(on.gpu())?.kernel::<SegmentedReduceParams<T::Raw, T::Acc>>(&format!(
-        "device_segmented_reduce_{}_{}",
-        T::NAME,
-        Op::NAME
-    ))?;
+    let kernel = crate::module(on.gpu())?.kernel::<SegmentedReduceParams<T::Raw, T::Acc>>(
+        crate::registered(
+            const { families::family("device_segmented_reduce") },
+            &[T::NAME, Op::NAME],
+        )?
+        .name,
+    )?;
     let grid = rows.min(8 * on.gpu().info().multiprocessors as usize) as u32;
     let config = LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = SegmentedReduceParams {

@@ -11,6 +11,7 @@ use super::segmented_scan::{
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::SegmentedArgParams;
 use gpu_primitives_abi::tuning::segmented_reduce_items;
@@ -53,13 +54,15 @@ impl TempStorage {
 
 fn segmented_arg<T: SegmentArgElement>(
     on: OnStream<'_>,
-    family: &'static str,
+    kernels: &'static Family,
     input: DeviceView<'_, T>,
     segments: &SegmentOffsets<'_>,
     values: DeviceViewMut<'_, T::Acc>,
     indices: DeviceViewMut<'_, u32>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
+    // The algorithm's name in errors: the family's without `device_`.
+    let family = kernels.name.trim_start_matches("device_");
     let offsets = segments.offsets().bound;
     check_bound(&on, family, &[input.bound, offsets, values.bound, indices.bound])?;
     let n = input.len();
@@ -88,7 +91,7 @@ fn segmented_arg<T: SegmentArgElement>(
     let tile = segmented_arg_tile::<T>();
     let tiles = tiles_for(family, n, tile)?;
     let kernel = crate::module(on.gpu())?
-        .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(&format!("device_{family}_{}", T::NAME))?;
+        .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(crate::registered(kernels, &[T::NAME])?.name)?;
     let starts = tile_starts(on, segments, tile, tiles, workspace)?;
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
@@ -150,7 +153,7 @@ pub fn segmented_argmin<'a, 'v, 'i, 'g, T: SegmentArgElement>(
 ) -> Result<()> {
     segmented_arg(
         on.into(),
-        "segmented_argmin",
+        const { families::family("device_segmented_argmin") },
         input.into(),
         segments,
         values.into(),
@@ -188,7 +191,7 @@ pub fn segmented_argmax<'a, 'v, 'i, 'g, T: SegmentArgElement>(
 ) -> Result<()> {
     segmented_arg(
         on.into(),
-        "segmented_argmax",
+        const { families::family("device_segmented_argmax") },
         input.into(),
         segments,
         values.into(),

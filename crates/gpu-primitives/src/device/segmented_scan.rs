@@ -12,14 +12,19 @@ use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families;
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::{SegmentTileStartsParams, SegmentedScanParams};
-use gpu_primitives_abi::table::SEGMENT_TILE_STARTS_KERNEL;
 use gpu_primitives_abi::tuning::{
     SEGMENT_TILE_STARTS_MIN_TILES, SEGMENTED_LOOK_BACK_DELAY_NS, SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
     segmented_items, segmented_reduce_items,
 };
+
+/// The scans by key (`device_scan_by_<key>_key_<element>_<op>`).
+const SCAN_BY_KEY: &families::Family = families::family("device_scan_by");
+/// The search for each tile's first segment (`device_segment_tile_starts`).
+const TILE_STARTS: &families::Family = families::family("device_segment_tile_starts");
 
 /// CSR segment offsets in device memory, checked: `segments + 1` non-decreasing `u64` offsets,
 /// segment `s` being items `offsets[s] .. offsets[s + 1]` of the input (empty when they are
@@ -218,9 +223,15 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         Family::Scan(kind) => (kind, &SEGMENTED_SCAN_DELAY),
         Family::Reduce => (ScanKind::Inclusive, &SEGMENTED_DELAY),
     };
-    let family = match family {
-        Family::Scan(_) => "segmented_scan",
-        Family::Reduce => "segmented_reduce_by_offsets",
+    let (family, kernels) = match family {
+        Family::Scan(_) => (
+            "segmented_scan",
+            const { families::family("device_segmented_scan") },
+        ),
+        Family::Reduce => (
+            "segmented_reduce_by_offsets",
+            const { families::family("device_segmented_reduce_by_offsets") },
+        ),
     };
     let tiles = tiles_for(family, n, tile)?;
     let starts = match heads {
@@ -231,14 +242,14 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         Heads::Keys {
             kernel_key, address, ..
         } => (
-            format!("device_scan_by_{kernel_key}_key_{}_{}", T::NAME, Op::NAME),
+            crate::registered(SCAN_BY_KEY, &[kernel_key, "key", T::NAME, Op::NAME])?.name,
             address,
             0,
             0,
             DEVICE_SHARED_BYTES,
         ),
         Heads::Offsets { segments } => (
-            format!("device_{family}_{}_{}", T::NAME, Op::NAME),
+            crate::registered(kernels, &[T::NAME, Op::NAME])?.name,
             0,
             segments.offsets.address,
             segments.segments(),
@@ -246,7 +257,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         ),
     };
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
-    let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(&name)?;
+    let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(name)?;
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
@@ -383,7 +394,8 @@ pub(crate) fn tile_starts(
     }
     let mut workspace = workspace.begin(on.stream())?;
     let starts = workspace.tile_starts(on.stream(), tiles + 1)?;
-    let kernel = crate::module(on.gpu())?.kernel::<SegmentTileStartsParams>(SEGMENT_TILE_STARTS_KERNEL)?;
+    let kernel = crate::module(on.gpu())?
+        .kernel::<SegmentTileStartsParams>(crate::registered(TILE_STARTS, &[])?.name)?;
     // One warp per start.
     let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(SCAN_BLOCK as usize) as u32;
     let params = SegmentTileStartsParams {

@@ -10,15 +10,13 @@ use super::segmented::Segments;
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, SegmentedSortTier};
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
-use gpu_primitives_abi::radix_sort_kernel_name;
-use gpu_primitives_abi::table::sort_payload_name;
 use gpu_primitives_abi::tuning::{
-    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_SORT_FAMILY,
-    SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_FAMILY,
-    SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_FAMILY,
-    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK, SORT_MAX_KEYS, warp_merge_warps,
+    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_WARP_MERGE_SORT_KEYS,
+    SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
+    SORT_MAX_KEYS, warp_merge_warps,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -269,23 +267,6 @@ pub(super) fn launch<K: SortKey>(
     } else {
         (0, 0, 0)
     };
-    let values_name = sort_payload_name(value_bytes);
-    debug_assert_eq!(
-        radix_sort_kernel_name!(segmented, u32, keys),
-        format!("{SEGMENTED_SORT_FAMILY}keys_u32")
-    );
-    debug_assert_eq!(
-        radix_sort_kernel_name!(segmented_warp_merge, u32, keys),
-        format!("{SEGMENTED_WARP_MERGE_SORT_FAMILY}keys_u32")
-    );
-    debug_assert_eq!(
-        radix_sort_kernel_name!(segmented_warp, u32, keys),
-        format!("{SEGMENTED_WARP_SORT_FAMILY}keys_u32")
-    );
-    debug_assert_eq!(
-        radix_sort_kernel_name!(segmented_warp_radix, u32, keys),
-        format!("{SEGMENTED_WARP_RADIX_SORT_FAMILY}keys_u32")
-    );
     let mut params = SegmentedSortParams::<K::Raw, u64> {
         keys_in: buffers.keys_in as *const K::Raw,
         keys_out: buffers.keys_out as *mut K::Raw,
@@ -341,13 +322,14 @@ pub(super) fn launch<K: SortKey>(
             continue;
         }
         let (family, items) = match tier {
-            Tier::Warp => (SEGMENTED_WARP_SORT_FAMILY, 0),
-            Tier::WarpRadix => (SEGMENTED_WARP_RADIX_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS),
-            Tier::WarpMerge => (SEGMENTED_WARP_MERGE_SORT_FAMILY, SEGMENTED_WARP_RADIX_SORT_ITEMS),
-            Tier::Block => (SEGMENTED_SORT_FAMILY, K::ITEMS),
+            Tier::Warp => (SegmentedSortTier::Warp, 0),
+            Tier::WarpRadix => (SegmentedSortTier::WarpRadix, SEGMENTED_WARP_RADIX_SORT_ITEMS),
+            Tier::WarpMerge => (SegmentedSortTier::WarpMerge, SEGMENTED_WARP_RADIX_SORT_ITEMS),
+            Tier::Block => (SegmentedSortTier::Block, K::ITEMS),
         };
-        let kernel = module
-            .kernel::<SegmentedSortParams<K::Raw, u64>>(&format!("{family}{values_name}_{}", K::NAME))?;
+        let family = families::segmented_sort_family(family, value_bytes);
+        let kernel =
+            module.kernel::<SegmentedSortParams<K::Raw, u64>>(crate::registered(family, &[K::NAME])?.name)?;
         launches.push((tier, shortest, most, items, kernel));
     }
     // The large segments, each through the device-wide sort, which spreads it over the whole

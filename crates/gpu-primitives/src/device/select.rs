@@ -6,9 +6,13 @@ use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
 use gpu_primitives_abi::tuning::REVERSE_TAIL_ITEMS;
+
+/// A stable partition's second pass (`device_reverse_tail_<element>`).
+const REVERSE_TAIL: &Family = families::family("device_reverse_tail");
 
 /// A prebuilt test of [`select_if`] / [`partition_if`]: compare each item with a threshold, test
 /// it against a range, or reject NaN. Compared in the accumulator type (f32 for f16 / bf16),
@@ -201,12 +205,20 @@ fn launch<T: Element>(
     }
     let (tile, tiles) = select_tiles::<T>(n)?;
     let (family, flags, predicate) = match keep {
-        Keep::If(p) => ("select_if", 0, p.to_params()),
-        Keep::Flagged(flags) => ("select_flagged", flags, Predicate::<T>::not_nan().to_params()),
-        Keep::Unique => ("unique", 0, Predicate::<T>::not_nan().to_params()),
+        Keep::If(p) => (const { families::family("device_select_if") }, 0, p.to_params()),
+        Keep::Flagged(flags) => (
+            const { families::family("device_select_flagged") },
+            flags,
+            Predicate::<T>::not_nan().to_params(),
+        ),
+        Keep::Unique => (
+            const { families::family("device_unique") },
+            0,
+            Predicate::<T>::not_nan().to_params(),
+        ),
     };
     let module = crate::module(on.gpu())?;
-    let kernel = module.kernel::<SelectParams<T::Raw>>(&format!("device_{family}_{}", T::NAME))?;
+    let kernel = module.kernel::<SelectParams<T::Raw>>(crate::registered(family, &[T::NAME])?.name)?;
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
@@ -231,7 +243,7 @@ fn launch<T: Element>(
     workspace.look_back_launched();
     if partition {
         let reverse =
-            module.kernel::<ReverseTailParams<T::Raw>>(&format!("device_reverse_tail_{}", T::NAME))?;
+            module.kernel::<ReverseTailParams<T::Raw>>(crate::registered(REVERSE_TAIL, &[T::NAME])?.name)?;
         // Enough threads for the most pairs there can be (the count is on the device).
         let pairs = n.div_ceil(2);
         let blocks = pairs

@@ -8,10 +8,13 @@ use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout, seg
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
+use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::top_k_layout;
 use gpu_primitives_abi::params::TopKParams;
-use gpu_primitives_abi::radix_sort_kernel_name;
 use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K};
+
+/// The top-k by radix select (`device_top_k_<key>`).
+const TOP_K: &Family = families::family("device_top_k");
 
 /// Whether a top-k of `k` keys a row sorts each row (the segmented sort's first k) rather than
 /// selecting by radix.
@@ -133,9 +136,8 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
         return segmented_sort::<K>(on, "top_k", call, options, workspace);
     }
 
-    debug_assert_eq!(radix_sort_kernel_name!(top_k, f32), "device_top_k_f32");
-    let name = format!("device_top_k_{}", K::NAME);
-    let kernel = crate::module(on.gpu())?.kernel::<TopKParams<K::Raw>>(&name)?;
+    let name = crate::registered(TOP_K, &[K::NAME])?.name;
+    let kernel = crate::module(on.gpu())?.kernel::<TopKParams<K::Raw>>(name)?;
     let shared = top_k_layout(size_of::<K::Raw>() as u32).total;
     // A block a row: past the most blocks a grid holds, a launch each chunk of rows, the
     // pointers moved on.
