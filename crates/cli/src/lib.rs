@@ -12,6 +12,7 @@ pub mod bench_rows;
 pub mod bench_sort;
 pub mod cli_ops;
 pub mod compact_ops;
+pub mod first_use;
 pub mod histogram_ops;
 pub mod npy;
 pub mod output;

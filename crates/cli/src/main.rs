@@ -26,6 +26,9 @@ enum Command {
     Puzzles,
     /// Print the GPU, its compute capability, driver, memory and the PTX variant loaded.
     Info,
+    /// Time the first use of each kernel family on the GPU: its frame decompressed, one of its
+    /// kernels compiled by the driver (or taken from its cache, CUDA_CACHE_PATH) and loaded.
+    FirstUse,
     /// Benchmark device-wide reduce, scan, compaction, histogram, row operations and radix sort
     /// beside a device-to-device copy (table on stdout).
     Bench(Box<BenchArgs>),
@@ -451,6 +454,29 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             println!("memory: {:.1} GiB", i.total_memory as f64 / (1u64 << 30) as f64);
             println!("driver CUDA version: {}", i.driver_cuda_version);
             println!("PTX variant loaded: sm_{}", gpu_primitives::ptx_arch(&gpu)?);
+            Ok(true)
+        }
+        Command::FirstUse => {
+            let rows = gpu_primitives_cli::first_use::measure(&gpu)?;
+            println!(
+                "{:<40} {:<46} {:>14} {:>16}",
+                "family", "kernel compiled", "decompress µs", "first kernel µs"
+            );
+            for r in &rows {
+                println!(
+                    "{:<40} {:<46} {:>14.1} {:>16.1}",
+                    r.family, r.kernel, r.decompress_us, r.first_kernel_us
+                );
+            }
+            let total =
+                |f: fn(&gpu_primitives_cli::first_use::FirstUse) -> f64| rows.iter().map(f).sum::<f64>();
+            println!(
+                "{:<40} {:<46} {:>14.1} {:>16.1}",
+                format!("all {} families", rows.len()),
+                "",
+                total(|r| r.decompress_us),
+                total(|r| r.first_kernel_us)
+            );
             Ok(true)
         }
         Command::Puzzles => {

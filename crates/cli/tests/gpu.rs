@@ -503,7 +503,37 @@ const TESTS: &[(&str, CliTest)] = &[
     ("cli::histogram", histogram),
     ("cli::sort", sort),
     ("cli::rows", rows),
+    ("cli::first_use", first_use),
 ];
+
+/// `first-use` times every family of the registry, each by a kernel of its own, and their sum.
+fn first_use() -> Result<(), Stop> {
+    let stdout = on_gpu(&["first-use"])?;
+    let lines: Vec<&str> = stdout.lines().collect();
+    let families = gpu_primitives_abi::families::families().count();
+    expect_eq("rows", lines.len(), families + 2)?;
+    for family in gpu_primitives_abi::families::families() {
+        let row = lines[1..=families]
+            .iter()
+            .find(|l| l.split_whitespace().next() == Some(family.name))
+            .ok_or(format!("no row of {}:\n{stdout}", family.name))?;
+        let fields: Vec<&str> = row.split_whitespace().collect();
+        let kernel = fields[1];
+        if !family.kernels().any(|k| k.name == kernel) {
+            return Err(format!("{}: {kernel} is not its kernel", family.name).into());
+        }
+        for us in &fields[2..] {
+            let us: f64 = us.parse().map_err(|_| format!("{row}: not a time"))?;
+            if !(us > 0.0 && us < 60e6) {
+                return Err(format!("{row}: {us} µs").into());
+            }
+        }
+    }
+    if !lines[families + 1].starts_with(&format!("all {families} families")) {
+        return Err(format!("no total line:\n{stdout}").into());
+    }
+    Ok(())
+}
 
 fn main() {
     let args = Arguments::from_args();

@@ -371,6 +371,16 @@ impl Module {
         Ok(function)
     }
 
+    /// Compile and load kernel `name` if it is not yet, as its first use would (its family's
+    /// text decompressed where it is stored compressed, its module of one kernel JIT-compiled by
+    /// the driver or taken from the driver's cache): to pay that ahead of a call, or to time it.
+    ///
+    /// # Errors
+    /// [`Error::MissingKernel`], [`Error::BadFrame`], [`Error::PtxLoad`], driver errors.
+    pub fn compile(&self, name: &str) -> Result<()> {
+        self.function(name).map(|_| ())
+    }
+
     /// Compile every kernel not compiled yet, one after another, so that no later call waits
     /// for its kernels' JIT (at start-up, say, or to check that every kernel compiles for this
     /// GPU); the number compiled. All 713 of the library's kernels took 102-118 s on an H100
