@@ -4,7 +4,7 @@
 //!
 //! Between [`block`](crate::block) and [`device`](crate::device) scope. A kernel is launched in
 //! clusters when its PTX declares `.reqnctapercluster` (what CUDA C++'s `__cluster_dims__`
-//! writes; `nvptx_builder::PtxBuilder::cluster_dims` adds it); the grid is then a whole number
+//! writes; `cargo xtask ptx` adds it to the kernels the registry `gpu_primitives_abi::families` gives a cluster shape); the grid is then a whole number
 //! of clusters, and this crate's one-dimensional grids number a cluster's blocks
 //! `cluster_idx() * cluster_blocks() + cluster_rank()` along x.
 //!
