@@ -40,8 +40,10 @@ pub use half;
 /// architecture (sm_80, sm_90): each family of kernels is one zstd frame of PTX, decompressed
 /// the first time one of its kernels is launched. Generated from crates/kernels by
 /// `cargo xtask ptx` into `kernels/` (docs/toolchain.md, "How the kernels are stored"); CI
-/// checks they are what the sources compile to.
-pub const KERNELS: &[runtime::packed::PackedModule] = {
+/// checks they are what the sources compile to. A `static`, not a `const`: a constant's frames
+/// would be copied into each crate that names it (scripts/check-sizes checks a binary holds
+/// them once).
+pub static KERNELS: &[runtime::packed::PackedModule] = {
     use runtime::packed::{PackedFamily, PackedModule};
     include!("../kernels/index.rs")
 };
