@@ -85,6 +85,22 @@ impl Event {
         )
     }
 
+    /// Whether the work before the event's last record has run, without waiting (for a wait
+    /// that must also watch a deadline or another condition, such as a collective whose peer
+    /// may never join).
+    ///
+    /// # Errors
+    /// Errors of that work (a failed kernel); driver errors.
+    pub fn query(&self) -> Result<bool> {
+        let _current = self.context.push()?;
+        // SAFETY: a live event.
+        let status = unsafe { sys::cuEventQuery(self.raw) };
+        if status == sys::cudaError_enum::CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        check(status, "querying an event").map(|()| true)
+    }
+
     /// Time from `start`'s record to this event's, both recorded with timing and completed.
     ///
     /// # Errors

@@ -1,0 +1,119 @@
+//! NCCL's collectives on the library's device views: all-reduce and all-gather. Each call
+//! returns when the collective has run on this rank (or with an error: see [`Communicator`]).
+
+use crate::communicator::Communicator;
+use crate::error::{Error, Result};
+use crate::nccl::NcclType;
+use cudarc::nccl::sys;
+use gpu_primitives::OnStream;
+use gpu_primitives::device::{DeviceView, DeviceViewMut};
+
+/// The element-wise reduction of an all-reduce (NCCL's `ncclRedOp_t`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// `a + b` (in NCCL's order, which is not fixed: floats may differ in the last bits from
+    /// run to run and from a sequential sum).
+    Sum,
+    /// The smaller (NCCL's: how a NaN compares is NCCL's, not the library's `Min`).
+    Min,
+    /// The larger (as `Min`).
+    Max,
+}
+
+impl ReduceOp {
+    fn nccl(self) -> sys::ncclRedOp_t {
+        match self {
+            Self::Sum => sys::ncclRedOp_t::ncclSum,
+            Self::Min => sys::ncclRedOp_t::ncclMin,
+            Self::Max => sys::ncclRedOp_t::ncclMax,
+        }
+    }
+}
+
+/// Replace `data` on every rank by the element-wise reduction of every rank's `data` (NCCL's
+/// `ncclAllReduce`, in place): every rank's view has the same length.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a stream of another GPU; as [`Communicator`] says.
+pub fn all_reduce<'a, 'g, T: NcclType>(
+    comm: &mut Communicator,
+    on: impl Into<OnStream<'g>>,
+    data: impl Into<DeviceViewMut<'a, T>>,
+    op: ReduceOp,
+) -> Result<()> {
+    let (on, data) = (on.into(), data.into());
+    comm.check_stream(&on, "all_reduce")?;
+    if comm.world_size() == 1 || data.is_empty() {
+        return Ok(());
+    }
+    let address = data.address();
+    comm.collective(&on, "ncclAllReduce", |raw, stream| {
+        // SAFETY: `data` holds `len` elements of T on the communicator's GPU (its view's borrow
+        // keeps it alive and unaliased until the call has waited for the collective).
+        unsafe {
+            sys::ncclAllReduce(
+                address as *const _,
+                address as *mut _,
+                data.len(),
+                T::DATA_TYPE,
+                op.nccl(),
+                raw,
+                stream,
+            )
+        }
+    })
+}
+
+/// Gather every rank's `send` into `recv` on every rank, in rank order: `recv` holds
+/// `world_size * send.len()` elements, rank `r`'s at `r * send.len()` (NCCL's `ncclAllGather`).
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for a `recv` of another length or a stream of another GPU; as
+/// [`Communicator`] says.
+pub fn all_gather<'a, 'b, 'g, T: NcclType>(
+    comm: &mut Communicator,
+    on: impl Into<OnStream<'g>>,
+    send: impl Into<DeviceView<'a, T>>,
+    recv: impl Into<DeviceViewMut<'b, T>>,
+) -> Result<()> {
+    let (on, send, recv) = (on.into(), send.into(), recv.into());
+    comm.check_stream(&on, "all_gather")?;
+    let expected = send.len().checked_mul(comm.world_size());
+    if expected != Some(recv.len()) {
+        return Err(Error::InvalidArgument(format!(
+            "all_gather: recv holds {} elements, not world size {} x send's {}",
+            recv.len(),
+            comm.world_size(),
+            send.len()
+        )));
+    }
+    if send.is_empty() {
+        return Ok(());
+    }
+    if comm.world_size() == 1 {
+        // SAFETY: both views hold `send.len()` elements of T (checked), on this GPU; the stream
+        // orders the copy after earlier work.
+        unsafe {
+            on.stream()
+                .copy_address(send.address(), recv.address(), send.len() * size_of::<T>())?;
+        }
+        return Ok(on.stream().synchronize()?);
+    }
+    gather_raw::<T>(comm, &on, send.address(), recv.address(), send.len())
+}
+
+/// `ncclAllGather` of `count` elements of T from device address `send` into `recv` (which holds
+/// `world_size * count`; the two may overlap as NCCL allows: `send` at rank's place in `recv`).
+pub(crate) fn gather_raw<T: NcclType>(
+    comm: &mut Communicator,
+    on: &OnStream<'_>,
+    send: u64,
+    recv: u64,
+    count: usize,
+) -> Result<()> {
+    comm.collective(on, "ncclAllGather", |raw, stream| {
+        // SAFETY: the callers give `count` elements at `send` and `world_size * count` at `recv`,
+        // on the communicator's GPU, alive until the call has waited for the collective.
+        unsafe { sys::ncclAllGather(send as *const _, recv as *mut _, count, T::DATA_TYPE, raw, stream) }
+    })
+}

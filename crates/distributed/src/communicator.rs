@@ -1,0 +1,216 @@
+//! The communicator: which rank this is of how many, and its NCCL communicator (none in a world
+//! of one rank, which needs no NCCL at all).
+
+use crate::error::{Error, Result};
+use crate::nccl::{Comm, UniqueId, progress};
+use crate::rendezvous::{self, World};
+use cudarc::nccl::sys;
+use gpu_primitives::{Gpu, OnStream};
+use std::time::{Duration, Instant};
+
+/// How long a collective or the rendezvous waits for every rank by default before it gives up
+/// and aborts the communicator (PyTorch's default is 10 minutes; NCCL's is none).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// One rank's membership of a group of ranks, each on its own GPU: made for every GPU of one
+/// process ([`Communicator::local`], one thread a rank afterwards), or by each process of a
+/// launcher ([`Communicator::from_env`]: torchrun, Slurm), or alone ([`Communicator::single`]).
+///
+/// Its calls are collective: every rank makes the same calls in the same order, each on its own
+/// shard. A call waits for the others at most [`timeout`](Self::timeout); past it, or on an
+/// NCCL error, the communicator is aborted and every later call returns [`Error::Aborted`].
+/// Dropping it aborts it too (it never blocks on a rank that is gone).
+pub struct Communicator {
+    rank: usize,
+    world_size: usize,
+    /// The GPU's context (a driver handle, as an address): calls on another GPU are refused.
+    context: usize,
+    comm: Option<Comm>,
+    timeout: Duration,
+}
+
+impl Communicator {
+    /// A world of one rank on `gpu`: every call is the single-GPU library's; NCCL is not loaded.
+    pub fn single(gpu: &Gpu) -> Self {
+        Self {
+            rank: 0,
+            world_size: 1,
+            context: gpu.context_raw() as usize,
+            comm: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// One communicator a GPU of this process, rank `r` on `gpus[r]`. Use each from a thread
+    /// of its own (`std::thread::scope`): a collective returns only when every rank has made
+    /// it. One GPU gives [`single`](Self::single)'s world.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for no GPU or one GPU twice; [`Error::NcclUnavailable`];
+    /// [`Error::Nccl`], [`Error::Timeout`] from NCCL's initialisation.
+    pub fn local(gpus: &[&Gpu], timeout: Duration) -> Result<Vec<Self>> {
+        let contexts: Vec<usize> = gpus.iter().map(|g| g.context_raw() as usize).collect();
+        if gpus.is_empty() || (1..contexts.len()).any(|i| contexts[..i].contains(&contexts[i])) {
+            return Err(Error::InvalidArgument(format!(
+                "Communicator::local takes distinct GPUs, one a rank ({} given)",
+                gpus.len()
+            )));
+        }
+        if gpus.len() == 1 {
+            return Ok(vec![Self::single(gpus[0]).with_timeout(timeout)]);
+        }
+        let deadline = Instant::now() + timeout;
+        let id = UniqueId::new()?;
+        let n = gpus.len();
+        // One thread initialises every rank: inside one group, or each init would wait for the
+        // others.
+        group(|| {
+            gpus.iter()
+                .enumerate()
+                .map(|(rank, gpu)| Comm::start(gpu, &id, rank, n))
+                .collect::<Result<Vec<Comm>>>()
+        })
+        .and_then(|comms| {
+            comms
+                .into_iter()
+                .zip(gpus)
+                .enumerate()
+                .map(|(rank, (mut comm, gpu))| {
+                    comm.wait_ready("NCCL's initialisation", deadline, timeout)?;
+                    Ok(Self {
+                        rank,
+                        world_size: n,
+                        context: gpu.context_raw() as usize,
+                        comm: Some(comm),
+                        timeout,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// This process's communicator on `gpu`, its rank and world from the environment
+    /// ([`World::from_env`]: torchrun's or Slurm's variables), rank 0 giving NCCL's unique id to
+    /// the others over TCP; a world of one rank where none is set. The GPU is the caller's:
+    /// usually the one of ordinal `World::from_env()?.local_rank`.
+    ///
+    /// # Errors
+    /// [`Error::Environment`]; as [`from_world`](Self::from_world).
+    pub fn from_env(gpu: &Gpu) -> Result<Self> {
+        Self::from_world(gpu, &World::from_env()?, DEFAULT_TIMEOUT)
+    }
+
+    /// This process's communicator on `gpu` as rank `world.rank` of `world.world_size`.
+    ///
+    /// # Errors
+    /// [`Error::Rendezvous`], [`Error::NcclUnavailable`], [`Error::Nccl`], [`Error::Timeout`]
+    /// (a rank that never joins).
+    pub fn from_world(gpu: &Gpu, world: &World, timeout: Duration) -> Result<Self> {
+        let Some((host, port)) = &world.rendezvous else {
+            return Ok(Self::single(gpu).with_timeout(timeout));
+        };
+        let deadline = Instant::now() + timeout;
+        let id = if world.rank == 0 {
+            let id = UniqueId::new()?;
+            rendezvous::serve(host, *port, world.world_size, &id.to_bytes(), deadline, timeout)?;
+            id
+        } else {
+            UniqueId::from_bytes(rendezvous::join(
+                host,
+                *port,
+                world.rank,
+                world.world_size,
+                deadline,
+                timeout,
+            )?)
+        };
+        let mut comm = Comm::start(gpu, &id, world.rank, world.world_size)?;
+        comm.wait_ready("NCCL's initialisation", deadline, timeout)?;
+        Ok(Self {
+            rank: world.rank,
+            world_size: world.world_size,
+            context: gpu.context_raw() as usize,
+            comm: Some(comm),
+            timeout,
+        })
+    }
+
+    /// The same communicator, its calls waiting at most `timeout` for the other ranks.
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// This rank, `0..world_size`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// How many ranks the communicator has.
+    pub fn world_size(&self) -> usize {
+        self.world_size
+    }
+
+    /// How long a call waits for the other ranks.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Abort the communicator now (`ncclCommAbort`): the other ranks' calls then fail or time
+    /// out, and this one's return [`Error::Aborted`]. For a rank that gives up (an error of its
+    /// own between collectives).
+    pub fn abort(&mut self) {
+        if let Some(comm) = &mut self.comm {
+            comm.abort();
+        }
+    }
+
+    /// Refuse a stream of another GPU than the communicator's.
+    pub(crate) fn check_stream(&self, on: &OnStream<'_>, what: &str) -> Result<()> {
+        if on.stream().context_raw() as usize != self.context {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: the stream is of another GPU than rank {}'s communicator",
+                self.rank
+            )));
+        }
+        Ok(())
+    }
+
+    /// Queue one NCCL collective on `on`'s stream (`enqueue` makes the call), then wait for it
+    /// as [`Communicator`] says. A world of one rank has no NCCL communicator: the callers do
+    /// not call this there.
+    pub(crate) fn collective(
+        &mut self,
+        on: &OnStream<'_>,
+        what: &'static str,
+        enqueue: impl FnOnce(sys::ncclComm_t, sys::cudaStream_t) -> sys::ncclResult_t,
+    ) -> Result<()> {
+        let timeout = self.timeout;
+        let comm = self.comm.as_mut().ok_or_else(|| {
+            Error::InvalidArgument(format!("{what}: a world of one rank has no NCCL communicator"))
+        })?;
+        let raw = comm.raw()?;
+        on.gpu().bind()?;
+        let deadline = Instant::now() + timeout;
+        let code = enqueue(raw, on.stream().as_raw() as sys::cudaStream_t);
+        if let Err(e) = progress(what, code, Some(raw)) {
+            comm.abort();
+            return Err(e);
+        }
+        comm.wait_stream(on.stream(), what, deadline, timeout)
+    }
+}
+
+/// `calls` between `ncclGroupStart` and `ncclGroupEnd` (the end's in-progress state is waited
+/// for by each communicator's [`Comm::wait_ready`]).
+fn group<R>(calls: impl FnOnce() -> Result<R>) -> Result<R> {
+    crate::nccl::available()?;
+    // SAFETY: no arguments; paired with the end below.
+    progress("ncclGroupStart", unsafe { sys::ncclGroupStart() }, None)?;
+    let made = calls();
+    // SAFETY: ends the group started above, whatever the calls did.
+    let ended = progress("ncclGroupEnd", unsafe { sys::ncclGroupEnd() }, None);
+    let made = made?;
+    ended?;
+    Ok(made)
+}

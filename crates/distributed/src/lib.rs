@@ -1,0 +1,41 @@
+//! The library's algorithms over an array sharded across GPUs, on NVIDIA's NCCL (through
+//! [cudarc](https://github.com/coreylowman/cudarc)'s bindings; libnccl is loaded at run time).
+//!
+//! Each rank holds its part of the array (its *shard*: any length, empty ones too) on its own
+//! GPU and makes the same calls as the others; each call returns the same result on every rank,
+//! or an error on every rank.
+//!
+//! | call | what every rank gets | NCCL traffic |
+//! |---|---|---|
+//! | [`reduce`] | the whole array's reduction (`Sum`, `Min`, `Max`), combined in rank order: the same on every rank and run | an all-gather of one accumulator a rank |
+//! | [`argmin`], [`argmax`] | the whole array's extreme and its global index (the single-GPU rules: first on ties, first NaN) | an all-gather of 32 bytes a rank |
+//! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
+//! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
+//!
+//! A [`Communicator`] is made one of three ways: [`Communicator::local`] over several GPUs of
+//! one process (a thread a rank afterwards), [`Communicator::from_env`] in each process that
+//! torchrun or Slurm started (rank 0 gives NCCL's id to the others over TCP), or
+//! [`Communicator::single`], a world of one rank that needs no NCCL. NCCL's communicators are
+//! non-blocking: every wait watches a timeout and NCCL's error state, and aborts the
+//! communicator (`ncclCommAbort`) rather than hang where a rank fails or never joins.
+//!
+//! NCCL's documentation: <https://docs.nvidia.com/deeplearning/nccl/user-guide/docs/>. The
+//! design of the reduce (local reduce, all-gather of the partials, combine): CCCL's multi-GPU
+//! algorithms (NVIDIA/cccl, `cudax/include/cuda/experimental/__multi_gpu`).
+
+#![warn(missing_docs)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+
+mod collectives;
+mod communicator;
+mod error;
+mod nccl;
+mod reduce;
+pub mod rendezvous;
+
+pub use collectives::{ReduceOp, all_gather, all_reduce};
+pub use communicator::{Communicator, DEFAULT_TIMEOUT};
+pub use error::{Error, Result};
+pub use nccl::{NcclType, UniqueId};
+pub use reduce::{argmax, argmin, reduce};
+pub use rendezvous::World;

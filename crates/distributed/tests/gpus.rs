@@ -1,0 +1,557 @@
+//! Multi-GPU tests against the library's CPU references over the concatenated shards: a world of
+//! one rank on one GPU; every visible GPU (up to 4) in one process, a thread a rank; one process
+//! a rank, started as torchrun would (this binary again, with `RANK`, `WORLD_SIZE`, ...); and
+//! ranks that fail or never join. A custom harness (libtest-mimic): where the GPUs a test needs
+//! are missing, it is reported as ignored, by name, with the reason. Each test runs in a process
+//! of its own, killed and failed where it hangs past a watchdog.
+//!
+//! Run: `NCCL_NVLS_ENABLE=0 cargo test -p gpu-primitives-distributed --test gpus`.
+
+use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Sum};
+use gpu_primitives::{Gpu, half};
+use gpu_primitives_distributed::{self as dist, Communicator, Error, NcclType, ReduceOp, World};
+use libtest_mimic::{Arguments, Completion, Failed, Trial};
+use std::process::Command;
+use std::time::Duration;
+
+/// Why a test did not run or what failed.
+enum Stop {
+    Skip(String),
+    Failed(Failed),
+}
+
+impl<E: std::fmt::Display> From<E> for Stop {
+    fn from(e: E) -> Self {
+        Stop::Failed(e.to_string().into())
+    }
+}
+
+type Test = fn() -> Result<(), Stop>;
+
+/// The GPUs of this machine, up to 4, or why there are fewer than `needed`.
+fn gpus(needed: usize) -> Result<Vec<Gpu>, Stop> {
+    let mut gpus = Vec::new();
+    let mut why = String::new();
+    for ordinal in 0..4 {
+        match gpu_primitives::open_gpu(ordinal) {
+            Ok(gpu) => gpus.push(gpu),
+            Err(e) => {
+                why = e.to_string();
+                break;
+            }
+        }
+    }
+    if gpus.len() < needed {
+        return Err(Stop::Skip(format!(
+            "needs {needed} CUDA GPU{}, found {} ({why})",
+            if needed > 1 { "s" } else { "" },
+            gpus.len()
+        )));
+    }
+    Ok(gpus)
+}
+
+/// A deterministic stream of numbers (SplitMix64).
+fn numbers(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+}
+
+/// Shard lengths of `ranks` ranks: uneven, rank 1 (where there is one) empty.
+fn lengths(ranks: usize, seed: u64) -> Vec<usize> {
+    let mut next = numbers(seed);
+    (0..ranks)
+        .map(|r| {
+            if r == 1 {
+                0
+            } else {
+                (next() % 300_000) as usize + 1
+            }
+        })
+        .collect()
+}
+
+/// Run `work(rank, communicator, gpu)` on a thread a rank; every rank's result.
+fn on_every_rank<R: Send>(
+    gpus: &[Gpu],
+    timeout: Duration,
+    work: impl Fn(usize, &mut Communicator, &Gpu) -> R + Sync,
+) -> Result<Vec<R>, Stop> {
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    let comms = Communicator::local(&refs, timeout)?;
+    Ok(std::thread::scope(|s| {
+        let work = &work;
+        let handles: Vec<_> = comms
+            .into_iter()
+            .zip(gpus)
+            .enumerate()
+            .map(|(rank, (mut comm, gpu))| s.spawn(move || work(rank, &mut comm, gpu)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a rank panicked"))
+            .collect()
+    }))
+}
+
+/// The accumulators, compared exactly but for a float sum.
+trait Acc: Copy + PartialEq + std::fmt::Debug {
+    const FLOAT: bool;
+    fn f64(self) -> f64;
+}
+
+macro_rules! acc {
+    ($($ty:ty => $float:literal;)*) => {
+        $(impl Acc for $ty {
+            const FLOAT: bool = $float;
+            fn f64(self) -> f64 {
+                self as f64
+            }
+        })*
+    };
+}
+acc! { f32 => true; f64 => true; i32 => false; u32 => false; i64 => false; u64 => false; }
+
+/// Whether two accumulators agree: exactly (NaN with NaN), or for a float sum within `n`
+/// roundings of the sum of magnitudes.
+fn close<A: Acc>(got: A, expected: A, sum: bool, magnitude: f64, n: usize) -> bool {
+    let (g, e) = (got.f64(), expected.f64());
+    if g.is_nan() || e.is_nan() {
+        return g.is_nan() && e.is_nan();
+    }
+    if !(sum && A::FLOAT) {
+        return got == expected;
+    }
+    (g - e).abs() <= magnitude * (n as f64 + 2.0) * f64::from(f32::EPSILON)
+}
+
+fn reduce_case<T: Element, Op: Operator>(gpus: &[Gpu], make: fn(u64) -> T) -> Result<(), Stop>
+where
+    T::Acc: NcclType + Acc,
+{
+    let lens = lengths(gpus.len(), 11);
+    let shards: Vec<Vec<T>> = lens
+        .iter()
+        .enumerate()
+        .map(|(r, &n)| {
+            let mut next = numbers(r as u64 * 101 + 7);
+            (0..n).map(|_| make(next())).collect()
+        })
+        .collect();
+    let all: Vec<T> = shards.concat();
+    let expected = gpu_primitives::reference::reduce::<T, Op>(&all);
+    let magnitude: f64 = all
+        .iter()
+        .map(|v| v.to_acc().f64().abs())
+        .filter(|a| a.is_finite())
+        .sum();
+    let got = on_every_rank(gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &shards[rank])?;
+        dist::reduce::<T, Op>(comm, gpu, &shard, &mut DeviceWorkspace::new())
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let g = g?;
+        if !close(g, expected, Op::NAME == "sum", magnitude, all.len()) {
+            return Err(format!(
+                "reduce {} {} over {lens:?}: rank {rank} got {g:?}, the reference {expected:?}",
+                T::NAME,
+                Op::NAME
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+fn reduce_every_type<Op: Operator>(gpus: &[Gpu]) -> Result<(), Stop> {
+    // Floats in [-8, 8) by sixteenths, a NaN in about one in 50,000 for Min / Max; integers
+    // over their whole range (sums wrap).
+    fn float(bits: u64) -> f32 {
+        if bits.is_multiple_of(50_000) {
+            f32::NAN
+        } else {
+            ((bits >> 8) % 256) as f32 / 16.0 - 8.0
+        }
+    }
+    reduce_case::<f32, Op>(gpus, float)?;
+    reduce_case::<f64, Op>(gpus, |b| f64::from(float(b)))?;
+    reduce_case::<half::f16, Op>(gpus, |b| half::f16::from_f32(float(b)))?;
+    reduce_case::<half::bf16, Op>(gpus, |b| half::bf16::from_f32(float(b)))?;
+    reduce_case::<i32, Op>(gpus, |b| b as i32)?;
+    reduce_case::<u32, Op>(gpus, |b| b as u32)?;
+    reduce_case::<i64, Op>(gpus, |b| (b % 1_000_000_007) as i64 - 500_000_000)?;
+    reduce_case::<u64, Op>(gpus, |b| b % 1_000_000_007)?;
+    Ok(())
+}
+
+fn reduce_every_type_and_operator() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    reduce_every_type::<Sum>(&gpus)?;
+    reduce_every_type::<Min>(&gpus)?;
+    reduce_every_type::<Max>(&gpus)
+}
+
+fn argmin_and_argmax_give_global_indices() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let lens = lengths(gpus.len(), 5);
+    // Ties across ranks (the value 0 appears in every shard), a NaN in the last shard.
+    let shards: Vec<Vec<f32>> = lens
+        .iter()
+        .enumerate()
+        .map(|(r, &n)| {
+            let mut next = numbers(r as u64 + 99);
+            let mut shard: Vec<f32> = (0..n).map(|_| (next() % 1000) as f32).collect();
+            if r + 1 == lens.len() && n > 10 {
+                shard[n / 2] = f32::NAN;
+            }
+            shard
+        })
+        .collect();
+    let all = shards.concat();
+    let without_nan: Vec<f32> = all.iter().map(|v| if v.is_nan() { 500.0 } else { *v }).collect();
+    for (what, data) in [("with a NaN", &all), ("without", &without_nan)] {
+        let mut offset = 0;
+        let shards: Vec<&[f32]> = lens
+            .iter()
+            .map(|&n| {
+                let s = &data[offset..offset + n];
+                offset += n;
+                s
+            })
+            .collect();
+        let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+            let shard = DeviceVec::from_slice(gpu, shards[rank])?;
+            let mut ws = DeviceWorkspace::new();
+            Ok::<_, Error>((
+                dist::argmin::<f32>(comm, gpu, &shard, &mut ws)?,
+                dist::argmax::<f32>(comm, gpu, &shard, &mut ws)?,
+            ))
+        })?;
+        let bits = |r: Option<(f32, usize)>| r.map(|(v, i)| (v.to_bits(), i));
+        let expected = (
+            bits(gpu_primitives::reference::argmin(data)),
+            bits(gpu_primitives::reference::argmax(data)),
+        );
+        for (rank, g) in got.into_iter().enumerate() {
+            let (min, max) = g?;
+            if (bits(min), bits(max)) != expected {
+                return Err(format!("{what}: rank {rank} got {min:?} {max:?}, expected {expected:?}").into());
+            }
+        }
+    }
+    Ok(())
+}
+
+fn all_reduce_and_all_gather() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let n = 1 << 20;
+    let ranks = gpus.len();
+    let data = |rank: usize| -> Vec<u32> {
+        (0..n)
+            .map(|i| (i as u32).wrapping_mul(rank as u32 + 1) % 1000)
+            .collect()
+    };
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let mut sum = DeviceVec::from_slice(gpu, &data(rank))?;
+        dist::all_reduce(comm, gpu, &mut sum, ReduceOp::Sum)?;
+        let mut max = DeviceVec::from_slice(gpu, &data(rank))?;
+        dist::all_reduce(comm, gpu, &mut max, ReduceOp::Max)?;
+        let mine = DeviceVec::from_slice(gpu, &data(rank)[..1000])?;
+        let mut all = DeviceVec::<u32>::zeroed(gpu, 1000 * ranks)?;
+        dist::all_gather(comm, gpu, &mine, &mut all)?;
+        Ok::<_, Error>((sum.to_vec(gpu)?, max.to_vec(gpu)?, all.to_vec(gpu)?))
+    })?;
+    let expected_sum: Vec<u32> = (0..n).map(|i| (0..ranks).map(|r| data(r)[i]).sum()).collect();
+    let expected_max: Vec<u32> = (0..n)
+        .map(|i| (0..ranks).map(|r| data(r)[i]).max().unwrap())
+        .collect();
+    let expected_all: Vec<u32> = (0..ranks).flat_map(|r| data(r)[..1000].to_vec()).collect();
+    for (rank, g) in got.into_iter().enumerate() {
+        let (sum, max, all) = g?;
+        if sum != expected_sum || max != expected_max || all != expected_all {
+            return Err(format!("rank {rank}: all_reduce / all_gather differ from the reference").into());
+        }
+    }
+    Ok(())
+}
+
+fn a_rank_that_never_joins_makes_every_rank_fail() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let timeout = Duration::from_secs(3);
+    let started = std::time::Instant::now();
+    let got = on_every_rank(&gpus, timeout, |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &[1u32, 2, 3])?;
+        let mut ws = DeviceWorkspace::new();
+        if rank != 0 {
+            // The others come only after rank 0 has given up.
+            std::thread::sleep(timeout + Duration::from_secs(1));
+        }
+        let first = dist::reduce::<u32, Sum>(comm, gpu, &shard, &mut ws);
+        let again = dist::reduce::<u32, Sum>(comm, gpu, &shard, &mut ws);
+        Ok::<_, Error>((first, again))
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let (first, again) = g?;
+        if !matches!(first, Err(Error::Timeout { .. })) {
+            return Err(format!("rank {rank}: the first reduce gave {first:?}, not a timeout").into());
+        }
+        if !matches!(again, Err(Error::Aborted)) {
+            return Err(format!("rank {rank}: the call after the timeout gave {again:?}").into());
+        }
+    }
+    let took = started.elapsed();
+    if took > Duration::from_secs(30) {
+        return Err(format!("the ranks took {took:?} to give up").into());
+    }
+    Ok(())
+}
+
+fn a_world_of_one_is_the_single_gpu_library() -> Result<(), Stop> {
+    let gpus = gpus(1)?;
+    let gpu = &gpus[0];
+    let mut comm = Communicator::single(gpu);
+    let x: Vec<i64> = (0..100_000).map(|i| (i * 37) % 1001 - 500).collect();
+    let shard = DeviceVec::from_slice(gpu, &x)?;
+    let mut ws = DeviceWorkspace::new();
+    let sum = dist::reduce::<i64, Sum>(&mut comm, gpu, &shard, &mut ws)?;
+    let min = dist::argmin::<i64>(&mut comm, gpu, &shard, &mut ws)?;
+    let mut copy = DeviceVec::<i64>::zeroed(gpu, x.len())?;
+    dist::all_gather(&mut comm, gpu, &shard, &mut copy)?;
+    let mut same = DeviceVec::from_slice(gpu, &x)?;
+    dist::all_reduce(&mut comm, gpu, &mut same, ReduceOp::Sum)?;
+    if sum != x.iter().sum::<i64>()
+        || min != gpu_primitives::reference::argmin(&x)
+        || copy.to_vec(gpu)? != x
+        || same.to_vec(gpu)? != x
+    {
+        return Err("a world of one differs from the single-GPU results".into());
+    }
+    // A stream of another GPU is refused before anything runs.
+    if let Ok(others) = gpus_if_two() {
+        let err = dist::reduce::<i64, Sum>(
+            &mut comm,
+            &others[1],
+            &DeviceVec::from_slice(&others[1], &x)?,
+            &mut ws,
+        );
+        if !matches!(err, Err(Error::InvalidArgument(_))) {
+            return Err(format!("another GPU's stream gave {err:?}").into());
+        }
+    }
+    Ok(())
+}
+
+fn gpus_if_two() -> Result<Vec<Gpu>, Stop> {
+    gpus(2)
+}
+
+/// The variable that makes this binary one rank of a test started by [`process_per_rank`].
+const CHILD: &str = "GPU_PRIMITIVES_DISTRIBUTED_TEST_CHILD";
+
+/// One rank of a process-per-GPU test: its job by [`CHILD`]'s value, its place from torchrun's
+/// variables. Prints one line, `result ...` or `error ...`.
+fn child(job: &str) -> ! {
+    let world = World::from_env().expect("torchrun's variables");
+    let run = || -> Result<String, Error> {
+        let gpu = gpu_primitives::open_gpu(world.local_rank as u32)?;
+        let mut comm = Communicator::from_world(&gpu, &world, Duration::from_secs(5))?;
+        if job == "die" && world.rank == 1 {
+            // A rank that stops after joining: the others' next collective must not hang.
+            std::process::exit(3);
+        }
+        let n = 1000 * (world.rank + 1);
+        let x: Vec<u64> = (0..n as u64).map(|i| i + 1_000_000 * world.rank as u64).collect();
+        let shard = DeviceVec::from_slice(&gpu, &x)?;
+        let mut ws = DeviceWorkspace::new();
+        let sum = dist::reduce::<u64, Sum>(&mut comm, &gpu, &shard, &mut ws)?;
+        let max = dist::argmax::<u64>(&mut comm, &gpu, &shard, &mut ws)?;
+        Ok(format!("{sum} {max:?}"))
+    };
+    match run() {
+        Ok(line) => println!("result {line}"),
+        Err(e) => println!("error {e}"),
+    }
+    std::process::exit(0)
+}
+
+/// Start this binary once a rank, as torchrun would, with `job`; each rank's exit code and line.
+fn process_per_rank(ranks: usize, job: &str) -> Result<Vec<(Option<i32>, String)>, Stop> {
+    let port = std::net::TcpListener::bind(("127.0.0.1", 0))?
+        .local_addr()?
+        .port();
+    let exe = std::env::current_exe()?;
+    let children: Vec<_> = (0..ranks)
+        .map(|rank| {
+            Command::new(&exe)
+                .env(CHILD, job)
+                .env("RANK", rank.to_string())
+                .env("LOCAL_RANK", rank.to_string())
+                .env("WORLD_SIZE", ranks.to_string())
+                .env("MASTER_ADDR", "127.0.0.1")
+                .env("MASTER_PORT", "1")
+                .env("GPU_PRIMITIVES_RENDEZVOUS_PORT", port.to_string())
+                .output()
+        })
+        .collect::<std::io::Result<_>>()
+        .map_err(Stop::from)?;
+    Ok(children
+        .into_iter()
+        .map(|out| {
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).trim().to_owned()
+                    + &String::from_utf8_lossy(&out.stderr),
+            )
+        })
+        .collect())
+}
+
+fn one_process_a_rank_as_torchrun_starts_them() -> Result<(), Stop> {
+    let ranks = gpus(2)?.len();
+    let outs = process_per_rank(ranks, "reduce")?;
+    let sizes: Vec<u64> = (0..ranks as u64).map(|r| 1000 * (r + 1)).collect();
+    let sum: u64 = (0..ranks as u64)
+        .map(|r| (0..sizes[r as usize]).map(|i| i + 1_000_000 * r).sum::<u64>())
+        .sum();
+    let total: u64 = sizes.iter().sum();
+    let expected = format!(
+        "result {sum} Some(({}, {}))",
+        1_000_000 * (ranks as u64 - 1) + sizes[ranks - 1] - 1,
+        total - 1
+    );
+    for (rank, (code, line)) in outs.iter().enumerate() {
+        if *code != Some(0) || !line.starts_with(&expected) {
+            return Err(format!("rank {rank}: exit {code:?}, {line:?}; expected {expected:?}").into());
+        }
+    }
+    Ok(())
+}
+
+fn a_rank_process_that_dies_makes_the_others_fail() -> Result<(), Stop> {
+    let ranks = gpus(2)?.len();
+    let started = std::time::Instant::now();
+    let outs = process_per_rank(ranks, "die")?;
+    for (rank, (code, line)) in outs.iter().enumerate() {
+        let ok = if rank == 1 {
+            *code == Some(3)
+        } else {
+            *code == Some(0) && line.starts_with("error ")
+        };
+        if !ok {
+            return Err(format!("rank {rank}: exit {code:?}, {line:?}").into());
+        }
+    }
+    let took = started.elapsed();
+    if took > Duration::from_secs(60) {
+        return Err(format!("the ranks took {took:?}").into());
+    }
+    Ok(())
+}
+
+const TESTS: &[(&str, Test)] = &[
+    (
+        "world_of_one::is_the_single_gpu_library",
+        a_world_of_one_is_the_single_gpu_library,
+    ),
+    (
+        "one_process::reduce_every_type_and_operator",
+        reduce_every_type_and_operator,
+    ),
+    (
+        "one_process::argmin_and_argmax_give_global_indices",
+        argmin_and_argmax_give_global_indices,
+    ),
+    (
+        "one_process::all_reduce_and_all_gather",
+        all_reduce_and_all_gather,
+    ),
+    (
+        "one_process::a_rank_that_never_joins_makes_every_rank_fail",
+        a_rank_that_never_joins_makes_every_rank_fail,
+    ),
+    (
+        "process_per_gpu::as_torchrun_starts_them",
+        one_process_a_rank_as_torchrun_starts_them,
+    ),
+    (
+        "process_per_gpu::a_rank_that_dies_makes_the_others_fail",
+        a_rank_process_that_dies_makes_the_others_fail,
+    ),
+];
+
+/// The variable that makes this binary run one test alone (the parent's watchdog kills it where
+/// it hangs: a multi-GPU bug must fail the suite, not hang it).
+const ONE: &str = "GPU_PRIMITIVES_DISTRIBUTED_TEST_ONE";
+
+/// How long one test may run in its own process.
+const WATCHDOG: Duration = Duration::from_secs(180);
+
+/// Run test `name` in a child process of this binary, killed past [`WATCHDOG`]. The child's
+/// exit code: 0 passed, 2 ignored (its reason on stdout), anything else failed.
+fn in_child(name: &str) -> Result<Completion, Failed> {
+    let mut child = Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+        .env(ONE, name)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            let out = child.wait_with_output().map_err(|e| e.to_string())?;
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            return match status.code() {
+                Some(0) => Ok(Completion::Completed),
+                Some(2) => Ok(Completion::ignored_with(text)),
+                code => {
+                    Err(format!("exit {code:?}: {text}\n{}", String::from_utf8_lossy(&out.stderr)).into())
+                }
+            };
+        }
+        if started.elapsed() > WATCHDOG {
+            let _ = child.kill();
+            let out = child.wait_with_output().map_err(|e| e.to_string())?;
+            return Err(format!(
+                "hung: killed after {WATCHDOG:?}\n{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+            .into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn main() {
+    if let Ok(job) = std::env::var(CHILD) {
+        child(&job);
+    }
+    if let Ok(name) = std::env::var(ONE) {
+        let test = TESTS.iter().find(|(n, _)| *n == name).expect("a test of TESTS").1;
+        match test() {
+            Ok(()) => std::process::exit(0),
+            Err(Stop::Skip(why)) => {
+                println!("{why}");
+                std::process::exit(2)
+            }
+            Err(Stop::Failed(f)) => {
+                println!("{}", f.message().unwrap_or("failed"));
+                std::process::exit(1)
+            }
+        }
+    }
+    let mut args = Arguments::from_args();
+    // The tests take every GPU: one at a time, each in a process of its own.
+    args.test_threads = Some(1);
+    let trials = TESTS
+        .iter()
+        .map(|&(name, _)| Trial::ignorable_test(name, move || in_child(name)))
+        .collect();
+    libtest_mimic::run(&args, trials).exit();
+}
