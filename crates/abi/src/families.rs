@@ -477,6 +477,15 @@ const fn sort_kernel(
     kernel(name, params_bytes, block, bounds)
 }
 
+/// The onesweep passes' spill budget for the value payload named `payload`.
+const fn onesweep_spill_bytes(payload: &str) -> usize {
+    if sort_payload_bytes(payload) == 0 {
+        SORT_KEYS_SPILL_BYTES
+    } else {
+        SORT_PAIRS_SPILL_BYTES
+    }
+}
+
 /// The sort's families of one value payload: its onesweep passes (larger and small tiles) and
 /// its segmented tiers, a group per key type.
 macro_rules! sort_payload_families {
@@ -485,20 +494,12 @@ macro_rules! sort_payload_families {
             Family {
                 name: concat!("device_radix_sort_onesweep_", stringify!($values)),
                 tables: &[sort_key_table!(sort_keys, onesweep, Onesweep, OnesweepParams, $values, $vty)],
-                spill_bytes: if sort_payload_bytes(stringify!($values)) == 0 {
-                    SORT_KEYS_SPILL_BYTES
-                } else {
-                    SORT_PAIRS_SPILL_BYTES
-                },
+                spill_bytes: onesweep_spill_bytes(stringify!($values)),
             },
             Family {
                 name: concat!("device_radix_sort_onesweep_", stringify!($values), "_small"),
                 tables: &[sort_key_table!(sort_small_keys, $values, $vty)],
-                spill_bytes: if sort_payload_bytes(stringify!($values)) == 0 {
-                    SORT_KEYS_SPILL_BYTES
-                } else {
-                    SORT_PAIRS_SPILL_BYTES
-                },
+                spill_bytes: onesweep_spill_bytes(stringify!($values)),
             },
             Family {
                 name: concat!("device_segmented_radix_sort_", stringify!($values)),
