@@ -34,7 +34,8 @@ impl ReduceOp {
 /// `ncclAllReduce`, in place): every rank's view has the same length.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a stream of another GPU; as [`Communicator`] says.
+/// [`Error::InvalidArgument`] for a stream of another GPU; [`Error::Gpu`] for a view of another
+/// GPU's memory (or a cudarc view borrowed for another stream); as [`Communicator`] says.
 pub fn all_reduce<'a, 'g, T: NcclType>(
     comm: &mut Communicator,
     on: impl Into<OnStream<'g>>,
@@ -43,6 +44,7 @@ pub fn all_reduce<'a, 'g, T: NcclType>(
 ) -> Result<()> {
     let (on, data) = (on.into(), data.into());
     comm.check_stream(&on, "all_reduce")?;
+    data.check_usable_on(&on, "all_reduce: data")?;
     if comm.world_size() == 1 || data.is_empty() {
         return Ok(());
     }
@@ -68,8 +70,8 @@ pub fn all_reduce<'a, 'g, T: NcclType>(
 /// `world_size * send.len()` elements, rank `r`'s at `r * send.len()` (NCCL's `ncclAllGather`).
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for a `recv` of another length or a stream of another GPU; as
-/// [`Communicator`] says.
+/// [`Error::InvalidArgument`] for a `recv` of another length or a stream of another GPU;
+/// [`Error::Gpu`] for a view of another GPU's memory; as [`Communicator`] says.
 pub fn all_gather<'a, 'b, 'g, T: NcclType>(
     comm: &mut Communicator,
     on: impl Into<OnStream<'g>>,
@@ -78,6 +80,8 @@ pub fn all_gather<'a, 'b, 'g, T: NcclType>(
 ) -> Result<()> {
     let (on, send, recv) = (on.into(), send.into(), recv.into());
     comm.check_stream(&on, "all_gather")?;
+    send.check_usable_on(&on, "all_gather: send")?;
+    recv.check_usable_on(&on, "all_gather: recv")?;
     let expected = send.len().checked_mul(comm.world_size());
     if expected != Some(recv.len()) {
         return Err(Error::InvalidArgument(format!(

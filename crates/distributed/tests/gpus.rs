@@ -343,6 +343,12 @@ fn a_world_of_one_is_the_single_gpu_library() -> Result<(), Stop> {
         if !matches!(err, Err(Error::InvalidArgument(_))) {
             return Err(format!("another GPU's stream gave {err:?}").into());
         }
+        // Memory of another GPU on this rank's stream is refused before NCCL sees its address.
+        let mut elsewhere = DeviceVec::from_slice(&others[1], &x)?;
+        let err = dist::all_reduce(&mut comm, gpu, &mut elsewhere, ReduceOp::Sum);
+        if !matches!(err, Err(Error::Gpu(gpu_primitives::Error::WrongContext(_)))) {
+            return Err(format!("another GPU's memory gave {err:?}").into());
+        }
     }
     Ok(())
 }

@@ -476,6 +476,17 @@ impl<'a, T> DeviceView<'a, T> {
         self.address
     }
 
+    /// Whether work queued on `on` may use the view's memory, as the algorithms check before
+    /// they queue anything (for callers that hand the address to other code, such as NCCL).
+    ///
+    /// # Errors
+    /// [`Error::WrongContext`](crate::Error::WrongContext) for memory of another GPU's context,
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a cudarc view borrowed for
+    /// another stream; `what` names the call in the error.
+    pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
+        self.bound.check(on, what)
+    }
+
     /// Elements `range` of the view (panics if past the end).
     pub fn slice(&self, range: Range<usize>) -> Self {
         assert!(
@@ -525,6 +536,14 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// The device address of the first element.
     pub fn address(&self) -> u64 {
         self.address
+    }
+
+    /// As [`DeviceView::check_usable_on`].
+    ///
+    /// # Errors
+    /// As [`DeviceView::check_usable_on`].
+    pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
+        self.bound.check(on, what)
     }
 
     /// Elements `range` of the view, borrowed from it (panics if past the end).
