@@ -10,7 +10,7 @@ use crate::communicator::Communicator;
 use crate::error::Result;
 use crate::nccl::NcclType;
 use gpu_primitives::OnStream;
-use gpu_primitives::device::{self, DeviceVec, DeviceView, DeviceWorkspace, Element, Operator};
+use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Operator};
 
 /// The reduction with `Op` of every rank's `shard` (any lengths, empty ones too: the identity),
 /// on every rank: `Op`'s identity combined, in rank order, with each rank's reduce of its shard
@@ -34,13 +34,14 @@ where
         return Ok(device::reduce::<T, Op>(on, shard, workspace)?);
     }
     let (rank, world) = (comm.rank(), comm.world_size());
-    let mut partials = DeviceVec::<T::Acc>::zeroed(on.gpu(), world)?;
-    let address = partials.view().address();
-    let mut view = partials.view_mut();
+    // On the call's stream, so that its clearing is ordered before the gather that fills it.
+    let mut partials = on.stream().alloc_zeroed::<T::Acc>(world)?;
+    let address = partials.as_device_ptr().as_raw();
+    let mut view = DeviceViewMut::from(&mut partials);
     device::reduce_into::<T, Op>(on, shard, view.slice(rank..rank + 1), workspace)?;
     let slot = address + (rank * size_of::<T::Acc>()) as u64;
     gather_raw::<T::Acc>(comm, &on, slot, address, 1)?;
-    let partials = partials.to_vec(on.gpu())?;
+    let partials = on.stream().download(&partials)?;
     Ok(partials
         .into_iter()
         .fold(Op::identity::<T::Acc>(), |a, p| Op::combine(a, p)))
@@ -133,10 +134,11 @@ fn arg<
     let mut records = vec![[0u64; 4]; world];
     records[rank] = record(local, len);
     let words: Vec<u64> = records.iter().flatten().copied().collect();
-    let buffer = on.gpu().upload(&words)?;
+    // Uploaded and downloaded on the call's stream, in order with the gather.
+    let buffer = on.stream().upload(&words)?;
     let address = buffer.as_device_ptr().as_raw();
     gather_raw::<u64>(comm, &on, address + (rank * 32) as u64, address, 4)?;
-    let words = on.gpu().download(&buffer)?;
+    let words = on.stream().download(&buffer)?;
     let records: Vec<[u64; 4]> = words.chunks_exact(4).map(|w| [w[0], w[1], w[2], w[3]]).collect();
     Ok(combine_records(&records, better))
 }
