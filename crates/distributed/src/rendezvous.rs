@@ -38,16 +38,7 @@ impl World {
 
     /// [`from_env`](Self::from_env) over the variables `var` gives.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
-        let number = |name: &'static str| -> Result<Option<usize>> {
-            var(name)
-                .map(|v| {
-                    v.trim().parse::<usize>().map_err(|_| Error::Environment {
-                        variable: name,
-                        problem: format!("{v:?} is not a whole number"),
-                    })
-                })
-                .transpose()
-        };
+        let number = |name: &'static str| parsed::<usize>(&var, name, "a whole number");
         let (rank, world_size, local_rank) = match (number("RANK")?, number("WORLD_SIZE")?) {
             (Some(rank), Some(world)) => (rank, world, number("LOCAL_RANK")?.unwrap_or(rank)),
             (None, None) => match (number("SLURM_PROCID")?, number("SLURM_NTASKS")?) {
@@ -81,27 +72,16 @@ impl World {
                 rendezvous: None,
             });
         }
-        let host = var("MASTER_ADDR").ok_or(Error::Environment {
-            variable: "MASTER_ADDR",
+        let missing = |variable: &'static str| Error::Environment {
+            variable,
             problem: format!("not set, and the world has {world_size} ranks"),
-        })?;
-        let port = |name: &'static str| -> Result<Option<u16>> {
-            var(name)
-                .map(|v| {
-                    v.trim().parse::<u16>().map_err(|_| Error::Environment {
-                        variable: name,
-                        problem: format!("{v:?} is not a port"),
-                    })
-                })
-                .transpose()
         };
+        let host = var("MASTER_ADDR").ok_or_else(|| missing("MASTER_ADDR"))?;
+        let port = |name: &'static str| parsed::<u16>(&var, name, "a port");
         let port = match port("GPU_PRIMITIVES_RENDEZVOUS_PORT")? {
             Some(p) => p,
             None => {
-                let master = port("MASTER_PORT")?.ok_or(Error::Environment {
-                    variable: "MASTER_PORT",
-                    problem: format!("not set, and the world has {world_size} ranks"),
-                })?;
+                let master = port("MASTER_PORT")?.ok_or_else(|| missing("MASTER_PORT"))?;
                 master.checked_add(1).ok_or(Error::Environment {
                     variable: "MASTER_PORT",
                     problem: "65535 leaves no port after it for the rendezvous".to_owned(),
@@ -115,6 +95,22 @@ impl World {
             rendezvous: Some((host, port)),
         })
     }
+}
+
+/// Variable `name` as a `T`, `None` where it is not set, or an error saying it is not `what`.
+fn parsed<T: std::str::FromStr>(
+    var: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    what: &str,
+) -> Result<Option<T>> {
+    var(name)
+        .map(|v| {
+            v.trim().parse::<T>().map_err(|_| Error::Environment {
+                variable: name,
+                problem: format!("{v:?} is not {what}"),
+            })
+        })
+        .transpose()
 }
 
 /// The first bytes of each message: the crate, and its protocol's version.
