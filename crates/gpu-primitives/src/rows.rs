@@ -514,15 +514,17 @@ fn launch_summing<T: RowElement>(
         }
     };
     let words = row_words_part(plan.words).unwrap_or_default();
-    let path: &[&str] = if cluster {
-        &["cluster"]
+    let path = if cluster {
+        Some("cluster")
     } else if k.split && plan.tiles > 1 {
-        &["tiled"]
+        Some("tiled")
     } else {
-        &[]
+        None
     };
-    let parts = [&[T::NAME, words][..], path].concat();
-    let kernel = module.kernel::<RowParams<T::Raw>>(crate::registered(k.family, &parts)?.name)?;
+    // The kernel's name parts, without a heap allocation a launch.
+    let all = [T::NAME, words, path.unwrap_or_default()];
+    let parts = if path.is_some() { &all[..] } else { &all[..2] };
+    let kernel = module.kernel::<RowParams<T::Raw>>(crate::registered(k.family, parts)?.name)?;
     let rows_per_block = rows_per_block(plan);
     let wave = wave_blocks(on.gpu().info(), plan);
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
