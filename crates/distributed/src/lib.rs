@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | [`reduce`] | the whole array's reduction (`Sum`, `Min`, `Max`), combined in rank order: the same on every rank and run | an all-gather of one accumulator a rank |
 //! | [`argmin`], [`argmax`] | the whole array's extreme and its global index (the single-GPU rules: first on ties, first NaN) | an all-gather of 32 bytes a rank |
+//! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
 //!
@@ -29,6 +30,7 @@
 mod collectives;
 mod communicator;
 mod error;
+mod histogram;
 mod nccl;
 mod reduce;
 pub mod rendezvous;
@@ -36,6 +38,7 @@ pub mod rendezvous;
 pub use collectives::{ReduceOp, all_gather, all_reduce};
 pub use communicator::{Communicator, DEFAULT_TIMEOUT};
 pub use error::{Error, Result};
+pub use histogram::{histogram_even, histogram_range};
 pub use nccl::{NcclType, UniqueId};
 pub use reduce::{argmax, argmin, reduce};
 pub use rendezvous::World;

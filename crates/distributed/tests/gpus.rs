@@ -248,6 +248,59 @@ fn argmin_and_argmax_give_global_indices() -> Result<(), Stop> {
     Ok(())
 }
 
+/// The shards of `lens` with `make`'s items, seeded by rank.
+fn shards_of<T>(lens: &[usize], make: impl Fn(u64) -> T) -> Vec<Vec<T>> {
+    lens.iter()
+        .enumerate()
+        .map(|(r, &n)| {
+            let mut next = numbers(r as u64 * 31 + 3);
+            (0..n).map(|_| make(next())).collect()
+        })
+        .collect()
+}
+
+fn histograms_even_and_range() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let lens = lengths(gpus.len(), 23);
+    // u8 samples, 7 even bins over [10, 250) (some samples outside); f32 samples with NaN and
+    // infinities, range bins between uneven levels, u64 counters.
+    let bytes = shards_of(&lens, |b| b as u8);
+    let floats = shards_of(&lens, |b| match b % 1000 {
+        0 => f32::NAN,
+        1 => f32::INFINITY,
+        2 => f32::NEG_INFINITY,
+        _ => ((b >> 16) % 2000) as f32 / 100.0 - 10.0,
+    });
+    let levels = [-5.0f32, -1.0, 0.0, 0.5, 3.0, 9.5];
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let samples = gpu.upload(&bytes[rank])?;
+        // One counter more than the bins: the last must be left alone.
+        let mut even = DeviceVec::from_slice(gpu, &[u32::MAX; 8])?;
+        dist::histogram_even::<u8, u32>(comm, gpu, &samples, 7, 10, 250, &mut even)?;
+        let samples = DeviceVec::from_slice(gpu, &floats[rank])?;
+        let mut range = DeviceVec::<u64>::zeroed(gpu, levels.len() - 1)?;
+        let mut ws = DeviceWorkspace::new();
+        dist::histogram_range::<f32, u64>(comm, gpu, &samples, &levels, &mut range, &mut ws)?;
+        Ok::<_, Error>((even.to_vec(gpu)?, range.to_vec(gpu)?))
+    })?;
+    let mut expected_even: Vec<u32> = gpu_primitives::reference::histogram_even::<u8>(&bytes.concat(), 7, 10, 250)
+        .into_iter()
+        .map(|c| c as u32)
+        .collect();
+    expected_even.push(u32::MAX);
+    let expected_range = gpu_primitives::reference::histogram_range::<f32>(&floats.concat(), &levels);
+    for (rank, g) in got.into_iter().enumerate() {
+        let (even, range) = g?;
+        if even != expected_even || range != expected_range {
+            return Err(format!(
+                "rank {rank} over {lens:?}: even {even:?} (expected {expected_even:?}), range {range:?} (expected {expected_range:?})"
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn all_reduce_and_all_gather() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let n = 1 << 20;
@@ -257,21 +310,23 @@ fn all_reduce_and_all_gather() -> Result<(), Stop> {
             .map(|i| (i as u32).wrapping_mul(rank as u32 + 1) % 1000)
             .collect()
     };
+    // Each rank's data made once (made again for every element, the references took hours).
+    let shards: Vec<Vec<u32>> = (0..ranks).map(data).collect();
     let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
-        let mut sum = DeviceVec::from_slice(gpu, &data(rank))?;
+        let mut sum = DeviceVec::from_slice(gpu, &shards[rank])?;
         dist::all_reduce(comm, gpu, &mut sum, ReduceOp::Sum)?;
-        let mut max = DeviceVec::from_slice(gpu, &data(rank))?;
+        let mut max = DeviceVec::from_slice(gpu, &shards[rank])?;
         dist::all_reduce(comm, gpu, &mut max, ReduceOp::Max)?;
-        let mine = DeviceVec::from_slice(gpu, &data(rank)[..1000])?;
+        let mine = DeviceVec::from_slice(gpu, &shards[rank][..1000])?;
         let mut all = DeviceVec::<u32>::zeroed(gpu, 1000 * ranks)?;
         dist::all_gather(comm, gpu, &mine, &mut all)?;
         Ok::<_, Error>((sum.to_vec(gpu)?, max.to_vec(gpu)?, all.to_vec(gpu)?))
     })?;
-    let expected_sum: Vec<u32> = (0..n).map(|i| (0..ranks).map(|r| data(r)[i]).sum()).collect();
+    let expected_sum: Vec<u32> = (0..n).map(|i| shards.iter().map(|s| s[i]).sum()).collect();
     let expected_max: Vec<u32> = (0..n)
-        .map(|i| (0..ranks).map(|r| data(r)[i]).max().unwrap())
+        .map(|i| shards.iter().map(|s| s[i]).max().unwrap())
         .collect();
-    let expected_all: Vec<u32> = (0..ranks).flat_map(|r| data(r)[..1000].to_vec()).collect();
+    let expected_all: Vec<u32> = shards.iter().flat_map(|s| s[..1000].to_vec()).collect();
     for (rank, g) in got.into_iter().enumerate() {
         let (sum, max, all) = g?;
         if sum != expected_sum || max != expected_max || all != expected_all {
@@ -392,6 +447,7 @@ fn process_per_rank(ranks: usize, job: &str) -> Result<Vec<(Option<i32>, String)
         .local_addr()?
         .port();
     let exe = std::env::current_exe()?;
+    // Every rank started before any is waited for (they meet in the rendezvous).
     let children: Vec<_> = (0..ranks)
         .map(|rank| {
             Command::new(&exe)
@@ -402,20 +458,22 @@ fn process_per_rank(ranks: usize, job: &str) -> Result<Vec<(Option<i32>, String)
                 .env("MASTER_ADDR", "127.0.0.1")
                 .env("MASTER_PORT", "1")
                 .env("GPU_PRIMITIVES_RENDEZVOUS_PORT", port.to_string())
-                .output()
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
         })
-        .collect::<std::io::Result<_>>()
-        .map_err(Stop::from)?;
-    Ok(children
+        .collect::<std::io::Result<_>>()?;
+    children
         .into_iter()
-        .map(|out| {
-            (
+        .map(|child| {
+            let out = child.wait_with_output()?;
+            Ok((
                 out.status.code(),
                 String::from_utf8_lossy(&out.stdout).trim().to_owned()
                     + &String::from_utf8_lossy(&out.stderr),
-            )
+            ))
         })
-        .collect())
+        .collect()
 }
 
 fn one_process_a_rank_as_torchrun_starts_them() -> Result<(), Stop> {
@@ -472,6 +530,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::argmin_and_argmax_give_global_indices",
         argmin_and_argmax_give_global_indices,
+    ),
+    (
+        "one_process::histograms_even_and_range",
+        histograms_even_and_range,
     ),
     (
         "one_process::all_reduce_and_all_gather",
