@@ -113,6 +113,10 @@ pub struct ScanParams<In, Out> {
     pub input: *const In,
     /// `n` outputs (may equal `input` for an in-place scan of a type scanned in itself).
     pub output: *mut Out,
+    /// Null, or one value read when the kernel runs (CUB's `FutureValue`), combined before the
+    /// first element: `output[i] = initial ⊕ input[0] ⊕ ... ⊕ input[i]` (inclusive),
+    /// `output[0] = initial` (exclusive).
+    pub initial: *const Out,
     /// Number of elements.
     pub n: usize,
     /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)

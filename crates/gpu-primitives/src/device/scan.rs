@@ -46,11 +46,13 @@ impl TempStorage {
     }
 }
 
-/// Queue the scan of `n` elements at `input` into `output` (device addresses).
+/// Queue the scan of `n` elements at `input` into `output`, from the value at `initial` where it
+/// is not 0 (device addresses).
 fn launch<T: Element, Op: ScanOperator<T>>(
     on: OnStream<'_>,
     input: u64,
     output: u64,
+    initial: u64,
     n: usize,
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
@@ -68,12 +70,14 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     let params = ScanParams {
         input: input as *const T::Raw,
         output: output as *mut T::Acc,
+        initial: initial as *const T::Acc,
         n,
         status,
         exclusive: (kind == ScanKind::Exclusive) as u32,
         look_back_delay_ns: SCAN_DELAY.for_tiles(tiles),
     };
-    // SAFETY: `input` and `output` address n elements (the callers check); the workspace gives
+    // SAFETY: `input` and `output` address n elements, `initial` is 0 or one value (the callers
+    // check); the workspace gives
     // 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
     // than every slot's; the grid has exactly one block per tile, as `ScanParams` requires.
     unsafe { on.stream().launch(&kernel, config, &params)? };
@@ -81,11 +85,13 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     Ok(())
 }
 
-/// The out-of-place scans: check the views' bounds and the output's length, then queue.
+/// The out-of-place scans: check the views' bounds and lengths (`initial`, where given, holds a
+/// value), then queue.
 fn out_of_place<T: Element, Op: ScanOperator<T>>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
     output: DeviceViewMut<'_, T::Acc>,
+    initial: Option<DeviceView<'_, T::Acc>>,
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
@@ -97,7 +103,21 @@ fn out_of_place<T: Element, Op: ScanOperator<T>>(
             found: output.len(),
         });
     }
-    launch::<T, Op>(on, input.address, output.address, input.len, kind, workspace)
+    let initial = match initial {
+        None => 0,
+        Some(initial) => {
+            check_bound(&on, "scan", &[initial.bound])?;
+            if initial.len == 0 {
+                return Err(Error::LengthMismatch {
+                    what: "scan: initial holds no value",
+                    expected: 1,
+                    found: 0,
+                });
+            }
+            initial.address
+        }
+    };
+    launch::<T, Op>(on, input.address, output.address, initial, input.len, kind, workspace)
 }
 
 /// `output[i] = input[0] ⊕ ... ⊕ input[i]` for `i < n` (output may be longer; the rest is left
@@ -126,6 +146,7 @@ pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
         on.into(),
         input.into(),
         output.into(),
+        None,
         ScanKind::Inclusive,
         workspace,
     )
@@ -156,6 +177,66 @@ pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
         on.into(),
         input.into(),
         output.into(),
+        None,
+        ScanKind::Exclusive,
+        workspace,
+    )
+}
+
+/// `output[i] = initial ⊕ input[0] ⊕ ... ⊕ input[i]` for `i < n`, `initial` being the first
+/// value of a device view, read when the scan runs (so an earlier kernel on the stream may
+/// compute it: CUB's `DeviceScan::InclusiveScanInit` with a `FutureValue`). As
+/// [`inclusive_scan`] otherwise; the scan of an empty input reads nothing.
+///
+/// # Errors
+/// [`Error::LengthMismatch`] when `output` is shorter than `input` or `initial` is empty;
+/// device errors.
+///
+/// # Example
+/// ```no_run
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1i64, 2, 3, 4])?;
+/// let initial = DeviceVec::from_slice(&gpu, &[100i64])?;
+/// let mut y = gpu.alloc_zeroed::<i64>(4)?;
+/// device::inclusive_scan_init::<i64, Sum>(&gpu, &x, &mut y, &initial, &mut DeviceWorkspace::new())?;
+/// assert_eq!(gpu.download(&y)?, [101, 103, 106, 110]);
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+pub fn inclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    initial: impl Into<DeviceView<'i, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    out_of_place::<T, Op>(
+        on.into(),
+        input.into(),
+        output.into(),
+        Some(initial.into()),
+        ScanKind::Inclusive,
+        workspace,
+    )
+}
+
+/// `output[0] = initial`, `output[i] = initial ⊕ input[0] ⊕ ... ⊕ input[i-1]` (CUB's
+/// `DeviceScan::ExclusiveScan` with a `FutureValue` initial value). As [`inclusive_scan_init`].
+///
+/// # Errors
+/// As [`inclusive_scan_init`].
+pub fn exclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
+    on: impl Into<OnStream<'g>>,
+    input: impl Into<DeviceView<'a, T>>,
+    output: impl Into<DeviceViewMut<'o, T::Acc>>,
+    initial: impl Into<DeviceView<'i, T::Acc>>,
+    workspace: &mut DeviceWorkspace,
+) -> Result<()> {
+    out_of_place::<T, Op>(
+        on.into(),
+        input.into(),
+        output.into(),
+        Some(initial.into()),
         ScanKind::Exclusive,
         workspace,
     )
@@ -184,7 +265,7 @@ pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
 ) -> Result<()> {
     let (on, data) = (on.into(), data.into());
     check_bound(&on, "scan_in_place", &[data.bound])?;
-    launch::<T, Op>(on, data.address, data.address, data.len, kind, workspace)
+    launch::<T, Op>(on, data.address, data.address, 0, data.len, kind, workspace)
 }
 
 /// Scan a host slice on the GPU and return the result (synchronises).
@@ -212,6 +293,7 @@ pub fn scan_slice<T: Element, Op: ScanOperator<T>>(
         gpu.into(),
         d_in.view().address,
         d_out.as_device_ptr().as_raw(),
+        0,
         input.len(),
         kind,
         &mut workspace,

@@ -163,8 +163,9 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
     exclusive
 }
 
-/// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`);
-/// warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors (`look_back`).
+/// Scan one tile of `input[0..n]` into `output` (inclusive, or exclusive when `exclusive`),
+/// starting from `*initial` where it is not null (tile 0 folds it into the prefix it publishes,
+/// so every later tile's look-back carries it); warp 0 sleeps `look_back_delay_ns` before its look-back reads the predecessors (`look_back`).
 /// The grid must have exactly `ceil(n / (block_dim() * ITEMS))` blocks, each a whole number of
 /// warps.
 ///
@@ -180,12 +181,13 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
 /// # Safety
 /// Every thread of the block calls it; `block_dim()` is a multiple of 32; `input` holds `n`
 /// readable elements and `output` `n` writable values (they may be the same memory when
-/// `T::Acc == T`); `status` points at 16 bytes per tile, 16-byte aligned, every slot from an
+/// `T::Acc == T`); `initial` is null or one readable value; `status` points at 16 bytes per tile, 16-byte aligned, every slot from an
 /// older epoch; `storage` is this block's.
 #[inline(always)]
 pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     input: *const T,
     output: *mut T::Acc,
+    initial: *const T::Acc,
     n: usize,
     status: TileStatus<T::Acc>,
     exclusive: bool,
@@ -217,11 +219,24 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
         && (output as usize).is_multiple_of(16);
 
     // Every thread: warp 0 looks back; the block gets the tile's exclusive prefix.
+    // Tile 0 with an initial value: its exclusive prefix is that value, and the prefix it
+    // publishes includes it (no other tile combines anything more).
     let tile_prefix = |aggregate: T::Acc| {
         if t < WARP_SIZE {
+            let initial = if tile == 0 && !initial.is_null() {
+                // SAFETY: not null: one readable value (the caller's contract).
+                Some(unsafe { *initial })
+            } else {
+                None
+            };
+            let published = match initial {
+                Some(first) => Op::combine(first, aggregate),
+                None => aggregate,
+            };
             // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
             // warp 0 takes this branch (blocks are whole warps).
-            let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) };
+            let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, published, look_back_delay_ns) };
+            let prefix = initial.unwrap_or(prefix);
             if t == 0 {
                 // SAFETY: read by the block after the barrier below.
                 unsafe { storage.prefix.write(0, prefix) };

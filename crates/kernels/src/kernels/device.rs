@@ -73,6 +73,7 @@ macro_rules! scan_entry {
                     scan_tile::<$ty, $Op, $vec, $items>(
                         p.input,
                         p.output,
+                        p.initial,
                         p.n,
                         status,
                         p.exclusive != 0,

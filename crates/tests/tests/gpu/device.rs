@@ -265,6 +265,22 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         &vec![7.0f32; 999],
         |_| false,
     )?;
+    let no_initial = ok(gpu.alloc_zeroed::<f32>(0))?;
+    let mut out = ok(gpu.upload(&vec![7.0f32; 1000]))?;
+    match device::exclusive_scan_init::<f32, Sum>(gpu, &d_x, &mut out, &no_initial, &mut DeviceWorkspace::new()) {
+        Err(Error::LengthMismatch {
+            expected: 1,
+            found: 0,
+            ..
+        }) => {}
+        other => return Err(format!("an empty initial value gave {other:?}").into()),
+    }
+    check_slices(
+        "output untouched by a refused initial value",
+        &ok(gpu.download(&out))?,
+        &vec![7.0f32; 1000],
+        |_| false,
+    )?;
     check_eq("empty sum", ok(device::reduce_slice::<f32, Sum>(gpu, &[]))?, 0.0)?;
     check_eq(
         "empty min",

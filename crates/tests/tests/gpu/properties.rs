@@ -139,6 +139,28 @@ where
         if kind == ScanKind::Inclusive && !x.is_empty() {
             prop_assert_eq!(*found.last().unwrap(), first, "last inclusive element != reduce");
         }
+        // The scan of the last two thirds from the first third's reduce (a device value): the
+        // whole scan's last two thirds.
+        let k = x.len() / 3;
+        let initial = gpu.upload(&[reference::reduce::<T, Op>(&x[..k])]).map_err(fail)?;
+        let d_rest = DeviceVec::from_slice(gpu, &x[k..]).map_err(fail)?;
+        let mut d_out = gpu.alloc_zeroed::<T::Acc>(x.len() - k).map_err(fail)?;
+        match kind {
+            ScanKind::Inclusive => device::inclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws),
+            ScanKind::Exclusive => device::exclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws),
+        }
+        .map_err(fail)?;
+        let found = gpu.download(&d_out).map_err(fail)?;
+        if let Some(i) = found.iter().zip(&expected[k..]).position(|(f, e)| f != e) {
+            return Err(TestCaseError::fail(format!(
+                "scan from an initial value {} {} {kind:?} n={} k={k}: index {i}: found {:?}, expected {:?}",
+                T::NAME,
+                Op::NAME,
+                x.len(),
+                found[i],
+                expected[k + i]
+            )));
+        }
     }
     let unchanged = d_x.to_vec(gpu).map_err(fail)?;
     prop_assert!(unchanged.as_slice() == T::as_raw(x), "the input changed");
