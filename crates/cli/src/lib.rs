@@ -2,7 +2,8 @@
 //! row operations, [`bench_sort`] for the radix sort), the `.npy` file commands ([`npy`],
 //! [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique, [`histogram_ops`] for
 //! histogram, [`run_ops`] for rle, [`rows_ops`] for rows, [`sort_ops`] for sort) and the
-//! benchmark plot ([`plot`]). The command itself is `main.rs`.
+//! benchmark plot ([`plot`]), the multi-GPU benchmark ([`dist_bench`]). The command itself is
+//! `main.rs`.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -12,6 +13,7 @@ pub mod bench_rows;
 pub mod bench_sort;
 pub mod cli_ops;
 pub mod compact_ops;
+pub mod dist_bench;
 pub mod first_use;
 pub mod histogram_ops;
 pub mod npy;

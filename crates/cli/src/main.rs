@@ -32,6 +32,10 @@ enum Command {
     /// Benchmark device-wide reduce, scan, compaction, histogram, row operations and radix sort
     /// beside a device-to-device copy (table on stdout).
     Bench(Box<BenchArgs>),
+    /// Benchmark the multi-GPU calls (gpu-primitives-distributed, NCCL) over the first --gpus
+    /// GPUs of this machine, a thread a GPU: all-reduce bus bandwidth, reduce and scan of
+    /// sharded f32 beside one GPU on its shard and a copy (table on stdout). Needs libnccl.
+    DistBench(DistBenchArgs),
     /// Reduce a 1-D .npy array (f32 f64 i32 u32 i64 u64 f16) on the GPU and print the result.
     Reduce(FileArgs),
     /// Scan a 1-D .npy array on the GPU; print its ends, optionally write it as .npy.
@@ -239,6 +243,22 @@ struct SelectArgs {
 }
 
 #[derive(clap::Args)]
+struct DistBenchArgs {
+    /// GPUs (ranks): the first N of this machine.
+    #[arg(long, default_value_t = 2)]
+    gpus: usize,
+    /// Items of the reduce and the scan in all, as log2 (split evenly over the GPUs).
+    #[arg(long, default_value_t = 30)]
+    log2: u32,
+    /// Bytes a rank of each all-reduce, as log2.
+    #[arg(long, value_delimiter = ',', default_value = "20,24,26,28,30")]
+    all_reduce_log2: Vec<u32>,
+    /// Timed calls per figure; the median is reported.
+    #[arg(long, default_value_t = 21)]
+    runs: usize,
+}
+
+#[derive(clap::Args)]
 struct BenchArgs {
     /// Smallest n, as log2.
     #[arg(long, default_value_t = 10)]
@@ -410,6 +430,19 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         }
         _ => {}
     }
+    if let Some(Command::DistBench(args)) = &cli.command {
+        let config = gpu_primitives_cli::dist_bench::DistBenchConfig {
+            gpus: args.gpus,
+            log2: args.log2,
+            all_reduce_log2: args.all_reduce_log2.clone(),
+            runs: args.runs,
+        };
+        config.validate().map_err(cli_ops::CliError::Usage)?;
+        let rows = gpu_primitives_cli::dist_bench::run(&config)?;
+        let name = gpu_primitives::open_gpu(0)?.info().name.clone();
+        print!("{}", gpu_primitives_cli::dist_bench::table(&config, &name, &rows));
+        return Ok(true);
+    }
     // The benchmark's configuration, checked before the GPU is opened.
     if let Some(Command::Bench(args)) = &cli.command {
         let config = gpu_primitives_cli::bench::BenchConfig {
@@ -485,6 +518,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             Ok(outcomes.iter().all(|o| o.pass))
         }
         Command::Bench(_)
+        | Command::DistBench(_)
         | Command::Reduce(_)
         | Command::Scan(_)
         | Command::Select(_)

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | [`reduce`] | the whole array's reduction (`Sum`, `Min`, `Max`), combined in rank order: the same on every rank and run | an all-gather of one accumulator a rank |
 //! | [`argmin`], [`argmax`] | the whole array's extreme and its global index (the single-GPU rules: first on ties, first NaN) | an all-gather of 32 bytes a rank |
+//! | [`inclusive_scan`], [`exclusive_scan`] | its shard's part of the whole array's scan (rank order), from a local reduce, one small exchange and a local scan seeded with the earlier ranks' total | an all-gather of one accumulator a rank |
 //! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
@@ -33,6 +34,7 @@ mod error;
 mod histogram;
 mod nccl;
 mod reduce;
+mod scan;
 pub mod rendezvous;
 
 pub use collectives::{ReduceOp, all_gather, all_reduce};
@@ -41,4 +43,5 @@ pub use error::{Error, Result};
 pub use histogram::{histogram_even, histogram_range};
 pub use nccl::{NcclType, UniqueId};
 pub use reduce::{argmax, argmin, reduce};
+pub use scan::{exclusive_scan, inclusive_scan};
 pub use rendezvous::World;

@@ -7,7 +7,7 @@
 //!
 //! Run: `NCCL_NVLS_ENABLE=0 cargo test -p gpu-primitives-distributed --test gpus`.
 
-use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Sum};
+use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKind, Sum};
 use gpu_primitives::{Gpu, half};
 use gpu_primitives_distributed::{self as dist, Communicator, Error, NcclType, ReduceOp, World};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -257,6 +257,83 @@ fn shards_of<T>(lens: &[usize], make: impl Fn(u64) -> T) -> Vec<Vec<T>> {
             (0..n).map(|_| make(next())).collect()
         })
         .collect()
+}
+
+/// Every rank's part of the whole array's scans, inclusive and exclusive, against the
+/// reference's scan of the concatenation, bit for bit (values on a grid where every grouping of
+/// a float sum is exact); the outputs' slots past the shard keep their sentinel.
+fn scan_case<T: Element, Op: Operator>(gpus: &[Gpu], make: fn(u64) -> T) -> Result<(), Stop>
+where
+    T::Acc: NcclType,
+{
+    let lens = lengths(gpus.len(), 17);
+    let shards = shards_of(&lens, make);
+    let all: Vec<T> = shards.concat();
+    // Bytes 0x5a: a value no scan here gives.
+    let sentinel: T::Acc = bytemuck::pod_read_unaligned(&[0x5au8; 8][..size_of::<T::Acc>()]);
+    let got = on_every_rank(gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &shards[rank])?;
+        let mut ws = DeviceWorkspace::new();
+        let mut scans = Vec::new();
+        for kind in [ScanKind::Inclusive, ScanKind::Exclusive] {
+            let mut out = gpu.upload(&vec![sentinel; shards[rank].len() + 3])?;
+            match kind {
+                ScanKind::Inclusive => dist::inclusive_scan::<T, Op>(comm, gpu, &shard, &mut out, &mut ws)?,
+                ScanKind::Exclusive => dist::exclusive_scan::<T, Op>(comm, gpu, &shard, &mut out, &mut ws)?,
+            }
+            scans.push(gpu.download(&out)?);
+        }
+        Ok::<_, Error>(scans)
+    })?;
+    let mut offset = 0;
+    for (rank, g) in got.into_iter().enumerate() {
+        let scans = g?;
+        let n = lens[rank];
+        for (kind, found) in [ScanKind::Inclusive, ScanKind::Exclusive].into_iter().zip(scans) {
+            let mut expected = gpu_primitives::reference::scan::<T, Op>(&all, kind)[offset..offset + n].to_vec();
+            expected.extend_from_slice(&[sentinel; 3]);
+            if bytemuck::cast_slice::<_, u8>(&found) != bytemuck::cast_slice::<_, u8>(&expected) {
+                let i = found
+                    .iter()
+                    .zip(&expected)
+                    .position(|(f, e)| bytemuck::bytes_of(f) != bytemuck::bytes_of(e))
+                    .unwrap_or(0);
+                return Err(format!(
+                    "{kind:?} scan {} {} over {lens:?}: rank {rank} index {i}: {:?}, the reference {:?}",
+                    T::NAME,
+                    Op::NAME,
+                    found.get(i),
+                    expected.get(i)
+                )
+                .into());
+            }
+        }
+        offset += n;
+    }
+    Ok(())
+}
+
+fn scan_every_type<Op: Operator>(gpus: &[Gpu]) -> Result<(), Stop> {
+    // Sixteenths in [-8, 8): every partial sum of these shards is exact in f32.
+    fn grid(bits: u64) -> f32 {
+        ((bits >> 8) % 256) as f32 / 16.0 - 8.0
+    }
+    scan_case::<f32, Op>(gpus, grid)?;
+    scan_case::<f64, Op>(gpus, |b| f64::from(grid(b)))?;
+    scan_case::<half::f16, Op>(gpus, |b| half::f16::from_f32(grid(b)))?;
+    scan_case::<half::bf16, Op>(gpus, |b| half::bf16::from_f32(grid(b)))?;
+    scan_case::<i32, Op>(gpus, |b| b as i32)?;
+    scan_case::<u32, Op>(gpus, |b| b as u32)?;
+    scan_case::<i64, Op>(gpus, |b| b as i64)?;
+    scan_case::<u64, Op>(gpus, |b| b)?;
+    Ok(())
+}
+
+fn scans_every_type_and_operator() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    scan_every_type::<Sum>(&gpus)?;
+    scan_every_type::<Min>(&gpus)?;
+    scan_every_type::<Max>(&gpus)
 }
 
 fn histograms_even_and_range() -> Result<(), Stop> {
@@ -530,6 +607,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::argmin_and_argmax_give_global_indices",
         argmin_and_argmax_give_global_indices,
+    ),
+    (
+        "one_process::scans_every_type_and_operator",
+        scans_every_type_and_operator,
     ),
     (
         "one_process::histograms_even_and_range",

@@ -1,0 +1,332 @@
+//! `gpu-primitives dist-bench`: the calls of `gpu-primitives-distributed` over the first `gpus`
+//! GPUs of this machine (one process, a thread a GPU: `Communicator::local`), beside each GPU
+//! doing its shard alone with the single-GPU library and a device-to-device copy of its shard,
+//! all measured in the same run.
+//!
+//! Every call of the distributed crate returns when its work has run, so each is timed on the
+//! host: the ranks start each call together (a barrier), and a figure is the median over `runs`
+//! calls (after one untimed warm-up) of the slowest rank's time. The single-GPU rows are timed
+//! the same way (the call, then a synchronisation of its stream), each GPU on its own shard at
+//! the same time.
+//!
+//! - All-reduce: NCCL's in-place sum of `f32` (`all_reduce`), `bytes` a rank. Algorithm
+//!   bandwidth = bytes / time; bus bandwidth = algorithm bandwidth x 2 (N - 1) / N, the
+//!   convention of NVIDIA's nccl-tests, which `scripts/dist-baseline` prints for
+//!   `torch.distributed.all_reduce` in the same units.
+//! - Reduce and scan (sum of `f32`): `n` items in all, `n / N` a rank; GB/s counts the bytes the
+//!   algorithm must move on a rank (the reduce reads its shard; the scan reads it and writes
+//!   its output; the copy reads and writes the shard), so the distributed scan's second read
+//!   shows as a lower figure. Beside each: one GPU's single-GPU call on its shard, and the
+//!   all-reduce of one `f32` (a small NCCL round trip).
+
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+use gpu_primitives::{DeviceBuffer, Gpu};
+use gpu_primitives_distributed::{self as dist, Communicator, DEFAULT_TIMEOUT, ReduceOp};
+use std::sync::Barrier;
+use std::time::Instant;
+
+/// What to measure.
+#[derive(Clone, Debug)]
+pub struct DistBenchConfig {
+    /// GPUs (ranks), the first of this machine; at least 1.
+    pub gpus: usize,
+    /// Items of the reduce and the scan, in all, as log2 (split evenly over the ranks).
+    pub log2: u32,
+    /// Bytes a rank of each all-reduce, as log2.
+    pub all_reduce_log2: Vec<u32>,
+    /// Timed calls per figure (the median is reported).
+    pub runs: usize,
+}
+
+impl DistBenchConfig {
+    /// Check the configuration without a GPU.
+    ///
+    /// # Errors
+    /// What is wrong, for the command line.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.gpus == 0 {
+            return Err("--gpus: at least 1".into());
+        }
+        if self.runs == 0 {
+            return Err("--runs: at least 1".into());
+        }
+        if !(10..=36).contains(&self.log2) {
+            return Err(format!("--log2 {}: from 10 to 36", self.log2));
+        }
+        if let Some(b) = self.all_reduce_log2.iter().find(|b| !(2..=34).contains(*b)) {
+            return Err(format!("--all-reduce-log2 {b}: from 2 (one f32) to 34"));
+        }
+        Ok(())
+    }
+
+    /// The items of rank `rank`'s shard: `2^log2` split as evenly as it goes.
+    pub fn shard_len(&self, rank: usize) -> usize {
+        let n = 1usize << self.log2;
+        n / self.gpus + usize::from(rank < n % self.gpus)
+    }
+}
+
+/// One measured figure.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    /// What ran: `all_reduce`, `reduce`, `scan`, `one GPU reduce`, `copy`, ...
+    pub what: String,
+    /// Ranks that took part (1 for the single-GPU rows: each GPU alone).
+    pub ranks: usize,
+    /// Bytes a rank moves (as the module says).
+    pub bytes: u64,
+    /// Median time of the slowest rank, µs.
+    pub micros: f64,
+    /// `bytes / time`, GB/s (10^9 bytes).
+    pub gb_per_s: f64,
+    /// All-reduce only: the bus bandwidth, GB/s.
+    pub bus_gb_per_s: Option<f64>,
+}
+
+/// The bus bandwidth of an all-reduce of `bytes` a rank over `ranks` ranks in `micros` µs
+/// (nccl-tests' convention: algorithm bandwidth x 2 (ranks - 1) / ranks).
+///
+/// ```
+/// use gpu_primitives_cli::dist_bench::bus_bandwidth;
+/// assert_eq!(bus_bandwidth(1_000_000_000, 4, 10_000.0), 150.0); // 100 GB/s x 1.5
+/// assert_eq!(bus_bandwidth(1_000_000_000, 1, 10_000.0), 0.0);
+/// ```
+pub fn bus_bandwidth(bytes: u64, ranks: usize, micros: f64) -> f64 {
+    let algorithm = bytes as f64 / micros / 1e3;
+    algorithm * 2.0 * (ranks as f64 - 1.0) / ranks as f64
+}
+
+/// The median over calls of the slowest rank's time: `times[rank][call]`, µs.
+///
+/// ```
+/// use gpu_primitives_cli::dist_bench::median_of_slowest;
+/// assert_eq!(median_of_slowest(&[vec![1.0, 5.0, 3.0], vec![2.0, 1.0, 4.0]]), 4.0);
+/// ```
+pub fn median_of_slowest(times: &[Vec<f64>]) -> f64 {
+    let calls = times.iter().map(Vec::len).min().unwrap_or(0);
+    let mut slowest: Vec<f64> = (0..calls)
+        .map(|c| times.iter().map(|t| t[c]).fold(0.0, f64::max))
+        .collect();
+    slowest.sort_by(f64::total_cmp);
+    slowest.get(calls / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// One rank's timings: each measurement's name and its calls' times, µs.
+type Timings = Vec<(String, Vec<f64>)>;
+
+/// Run every measurement on `gpus`, a thread a rank.
+///
+/// # Errors
+/// A rank's error (the GPU, memory, NCCL, a timeout).
+pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
+    let gpus: Vec<Gpu> = (0..config.gpus)
+        .map(|o| gpu_primitives::open_gpu(o as u32))
+        .collect::<Result<_, _>>()?;
+    let refs: Vec<&Gpu> = gpus.iter().collect();
+    let comms = Communicator::local(&refs, DEFAULT_TIMEOUT)?;
+    let barrier = Barrier::new(config.gpus);
+    let per_rank: Vec<Result<Timings, dist::Error>> = std::thread::scope(|s| {
+        let handles: Vec<_> = comms
+            .into_iter()
+            .zip(&gpus)
+            .map(|(comm, gpu)| {
+                let barrier = &barrier;
+                s.spawn(move || rank_timings(config, comm, gpu, barrier))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a rank panicked"))
+            .collect()
+    });
+    let per_rank: Vec<Timings> = per_rank.into_iter().collect::<Result<_, _>>()?;
+    let shard_bytes = (config.shard_len(0) * size_of::<f32>()) as u64;
+    let rows = per_rank[0]
+        .iter()
+        .enumerate()
+        .map(|(m, (what, _))| {
+            let times: Vec<Vec<f64>> = per_rank.iter().map(|r| r[m].1.clone()).collect();
+            let micros = median_of_slowest(&times);
+            let (ranks, bytes, bus) = if let Some(log2) = what.strip_prefix("all_reduce ") {
+                let bytes = 1u64 << log2.parse::<u32>().expect("the name this module gave");
+                (config.gpus, bytes, Some(bus_bandwidth(bytes, config.gpus, micros)))
+            } else {
+                let distributed = !what.starts_with("one GPU") && what != "copy";
+                let moves = if what.ends_with("reduce") { 1 } else { 2 };
+                (if distributed { config.gpus } else { 1 }, moves * shard_bytes, None)
+            };
+            Row {
+                what: what.clone(),
+                ranks,
+                bytes,
+                micros,
+                gb_per_s: bytes as f64 / micros / 1e3,
+                bus_gb_per_s: bus,
+            }
+        })
+        .collect();
+    Ok(rows)
+}
+
+/// Time `call` `runs` times after a warm-up, every rank starting each call at the barrier.
+fn timed(
+    config: &DistBenchConfig,
+    barrier: &Barrier,
+    mut call: impl FnMut() -> Result<(), dist::Error>,
+) -> Result<Vec<f64>, dist::Error> {
+    let mut times = Vec::with_capacity(config.runs);
+    for i in 0..=config.runs {
+        barrier.wait();
+        let start = Instant::now();
+        call()?;
+        if i > 0 {
+            times.push(start.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    Ok(times)
+}
+
+/// Every measurement on one rank, in the same order on every rank.
+fn rank_timings(
+    config: &DistBenchConfig,
+    mut comm: Communicator,
+    gpu: &Gpu,
+    barrier: &Barrier,
+) -> Result<Timings, dist::Error> {
+    let mut out = Timings::new();
+    // All-reduce, each size in one buffer of the largest.
+    let largest = config.all_reduce_log2.iter().max().copied().unwrap_or(2);
+    let mut buffer = DeviceVec::<f32>::zeroed(gpu, (1usize << largest) / size_of::<f32>())?;
+    for &log2 in &config.all_reduce_log2 {
+        let len = (1usize << log2) / size_of::<f32>();
+        let times = timed(config, barrier, || {
+            dist::all_reduce(&mut comm, gpu, buffer.view_mut().slice(0..len), ReduceOp::Sum)
+        })?;
+        out.push((format!("all_reduce {log2}"), times));
+    }
+    drop(buffer);
+    // Reduce and scan of the shards, beside each GPU alone and its copy.
+    let n = config.shard_len(comm.rank());
+    let shard = DeviceVec::<f32>::zeroed(gpu, n)?;
+    let mut output: DeviceBuffer<f32> = gpu.alloc_zeroed(n)?;
+    let mut ws = DeviceWorkspace::new();
+    let mut one = DeviceVec::<f32>::zeroed(gpu, 1)?;
+    out.push((
+        "small round trip (all_reduce of one f32)".into(),
+        timed(config, barrier, || dist::all_reduce(&mut comm, gpu, &mut one, ReduceOp::Sum))?,
+    ));
+    out.push((
+        "copy".into(),
+        timed(config, barrier, || {
+            // SAFETY: both buffers hold `n` f32 of this GPU, alive until the synchronisation.
+            unsafe {
+                gpu.stream().copy_address(
+                    shard.view().address(),
+                    output.as_device_ptr().as_raw(),
+                    n * size_of::<f32>(),
+                )?
+            };
+            Ok(gpu.synchronize()?)
+        })?,
+    ));
+    out.push((
+        "one GPU reduce".into(),
+        timed(config, barrier, || {
+            device::reduce::<f32, Sum>(gpu, &shard, &mut ws)?;
+            Ok(())
+        })?,
+    ));
+    out.push((
+        "reduce".into(),
+        timed(config, barrier, || {
+            dist::reduce::<f32, Sum>(&mut comm, gpu, &shard, &mut ws)?;
+            Ok(())
+        })?,
+    ));
+    out.push((
+        "one GPU scan".into(),
+        timed(config, barrier, || {
+            device::inclusive_scan::<f32, Sum>(gpu, &shard, &mut output, &mut ws)?;
+            Ok(gpu.synchronize()?)
+        })?,
+    ));
+    out.push((
+        "scan".into(),
+        timed(config, barrier, || {
+            dist::inclusive_scan::<f32, Sum>(&mut comm, gpu, &shard, &mut output, &mut ws)
+        })?,
+    ));
+    Ok(out)
+}
+
+/// The table `run` measured, as printed.
+pub fn table(config: &DistBenchConfig, gpu_name: &str, rows: &[Row]) -> String {
+    let mut text = format!(
+        "{} x {gpu_name}; reduce and scan of 2^{} f32 in all ({} a rank); median of {} calls, slowest rank\n",
+        config.gpus,
+        config.log2,
+        config.shard_len(0),
+        config.runs
+    );
+    text += &format!(
+        "{:<42} {:>5} {:>14} {:>12} {:>10} {:>10}\n",
+        "what", "ranks", "bytes a rank", "µs", "GB/s", "bus GB/s"
+    );
+    for r in rows {
+        text += &format!(
+            "{:<42} {:>5} {:>14} {:>12.1} {:>10.1} {:>10}\n",
+            r.what,
+            r.ranks,
+            r.bytes,
+            r.micros,
+            r.gb_per_s,
+            r.bus_gb_per_s.map_or(String::new(), |b| format!("{b:.1}"))
+        );
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> DistBenchConfig {
+        DistBenchConfig {
+            gpus: 3,
+            log2: 10,
+            all_reduce_log2: vec![20, 30],
+            runs: 5,
+        }
+    }
+
+    #[test]
+    fn shards_split_every_item_evenly() {
+        let c = config();
+        let lens: Vec<usize> = (0..3).map(|r| c.shard_len(r)).collect();
+        assert_eq!(lens, [342, 341, 341]);
+        assert_eq!(lens.iter().sum::<usize>(), 1024);
+    }
+
+    #[test]
+    fn bad_configurations_are_refused() {
+        assert!(config().validate().is_ok());
+        for bad in [
+            DistBenchConfig { gpus: 0, ..config() },
+            DistBenchConfig { runs: 0, ..config() },
+            DistBenchConfig { log2: 40, ..config() },
+            DistBenchConfig {
+                all_reduce_log2: vec![1],
+                ..config()
+            },
+        ] {
+            assert!(bad.validate().is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_median_is_of_the_slowest_rank_per_call() {
+        // Calls 0..4: the slowest rank's times are 9, 2, 7, 4, 5: median 5.
+        let times = [vec![9.0, 1.0, 7.0, 4.0, 5.0], vec![1.0, 2.0, 3.0, 4.0, 1.0]];
+        assert_eq!(median_of_slowest(&times), 5.0);
+    }
+}
