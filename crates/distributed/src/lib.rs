@@ -10,6 +10,7 @@
 //! | [`reduce`] | the whole array's reduction (`Sum`, `Min`, `Max`), combined in rank order: the same on every rank and run | an all-gather of one accumulator a rank |
 //! | [`argmin`], [`argmax`] | the whole array's extreme and its global index (the single-GPU rules: first on ties, first NaN) | an all-gather of 32 bytes a rank |
 //! | [`inclusive_scan`], [`exclusive_scan`] | its shard's part of the whole array's scan (rank order), from a local reduce, one small exchange and a local scan seeded with the earlier ranks' total | an all-gather of one accumulator a rank |
+//! | [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] | its shard's kept items (they stay on their rank) and their [`Placement`] in the whole array's result | an all-gather of two `u64` a rank (and, for `unique`, each shard's last item) |
 //! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
@@ -30,6 +31,7 @@
 
 mod collectives;
 mod communicator;
+mod compaction;
 mod error;
 mod histogram;
 mod nccl;
@@ -39,6 +41,7 @@ pub mod rendezvous;
 
 pub use collectives::{ReduceOp, all_gather, all_reduce};
 pub use communicator::{Communicator, DEFAULT_TIMEOUT};
+pub use compaction::{Placement, PartitionPlacement, partition_if, select_flagged, select_if, unique};
 pub use error::{Error, Result};
 pub use histogram::{histogram_even, histogram_range};
 pub use nccl::{NcclType, UniqueId};

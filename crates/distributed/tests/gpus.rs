@@ -7,7 +7,7 @@
 //!
 //! Run: `NCCL_NVLS_ENABLE=0 cargo test -p gpu-primitives-distributed --test gpus`.
 
-use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKind, Sum};
+use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Predicate, ScanKind, Sum};
 use gpu_primitives::{Gpu, half};
 use gpu_primitives_distributed::{self as dist, Communicator, Error, NcclType, ReduceOp, World};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -336,6 +336,86 @@ fn scans_every_type_and_operator() -> Result<(), Stop> {
     scan_every_type::<Max>(&gpus)
 }
 
+/// Every rank's part of the whole array's select_if, partition_if and unique (their placements
+/// and items) against the reference's over the concatenated shards; each output's slots past
+/// what the call wrote keep their sentinel where it writes only the kept items.
+fn compactions_with_global_positions() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let mut lens = lengths(gpus.len(), 29);
+    if lens.len() == 2 {
+        lens[1] = 100_003; // two ranks: both hold items, so that a run crosses their boundary
+    }
+    // Runs of equal values (lengths 1 to 8); each non-empty shard but the first starts with
+    // the value the nearest earlier non-empty shard ends with (across the empty rank 1 where
+    // there are more than two ranks).
+    let mut next = numbers(41);
+    let mut all: Vec<u32> = Vec::new();
+    let total: usize = lens.iter().sum();
+    while all.len() < total {
+        let value = (next() % 50) as u32;
+        let run = (next() % 8 + 1) as usize;
+        all.extend(std::iter::repeat_n(value, run.min(total - all.len())));
+    }
+    let mut shards = Vec::new();
+    let mut offset = 0;
+    for &n in &lens {
+        shards.push(all[offset..offset + n].to_vec());
+        offset += n;
+    }
+    for r in 1..shards.len() {
+        if let Some(p) = (0..r).rev().find(|&p| !shards[p].is_empty()) {
+            let last = *shards[p].last().unwrap();
+            let n = shards[r].len().min(2);
+            shards[r][..n].fill(last);
+        }
+    }
+    let all: Vec<u32> = shards.concat();
+    let predicate = Predicate::less(20u32);
+    const SENTINEL: u32 = 0xdead_beef;
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &shards[rank])?;
+        let mut ws = DeviceWorkspace::new();
+        let n = shards[rank].len();
+        let mut selected = DeviceVec::from_slice(gpu, &vec![SENTINEL; n + 1])?;
+        let s = dist::select_if(comm, gpu, &shard, predicate, &mut selected, &mut ws)?;
+        let mut parted = DeviceVec::from_slice(gpu, &vec![SENTINEL; n])?;
+        let p = dist::partition_if(comm, gpu, &shard, predicate, &mut parted, &mut ws)?;
+        let mut uniq = DeviceVec::from_slice(gpu, &vec![SENTINEL; n + 1])?;
+        let u = dist::unique(comm, gpu, &shard, &mut uniq, &mut ws)?;
+        Ok::<_, Error>((s, selected.to_vec(gpu)?, p, parted.to_vec(gpu)?, u, uniq.to_vec(gpu)?))
+    })?;
+    let kept = gpu_primitives::reference::select_if(&all, predicate);
+    let uniques = gpu_primitives::reference::unique(&all);
+    let rejected: Vec<u32> = all.iter().copied().filter(|&x| !predicate.keep(x)).collect();
+    for (rank, g) in got.into_iter().enumerate() {
+        let (s, selected, p, parted, u, uniq) = g?;
+        let n = shards[rank].len();
+        let part = |v: &[u32], at: usize, len: usize| v.get(at..at + len).map(<[u32]>::to_vec);
+        let ok = s.total == kept.len()
+            && part(&selected, 0, s.kept) == part(&kept, s.offset, s.kept)
+            && selected[s.kept..] == vec![SENTINEL; n + 1 - s.kept][..]
+            && p.selected == s
+            && p.rejected.total == rejected.len()
+            && p.selected.kept + p.rejected.kept == n
+            && part(&parted, 0, p.selected.kept) == part(&kept, p.selected.offset, p.selected.kept)
+            && part(&parted, p.selected.kept, p.rejected.kept)
+                == part(&rejected, p.rejected.offset - kept.len(), p.rejected.kept)
+            && u.total == uniques.len()
+            && part(&uniq, 0, u.kept) == part(&uniques, u.offset, u.kept)
+            && uniq[u.kept..] == vec![SENTINEL; n + 1 - u.kept][..];
+        if !ok {
+            return Err(format!(
+                "rank {rank} over {lens:?}: select {s:?}, partition {p:?}, unique {u:?} (the reference keeps {}, rejects {}, has {} unique)",
+                kept.len(),
+                rejected.len(),
+                uniques.len()
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
 fn histograms_even_and_range() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 23);
@@ -611,6 +691,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::scans_every_type_and_operator",
         scans_every_type_and_operator,
+    ),
+    (
+        "one_process::compactions_with_global_positions",
+        compactions_with_global_positions,
     ),
     (
         "one_process::histograms_even_and_range",
