@@ -223,20 +223,20 @@ pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     // publishes includes it (no other tile combines anything more).
     let tile_prefix = |aggregate: T::Acc| {
         if t < WARP_SIZE {
-            let initial = if tile == 0 && !initial.is_null() {
+            let prefix = if tile == 0 && !initial.is_null() {
                 // SAFETY: not null: one readable value (the caller's contract).
-                Some(unsafe { *initial })
+                let first = unsafe { *initial };
+                if t == 0 {
+                    // SAFETY: tile 0 exists; its inclusive prefix is the initial value and its
+                    // aggregate (as `look_back` publishes tile 0's).
+                    unsafe { T::Acc::publish(&status, 0, STATE_PREFIX, Op::combine(first, aggregate)) };
+                }
+                first
             } else {
-                None
+                // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole
+                // of warp 0 takes this branch (blocks are whole warps).
+                unsafe { look_back::<T::Acc, Op>(&status, tile, aggregate, look_back_delay_ns) }
             };
-            let published = match initial {
-                Some(first) => Op::combine(first, aggregate),
-                None => aggregate,
-            };
-            // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of
-            // warp 0 takes this branch (blocks are whole warps).
-            let prefix = unsafe { look_back::<T::Acc, Op>(&status, tile, published, look_back_delay_ns) };
-            let prefix = initial.unwrap_or(prefix);
             if t == 0 {
                 // SAFETY: read by the block after the barrier below.
                 unsafe { storage.prefix.write(0, prefix) };
