@@ -150,6 +150,8 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
             let (ranks, bytes, bus) = if let Some(log2) = what.strip_prefix("all_reduce ") {
                 let bytes = 1u64 << log2.parse::<u32>().expect("the name this module gave");
                 (config.gpus, bytes, Some(bus_bandwidth(bytes, config.gpus, micros)))
+            } else if what.starts_with("small round trip") {
+                (config.gpus, size_of::<f32>() as u64, None)
             } else {
                 let distributed = !what.starts_with("one GPU") && what != "copy";
                 let moves = if what.ends_with("reduce") { 1 } else { 2 };
