@@ -21,9 +21,66 @@
 
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
 use gpu_primitives::{DeviceBuffer, Gpu};
-use gpu_primitives_distributed::{self as dist, Communicator, DEFAULT_TIMEOUT, ReduceOp};
-use std::sync::Barrier;
-use std::time::Instant;
+use gpu_primitives_distributed::{self as dist, Communicator, ReduceOp};
+use std::sync::{Condvar, Mutex};
+use std::time::{Duration, Instant};
+
+/// How long a rank's collective waits for the others in the benchmark.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The line the ranks start each timed call at: a barrier that a rank which fails or panics
+/// breaks (through [`Breaker`]), so that the others stop instead of waiting for it.
+struct StartLine {
+    ranks: usize,
+    /// Ranks arrived in this round, the round, whether broken.
+    state: Mutex<(usize, u64, bool)>,
+    turn: Condvar,
+}
+
+impl StartLine {
+    fn new(ranks: usize) -> Self {
+        Self {
+            ranks,
+            state: Mutex::new((0, 0, false)),
+            turn: Condvar::new(),
+        }
+    }
+
+    /// Wait for every rank; false when the line is broken.
+    fn wait(&self) -> bool {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.2 {
+            return false;
+        }
+        let round = state.1;
+        state.0 += 1;
+        if state.0 == self.ranks {
+            *state = (0, round + 1, false);
+            self.turn.notify_all();
+            return true;
+        }
+        while state.1 == round && !state.2 {
+            state = self.turn.wait(state).unwrap_or_else(|e| e.into_inner());
+        }
+        state.1 != round
+    }
+
+    fn break_line(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).2 = true;
+        self.turn.notify_all();
+    }
+}
+
+/// Breaks the line when dropped armed: a rank that returns an error or panics.
+struct Breaker<'a>(&'a StartLine, bool);
+
+impl Drop for Breaker<'_> {
+    fn drop(&mut self) {
+        if self.1 {
+            self.0.break_line();
+        }
+    }
+}
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -123,15 +180,20 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
         .map(|o| gpu_primitives::open_gpu(o as u32))
         .collect::<Result<_, _>>()?;
     let refs: Vec<&Gpu> = gpus.iter().collect();
-    let comms = Communicator::local(&refs, DEFAULT_TIMEOUT)?;
-    let barrier = Barrier::new(config.gpus);
+    let comms = Communicator::local(&refs, TIMEOUT)?;
+    let line = StartLine::new(config.gpus);
     let per_rank: Vec<Result<Timings, dist::Error>> = std::thread::scope(|s| {
         let handles: Vec<_> = comms
             .into_iter()
             .zip(&gpus)
             .map(|(comm, gpu)| {
-                let barrier = &barrier;
-                s.spawn(move || rank_timings(config, comm, gpu, barrier))
+                let line = &line;
+                s.spawn(move || {
+                    let mut breaker = Breaker(line, true);
+                    let timings = rank_timings(config, comm, gpu, line);
+                    breaker.1 = timings.is_err();
+                    timings
+                })
             })
             .collect();
         handles
@@ -170,15 +232,18 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
     Ok(rows)
 }
 
-/// Time `call` `runs` times after a warm-up, every rank starting each call at the barrier.
+/// Time `call` `runs` times after a warm-up, every rank starting each call at the line (an
+/// error, [`dist::Error::Aborted`], where another rank failed).
 fn timed(
     config: &DistBenchConfig,
-    barrier: &Barrier,
+    line: &StartLine,
     mut call: impl FnMut() -> Result<(), dist::Error>,
 ) -> Result<Vec<f64>, dist::Error> {
     let mut times = Vec::with_capacity(config.runs);
     for i in 0..=config.runs {
-        barrier.wait();
+        if !line.wait() {
+            return Err(dist::Error::Aborted);
+        }
         let start = Instant::now();
         call()?;
         if i > 0 {
@@ -193,7 +258,7 @@ fn rank_timings(
     config: &DistBenchConfig,
     mut comm: Communicator,
     gpu: &Gpu,
-    barrier: &Barrier,
+    line: &StartLine,
 ) -> Result<Timings, dist::Error> {
     let mut out = Timings::new();
     // All-reduce, each size in one buffer of the largest.
@@ -201,7 +266,7 @@ fn rank_timings(
     let mut buffer = DeviceVec::<f32>::zeroed(gpu, (1usize << largest) / size_of::<f32>())?;
     for &log2 in &config.all_reduce_log2 {
         let len = (1usize << log2) / size_of::<f32>();
-        let times = timed(config, barrier, || {
+        let times = timed(config, line, || {
             dist::all_reduce(&mut comm, gpu, buffer.view_mut().slice(0..len), ReduceOp::Sum)
         })?;
         out.push((format!("all_reduce {log2}"), times));
@@ -215,11 +280,11 @@ fn rank_timings(
     let mut one = DeviceVec::<f32>::zeroed(gpu, 1)?;
     out.push((
         "small round trip (all_reduce of one f32)".into(),
-        timed(config, barrier, || dist::all_reduce(&mut comm, gpu, &mut one, ReduceOp::Sum))?,
+        timed(config, line, || dist::all_reduce(&mut comm, gpu, &mut one, ReduceOp::Sum))?,
     ));
     out.push((
         "copy".into(),
-        timed(config, barrier, || {
+        timed(config, line, || {
             // SAFETY: both buffers hold `n` f32 of this GPU, alive until the synchronisation.
             unsafe {
                 gpu.stream().copy_address(
@@ -233,28 +298,28 @@ fn rank_timings(
     ));
     out.push((
         "one GPU reduce".into(),
-        timed(config, barrier, || {
+        timed(config, line, || {
             device::reduce::<f32, Sum>(gpu, &shard, &mut ws)?;
             Ok(())
         })?,
     ));
     out.push((
         "reduce".into(),
-        timed(config, barrier, || {
+        timed(config, line, || {
             dist::reduce::<f32, Sum>(&mut comm, gpu, &shard, &mut ws)?;
             Ok(())
         })?,
     ));
     out.push((
         "one GPU scan".into(),
-        timed(config, barrier, || {
+        timed(config, line, || {
             device::inclusive_scan::<f32, Sum>(gpu, &shard, &mut output, &mut ws)?;
             Ok(gpu.synchronize()?)
         })?,
     ));
     out.push((
         "scan".into(),
-        timed(config, barrier, || {
+        timed(config, line, || {
             dist::inclusive_scan::<f32, Sum>(&mut comm, gpu, &shard, &mut output, &mut ws)
         })?,
     ));
@@ -323,6 +388,28 @@ mod tests {
         ] {
             assert!(bad.validate().is_err(), "{bad:?}");
         }
+    }
+
+    #[test]
+    fn a_broken_line_lets_every_waiting_rank_go() {
+        let line = StartLine::new(3);
+        std::thread::scope(|s| {
+            let waiting: Vec<_> = (0..2).map(|_| s.spawn(|| line.wait())).collect();
+            // The third rank fails instead of coming: the two waiting return false.
+            drop(Breaker(&line, true));
+            for w in waiting {
+                assert!(!w.join().unwrap());
+            }
+        });
+        assert!(!line.wait(), "a broken line stays broken");
+        let line = StartLine::new(2);
+        std::thread::scope(|s| {
+            let other = s.spawn(|| (line.wait(), line.wait()));
+            assert!(line.wait() && line.wait(), "two rounds, every rank present");
+            assert_eq!(other.join().unwrap(), (true, true));
+        });
+        drop(Breaker(&line, false)); // disarmed: nothing broken
+        assert!(!line.state.lock().unwrap().2);
     }
 
     #[test]

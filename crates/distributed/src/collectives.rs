@@ -43,26 +43,30 @@ pub fn all_reduce<'a, 'g, T: NcclType>(
     op: ReduceOp,
 ) -> Result<()> {
     let (on, data) = (on.into(), data.into());
-    comm.check_stream(&on, "all_reduce")?;
-    data.check_usable_on(&on, "all_reduce: data")?;
-    if comm.world_size() == 1 || data.is_empty() {
-        return Ok(());
-    }
-    let address = data.address();
-    comm.collective(&on, "ncclAllReduce", |raw, stream| {
-        // SAFETY: `data` holds `len` elements of T on the communicator's GPU (its view's borrow
-        // keeps it alive and unaliased until the call has waited for the collective).
-        unsafe {
-            sys::ncclAllReduce(
-                address as *const _,
-                address as *mut _,
-                data.len(),
-                T::DATA_TYPE,
-                op.nccl(),
-                raw,
-                stream,
-            )
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "all_reduce")?;
+        data.check_usable_on(&on, "all_reduce: data")?;
+        if comm.world_size() == 1 || data.is_empty() {
+            // Nothing to exchange: the call still returns once earlier work on the stream (which
+            // wrote `data`) has run, as it does where NCCL runs.
+            return Ok(on.stream().synchronize()?);
         }
+        let address = data.address();
+        comm.collective(&on, "ncclAllReduce", |raw, stream| {
+            // SAFETY: `data` holds `len` elements of T on the communicator's GPU (its view's borrow
+            // keeps it alive and unaliased until the call has waited for the collective).
+            unsafe {
+                sys::ncclAllReduce(
+                    address as *const _,
+                    address as *mut _,
+                    data.len(),
+                    T::DATA_TYPE,
+                    op.nccl(),
+                    raw,
+                    stream,
+                )
+            }
+        })
     })
 }
 
@@ -79,31 +83,33 @@ pub fn all_gather<'a, 'b, 'g, T: NcclType>(
     recv: impl Into<DeviceViewMut<'b, T>>,
 ) -> Result<()> {
     let (on, send, recv) = (on.into(), send.into(), recv.into());
-    comm.check_stream(&on, "all_gather")?;
-    send.check_usable_on(&on, "all_gather: send")?;
-    recv.check_usable_on(&on, "all_gather: recv")?;
-    let expected = send.len().checked_mul(comm.world_size());
-    if expected != Some(recv.len()) {
-        return Err(Error::InvalidArgument(format!(
-            "all_gather: recv holds {} elements, not world size {} x send's {}",
-            recv.len(),
-            comm.world_size(),
-            send.len()
-        )));
-    }
-    if send.is_empty() {
-        return Ok(());
-    }
-    if comm.world_size() == 1 {
-        // SAFETY: both views hold `send.len()` elements of T (checked), on this GPU; the stream
-        // orders the copy after earlier work.
-        unsafe {
-            on.stream()
-                .copy_address(send.address(), recv.address(), send.len() * size_of::<T>())?;
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "all_gather")?;
+        send.check_usable_on(&on, "all_gather: send")?;
+        recv.check_usable_on(&on, "all_gather: recv")?;
+        let expected = send.len().checked_mul(comm.world_size());
+        if expected != Some(recv.len()) {
+            return Err(Error::InvalidArgument(format!(
+                "all_gather: recv holds {} elements, not world size {} x send's {}",
+                recv.len(),
+                comm.world_size(),
+                send.len()
+            )));
         }
-        return Ok(on.stream().synchronize()?);
-    }
-    gather_raw::<T>(comm, &on, send.address(), recv.address(), send.len())
+        if send.is_empty() {
+            return Ok(());
+        }
+        if comm.world_size() == 1 {
+            // SAFETY: both views hold `send.len()` elements of T (checked), on this GPU; the stream
+            // orders the copy after earlier work.
+            unsafe {
+                on.stream()
+                    .copy_address(send.address(), recv.address(), send.len() * size_of::<T>())?;
+            }
+            return Ok(on.stream().synchronize()?);
+        }
+        gather_raw::<T>(comm, &on, send.address(), recv.address(), send.len())
+    })
 }
 
 /// `ncclAllGather` of `count` elements of T from device address `send` into `recv` (which holds

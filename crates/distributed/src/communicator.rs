@@ -17,9 +17,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 /// launcher ([`Communicator::from_env`]: torchrun, Slurm), or alone ([`Communicator::single`]).
 ///
 /// Its calls are collective: every rank makes the same calls in the same order, each on its own
-/// shard. A call waits for the others at most [`timeout`](Self::timeout); past it, or on an
-/// NCCL error, the communicator is aborted and every later call returns [`Error::Aborted`].
-/// Dropping it aborts it too (it never blocks on a rank that is gone).
+/// shard. A call waits for the others at most [`timeout`](Self::timeout). Any error a call
+/// returns on a rank of a world of several (an argument it refused, the device, NCCL, the
+/// timeout) aborts that rank's communicator: every later call on it returns
+/// [`Error::Aborted`], and the other ranks' calls fail or time out. Dropping it aborts it too
+/// (it never blocks on a rank that is gone).
 pub struct Communicator {
     rank: usize,
     world_size: usize,
@@ -163,6 +165,18 @@ impl Communicator {
         if let Some(comm) = &mut self.comm {
             comm.abort();
         }
+    }
+
+    /// Run one of the crate's calls on this rank. An error it returns aborts the communicator
+    /// (where it has one): this rank's later calls then return [`Error::Aborted`] instead of
+    /// meeting the other ranks' pending collective (which would pair a call with another), and
+    /// the other ranks' collectives fail or time out.
+    pub(crate) fn guarded<R>(&mut self, call: impl FnOnce(&mut Self) -> Result<R>) -> Result<R> {
+        let result = call(self);
+        if result.is_err() {
+            self.abort();
+        }
+        result
     }
 
     /// Refuse a stream of another GPU than the communicator's.

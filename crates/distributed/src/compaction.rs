@@ -162,23 +162,25 @@ fn compacted(
     partition: bool,
     local: impl FnOnce(DeviceViewMut<'_, u64>) -> gpu_primitives::Result<()>,
 ) -> Result<PartitionPlacement> {
-    comm.check_stream(on, "compaction")?;
-    let (rank, world) = (comm.rank(), comm.world_size());
-    // On the call's stream, so that its clearing is ordered before the writes.
-    let mut records = on.stream().alloc_zeroed::<u64>(2 * world)?;
-    local(DeviceViewMut::from(&mut records).slice(2 * rank..2 * rank + 1))?;
-    let counts = exchange_counts(comm, on, &records, len)?;
-    Ok(PartitionPlacement {
-        selected: placement(&counts, rank, false),
-        rejected: if partition {
-            placement(&counts, rank, true)
-        } else {
-            Placement {
-                kept: 0,
-                offset: 0,
-                total: 0,
-            }
-        },
+    comm.guarded(|comm| {
+        comm.check_stream(on, "compaction")?;
+        let (rank, world) = (comm.rank(), comm.world_size());
+        // On the call's stream, so that its clearing is ordered before the writes.
+        let mut records = on.stream().alloc_zeroed::<u64>(2 * world)?;
+        local(DeviceViewMut::from(&mut records).slice(2 * rank..2 * rank + 1))?;
+        let counts = exchange_counts(comm, on, &records, len)?;
+        Ok(PartitionPlacement {
+            selected: placement(&counts, rank, false),
+            rejected: if partition {
+                placement(&counts, rank, true)
+            } else {
+                Placement {
+                    kept: 0,
+                    offset: 0,
+                    total: 0,
+                }
+            },
+        })
     })
 }
 
@@ -202,74 +204,78 @@ pub fn unique<'a, 'o, 'g, T: Element>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<Placement> {
     let (on, shard, mut output) = (on.into(), shard.into(), output.into());
-    comm.check_stream(&on, "unique")?;
-    check_output("unique: output shorter than the shard", shard.len(), output.len())?;
-    let (rank, world) = (comm.rank(), comm.world_size());
-    let n = shard.len();
-    let item_bytes = size_of::<T::Raw>();
-    // This shard's first and last items, as the device stores them.
-    let mut ends = [T::Raw::default(); 2];
-    if n > 0 {
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "unique")?;
+        check_output("unique: output shorter than the shard", shard.len(), output.len())?;
         shard.check_usable_on(&on, "unique: shard")?;
-        let last = shard.address() + ((n - 1) * item_bytes) as u64;
-        // SAFETY: the shard's first and last items, live device memory of this stream's GPU
-        // (checked above), read into host slots of their size.
-        unsafe {
-            on.stream().copy_to_host(shard.address(), &mut ends[..1])?;
-            on.stream().copy_to_host(last, &mut ends[1..])?;
-        }
-    }
-    let as_acc = |raw: T::Raw| T::from_raw(&[raw])[0].to_acc();
-    let mut last_bits = [0u8; 8];
-    last_bits[..item_bytes].copy_from_slice(bytemuck::bytes_of(&ends[1]));
-    // Slot 2r: the shard's length; 2r + 1: its last item's bytes.
-    let mut boundary = vec![0u64; 2 * world];
-    boundary[2 * rank] = n as u64;
-    boundary[2 * rank + 1] = u64::from_le_bytes(last_bits);
-    if world > 1 {
-        let records = on.stream().upload(&boundary)?;
-        let base = records.as_device_ptr().as_raw();
-        gather_raw::<u64>(comm, &on, base + (2 * rank * size_of::<u64>()) as u64, base, 2)?;
-        boundary = on.stream().download(&records)?;
-    }
-    let previous = (0..rank).rev().find(|&r| boundary[2 * r] > 0).map(|r| {
-        let bytes = boundary[2 * r + 1].to_le_bytes();
-        as_acc(bytemuck::pod_read_unaligned(&bytes[..item_bytes]))
-    });
-    let repeats = n > 0 && previous.is_some_and(|p| !(as_acc(ends[0]) != p));
-    let mut records = on.stream().alloc_zeroed::<u64>(2 * world)?;
-    let count_slot = records.as_device_ptr().as_raw() + (2 * rank * size_of::<u64>()) as u64;
-    if repeats {
-        // SAFETY: nothing reads the scratch's items before the unique call below writes them.
-        let scratch = unsafe { on.stream().alloc::<T::Raw>(n)? };
-        // SAFETY: `scratch` holds n items of T as the device stores them, lives until this
-        // function returns (after the stream is synchronised by the copy to the host below),
-        // and nothing else uses it.
-        let scratch_view =
-            unsafe { DeviceViewMut::<T>::from_raw_parts(scratch.as_device_ptr().as_raw(), n) };
-        let mut all_counts = DeviceViewMut::from(&mut records);
-        device::unique(on, shard, scratch_view, all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
-        let mut kept = [0u64];
-        // SAFETY: the count slot of `records`, written by the unique call on this stream.
-        unsafe { on.stream().copy_to_host(count_slot, &mut kept)? };
-        let kept = kept[0] as usize; // at least 1: the shard is not empty
         output.check_usable_on(&on, "unique: output")?;
-        // SAFETY: `scratch` holds `kept` items written by the call above; `output` holds at
-        // least n >= kept items of this GPU (checked); they do not overlap (scratch is new).
-        unsafe {
-            on.stream().copy_address(
-                scratch.as_device_ptr().as_raw() + item_bytes as u64,
-                output.address(),
-                (kept - 1) * item_bytes,
-            )?;
-            on.stream().copy_from_host(count_slot, &[kept as u64 - 1])?;
+        let (rank, world) = (comm.rank(), comm.world_size());
+        let n = shard.len();
+        let item_bytes = size_of::<T::Raw>();
+        // This shard's first and last items, as the device stores them.
+        let mut ends = [T::Raw::default(); 2];
+        if n > 0 {
+            let last = shard.address() + ((n - 1) * item_bytes) as u64;
+            // SAFETY: the shard's first and last items, live device memory of this stream's GPU
+            // (checked above), read into host slots of their size.
+            unsafe {
+                on.stream().copy_to_host(shard.address(), &mut ends[..1])?;
+                on.stream().copy_to_host(last, &mut ends[1..])?;
+            }
         }
-    } else {
-        let mut all_counts = DeviceViewMut::from(&mut records);
-        device::unique(on, shard, output.slice(0..n), all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
-    }
-    let counts = exchange_counts(comm, &on, &records, n)?;
-    Ok(placement(&counts, rank, false))
+        let as_acc = |raw: T::Raw| T::from_raw(&[raw])[0].to_acc();
+        let mut last_bits = [0u8; 8];
+        last_bits[..item_bytes].copy_from_slice(bytemuck::bytes_of(&ends[1]));
+        // Slot 2r: the shard's length; 2r + 1: its last item's bytes.
+        let mut boundary = vec![0u64; 2 * world];
+        boundary[2 * rank] = n as u64;
+        boundary[2 * rank + 1] = u64::from_le_bytes(last_bits);
+        if world > 1 {
+            let records = on.stream().upload(&boundary)?;
+            let base = records.as_device_ptr().as_raw();
+            gather_raw::<u64>(comm, &on, base + (2 * rank * size_of::<u64>()) as u64, base, 2)?;
+            boundary = on.stream().download(&records)?;
+        }
+        let previous = (0..rank).rev().find(|&r| boundary[2 * r] > 0).map(|r| {
+            let bytes = boundary[2 * r + 1].to_le_bytes();
+            as_acc(bytemuck::pod_read_unaligned(&bytes[..item_bytes]))
+        });
+        let repeats = n > 0 && previous.is_some_and(|p| !(as_acc(ends[0]) != p));
+        let mut records = on.stream().alloc_zeroed::<u64>(2 * world)?;
+        let count_slot = records.as_device_ptr().as_raw() + (2 * rank * size_of::<u64>()) as u64;
+        if repeats {
+            // SAFETY: nothing reads the scratch's items before the unique call below writes them.
+            let scratch = unsafe { on.stream().alloc::<T::Raw>(n)? };
+            // SAFETY: `scratch` holds n items of T as the device stores them and nothing else
+            // uses it; it is dropped at the end of this block, after the stream is synchronised.
+            let scratch_view =
+                unsafe { DeviceViewMut::<T>::from_raw_parts(scratch.as_device_ptr().as_raw(), n) };
+            let mut all_counts = DeviceViewMut::from(&mut records);
+            device::unique(on, shard, scratch_view, all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
+            let mut kept = [0u64];
+            // SAFETY: the count slot of `records`, written by the unique call on this stream.
+            unsafe { on.stream().copy_to_host(count_slot, &mut kept)? };
+            let kept = kept[0] as usize; // at least 1: the shard is not empty
+            // SAFETY: `scratch` holds `kept` items written by the call above; `output` holds at
+            // least n >= kept items of this GPU (checked); they do not overlap (scratch is new).
+            unsafe {
+                on.stream().copy_address(
+                    scratch.as_device_ptr().as_raw() + item_bytes as u64,
+                    output.address(),
+                    (kept - 1) * item_bytes,
+                )?;
+                on.stream().copy_from_host(count_slot, &[kept as u64 - 1])?;
+            }
+            // The copy out of `scratch` has run before it is freed, also where the copy of the
+            // count failed.
+            on.stream().synchronize()?;
+        } else {
+            let mut all_counts = DeviceViewMut::from(&mut records);
+            device::unique(on, shard, output.slice(0..n), all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
+        }
+        let counts = exchange_counts(comm, &on, &records, n)?;
+        Ok(placement(&counts, rank, false))
+    })
 }
 
 #[cfg(test)]

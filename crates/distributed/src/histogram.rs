@@ -34,11 +34,13 @@ pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter + Nccl
     histogram: impl Into<DeviceViewMut<'o, C>>,
 ) -> Result<()> {
     let (on, mut histogram) = (on.into(), histogram.into());
-    comm.check_stream(&on, "histogram_even")?;
-    let all = histogram.len();
-    device::histogram_even::<S, C>(on, shard, bins, lower, upper, histogram.slice(0..all))?;
-    // `bins <= histogram.len()`: the call above checked it.
-    all_reduce(comm, on, histogram.slice(0..bins as usize), ReduceOp::Sum)
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "histogram_even")?;
+        let all = histogram.len();
+        device::histogram_even::<S, C>(on, shard, bins, lower, upper, histogram.slice(0..all))?;
+        // `bins <= histogram.len()`: the call above checked it.
+        all_reduce(comm, on, histogram.slice(0..bins as usize), ReduceOp::Sum)
+    })
 }
 
 /// The whole array's [`device::histogram_range`] on every rank: the `levels.len() - 1` bins
@@ -56,10 +58,12 @@ pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter + Ncc
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     let (on, mut histogram) = (on.into(), histogram.into());
-    comm.check_stream(&on, "histogram_range")?;
-    let all = histogram.len();
-    device::histogram_range::<S, C>(on, shard, levels, histogram.slice(0..all), workspace)?;
-    // At least one bin, and no more than the histogram holds: the call above checked both.
-    let bins = levels.len() - 1;
-    all_reduce(comm, on, histogram.slice(0..bins), ReduceOp::Sum)
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "histogram_range")?;
+        let all = histogram.len();
+        device::histogram_range::<S, C>(on, shard, levels, histogram.slice(0..all), workspace)?;
+        // At least one bin, and no more than the histogram holds: the call above checked both.
+        let bins = levels.len() - 1;
+        all_reduce(comm, on, histogram.slice(0..bins), ReduceOp::Sum)
+    })
 }

@@ -237,8 +237,16 @@ impl Comm {
         timeout: Duration,
     ) -> Result<()> {
         self.wait_ready(what, deadline, timeout)?;
-        let event = Event::new(stream, false)?;
-        event.record(stream)?;
+        // An NCCL kernel may still wait for a peer: abort before returning any error, so that
+        // it ends before the caller frees what it uses.
+        let event = Event::new(stream, false).and_then(|event| event.record(stream).map(|()| event));
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                self.abort();
+                return Err(e.into());
+            }
+        };
         self.poll(what, deadline, timeout, || Ok(event.query()?))
     }
 

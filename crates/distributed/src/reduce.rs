@@ -29,22 +29,24 @@ where
     T::Acc: NcclType,
 {
     let (on, shard) = (on.into(), shard.into());
-    comm.check_stream(&on, "reduce")?;
-    if comm.world_size() == 1 {
-        return Ok(device::reduce::<T, Op>(on, shard, workspace)?);
-    }
-    let (rank, world) = (comm.rank(), comm.world_size());
-    // On the call's stream, so that its clearing is ordered before the gather that fills it.
-    let mut partials = on.stream().alloc_zeroed::<T::Acc>(world)?;
-    let address = partials.as_device_ptr().as_raw();
-    let mut view = DeviceViewMut::from(&mut partials);
-    device::reduce_into::<T, Op>(on, shard, view.slice(rank..rank + 1), workspace)?;
-    let slot = address + (rank * size_of::<T::Acc>()) as u64;
-    gather_raw::<T::Acc>(comm, &on, slot, address, 1)?;
-    let partials = on.stream().download(&partials)?;
-    Ok(partials
-        .into_iter()
-        .fold(Op::identity::<T::Acc>(), |a, p| Op::combine(a, p)))
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "reduce")?;
+        if comm.world_size() == 1 {
+            return Ok(device::reduce::<T, Op>(on, shard, workspace)?);
+        }
+        let (rank, world) = (comm.rank(), comm.world_size());
+        // On the call's stream, so that its clearing is ordered before the gather that fills it.
+        let mut partials = on.stream().alloc_zeroed::<T::Acc>(world)?;
+        let address = partials.as_device_ptr().as_raw();
+        let mut view = DeviceViewMut::from(&mut partials);
+        device::reduce_into::<T, Op>(on, shard, view.slice(rank..rank + 1), workspace)?;
+        let slot = address + (rank * size_of::<T::Acc>()) as u64;
+        gather_raw::<T::Acc>(comm, &on, slot, address, 1)?;
+        let partials = on.stream().download(&partials)?;
+        Ok(partials
+            .into_iter()
+            .fold(Op::identity::<T::Acc>(), |a, p| Op::combine(a, p)))
+    })
 }
 
 /// The smallest item of the whole array and its global index (its shard's rank-order offset plus
@@ -60,8 +62,10 @@ pub fn argmin<'a, 'g, T: Element>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
     let (on, shard) = (on.into(), shard.into());
-    let local = device::argmin::<T>(on, shard, workspace)?;
-    arg(comm, on, shard.len(), local, |v, best| v < best)
+    comm.guarded(|comm| {
+        let local = device::argmin::<T>(on, shard, workspace)?;
+        arg(comm, on, shard.len(), local, |v, best| v < best)
+    })
 }
 
 /// The largest item of the whole array and its global index, as [`argmin`].
@@ -75,8 +79,10 @@ pub fn argmax<'a, 'g, T: Element>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
     let (on, shard) = (on.into(), shard.into());
-    let local = device::argmax::<T>(on, shard, workspace)?;
-    arg(comm, on, shard.len(), local, |v, best| v > best)
+    comm.guarded(|comm| {
+        let local = device::argmax::<T>(on, shard, workspace)?;
+        arg(comm, on, shard.len(), local, |v, best| v > best)
+    })
 }
 
 /// A rank's argmin / argmax as 4 words: whether it has one, the value's bits, its index in

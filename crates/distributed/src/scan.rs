@@ -26,7 +26,8 @@ use gpu_primitives::device::{
 ///
 /// # Errors
 /// [`gpu_primitives::Error::LengthMismatch`] (as [`Error::Gpu`](crate::Error::Gpu)) for an
-/// `output` shorter than the shard, before any NCCL call (the other ranks then time out);
+/// `output` shorter than the shard, and memory of another GPU, before any NCCL call (the other
+/// ranks then time out);
 /// an [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a stream of another GPU;
 /// device errors; as [`Communicator`] says.
 pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
@@ -71,42 +72,46 @@ fn scan<T: Element, Op: Operator>(
 where
     T::Acc: NcclType,
 {
-    comm.check_stream(&on, "scan")?;
-    if output.len() < shard.len() {
-        return Err(gpu_primitives::Error::LengthMismatch {
-            what: "scan: output shorter than the shard",
-            expected: shard.len(),
-            found: output.len(),
+    comm.guarded(|comm| {
+        comm.check_stream(&on, "scan")?;
+        shard.check_usable_on(&on, "scan: shard")?;
+        output.check_usable_on(&on, "scan: output")?;
+        if output.len() < shard.len() {
+            return Err(gpu_primitives::Error::LengthMismatch {
+                what: "scan: output shorter than the shard",
+                expected: shard.len(),
+                found: output.len(),
+            }
+            .into());
         }
-        .into());
-    }
-    let (rank, world) = (comm.rank(), comm.world_size());
-    if world == 1 {
+        let (rank, world) = (comm.rank(), comm.world_size());
+        if world == 1 {
+            match kind {
+                ScanKind::Inclusive => device::inclusive_scan::<T, Op>(on, shard, output, workspace)?,
+                ScanKind::Exclusive => device::exclusive_scan::<T, Op>(on, shard, output, workspace)?,
+            }
+            return Ok(on.stream().synchronize()?);
+        }
+        // Slots 0..world: the ranks' totals; slot world: this rank's start. On the call's stream, so
+        // that its clearing is ordered before the gather that fills it.
+        let mut totals = on.stream().alloc_zeroed::<T::Acc>(world + 1)?;
+        let base = totals.as_device_ptr().as_raw();
+        let slot = |r: usize| base + (r * size_of::<T::Acc>()) as u64;
+        device::reduce_into::<T, Op>(on, shard, DeviceViewMut::from(&mut totals).slice(rank..rank + 1), workspace)?;
+        gather_raw::<T::Acc>(comm, &on, slot(rank), base, 1)?;
+        let gathered = on.stream().download(&totals)?;
+        let start = gathered[..rank]
+            .iter()
+            .fold(Op::identity::<T::Acc>(), |a, &t| Op::combine(a, t));
+        // SAFETY: slot `world` is one live value of `totals`, of this stream's context; nothing else
+        // uses it (the gather wrote slots 0..world and has run).
+        unsafe { on.stream().copy_from_host(slot(world), &[start])? };
+        let initial = DeviceView::from(&totals).slice(world..world + 1);
         match kind {
-            ScanKind::Inclusive => device::inclusive_scan::<T, Op>(on, shard, output, workspace)?,
-            ScanKind::Exclusive => device::exclusive_scan::<T, Op>(on, shard, output, workspace)?,
+            ScanKind::Inclusive => device::inclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
+            ScanKind::Exclusive => device::exclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
         }
-        return Ok(on.stream().synchronize()?);
-    }
-    // Slots 0..world: the ranks' totals; slot world: this rank's start. On the call's stream, so
-    // that its clearing is ordered before the gather that fills it.
-    let mut totals = on.stream().alloc_zeroed::<T::Acc>(world + 1)?;
-    let base = totals.as_device_ptr().as_raw();
-    let slot = |r: usize| base + (r * size_of::<T::Acc>()) as u64;
-    device::reduce_into::<T, Op>(on, shard, DeviceViewMut::from(&mut totals).slice(rank..rank + 1), workspace)?;
-    gather_raw::<T::Acc>(comm, &on, slot(rank), base, 1)?;
-    let gathered = on.stream().download(&totals)?;
-    let start = gathered[..rank]
-        .iter()
-        .fold(Op::identity::<T::Acc>(), |a, &t| Op::combine(a, t));
-    // SAFETY: slot `world` is one live value of `totals`, of this stream's context; nothing else
-    // uses it (the gather wrote slots 0..world and has run).
-    unsafe { on.stream().copy_from_host(slot(world), &[start])? };
-    let initial = DeviceView::from(&totals).slice(world..world + 1);
-    match kind {
-        ScanKind::Inclusive => device::inclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
-        ScanKind::Exclusive => device::exclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
-    }
-    // The scan has run before `totals` is freed, and the call returns with `output` written.
-    Ok(on.stream().synchronize()?)
+        // The scan has run before `totals` is freed, and the call returns with `output` written.
+        Ok(on.stream().synchronize()?)
+    })
 }

@@ -524,6 +524,34 @@ fn a_rank_that_never_joins_makes_every_rank_fail() -> Result<(), Stop> {
     Ok(())
 }
 
+/// A rank whose argument is refused (a short scan output) returns that error and aborts its
+/// communicator: its next call returns `Aborted` rather than meeting the other rank's pending
+/// collective, and the other rank times out, then returns `Aborted`.
+fn an_argument_refused_on_one_rank_fails_every_rank() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let timeout = Duration::from_secs(3);
+    let got = on_every_rank(&gpus, timeout, |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &[1u32, 2, 3])?;
+        let mut ws = DeviceWorkspace::new();
+        let mut output = DeviceVec::<u32>::zeroed(gpu, if rank == 1 { 2 } else { 3 })?;
+        let first = dist::inclusive_scan::<u32, Sum>(comm, gpu, &shard, &mut output, &mut ws);
+        let again = dist::reduce::<u32, Sum>(comm, gpu, &shard, &mut ws);
+        Ok::<_, Error>((first, again))
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let (first, again) = g?;
+        let first_ok = if rank == 1 {
+            matches!(first, Err(Error::Gpu(gpu_primitives::Error::LengthMismatch { .. })))
+        } else {
+            matches!(first, Err(Error::Timeout { .. }))
+        };
+        if !first_ok || !matches!(again, Err(Error::Aborted)) {
+            return Err(format!("rank {rank}: the scan gave {first:?}, the reduce after it {again:?}").into());
+        }
+    }
+    Ok(())
+}
+
 fn a_world_of_one_is_the_single_gpu_library() -> Result<(), Stop> {
     let gpus = gpus(1)?;
     let gpu = &gpus[0];
@@ -707,6 +735,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::a_rank_that_never_joins_makes_every_rank_fail",
         a_rank_that_never_joins_makes_every_rank_fail,
+    ),
+    (
+        "one_process::an_argument_refused_on_one_rank_fails_every_rank",
+        an_argument_refused_on_one_rank_fails_every_rank,
     ),
     (
         "process_per_gpu::as_torchrun_starts_them",
