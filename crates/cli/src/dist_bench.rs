@@ -211,13 +211,21 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
             let micros = median_of_slowest(&times);
             let (ranks, bytes, bus) = if let Some(log2) = what.strip_prefix("all_reduce ") {
                 let bytes = 1u64 << log2.parse::<u32>().expect("the name this module gave");
-                (config.gpus, bytes, Some(bus_bandwidth(bytes, config.gpus, micros)))
+                (
+                    config.gpus,
+                    bytes,
+                    Some(bus_bandwidth(bytes, config.gpus, micros)),
+                )
             } else if what.starts_with("small round trip") {
                 (config.gpus, size_of::<f32>() as u64, None)
             } else {
                 let distributed = !what.starts_with("one GPU") && what != "copy";
                 let moves = if what.ends_with("reduce") { 1 } else { 2 };
-                (if distributed { config.gpus } else { 1 }, moves * shard_bytes, None)
+                (
+                    if distributed { config.gpus } else { 1 },
+                    moves * shard_bytes,
+                    None,
+                )
             };
             Row {
                 what: what.clone(),
@@ -280,7 +288,9 @@ fn rank_timings(
     let mut one = DeviceVec::<f32>::zeroed(gpu, 1)?;
     out.push((
         "small round trip (all_reduce of one f32)".into(),
-        timed(config, line, || dist::all_reduce(&mut comm, gpu, &mut one, ReduceOp::Sum))?,
+        timed(config, line, || {
+            dist::all_reduce(&mut comm, gpu, &mut one, ReduceOp::Sum)
+        })?,
     ));
     out.push((
         "copy".into(),

@@ -251,7 +251,13 @@ pub fn unique<'a, 'o, 'g, T: Element>(
             let scratch_view =
                 unsafe { DeviceViewMut::<T>::from_raw_parts(scratch.as_device_ptr().as_raw(), n) };
             let mut all_counts = DeviceViewMut::from(&mut records);
-            device::unique(on, shard, scratch_view, all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
+            device::unique(
+                on,
+                shard,
+                scratch_view,
+                all_counts.slice(2 * rank..2 * rank + 1),
+                workspace,
+            )?;
             let mut kept = [0u64];
             // SAFETY: the count slot of `records`, written by the unique call on this stream.
             unsafe { on.stream().copy_to_host(count_slot, &mut kept)? };
@@ -271,7 +277,13 @@ pub fn unique<'a, 'o, 'g, T: Element>(
             on.stream().synchronize()?;
         } else {
             let mut all_counts = DeviceViewMut::from(&mut records);
-            device::unique(on, shard, output.slice(0..n), all_counts.slice(2 * rank..2 * rank + 1), workspace)?;
+            device::unique(
+                on,
+                shard,
+                output.slice(0..n),
+                all_counts.slice(2 * rank..2 * rank + 1),
+                workspace,
+            )?;
         }
         let counts = exchange_counts(comm, &on, &records, n)?;
         Ok(placement(&counts, rank, false))
@@ -285,12 +297,47 @@ mod tests {
     #[test]
     fn placements_count_the_earlier_ranks() {
         let counts = [(2, 5), (0, 0), (3, 4)];
-        assert_eq!(placement(&counts, 0, false), Placement { kept: 2, offset: 0, total: 5 });
-        assert_eq!(placement(&counts, 1, false), Placement { kept: 0, offset: 2, total: 5 });
-        assert_eq!(placement(&counts, 2, false), Placement { kept: 3, offset: 2, total: 5 });
+        assert_eq!(
+            placement(&counts, 0, false),
+            Placement {
+                kept: 2,
+                offset: 0,
+                total: 5
+            }
+        );
+        assert_eq!(
+            placement(&counts, 1, false),
+            Placement {
+                kept: 0,
+                offset: 2,
+                total: 5
+            }
+        );
+        assert_eq!(
+            placement(&counts, 2, false),
+            Placement {
+                kept: 3,
+                offset: 2,
+                total: 5
+            }
+        );
         // Rejected: 3, 0 and 1 items, after the 5 selected ones.
-        assert_eq!(placement(&counts, 0, true), Placement { kept: 3, offset: 5, total: 4 });
-        assert_eq!(placement(&counts, 2, true), Placement { kept: 1, offset: 8, total: 4 });
+        assert_eq!(
+            placement(&counts, 0, true),
+            Placement {
+                kept: 3,
+                offset: 5,
+                total: 4
+            }
+        );
+        assert_eq!(
+            placement(&counts, 2, true),
+            Placement {
+                kept: 1,
+                offset: 8,
+                total: 4
+            }
+        );
     }
 
     #[test]

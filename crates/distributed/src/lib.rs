@@ -36,15 +36,15 @@ mod error;
 mod histogram;
 mod nccl;
 mod reduce;
-mod scan;
 pub mod rendezvous;
+mod scan;
 
 pub use collectives::{ReduceOp, all_gather, all_reduce};
 pub use communicator::{Communicator, DEFAULT_TIMEOUT};
-pub use compaction::{Placement, PartitionPlacement, partition_if, select_flagged, select_if, unique};
+pub use compaction::{PartitionPlacement, Placement, partition_if, select_flagged, select_if, unique};
 pub use error::{Error, Result};
 pub use histogram::{histogram_even, histogram_range};
 pub use nccl::{NcclType, UniqueId};
 pub use reduce::{argmax, argmin, reduce};
-pub use scan::{exclusive_scan, inclusive_scan};
 pub use rendezvous::World;
+pub use scan::{exclusive_scan, inclusive_scan};

@@ -12,9 +12,7 @@ use crate::communicator::Communicator;
 use crate::error::Result;
 use crate::nccl::NcclType;
 use gpu_primitives::OnStream;
-use gpu_primitives::device::{
-    self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Operator, ScanKind,
-};
+use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Operator, ScanKind};
 
 /// `output[i]` = the `Op`-combination of every item of the whole array up to and including this
 /// shard's item `i` (ranks before this one first, in rank order), for `i < shard.len()`; the
@@ -40,7 +38,14 @@ pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
 where
     T::Acc: NcclType,
 {
-    scan::<T, Op>(comm, on.into(), shard.into(), output.into(), ScanKind::Inclusive, workspace)
+    scan::<T, Op>(
+        comm,
+        on.into(),
+        shard.into(),
+        output.into(),
+        ScanKind::Inclusive,
+        workspace,
+    )
 }
 
 /// `output[i]` = the `Op`-combination of every item of the whole array before this shard's item
@@ -58,7 +63,14 @@ pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
 where
     T::Acc: NcclType,
 {
-    scan::<T, Op>(comm, on.into(), shard.into(), output.into(), ScanKind::Exclusive, workspace)
+    scan::<T, Op>(
+        comm,
+        on.into(),
+        shard.into(),
+        output.into(),
+        ScanKind::Exclusive,
+        workspace,
+    )
 }
 
 fn scan<T: Element, Op: Operator>(
@@ -97,7 +109,12 @@ where
         let mut totals = on.stream().alloc_zeroed::<T::Acc>(world + 1)?;
         let base = totals.as_device_ptr().as_raw();
         let slot = |r: usize| base + (r * size_of::<T::Acc>()) as u64;
-        device::reduce_into::<T, Op>(on, shard, DeviceViewMut::from(&mut totals).slice(rank..rank + 1), workspace)?;
+        device::reduce_into::<T, Op>(
+            on,
+            shard,
+            DeviceViewMut::from(&mut totals).slice(rank..rank + 1),
+            workspace,
+        )?;
         gather_raw::<T::Acc>(comm, &on, slot(rank), base, 1)?;
         let gathered = on.stream().download(&totals)?;
         let start = gathered[..rank]
@@ -108,8 +125,12 @@ where
         unsafe { on.stream().copy_from_host(slot(world), &[start])? };
         let initial = DeviceView::from(&totals).slice(world..world + 1);
         match kind {
-            ScanKind::Inclusive => device::inclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
-            ScanKind::Exclusive => device::exclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?,
+            ScanKind::Inclusive => {
+                device::inclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?
+            }
+            ScanKind::Exclusive => {
+                device::exclusive_scan_init::<T, Op>(on, shard, output, initial, workspace)?
+            }
         }
         // The scan has run before `totals` is freed, and the call returns with `output` written.
         Ok(on.stream().synchronize()?)

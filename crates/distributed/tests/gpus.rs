@@ -7,7 +7,9 @@
 //!
 //! Run: `NCCL_NVLS_ENABLE=0 cargo test -p gpu-primitives-distributed --test gpus`.
 
-use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Predicate, ScanKind, Sum};
+use gpu_primitives::device::{
+    DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Predicate, ScanKind, Sum,
+};
 use gpu_primitives::{Gpu, half};
 use gpu_primitives_distributed::{self as dist, Communicator, Error, NcclType, ReduceOp, World};
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
@@ -290,7 +292,8 @@ where
         let scans = g?;
         let n = lens[rank];
         for (kind, found) in [ScanKind::Inclusive, ScanKind::Exclusive].into_iter().zip(scans) {
-            let mut expected = gpu_primitives::reference::scan::<T, Op>(&all, kind)[offset..offset + n].to_vec();
+            let mut expected =
+                gpu_primitives::reference::scan::<T, Op>(&all, kind)[offset..offset + n].to_vec();
             expected.extend_from_slice(&[sentinel; 3]);
             if bytemuck::cast_slice::<_, u8>(&found) != bytemuck::cast_slice::<_, u8>(&expected) {
                 let i = found
@@ -382,7 +385,14 @@ fn compactions_with_global_positions() -> Result<(), Stop> {
         let p = dist::partition_if(comm, gpu, &shard, predicate, &mut parted, &mut ws)?;
         let mut uniq = DeviceVec::from_slice(gpu, &vec![SENTINEL; n + 1])?;
         let u = dist::unique(comm, gpu, &shard, &mut uniq, &mut ws)?;
-        Ok::<_, Error>((s, selected.to_vec(gpu)?, p, parted.to_vec(gpu)?, u, uniq.to_vec(gpu)?))
+        Ok::<_, Error>((
+            s,
+            selected.to_vec(gpu)?,
+            p,
+            parted.to_vec(gpu)?,
+            u,
+            uniq.to_vec(gpu)?,
+        ))
     })?;
     let kept = gpu_primitives::reference::select_if(&all, predicate);
     let uniques = gpu_primitives::reference::unique(&all);
@@ -440,10 +450,11 @@ fn histograms_even_and_range() -> Result<(), Stop> {
         dist::histogram_range::<f32, u64>(comm, gpu, &samples, &levels, &mut range, &mut ws)?;
         Ok::<_, Error>((even.to_vec(gpu)?, range.to_vec(gpu)?))
     })?;
-    let mut expected_even: Vec<u32> = gpu_primitives::reference::histogram_even::<u8>(&bytes.concat(), 7, 10, 250)
-        .into_iter()
-        .map(|c| c as u32)
-        .collect();
+    let mut expected_even: Vec<u32> =
+        gpu_primitives::reference::histogram_even::<u8>(&bytes.concat(), 7, 10, 250)
+            .into_iter()
+            .map(|c| c as u32)
+            .collect();
     expected_even.push(u32::MAX);
     let expected_range = gpu_primitives::reference::histogram_range::<f32>(&floats.concat(), &levels);
     for (rank, g) in got.into_iter().enumerate() {
@@ -541,12 +552,17 @@ fn an_argument_refused_on_one_rank_fails_every_rank() -> Result<(), Stop> {
     for (rank, g) in got.into_iter().enumerate() {
         let (first, again) = g?;
         let first_ok = if rank == 1 {
-            matches!(first, Err(Error::Gpu(gpu_primitives::Error::LengthMismatch { .. })))
+            matches!(
+                first,
+                Err(Error::Gpu(gpu_primitives::Error::LengthMismatch { .. }))
+            )
         } else {
             matches!(first, Err(Error::Timeout { .. }))
         };
         if !first_ok || !matches!(again, Err(Error::Aborted)) {
-            return Err(format!("rank {rank}: the scan gave {first:?}, the reduce after it {again:?}").into());
+            return Err(
+                format!("rank {rank}: the scan gave {first:?}, the reduce after it {again:?}").into(),
+            );
         }
     }
     Ok(())

@@ -96,7 +96,9 @@ pub use radix_sort::{
 pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
-pub use scan::{exclusive_scan, exclusive_scan_init, inclusive_scan, inclusive_scan_init, scan_in_place, scan_slice};
+pub use scan::{
+    exclusive_scan, exclusive_scan_init, inclusive_scan, inclusive_scan_init, scan_in_place, scan_slice,
+};
 pub use segmented::{Segments, segmented_reduce};
 pub use segmented_arg::{SegmentArgElement, segmented_argmax, segmented_argmin};
 pub use segmented_scan::{

@@ -117,7 +117,15 @@ fn out_of_place<T: Element, Op: ScanOperator<T>>(
             initial.address
         }
     };
-    launch::<T, Op>(on, input.address, output.address, initial, input.len, kind, workspace)
+    launch::<T, Op>(
+        on,
+        input.address,
+        output.address,
+        initial,
+        input.len,
+        kind,
+        workspace,
+    )
 }
 
 /// `output[i] = input[0] ⊕ ... ⊕ input[i]` for `i < n` (output may be longer; the rest is left

@@ -267,7 +267,13 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     )?;
     let no_initial = ok(gpu.alloc_zeroed::<f32>(0))?;
     let mut out = ok(gpu.upload(&vec![7.0f32; 1000]))?;
-    match device::exclusive_scan_init::<f32, Sum>(gpu, &d_x, &mut out, &no_initial, &mut DeviceWorkspace::new()) {
+    match device::exclusive_scan_init::<f32, Sum>(
+        gpu,
+        &d_x,
+        &mut out,
+        &no_initial,
+        &mut DeviceWorkspace::new(),
+    ) {
         Err(Error::LengthMismatch {
             expected: 1,
             found: 0,

@@ -146,8 +146,12 @@ where
         let d_rest = DeviceVec::from_slice(gpu, &x[k..]).map_err(fail)?;
         let mut d_out = gpu.alloc_zeroed::<T::Acc>(x.len() - k).map_err(fail)?;
         match kind {
-            ScanKind::Inclusive => device::inclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws),
-            ScanKind::Exclusive => device::exclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws),
+            ScanKind::Inclusive => {
+                device::inclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws)
+            }
+            ScanKind::Exclusive => {
+                device::exclusive_scan_init::<T, Op>(gpu, &d_rest, &mut d_out, &initial, ws)
+            }
         }
         .map_err(fail)?;
         let found = gpu.download(&d_out).map_err(fail)?;
