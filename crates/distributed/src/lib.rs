@@ -11,6 +11,7 @@
 //! | [`argmin`], [`argmax`] | the whole array's extreme and its global index (the single-GPU rules: first on ties, first NaN) | an all-gather of 32 bytes a rank |
 //! | [`inclusive_scan`], [`exclusive_scan`] | its shard's part of the whole array's scan (rank order), from a local reduce, one small exchange and a local scan seeded with the earlier ranks' total | an all-gather of one accumulator a rank |
 //! | [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] | its shard's kept items (they stay on their rank) and their [`Placement`] in the whole array's result | an all-gather of two `u64` a rank (and, for `unique`, each shard's last item) |
+//! | [`rebalance`] | an equal part of the whole array (the ranks' items, in rank order), in order | an all-gather of one `u64` a rank, then grouped sends and receives of the items |
 //! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
@@ -35,6 +36,7 @@ mod compaction;
 mod error;
 mod histogram;
 mod nccl;
+mod rebalance;
 mod reduce;
 pub mod rendezvous;
 mod scan;
@@ -45,6 +47,7 @@ pub use compaction::{PartitionPlacement, Placement, partition_if, select_flagged
 pub use error::{Error, Result};
 pub use histogram::{histogram_even, histogram_range};
 pub use nccl::{NcclType, UniqueId};
+pub use rebalance::rebalance;
 pub use reduce::{argmax, argmin, reduce};
 pub use rendezvous::World;
 pub use scan::{exclusive_scan, inclusive_scan};

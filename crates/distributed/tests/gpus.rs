@@ -426,6 +426,35 @@ fn compactions_with_global_positions() -> Result<(), Stop> {
     Ok(())
 }
 
+/// The items of uneven shards (rank 1 empty), then of one rank only, rebalanced: each rank's
+/// part is its equal range of the concatenation, and its input is unchanged.
+fn rebalance_gives_equal_parts_in_order() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let uneven = lengths(gpus.len(), 37);
+    let mut on_rank_0 = vec![0; gpus.len()];
+    on_rank_0[0] = 250_001;
+    for lens in [uneven, on_rank_0] {
+        let shards = shards_of(&lens, |b| b as u32);
+        let all = shards.concat();
+        let world = gpus.len();
+        let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+            let items = DeviceVec::from_slice(gpu, &shards[rank])?;
+            let part = all.len().div_ceil(world);
+            let mut output = DeviceVec::<u32>::zeroed(gpu, part)?;
+            let range = dist::rebalance(comm, gpu, &items, &mut output)?;
+            Ok::<_, Error>((range, output.to_vec(gpu)?, items.to_vec(gpu)?))
+        })?;
+        for (rank, g) in got.into_iter().enumerate() {
+            let (range, output, items) = g?;
+            let expected = rank * all.len() / world..(rank + 1) * all.len() / world;
+            if range != expected || output[..range.len()] != all[range.clone()] || items != shards[rank] {
+                return Err(format!("rank {rank} over {lens:?}: range {range:?} (expected {expected:?}), its items or input differ").into());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn histograms_even_and_range() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 23);
@@ -739,6 +768,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::compactions_with_global_positions",
         compactions_with_global_positions,
+    ),
+    (
+        "one_process::rebalance_gives_equal_parts_in_order",
+        rebalance_gives_equal_parts_in_order,
     ),
     (
         "one_process::histograms_even_and_range",
