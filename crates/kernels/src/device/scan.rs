@@ -184,6 +184,7 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
 /// `T::Acc == T`); `initial` is null or one readable value; `status` points at 16 bytes per tile, 16-byte aligned, every slot from an
 /// older epoch; `storage` is this block's.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // CUB's AgentScan: the ranges, the initial value, the status, the kind, the delay, shared storage.
 pub unsafe fn scan_tile<T, Op, const VEC: usize, const ITEMS: usize>(
     input: *const T,
     output: *mut T::Acc,
