@@ -354,6 +354,17 @@ fn a_shape_the_file_does_not_hold_is_refused_before_any_allocation() {
 }
 
 #[test]
+fn dist_bench_checks_its_arguments_before_any_gpu() {
+    refused(&["dist-bench", "--gpus", "0"], "--gpus: at least 1");
+    refused(&["dist-bench", "--runs", "0"], "--runs: at least 1");
+    refused(&["dist-bench", "--log2", "40"], "--log2 40: from 10 to 36");
+    refused(
+        &["dist-bench", "--all-reduce-log2", "20,1"],
+        "--all-reduce-log2 1: from 2 (one f32) to 34",
+    );
+}
+
+#[test]
 fn arguments_are_checked_before_the_gpu() {
     let x = lying_file("args-x.npy", "<f4", "(4,)", &f32_bytes(&[0.1, 0.5, 0.7, 2.0]));
     let ints = lying_file("args-ints.npy", "<i4", "(2,)", &common::le_bytes(&[1i32, 3]));
