@@ -18,8 +18,12 @@
 //!   its output; the copy reads and writes the shard), so the distributed scan's second read
 //!   shows as a lower figure. Beside each: one GPU's single-GPU call on its shard, and the
 //!   all-reduce of one `f32` (a small NCCL round trip).
+//! - Sort (`sort_keys` of `u32`, ascending; optional): `2^sort_log2` uniformly random keys in
+//!   all, `1 / N` a rank, beside GPU 0 sorting as many keys alone (other random keys of the
+//!   same distribution, generated on the host). GB/s counts the keys' bytes (all of them, for
+//!   both rows), so the ratio of the two rows is the speed-up.
 
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, Sum};
 use gpu_primitives::{DeviceBuffer, Gpu};
 use gpu_primitives_distributed::{self as dist, Communicator, ReduceOp};
 use std::sync::{Condvar, Mutex};
@@ -91,6 +95,8 @@ pub struct DistBenchConfig {
     pub log2: u32,
     /// Bytes a rank of each all-reduce, as log2.
     pub all_reduce_log2: Vec<u32>,
+    /// Keys of the sort in all, as log2 (none: no sort).
+    pub sort_log2: Option<u32>,
     /// Timed calls per figure (the median is reported).
     pub runs: usize,
 }
@@ -113,14 +119,21 @@ impl DistBenchConfig {
         if let Some(b) = self.all_reduce_log2.iter().find(|b| !(2..=34).contains(*b)) {
             return Err(format!("--all-reduce-log2 {b}: from 2 (one f32) to 34"));
         }
+        if let Some(k) = self.sort_log2.filter(|k| !(10..=34).contains(k)) {
+            return Err(format!("--sort-log2 {k}: from 10 to 34 (0: no sort)"));
+        }
         Ok(())
     }
 
     /// The items of rank `rank`'s shard: `2^log2` split as evenly as it goes.
     pub fn shard_len(&self, rank: usize) -> usize {
-        let n = 1usize << self.log2;
-        n / self.gpus + usize::from(rank < n % self.gpus)
+        split(1usize << self.log2, self.gpus, rank)
     }
+}
+
+/// Rank `rank`'s share of `n` items over `ranks`, as even as it goes.
+fn split(n: usize, ranks: usize, rank: usize) -> usize {
+    n / ranks + usize::from(rank < n % ranks)
 }
 
 /// One measured figure.
@@ -218,6 +231,14 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
                 )
             } else if what.starts_with("small round trip") {
                 (config.gpus, size_of::<f32>() as u64, None)
+            } else if what.contains("sort") {
+                let keys = 1u64 << config.sort_log2.unwrap_or(0);
+                let ranks = if what.starts_with("one GPU") {
+                    1
+                } else {
+                    config.gpus
+                };
+                (ranks, keys * size_of::<u32>() as u64, None)
             } else {
                 let distributed = !what.starts_with("one GPU") && what != "copy";
                 let moves = if what.ends_with("reduce") { 1 } else { 2 };
@@ -333,7 +354,64 @@ fn rank_timings(
             dist::inclusive_scan::<f32, Sum>(&mut comm, gpu, &shard, &mut output, &mut ws)
         })?,
     ));
+    drop((shard, output, one, ws));
+    if let Some(log2) = config.sort_log2 {
+        sort_timings(config, &mut comm, gpu, line, 1usize << log2, &mut out)?;
+    }
     Ok(out)
+}
+
+/// `n` uniformly random `u32` keys (SplitMix64's high halves from `seed`).
+fn random_keys(n: usize, seed: u64) -> Vec<u32> {
+    let mut state = seed;
+    (0..n)
+        .map(|_| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) >> 32) as u32
+        })
+        .collect()
+}
+
+/// The distributed sort of `total` keys, then GPU 0 sorting as many alone (the other ranks
+/// wait at the line with nothing to do: the slowest rank is GPU 0).
+fn sort_timings(
+    config: &DistBenchConfig,
+    comm: &mut Communicator,
+    gpu: &Gpu,
+    line: &StartLine,
+    total: usize,
+    out: &mut Timings,
+) -> Result<(), dist::Error> {
+    let (rank, world) = (comm.rank(), comm.world_size());
+    let options = SortOptions::ascending();
+    let mut ws = DeviceWorkspace::new();
+    let keys = DeviceVec::from_slice(gpu, &random_keys(split(total, world, rank), rank as u64 + 1))?;
+    let mut sorted = DeviceVec::<u32>::zeroed(gpu, total.div_ceil(world))?;
+    let times = timed(config, line, || {
+        dist::sort_keys::<u32>(comm, gpu, &keys, &mut sorted, options, &mut ws).map(drop)
+    })?;
+    out.push(("sort u32".into(), times));
+    drop((keys, sorted, ws));
+    let mut ws = DeviceWorkspace::new();
+    let mut alone = if rank == 0 {
+        let keys = DeviceVec::from_slice(gpu, &random_keys(total, 0))?;
+        let sorted = DeviceVec::<u32>::zeroed(gpu, total)?;
+        Some((keys, sorted))
+    } else {
+        None
+    };
+    let times = timed(config, line, || {
+        if let Some((keys, sorted)) = &mut alone {
+            device::sort_keys::<u32>(gpu, &*keys, sorted, options, &mut ws)?;
+            gpu.synchronize()?;
+        }
+        Ok(())
+    })?;
+    out.push(("one GPU sort u32 (every key)".into(), times));
+    Ok(())
 }
 
 /// The table `run` measured, as printed.
@@ -360,6 +438,18 @@ pub fn table(config: &DistBenchConfig, gpu_name: &str, rows: &[Row]) -> String {
             r.bus_gb_per_s.map_or(String::new(), |b| format!("{b:.1}"))
         );
     }
+    let time = |what: &str| rows.iter().find(|r| r.what == what).map(|r| r.micros);
+    if let (Some(log2), Some(many), Some(one)) = (
+        config.sort_log2,
+        time("sort u32"),
+        time("one GPU sort u32 (every key)"),
+    ) {
+        text += &format!(
+            "sort of 2^{log2} u32 keys (the sort rows' bytes are every key's): {} GPUs {:.2}x the keys per second of one\n",
+            config.gpus,
+            one / many
+        );
+    }
     text
 }
 
@@ -372,6 +462,7 @@ mod tests {
             gpus: 3,
             log2: 10,
             all_reduce_log2: vec![20, 30],
+            sort_log2: Some(12),
             runs: 5,
         }
     }
@@ -393,6 +484,10 @@ mod tests {
             DistBenchConfig { log2: 40, ..config() },
             DistBenchConfig {
                 all_reduce_log2: vec![1],
+                ..config()
+            },
+            DistBenchConfig {
+                sort_log2: Some(35),
                 ..config()
             },
         ] {

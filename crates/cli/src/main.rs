@@ -253,6 +253,10 @@ struct DistBenchArgs {
     /// Bytes a rank of each all-reduce, as log2.
     #[arg(long, value_delimiter = ',', default_value = "20,24,26,28,30")]
     all_reduce_log2: Vec<u32>,
+    /// Random u32 keys of the sort in all, as log2 (split evenly over the GPUs), beside GPU 0
+    /// sorting all of them alone; 0 skips the sort.
+    #[arg(long, default_value_t = 0)]
+    sort_log2: u32,
     /// Timed calls per figure; the median is reported.
     #[arg(long, default_value_t = 21)]
     runs: usize,
@@ -435,6 +439,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
             gpus: args.gpus,
             log2: args.log2,
             all_reduce_log2: args.all_reduce_log2.clone(),
+            sort_log2: (args.sort_log2 > 0).then_some(args.sort_log2),
             runs: args.runs,
         };
         config.validate().map_err(cli_ops::CliError::Usage)?;

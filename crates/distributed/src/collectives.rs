@@ -127,3 +127,19 @@ pub(crate) fn gather_raw<T: NcclType>(
         unsafe { sys::ncclAllGather(send as *const _, recv as *mut _, count, T::DATA_TYPE, raw, stream) }
     })
 }
+
+/// Every rank's `mine` (of the same length on every rank), in rank order: rank `r`'s words at
+/// `r * mine.len()`. An all-gather through device memory on `on`'s stream; returns once the
+/// words are on the host. A world of one returns `mine`.
+pub(crate) fn gather_words(comm: &mut Communicator, on: &OnStream<'_>, mine: &[u64]) -> Result<Vec<u64>> {
+    let (rank, world, len) = (comm.rank(), comm.world_size(), mine.len());
+    if world == 1 || len == 0 {
+        return Ok(mine.to_vec());
+    }
+    let mut all = vec![0u64; world * len];
+    all[rank * len..(rank + 1) * len].copy_from_slice(mine);
+    let buffer = on.stream().upload(&all)?;
+    let base = buffer.as_device_ptr().as_raw();
+    gather_raw::<u64>(comm, on, base + (rank * len * size_of::<u64>()) as u64, base, len)?;
+    Ok(on.stream().download(&buffer)?)
+}

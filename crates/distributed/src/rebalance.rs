@@ -6,10 +6,10 @@
 //! the peer's range). The step after a compaction ([`select_if`](crate::select_if), ...) whose
 //! parts came out uneven, and the exchange of a sample sort.
 
-use crate::collectives::gather_raw;
+use crate::collectives::gather_words;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
-use cudarc::nccl::sys;
+use crate::exchange::{Moved, Run, exchange};
 use gpu_primitives::OnStream;
 use gpu_primitives::device::{DeviceView, DeviceViewMut};
 use gpu_primitives::runtime::DeviceCopy;
@@ -20,10 +20,10 @@ use std::ops::Range;
 pub(crate) struct Exchange {
     /// The global range of items this rank holds afterwards.
     pub(crate) range: Range<usize>,
-    /// `(peer, first item of this rank's input, count)`, for each peer with a count.
-    pub(crate) sends: Vec<(usize, usize, usize)>,
-    /// `(peer, first slot of this rank's output, count)`, for each peer with a count.
-    pub(crate) receives: Vec<(usize, usize, usize)>,
+    /// From this rank's input, a run for each peer with a count.
+    pub(crate) sends: Vec<Run>,
+    /// Into this rank's output, a run for each peer with a count.
+    pub(crate) receives: Vec<Run>,
 }
 
 /// The global range rank `r` of `world` holds after rebalancing `total` items: `[r * total /
@@ -54,13 +54,21 @@ pub(crate) fn plan(counts: &[usize], rank: usize) -> Exchange {
     let sends = (0..world)
         .filter_map(|peer| {
             let o = overlap(&mine, &balanced(peer, world, total));
-            (o.start < o.end).then(|| (peer, o.start - mine.start, o.len()))
+            (o.start < o.end).then(|| Run {
+                peer,
+                at: o.start - mine.start,
+                count: o.len(),
+            })
         })
         .collect();
     let receives = (0..world)
         .filter_map(|peer| {
             let o = overlap(&held(peer), &range);
-            (o.start < o.end).then(|| (peer, o.start - range.start, o.len()))
+            (o.start < o.end).then(|| Run {
+                peer,
+                at: o.start - range.start,
+                count: o.len(),
+            })
         })
         .collect();
     Exchange {
@@ -92,96 +100,28 @@ pub fn rebalance<'a, 'o, 'g, T: DeviceCopy + bytemuck::Pod>(
         comm.check_stream(&on, "rebalance")?;
         items.check_usable_on(&on, "rebalance: items")?;
         output.check_usable_on(&on, "rebalance: output")?;
-        let (rank, world) = (comm.rank(), comm.world_size());
-        let mut counts = vec![0u64; world];
-        counts[rank] = items.len() as u64;
-        if world > 1 {
-            let buffer = on.stream().upload(&counts)?;
-            let base = buffer.as_device_ptr().as_raw();
-            gather_raw::<u64>(comm, &on, base + (rank * size_of::<u64>()) as u64, base, 1)?;
-            counts = on.stream().download(&buffer)?;
-        }
+        let rank = comm.rank();
+        let counts = gather_words(comm, &on, &[items.len() as u64])?;
         let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();
-        let exchange = plan(&counts, rank);
-        if output.len() < exchange.range.len() {
+        let mine = plan(&counts, rank);
+        if output.len() < mine.range.len() {
             return Err(Error::InvalidArgument(format!(
                 "rebalance: output holds {} items, rank {rank}'s part is {}",
                 output.len(),
-                exchange.range.len()
+                mine.range.len()
             )));
         }
-        let bytes = size_of::<T>();
-        let (src, dst) = (items.address(), output.address());
-        // This rank's own part: a copy on the stream.
-        for &(peer, first, count) in &exchange.sends {
-            if peer == rank {
-                let slot = exchange.receives.iter().find(|r| r.0 == rank).map_or(0, |r| r.1);
-                // SAFETY: `first + count <= items.len()` and `slot + count <= range.len() <=
-                // output.len()` (the plan's ranges, checked above), both of this GPU (checked);
-                // they do not overlap (the caller's contract); the stream orders the copy.
-                unsafe {
-                    on.stream().copy_address(
-                        src + (first * bytes) as u64,
-                        dst + (slot * bytes) as u64,
-                        count * bytes,
-                    )?
-                };
-            }
-        }
-        let remote = |list: &[(usize, usize, usize)]| list.iter().any(|x| x.0 != rank);
-        if world > 1 && (remote(&exchange.sends) || remote(&exchange.receives)) {
-            comm.collective(&on, "ncclSend / ncclRecv", |raw, stream| {
-                // SAFETY: no arguments; the group is ended below whatever the calls returned.
-                let started = unsafe { sys::ncclGroupStart() };
-                if started != sys::ncclResult_t::ncclSuccess {
-                    return started;
-                }
-                let mut first_error = sys::ncclResult_t::ncclSuccess;
-                let mut note = |code: sys::ncclResult_t| {
-                    if first_error == sys::ncclResult_t::ncclSuccess && code != sys::ncclResult_t::ncclSuccess
-                    {
-                        first_error = code;
-                    }
-                };
-                for &(peer, first, count) in exchange.sends.iter().filter(|s| s.0 != rank) {
-                    // SAFETY: `count` items from `first` of `items` (within it: the plan),
-                    // alive and unchanged until the call has waited for the group.
-                    note(unsafe {
-                        sys::ncclSend(
-                            (src + (first * bytes) as u64) as *const _,
-                            count * bytes,
-                            sys::ncclDataType_t::ncclUint8,
-                            peer as i32,
-                            raw,
-                            stream,
-                        )
-                    });
-                }
-                for &(peer, slot, count) in exchange.receives.iter().filter(|r| r.0 != rank) {
-                    // SAFETY: `count` slots from `slot` of `output` (within this rank's part,
-                    // which `output` holds: checked), borrowed until the call has waited.
-                    note(unsafe {
-                        sys::ncclRecv(
-                            (dst + (slot * bytes) as u64) as *mut _,
-                            count * bytes,
-                            sys::ncclDataType_t::ncclUint8,
-                            peer as i32,
-                            raw,
-                            stream,
-                        )
-                    });
-                }
-                // SAFETY: ends the group started above.
-                let ended = unsafe { sys::ncclGroupEnd() };
-                if first_error != sys::ncclResult_t::ncclSuccess {
-                    first_error
-                } else {
-                    ended
-                }
-            })?;
-        }
-        on.stream().synchronize()?;
-        Ok(exchange.range)
+        let moved = Moved {
+            source: items.address(),
+            target: output.address(),
+            item_bytes: size_of::<T>(),
+        };
+        // SAFETY: the plan's sends lie within `items` and its receives within this rank's
+        // part, which `output` holds (checked above), both of this GPU (checked) and borrowed
+        // until the exchange has returned; they do not overlap (the caller's contract); every
+        // rank's plan is computed from the same gathered counts, so the runs match.
+        unsafe { exchange(comm, &on, &mine.sends, &mine.receives, &[moved])? };
+        Ok(mine.range)
     })
 }
 
@@ -204,12 +144,19 @@ mod tests {
         let plans: Vec<Exchange> = (0..world).map(|r| plan(counts, r)).collect();
         let mut outputs: Vec<Vec<Option<usize>>> = plans.iter().map(|p| vec![None; p.range.len()]).collect();
         for (r, p) in plans.iter().enumerate() {
-            for &(peer, first, count) in &p.sends {
+            for &Run {
+                peer,
+                at: first,
+                count,
+            } in &p.sends
+            {
                 // The peer's receive from r says where these land.
-                let &(_, slot, n) = plans[peer]
+                let &Run {
+                    at: slot, count: n, ..
+                } = plans[peer]
                     .receives
                     .iter()
-                    .find(|x| x.0 == r)
+                    .find(|x| x.peer == r)
                     .expect("a matching receive");
                 assert_eq!(n, count, "send and receive sizes of {r} -> {peer}");
                 for i in 0..count {

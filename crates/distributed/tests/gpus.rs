@@ -8,7 +8,8 @@
 //! Run: `NCCL_NVLS_ENABLE=0 cargo test -p gpu-primitives-distributed --test gpus`.
 
 use gpu_primitives::device::{
-    DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, Predicate, ScanKind, Sum,
+    DeviceVec, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Max, Min, Operator, Predicate, ScanKind,
+    SortKey, SortOptions, Sum,
 };
 use gpu_primitives::{Gpu, half};
 use gpu_primitives_distributed::{self as dist, Communicator, Error, NcclType, ReduceOp, World};
@@ -455,6 +456,158 @@ fn rebalance_gives_equal_parts_in_order() -> Result<(), Stop> {
     Ok(())
 }
 
+/// Keys of type `K` on a device, as a view (the sort's keys are stored as their raw bits).
+fn keys_view<K: SortKey>(buffer: &gpu_primitives::DeviceBuffer<K::Raw>) -> DeviceView<'_, K> {
+    // SAFETY: a live buffer of `len` stored keys, borrowed for the view's lifetime.
+    unsafe { DeviceView::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
+}
+
+/// As [`keys_view`], writable.
+fn keys_view_mut<K: SortKey>(buffer: &mut gpu_primitives::DeviceBuffer<K::Raw>) -> DeviceViewMut<'_, K> {
+    // SAFETY: a live buffer of `len` stored keys, borrowed mutably for the view's lifetime.
+    unsafe { DeviceViewMut::from_raw_parts(buffer.as_device_ptr().as_raw(), buffer.len()) }
+}
+
+/// One distributed sort of `shards` (keys with their global index as `u32` values, or keys
+/// alone) against the reference's stable sort of the concatenation, bit for bit: each rank's
+/// range, keys and values, its input unchanged, and the output past its part untouched.
+fn sort_case<K: SortKey>(
+    gpus: &[Gpu],
+    shards: &[Vec<K>],
+    options: SortOptions,
+    pairs: bool,
+) -> Result<(), Stop> {
+    let all: Vec<K> = shards.concat();
+    let indices: Vec<u32> = (0..all.len() as u32).collect();
+    let (keys, values) = gpu_primitives::reference::sort::sort_pairs(&all, &indices, options);
+    let world = gpus.len();
+    let lens: Vec<usize> = shards.iter().map(Vec::len).collect();
+    let got = on_every_rank(gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let first: usize = lens[..rank].iter().sum();
+        let input = gpu.upload(K::as_raw(&shards[rank]))?;
+        let input_values = gpu.upload(&indices[first..first + lens[rank]])?;
+        // One slot more than the largest part: it must keep its sentinel.
+        let room = all.len().div_ceil(world) + 1;
+        let mut output = gpu.upload(&vec![K::Raw::default(); room])?;
+        let mut output_values = gpu.upload(&vec![u32::MAX; room])?;
+        let mut ws = DeviceWorkspace::new();
+        let range = if pairs {
+            dist::sort_pairs::<K, u32>(
+                comm,
+                gpu,
+                keys_view::<K>(&input),
+                &input_values,
+                keys_view_mut::<K>(&mut output),
+                &mut output_values,
+                options,
+                &mut ws,
+            )?
+        } else {
+            dist::sort_keys::<K>(
+                comm,
+                gpu,
+                keys_view::<K>(&input),
+                keys_view_mut::<K>(&mut output),
+                options,
+                &mut ws,
+            )?
+        };
+        let unchanged = gpu.download(&input)? == K::as_raw(&shards[rank]);
+        Ok::<_, Error>((
+            range,
+            K::from_raw(&gpu.download(&output)?).to_vec(),
+            gpu.download(&output_values)?,
+            unchanged,
+        ))
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let (range, out, out_values, unchanged) = g?;
+        let expected = rank * all.len() / world..(rank + 1) * all.len() / world;
+        let what = format!(
+            "sort_{} {} {options:?} over {lens:?}, rank {rank}",
+            if pairs { "pairs" } else { "keys" },
+            K::NAME
+        );
+        if range != expected {
+            return Err(format!("{what}: range {range:?}, expected {expected:?}").into());
+        }
+        let n = range.len();
+        let (got_raw, expected_raw) = (K::as_raw(&out[..n]), K::as_raw(&keys[range.clone()]));
+        if got_raw != expected_raw {
+            let at = (0..n).find(|&i| got_raw[i] != expected_raw[i]).unwrap_or(0);
+            return Err(format!(
+                "{what}: keys differ first at {at}: {:?}, expected {:?}",
+                out[at],
+                keys[range.start + at]
+            )
+            .into());
+        }
+        if pairs && out_values[..n] != values[range.clone()] {
+            return Err(format!("{what}: values (global indices) differ: not stable").into());
+        }
+        if K::as_raw(&out[n..]).iter().any(|k| *k != K::Raw::default())
+            || (pairs && out_values[n..].iter().any(|&v| v != u32::MAX))
+        {
+            return Err(format!("{what}: the output past the part was written").into());
+        }
+        if !unchanged {
+            return Err(format!("{what}: the input was modified").into());
+        }
+    }
+    Ok(())
+}
+
+/// Every key type, ascending and descending, pairs and keys alone, over uneven shards (rank 1
+/// empty) of few distinct keys (long runs of equal keys across ranks: stability), floats with
+/// NaNs, infinities and both zeros; then every key on one rank, a bit range, and one key.
+fn sorts_every_key_type_stably() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let lens = lengths(gpus.len(), 41);
+    fn float(b: u64) -> f64 {
+        match b % 997 {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => f64::NEG_INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5 => -f64::NAN,
+            _ => ((b >> 20) % 3000) as f64 / 8.0 - 180.0,
+        }
+    }
+    fn each<K: SortKey>(gpus: &[Gpu], lens: &[usize], make: impl Fn(u64) -> K) -> Result<(), Stop> {
+        let shards = shards_of(lens, make);
+        for options in [SortOptions::ascending(), SortOptions::descending()] {
+            sort_case(gpus, &shards, options, true)?;
+        }
+        sort_case(gpus, &shards, SortOptions::ascending(), false)
+    }
+    each::<u8>(&gpus, &lens, |b| (b >> 13) as u8)?;
+    each::<u16>(&gpus, &lens, |b| (b % 5000) as u16)?;
+    each::<u32>(&gpus, &lens, |b| (b >> 32) as u32)?;
+    each::<i32>(&gpus, &lens, |b| (b % 20_001) as i32 - 10_000)?;
+    each::<u64>(&gpus, &lens, |b| b % 100_003)?;
+    each::<i64>(&gpus, &lens, |b| b as i64)?;
+    each::<f32>(&gpus, &lens, |b| float(b) as f32)?;
+    each::<f64>(&gpus, &lens, float)?;
+    each::<half::f16>(&gpus, &lens, |b| half::f16::from_f64(float(b)))?;
+    each::<half::bf16>(&gpus, &lens, |b| half::bf16::from_f64(float(b)))?;
+    // Every key on rank 0, many equal; a bit range (the low byte, descending); one key.
+    let mut on_rank_0 = vec![0; gpus.len()];
+    on_rank_0[0] = 400_001;
+    let shards = shards_of(&on_rank_0, |b| (b % 7) as u32);
+    sort_case(&gpus, &shards, SortOptions::ascending(), true)?;
+    let shards = shards_of(&lens, |b| b as u32);
+    sort_case(&gpus, &shards, SortOptions::descending().bits(0..8), true)?;
+    let mut one = vec![0; gpus.len()];
+    one[gpus.len() - 1] = 1;
+    sort_case(
+        &gpus,
+        &shards_of(&one, |b| b as u32),
+        SortOptions::ascending(),
+        true,
+    )
+}
+
 fn histograms_even_and_range() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 23);
@@ -662,7 +815,13 @@ fn child(job: &str) -> ! {
         let mut ws = DeviceWorkspace::new();
         let sum = dist::reduce::<u64, Sum>(&mut comm, &gpu, &shard, &mut ws)?;
         let max = dist::argmax::<u64>(&mut comm, &gpu, &shard, &mut ws)?;
-        Ok(format!("{sum} {max:?}"))
+        // The whole array sorted descending: this rank's part's range, first and last keys.
+        let mut sorted = DeviceVec::<u64>::zeroed(&gpu, n * world.world_size)?;
+        let options = SortOptions::descending();
+        let part = dist::sort_keys::<u64>(&mut comm, &gpu, &shard, &mut sorted, options, &mut ws)?;
+        let keys = sorted.to_vec(&gpu)?;
+        let ends = (keys[0], keys[part.len() - 1]);
+        Ok(format!("{sum} {max:?} {part:?} {ends:?}"))
     };
     match run() {
         Ok(line) => println!("result {line}"),
@@ -714,12 +873,18 @@ fn one_process_a_rank_as_torchrun_starts_them() -> Result<(), Stop> {
         .map(|r| (0..sizes[r as usize]).map(|i| i + 1_000_000 * r).sum::<u64>())
         .sum();
     let total: u64 = sizes.iter().sum();
-    let expected = format!(
-        "result {sum} Some(({}, {}))",
-        1_000_000 * (ranks as u64 - 1) + sizes[ranks - 1] - 1,
-        total - 1
-    );
+    let mut all: Vec<u64> = (0..ranks as u64)
+        .flat_map(|r| (0..sizes[r as usize]).map(move |i| i + 1_000_000 * r))
+        .collect();
+    all.sort_unstable_by(|a, b| b.cmp(a));
     for (rank, (code, line)) in outs.iter().enumerate() {
+        let part = rank * all.len() / ranks..(rank + 1) * all.len() / ranks;
+        let expected = format!(
+            "result {sum} Some(({}, {})) {part:?} {:?}",
+            1_000_000 * (ranks as u64 - 1) + sizes[ranks - 1] - 1,
+            total - 1,
+            (all[part.start], all[part.end - 1])
+        );
         if *code != Some(0) || !line.starts_with(&expected) {
             return Err(format!("rank {rank}: exit {code:?}, {line:?}; expected {expected:?}").into());
         }
@@ -776,6 +941,10 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::histograms_even_and_range",
         histograms_even_and_range,
+    ),
+    (
+        "one_process::sorts_every_key_type_stably",
+        sorts_every_key_type_stably,
     ),
     (
         "one_process::all_reduce_and_all_gather",
