@@ -559,7 +559,8 @@ fn sort_case<K: SortKey>(
 
 /// Every key type, ascending and descending, pairs and keys alone, over uneven shards (rank 1
 /// empty) of few distinct keys (long runs of equal keys across ranks: stability), floats with
-/// NaNs, infinities and both zeros; then every key on one rank, a bit range, and one key.
+/// NaNs, infinities and both zeros; then every key on one rank, a bit range, two top digits
+/// split evenly (no digit straddles the boundary), and one key.
 fn sorts_every_key_type_stably() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 41);
@@ -598,6 +599,11 @@ fn sorts_every_key_type_stably() -> Result<(), Stop> {
     sort_case(&gpus, &shards, SortOptions::ascending(), true)?;
     let shards = shards_of(&lens, |b| b as u32);
     sort_case(&gpus, &shards, SortOptions::descending().bits(0..8), true)?;
+    // Two top digits, the boundary between them (the splits in the digit's order are exact).
+    let mut two = vec![Vec::new(); gpus.len()];
+    two[0] = vec![1u32 << 24; 250_000];
+    two[1] = vec![0u32; 250_000];
+    sort_case(&gpus, &two, SortOptions::ascending(), true)?;
     let mut one = vec![0; gpus.len()];
     one[gpus.len() - 1] = 1;
     sort_case(

@@ -2,23 +2,29 @@
 //! array in order (the ranks' parts in rank order), stable across ranks (equal keys keep the
 //! order of the whole array: rank 0's first, each rank's in its shard's order).
 //!
-//! A sample sort with exact splitters (the design of Sanders and Winkel's super scalar sample
-//! sort and of PSRS, Shi and Schaeffer, 1992, with exact multi-sequence selection as in
-//! Varman et al., 1991, and the MSB-first exchange of RMG sort, Ilic et al., BTW 2023):
+//! An MSB-first partition with exact splitters (the exchange of RMG sort, Ilic et al., BTW 2023,
+//! and of Maltenberger et al., SIGMOD 2022; the splitters by exact multi-sequence selection, as
+//! in Varman et al., 1991, on gathered samples as PSRS, Shi and Schaeffer, 1992, gathers them):
 //!
-//! 1. each rank sorts its shard with the single-GPU radix sort;
-//! 2. the ranks find, for each boundary between two ranks' parts, where every sorted shard
-//!    splits so that exactly the items before the boundary come before it ([`select`]): a few
-//!    rounds of evenly spaced samples of each shard (one strided copy to the host a boundary),
-//!    each round one all-gather of `u64` compare keys;
+//! 1. each rank sorts its shard by the top digit of the compared bits (8 bits: the single-GPU
+//!    radix sort's histogram and one pass), stably, into scratch memory;
+//! 2. the ranks find, for each boundary between two ranks' parts, where every shard splits so
+//!    that exactly the items before the boundary come before it, in the digit's order
+//!    ([`splitters::search`]): a few rounds of evenly spaced samples of each shard (one strided
+//!    copy to the host a boundary), each round one all-gather of `u64` compare keys. Where a
+//!    boundary falls inside one digit's items, each rank sorts its run of that digit by the
+//!    remaining bits and the search runs again among those runs in the full order
+//!    ([`splitters::refine`]);
 //! 3. every rank sends each peer its run of items that falls in the peer's part (NCCL's grouped
 //!    `ncclSend` / `ncclRecv`, as [`rebalance`](crate::rebalance));
 //! 4. each rank sorts what it received (the runs, in rank order) with the single-GPU sort.
 //!
-//! The shard is sorted twice (steps 1 and 4) and each item crosses NVLink or the network at most
-//! once.
+//! A rank reads and writes its shard in about one and a quarter sorts of 32-bit keys (the digit
+//! pass, the straddled runs, the final sort), and each item crosses NVLink or the network at
+//! most once. Keys of 8 compared bits or fewer are sorted whole in step 1.
 
 mod select;
+mod splitters;
 
 use crate::collectives::gather_words;
 use crate::communicator::Communicator;
@@ -28,16 +34,11 @@ use crate::rebalance::balanced;
 use gpu_primitives::OnStream;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
 use gpu_primitives::runtime::DeviceCopy;
-use select::{Step, sampled, step};
+use splitters::{Compare, Shard, refine, search};
 use std::ops::Range;
 
-/// Samples a rank takes of its window in each round of the splitter search (a round gathers
-/// `world * (world - 1) * SAMPLES` words, 224 KiB on 8 ranks; 2^31 items a shard take 3 rounds).
-const SAMPLES: usize = 4096;
-
-/// Rounds after which the splitter search gives up (it needs about `log(shard) / log(SAMPLES /
-/// (2 * world))`: 3 or 4 for any shard a GPU holds).
-const MAX_ROUNDS: usize = 64;
+/// Bits of the top digit the shards are first sorted by (one pass of the radix sort).
+const DIGIT_BITS: u32 = 8;
 
 /// Sort the keys of every rank's `keys` (its shard of the whole array: any length, empty too)
 /// across the ranks, as the single-GPU [`device::sort_keys`] sorts the concatenated shards:
@@ -101,35 +102,6 @@ pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
         options,
         workspace,
     )
-}
-
-/// How the sort compares keys, as `u64` compare keys whose order is the sort's: the compared
-/// bits of the ordered bits ([`SortKey::ordered_bits`]), complemented for a descending sort.
-#[derive(Clone, Copy, Debug)]
-struct Compare {
-    shift: u32,
-    mask: u64,
-    descending: bool,
-}
-
-impl Compare {
-    fn new(bits: Range<u32>, descending: bool) -> Self {
-        let width = bits.end - bits.start;
-        Self {
-            shift: if width == 0 { 0 } else { bits.start },
-            mask: if width >= 64 {
-                u64::MAX
-            } else {
-                (1u64 << width) - 1
-            },
-            descending,
-        }
-    }
-
-    fn key<K: SortKey>(&self, key: K) -> u64 {
-        let bits = (key.ordered_bits() >> self.shift) & self.mask;
-        if self.descending { bits ^ self.mask } else { bits }
-    }
 }
 
 fn sort<K: SortKey, V: DeviceCopy>(
@@ -196,7 +168,16 @@ fn sort<K: SortKey, V: DeviceCopy>(
             )?;
             return Ok(on.stream().synchronize().map(|()| part)?);
         }
-        // 1. The shard sorted into scratch memory (the input stays as it was).
+        // 1. The shard sorted into scratch memory (the input stays as it was) by its top digit
+        // (the compared bits' top 8: one pass of the radix sort), or by every compared bit where
+        // they are 8 or fewer.
+        let digit_bits = bits.end.saturating_sub(DIGIT_BITS).max(bits.start)..bits.end;
+        let by_digit = digit_bits.start > bits.start;
+        let first = if by_digit {
+            options.bits(digit_bits.clone())
+        } else {
+            options
+        };
         // SAFETY: `n` stored keys, every one written by the sort below before anything reads
         // them (the sort is queued first on this stream).
         let sorted_keys = unsafe { on.stream().alloc::<K::Raw>(n)? };
@@ -205,17 +186,48 @@ fn sort<K: SortKey, V: DeviceCopy>(
             Some(_) => Some(unsafe { on.stream().alloc::<V>(n)? }),
             None => None,
         };
+        let address = sorted_keys.as_device_ptr().as_raw();
+        let values_address = sorted_values.as_ref().map(|v| v.as_device_ptr().as_raw());
         {
             // SAFETY: a live buffer of `n` stored keys, borrowed mutably for this block.
-            let mut sorted =
-                unsafe { DeviceViewMut::<K>::from_raw_parts(sorted_keys.as_device_ptr().as_raw(), n) };
+            let mut sorted = unsafe { DeviceViewMut::<K>::from_raw_parts(address, n) };
             let mut sorted_v = sorted_values.as_mut().map(DeviceViewMut::from);
-            local_sort(on, keys, values, &mut sorted, &mut sorted_v, options, workspace)?;
+            local_sort(on, keys, values, &mut sorted, &mut sorted_v, first, workspace)?;
         }
-        // 2. Where each sorted shard splits between the ranks' parts.
-        let compare = Compare::new(bits, options.is_descending());
-        let address = sorted_keys.as_device_ptr().as_raw();
-        let splits = splits::<K>(comm, &on, address, &counts, compare)?;
+        // 2. Where each sorted shard splits between the ranks' parts: in the digit's order,
+        // then exactly where a digit's keys straddle a boundary.
+        let shard = Shard { address, len: n };
+        let targets: Vec<usize> = (1..world).map(|j| balanced(j, world, total).start).collect();
+        let whole: Vec<Range<usize>> = counts.iter().map(|&c| 0..c).collect();
+        let windows = vec![whole; world - 1];
+        let full = Compare::new(bits.clone(), options.is_descending());
+        let inner = if by_digit {
+            let digit = Compare::new(digit_bits.clone(), options.is_descending());
+            let coarse = search::<K>(comm, &on, shard, &targets, windows, digit)?;
+            let rest = options.bits(bits.start..digit_bits.start);
+            refine::<K>(comm, &on, shard, &targets, coarse, digit, full, |run| {
+                // SAFETY: `run` lies within the sorted shard's `n` keys (and values), this
+                // call's scratch buffers, which nothing else uses meanwhile.
+                let mut keys = unsafe {
+                    DeviceViewMut::<K>::from_raw_parts(
+                        address + (run.start * size_of::<K::Raw>()) as u64,
+                        run.len(),
+                    )
+                };
+                let mut values = values_address.map(|a| {
+                    // SAFETY: as the keys.
+                    unsafe {
+                        DeviceViewMut::<V>::from_raw_parts(a + (run.start * size_of::<V>()) as u64, run.len())
+                    }
+                });
+                local_sort_in_place(on, &mut keys, &mut values, rest, workspace)
+            })?
+        } else {
+            search::<K>(comm, &on, shard, &targets, windows, full)?
+        };
+        let mut splits = vec![vec![0; world]];
+        splits.extend(inner);
+        splits.push(counts.clone());
         // 3. The exchange: this rank's run for rank j is [splits[j][rank], splits[j + 1][rank]).
         let run = |j: usize, r: usize| splits[j][r]..splits[j + 1][r];
         let sends: Vec<Run> = (0..world)
@@ -314,68 +326,4 @@ fn local_sort_in_place<K: SortKey, V: DeviceCopy>(
         None => device::sort_keys_in_place(on, keys.slice(0..n), options, workspace)?,
     }
     Ok(())
-}
-
-/// Every boundary's splits: `splits[j][r]` is how many items of rank `r`'s sorted shard (at
-/// device address `sorted` on this rank) go to ranks before `j` (`splits[0]` all 0,
-/// `splits[world]` the shards' lengths). The same on every rank.
-fn splits<K: SortKey>(
-    comm: &mut Communicator,
-    on: &OnStream<'_>,
-    sorted: u64,
-    counts: &[usize],
-    compare: Compare,
-) -> Result<Vec<Vec<usize>>> {
-    let (rank, world) = (comm.rank(), comm.world_size());
-    let total: usize = counts.iter().sum();
-    let boundaries = world - 1;
-    // Per boundary: its target, the windows, or the splits once found.
-    let targets: Vec<usize> = (1..world).map(|j| balanced(j, world, total).start).collect();
-    let mut windows: Vec<Vec<Range<usize>>> = vec![counts.iter().map(|&c| 0..c).collect(); boundaries];
-    let mut found: Vec<Option<Vec<usize>>> = vec![None; boundaries];
-    for _ in 0..MAX_ROUNDS {
-        if found.iter().all(Option::is_some) {
-            let mut splits = vec![vec![0; world]];
-            splits.extend(found.into_iter().map(|f| f.expect("checked")));
-            splits.push(counts.to_vec());
-            return Ok(splits);
-        }
-        let mut mine = vec![0u64; boundaries * SAMPLES];
-        for j in (0..boundaries).filter(|&j| found[j].is_none()) {
-            let plan = sampled(&windows[j][rank], SAMPLES);
-            let mut raw = vec![K::Raw::default(); plan.count];
-            // SAFETY: items `start + i * gap` for `i < count` lie within the window, within the
-            // shard's `n` sorted keys at `sorted` (written by the sort queued before on this
-            // stream), of this GPU.
-            unsafe {
-                on.stream().copy_strided_to_host(
-                    sorted + (plan.start * size_of::<K::Raw>()) as u64,
-                    plan.gap,
-                    &mut raw,
-                )?
-            };
-            for (slot, &key) in mine[j * SAMPLES..].iter_mut().zip(K::from_raw(&raw)) {
-                *slot = compare.key(key);
-            }
-        }
-        let all = gather_words(comm, on, &mine)?;
-        for j in 0..boundaries {
-            if found[j].is_some() {
-                continue;
-            }
-            let keys: Vec<&[u64]> = (0..world)
-                .map(|r| {
-                    let at = (r * boundaries + j) * SAMPLES;
-                    &all[at..at + sampled(&windows[j][r], SAMPLES).count]
-                })
-                .collect();
-            match step(targets[j], &windows[j], SAMPLES, &keys) {
-                Step::Found(splits) => found[j] = Some(splits),
-                Step::Narrowed(next) => windows[j] = next,
-            }
-        }
-    }
-    Err(Error::InvalidArgument(format!(
-        "sort: the splitter search did not end in {MAX_ROUNDS} rounds (a bug: please report it)"
-    )))
 }
