@@ -20,8 +20,9 @@
 //!   all-reduce of one `f32` (a small NCCL round trip).
 //! - Sort (`sort_keys` of `u32`, ascending; optional): `2^sort_log2` uniformly random keys in
 //!   all, `1 / N` a rank, beside GPU 0 sorting as many keys alone (other random keys of the
-//!   same distribution, generated on the host). GB/s counts the keys' bytes (all of them, for
-//!   both rows), so the ratio of the two rows is the speed-up.
+//!   same distribution, generated on the host; at most `SORT_MAX_KEYS`, 2^32 - 1, which one
+//!   call sorts). GB/s counts the keys' bytes of each row (every rank's, for the distributed
+//!   sort), so the ratio of the two rows' GB/s is the ratio of keys per second.
 
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, Sum};
 use gpu_primitives::{DeviceBuffer, Gpu};
@@ -375,6 +376,12 @@ fn random_keys(n: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
+/// The keys GPU 0 sorts alone beside a distributed sort of `all`: as many, up to what one call
+/// sorts.
+fn alone_keys(all: usize) -> usize {
+    all.min(device::SORT_MAX_KEYS)
+}
+
 /// The distributed sort of `total` keys, then GPU 0 sorting as many alone (the other ranks
 /// wait at the line with nothing to do: the slowest rank is GPU 0).
 fn sort_timings(
@@ -397,8 +404,9 @@ fn sort_timings(
     drop((keys, sorted, ws));
     let mut ws = DeviceWorkspace::new();
     let mut alone = if rank == 0 {
-        let keys = DeviceVec::from_slice(gpu, &random_keys(total, 0))?;
-        let sorted = DeviceVec::<u32>::zeroed(gpu, total)?;
+        let n = alone_keys(total);
+        let keys = DeviceVec::from_slice(gpu, &random_keys(n, 0))?;
+        let sorted = DeviceVec::<u32>::zeroed(gpu, n)?;
         Some((keys, sorted))
     } else {
         None
@@ -411,6 +419,7 @@ fn sort_timings(
         Ok(())
     })?;
     out.push(("one GPU sort u32 (every key)".into(), times));
+    drop(alone);
     Ok(())
 }
 
@@ -438,16 +447,16 @@ pub fn table(config: &DistBenchConfig, gpu_name: &str, rows: &[Row]) -> String {
             r.bus_gb_per_s.map_or(String::new(), |b| format!("{b:.1}"))
         );
     }
-    let time = |what: &str| rows.iter().find(|r| r.what == what).map(|r| r.micros);
+    let speed = |what: &str| rows.iter().find(|r| r.what == what).map(|r| r.gb_per_s);
     if let (Some(log2), Some(many), Some(one)) = (
         config.sort_log2,
-        time("sort u32"),
-        time("one GPU sort u32 (every key)"),
+        speed("sort u32"),
+        speed("one GPU sort u32 (every key)"),
     ) {
         text += &format!(
-            "sort of 2^{log2} u32 keys (the sort rows' bytes are every key's): {} GPUs {:.2}x the keys per second of one\n",
+            "sort of 2^{log2} u32 keys (the sort rows' bytes are the keys each sorts): {} GPUs {:.2}x the keys per second of one\n",
             config.gpus,
-            one / many
+            many / one
         );
     }
     text

@@ -12,6 +12,7 @@
 //! | [`inclusive_scan`], [`exclusive_scan`] | its shard's part of the whole array's scan (rank order), from a local reduce, one small exchange and a local scan seeded with the earlier ranks' total | an all-gather of one accumulator a rank |
 //! | [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] | its shard's kept items (they stay on their rank) and their [`Placement`] in the whole array's result | an all-gather of two `u64` a rank (and, for `unique`, each shard's last item) |
 //! | [`rebalance`] | an equal part of the whole array (the ranks' items, in rank order), in order | an all-gather of one `u64` a rank, then grouped sends and receives of the items |
+//! | [`sort_keys`], [`sort_pairs`] | an equal part of the whole array sorted (the ranks' parts in rank order; stable across ranks), every key type, ascending or descending | a few all-gathers of sampled keys, then grouped sends and receives of the items (each crosses once) |
 //! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |

@@ -512,7 +512,20 @@ fn sort_case<K: SortKey>(
                 &mut ws,
             )?
         };
-        let unchanged = gpu.download(&input)? == K::as_raw(&shards[rank]);
+        // The input's first changed item, how many changed.
+        let after = gpu.download(&input)?;
+        let before = K::as_raw(&shards[rank]);
+        let changed: Vec<usize> = (0..after.len()).filter(|&i| after[i] != before[i]).collect();
+        let unchanged = changed.first().map(|&i| {
+            format!(
+                "{} of {} input keys changed, first at {i}: {:?} -> {:?}, last at {}",
+                changed.len(),
+                after.len(),
+                before[i],
+                after[i],
+                changed[changed.len() - 1]
+            )
+        });
         Ok::<_, Error>((
             range,
             K::from_raw(&gpu.download(&output)?).to_vec(),
@@ -550,49 +563,36 @@ fn sort_case<K: SortKey>(
         {
             return Err(format!("{what}: the output past the part was written").into());
         }
-        if !unchanged {
-            return Err(format!("{what}: the input was modified").into());
+        if let Some(changed) = unchanged {
+            return Err(format!("{what}: the input was modified: {changed}").into());
         }
     }
     Ok(())
 }
 
-/// Every key type, ascending and descending, pairs and keys alone, over uneven shards (rank 1
-/// empty) of few distinct keys (long runs of equal keys across ranks: stability), floats with
-/// NaNs, infinities and both zeros; then every key on one rank, a bit range, two top digits
-/// split evenly (no digit straddles the boundary), and one key.
-fn sorts_every_key_type_stably() -> Result<(), Stop> {
+/// Sort every case of `shards` ascending and descending as pairs, ascending as keys alone.
+fn sort_each<K: SortKey>(gpus: &[Gpu], lens: &[usize], make: impl Fn(u64) -> K) -> Result<(), Stop> {
+    let shards = shards_of(lens, make);
+    for options in [SortOptions::ascending(), SortOptions::descending()] {
+        sort_case(gpus, &shards, options, true)?;
+    }
+    sort_case(gpus, &shards, SortOptions::ascending(), false)
+}
+
+/// Every integer key type, ascending and descending, pairs and keys alone, over uneven shards
+/// (rank 1 empty) of few distinct keys (long runs of equal keys across ranks: stability); then
+/// every key on one rank, a bit range, two top digits split evenly (no digit straddles the
+/// boundary), and one key.
+fn sorts_integer_keys_stably() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 41);
-    fn float(b: u64) -> f64 {
-        match b % 997 {
-            0 => f64::NAN,
-            1 => f64::INFINITY,
-            2 => f64::NEG_INFINITY,
-            3 => -0.0,
-            4 => 0.0,
-            5 => -f64::NAN,
-            _ => ((b >> 20) % 3000) as f64 / 8.0 - 180.0,
-        }
-    }
-    fn each<K: SortKey>(gpus: &[Gpu], lens: &[usize], make: impl Fn(u64) -> K) -> Result<(), Stop> {
-        let shards = shards_of(lens, make);
-        for options in [SortOptions::ascending(), SortOptions::descending()] {
-            sort_case(gpus, &shards, options, true)?;
-        }
-        sort_case(gpus, &shards, SortOptions::ascending(), false)
-    }
-    each::<u8>(&gpus, &lens, |b| (b >> 13) as u8)?;
-    each::<u16>(&gpus, &lens, |b| (b % 5000) as u16)?;
-    each::<u32>(&gpus, &lens, |b| (b >> 32) as u32)?;
-    each::<i32>(&gpus, &lens, |b| (b % 20_001) as i32 - 10_000)?;
-    each::<u64>(&gpus, &lens, |b| b % 100_003)?;
-    each::<i64>(&gpus, &lens, |b| b as i64)?;
-    each::<f32>(&gpus, &lens, |b| float(b) as f32)?;
-    each::<f64>(&gpus, &lens, float)?;
-    each::<half::f16>(&gpus, &lens, |b| half::f16::from_f64(float(b)))?;
-    each::<half::bf16>(&gpus, &lens, |b| half::bf16::from_f64(float(b)))?;
-    // Every key on rank 0, many equal; a bit range (the low byte, descending); one key.
+    sort_each::<u8>(&gpus, &lens, |b| (b >> 13) as u8)?;
+    sort_each::<u16>(&gpus, &lens, |b| (b % 5000) as u16)?;
+    sort_each::<u32>(&gpus, &lens, |b| (b >> 32) as u32)?;
+    sort_each::<i32>(&gpus, &lens, |b| (b % 20_001) as i32 - 10_000)?;
+    sort_each::<u64>(&gpus, &lens, |b| b % 100_003)?;
+    sort_each::<i64>(&gpus, &lens, |b| b as i64)?;
+    // Every key on rank 0, many equal; a bit range (the low byte, descending).
     let mut on_rank_0 = vec![0; gpus.len()];
     on_rank_0[0] = 400_001;
     let shards = shards_of(&on_rank_0, |b| (b % 7) as u32);
@@ -612,6 +612,28 @@ fn sorts_every_key_type_stably() -> Result<(), Stop> {
         SortOptions::ascending(),
         true,
     )
+}
+
+/// Every float key type as [`sorts_integer_keys_stably`], with NaNs of both signs, infinities
+/// and both zeros among few distinct values.
+fn sorts_float_keys_stably() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let lens = lengths(gpus.len(), 43);
+    fn float(b: u64) -> f64 {
+        match b % 997 {
+            0 => f64::NAN,
+            1 => f64::INFINITY,
+            2 => f64::NEG_INFINITY,
+            3 => -0.0,
+            4 => 0.0,
+            5 => -f64::NAN,
+            _ => ((b >> 20) % 3000) as f64 / 8.0 - 180.0,
+        }
+    }
+    sort_each::<f32>(&gpus, &lens, |b| float(b) as f32)?;
+    sort_each::<f64>(&gpus, &lens, float)?;
+    sort_each::<half::f16>(&gpus, &lens, |b| half::f16::from_f64(float(b)))?;
+    sort_each::<half::bf16>(&gpus, &lens, |b| half::bf16::from_f64(float(b)))
 }
 
 fn histograms_even_and_range() -> Result<(), Stop> {
@@ -810,7 +832,10 @@ fn child(job: &str) -> ! {
     let world = World::from_env().expect("torchrun's variables");
     let run = || -> Result<String, Error> {
         let gpu = gpu_primitives::open_gpu(world.local_rank as u32)?;
-        let mut comm = Communicator::from_world(&gpu, &world, Duration::from_secs(5))?;
+        // Short where a rank dies (the others' wait for it), long enough for compute-sanitizer
+        // otherwise.
+        let timeout = Duration::from_secs(if job == "die" { 5 } else { 120 });
+        let mut comm = Communicator::from_world(&gpu, &world, timeout)?;
         if job == "die" && world.rank == 1 {
             // A rank that stops after joining: the others' next collective must not hang.
             std::process::exit(3);
@@ -949,9 +974,10 @@ const TESTS: &[(&str, Test)] = &[
         histograms_even_and_range,
     ),
     (
-        "one_process::sorts_every_key_type_stably",
-        sorts_every_key_type_stably,
+        "one_process::sorts_integer_keys_stably",
+        sorts_integer_keys_stably,
     ),
+    ("one_process::sorts_float_keys_stably", sorts_float_keys_stably),
     (
         "one_process::all_reduce_and_all_gather",
         all_reduce_and_all_gather,

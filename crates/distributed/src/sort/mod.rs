@@ -179,11 +179,12 @@ fn sort<K: SortKey, V: DeviceCopy>(
             options
         };
         // SAFETY: `n` stored keys, every one written by the sort below before anything reads
-        // them (the sort is queued first on this stream).
-        let sorted_keys = unsafe { on.stream().alloc::<K::Raw>(n)? };
+        // them (the sort is queued first on this stream), and a few bytes of padding that
+        // nothing reads but NCCL (its send kernels load whole words past a run of bytes).
+        let sorted_keys = unsafe { on.stream().alloc::<K::Raw>(padded::<K::Raw>(n))? };
         let mut sorted_values = match values {
-            // SAFETY: `n` values, each written by the sort below (as the keys above).
-            Some(_) => Some(unsafe { on.stream().alloc::<V>(n)? }),
+            // SAFETY: as the keys above.
+            Some(_) => Some(unsafe { on.stream().alloc::<V>(padded::<V>(n))? }),
             None => None,
         };
         let address = sorted_keys.as_device_ptr().as_raw();
@@ -276,6 +277,11 @@ fn sort<K: SortKey, V: DeviceCopy>(
         drop((sorted_keys, sorted_values));
         Ok(part)
     })
+}
+
+/// `n` items of `T` and enough more to end on a 16-byte boundary.
+fn padded<T>(n: usize) -> usize {
+    (n * size_of::<T>()).next_multiple_of(16) / size_of::<T>()
 }
 
 /// Refuse more keys than one single-GPU sort takes.
