@@ -22,7 +22,9 @@
 //!   all, `1 / N` a rank, beside GPU 0 sorting as many keys alone (other random keys of the
 //!   same distribution, generated on the host; at most `SORT_MAX_KEYS`, 2^32 - 1, which one
 //!   call sorts). GB/s counts the keys' bytes of each row (every rank's, for the distributed
-//!   sort), so the ratio of the two rows' GB/s is the ratio of keys per second.
+//!   sort), so the ratio of the two rows' GB/s is the ratio of keys per second. Then one more
+//!   distributed sort with its phases timed (`Communicator::record_phases`: each phase ends with
+//!   a synchronisation), the slowest rank's time of each.
 
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, Sum};
 use gpu_primitives::{DeviceBuffer, Gpu};
@@ -232,6 +234,8 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
                 )
             } else if what.starts_with("small round trip") {
                 (config.gpus, size_of::<f32>() as u64, None)
+            } else if what.starts_with("sort phase") {
+                (config.gpus, 0, None)
             } else if what.contains("sort") {
                 let keys = 1u64 << config.sort_log2.unwrap_or(0);
                 let ranks = if what.starts_with("one GPU") {
@@ -401,6 +405,16 @@ fn sort_timings(
         dist::sort_keys::<u32>(comm, gpu, &keys, &mut sorted, options, &mut ws).map(drop)
     })?;
     out.push(("sort u32".into(), times));
+    // One more call with its phases timed (each ends with a synchronisation).
+    comm.record_phases(true);
+    if !line.wait() {
+        return Err(dist::Error::Aborted);
+    }
+    dist::sort_keys::<u32>(comm, gpu, &keys, &mut sorted, options, &mut ws)?;
+    for &(phase, time) in comm.phases() {
+        out.push((format!("sort phase: {phase}"), vec![time.as_secs_f64() * 1e6]));
+    }
+    comm.record_phases(false);
     drop((keys, sorted, ws));
     let mut ws = DeviceWorkspace::new();
     let mut alone = if rank == 0 {

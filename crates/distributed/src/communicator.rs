@@ -29,6 +29,10 @@ pub struct Communicator {
     context: usize,
     comm: Option<Comm>,
     timeout: Duration,
+    /// The phases of the last call that has phases, where recording (see `record_phases`).
+    phases: Option<Vec<(&'static str, Duration)>>,
+    /// When the phase being timed began.
+    phase_began: Instant,
 }
 
 impl Communicator {
@@ -40,6 +44,8 @@ impl Communicator {
             context: gpu.context_raw() as usize,
             comm: None,
             timeout: DEFAULT_TIMEOUT,
+            phases: None,
+            phase_began: Instant::now(),
         }
     }
 
@@ -85,6 +91,8 @@ impl Communicator {
                         context: gpu.context_raw() as usize,
                         comm: Some(comm),
                         timeout,
+                        phases: None,
+                        phase_began: Instant::now(),
                     })
                 })
                 .collect()
@@ -134,6 +142,8 @@ impl Communicator {
             context: gpu.context_raw() as usize,
             comm: Some(comm),
             timeout,
+            phases: None,
+            phase_began: Instant::now(),
         })
     }
 
@@ -141,6 +151,42 @@ impl Communicator {
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
+    }
+
+    /// Whether to time the phases of the calls that have them (the sorts: `counts`, `digit
+    /// sort`, `splitters`, `exchange`, `final sort`, `free`), for measurements: each phase ends
+    /// with a synchronisation of the call's stream (the phases run one after the other on it
+    /// anyway), and [`phases`](Self::phases) gives the last call's.
+    pub fn record_phases(&mut self, record: bool) {
+        self.phases = record.then(Vec::new);
+    }
+
+    /// The phases of the last call that has phases and their times on this rank (the host's
+    /// wall time of each, the stream synchronised at its end), where
+    /// [`record_phases`](Self::record_phases) is on; empty otherwise.
+    pub fn phases(&self) -> &[(&'static str, Duration)] {
+        self.phases.as_deref().unwrap_or(&[])
+    }
+
+    /// A call with phases begins (recording: the last call's phases are cleared).
+    pub(crate) fn phases_begin(&mut self) {
+        if let Some(phases) = &mut self.phases {
+            phases.clear();
+            self.phase_began = Instant::now();
+        }
+    }
+
+    /// Phase `name` of the call ends (recording: once `on`'s stream has run it).
+    pub(crate) fn phase_end(&mut self, on: &OnStream<'_>, name: &'static str) -> Result<()> {
+        if self.phases.is_some() {
+            on.stream().synchronize()?;
+            let now = Instant::now();
+            let began = std::mem::replace(&mut self.phase_began, now);
+            if let Some(phases) = &mut self.phases {
+                phases.push((name, now - began));
+            }
+        }
+        Ok(())
     }
 
     /// This rank, `0..world_size`.

@@ -512,10 +512,13 @@ fn sort_case<K: SortKey>(
                 &mut ws,
             )?
         };
-        // The input's first changed item, how many changed.
+        // The input's first changed item, how many changed (compared as bits: NaN keys too).
         let after = gpu.download(&input)?;
         let before = K::as_raw(&shards[rank]);
-        let changed: Vec<usize> = (0..after.len()).filter(|&i| after[i] != before[i]).collect();
+        let bits = |k: &K::Raw| bytemuck::bytes_of(k).to_vec();
+        let changed: Vec<usize> = (0..after.len())
+            .filter(|&i| bits(&after[i]) != bits(&before[i]))
+            .collect();
         let unchanged = changed.first().map(|&i| {
             format!(
                 "{} of {} input keys changed, first at {i}: {:?} -> {:?}, last at {}",
@@ -545,9 +548,16 @@ fn sort_case<K: SortKey>(
             return Err(format!("{what}: range {range:?}, expected {expected:?}").into());
         }
         let n = range.len();
-        let (got_raw, expected_raw) = (K::as_raw(&out[..n]), K::as_raw(&keys[range.clone()]));
+        // Compared as bits: NaN keys are equal to themselves there.
+        let (got_raw, expected_raw): (&[u8], &[u8]) = (
+            bytemuck::cast_slice(K::as_raw(&out[..n])),
+            bytemuck::cast_slice(K::as_raw(&keys[range.clone()])),
+        );
         if got_raw != expected_raw {
-            let at = (0..n).find(|&i| got_raw[i] != expected_raw[i]).unwrap_or(0);
+            let width = size_of::<K::Raw>();
+            let at = (0..n)
+                .find(|&i| got_raw[i * width..(i + 1) * width] != expected_raw[i * width..(i + 1) * width])
+                .unwrap_or(0);
             return Err(format!(
                 "{what}: keys differ first at {at}: {:?}, expected {:?}",
                 out[at],
@@ -558,7 +568,9 @@ fn sort_case<K: SortKey>(
         if pairs && out_values[..n] != values[range.clone()] {
             return Err(format!("{what}: values (global indices) differ: not stable").into());
         }
-        if K::as_raw(&out[n..]).iter().any(|k| *k != K::Raw::default())
+        if bytemuck::cast_slice::<K::Raw, u8>(K::as_raw(&out[n..]))
+            .iter()
+            .any(|&b| b != 0)
             || (pairs && out_values[n..].iter().any(|&v| v != u32::MAX))
         {
             return Err(format!("{what}: the output past the part was written").into());

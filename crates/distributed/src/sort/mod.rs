@@ -130,6 +130,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
         }
         let bits = options.compared_bits::<K>()?;
         let n = keys.len();
+        comm.phases_begin();
         check_limit("a shard", n)?;
         let (rank, world) = (comm.rank(), comm.world_size());
         let counts: Vec<usize> = gather_words(comm, &on, &[n as u64])?
@@ -138,6 +139,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
             .collect();
         let total: usize = counts.iter().sum();
         let part = balanced(rank, world, total);
+        comm.phase_end(&on, "counts")?;
         check_limit("this rank's part", part.len())?;
         if keys_out.len() < part.len() {
             return Err(Error::InvalidArgument(format!(
@@ -195,6 +197,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
             let mut sorted_v = sorted_values.as_mut().map(DeviceViewMut::from);
             local_sort(on, keys, values, &mut sorted, &mut sorted_v, first, workspace)?;
         }
+        comm.phase_end(&on, "digit sort")?;
         // 2. Where each sorted shard splits between the ranks' parts: in the digit's order,
         // then exactly where a digit's keys straddle a boundary.
         let shard = Shard { address, len: n };
@@ -229,6 +232,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
         let mut splits = vec![vec![0; world]];
         splits.extend(inner);
         splits.push(counts.clone());
+        comm.phase_end(&on, "splitters")?;
         // 3. The exchange: this rank's run for rank j is [splits[j][rank], splits[j + 1][rank]).
         let run = |j: usize, r: usize| splits[j][r]..splits[j + 1][r];
         let sends: Vec<Run> = (0..world)
@@ -267,6 +271,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
         // the scratch buffers are this call's, the outputs borrowed mutably, all of this GPU
         // (checked); every rank computed the same splits from the same gathered samples.
         unsafe { exchange(comm, &on, &sends, &receives, &moved)? };
+        comm.phase_end(&on, "exchange")?;
         // 4. The received runs (in rank order, each sorted) sorted in place.
         let len = part.len();
         let mut part_keys = keys_out.slice(0..len);
@@ -274,7 +279,9 @@ fn sort<K: SortKey, V: DeviceCopy>(
         local_sort_in_place(on, &mut part_keys, &mut part_values, options, workspace)?;
         // The sort has run before the scratch buffers are freed, and `output` is written.
         on.stream().synchronize()?;
+        comm.phase_end(&on, "final sort")?;
         drop((sorted_keys, sorted_values));
+        comm.phase_end(&on, "free")?;
         Ok(part)
     })
 }
