@@ -129,17 +129,21 @@ pub(crate) fn gather_raw<T: NcclType>(
 }
 
 /// Every rank's `mine` (of the same length on every rank), in rank order: rank `r`'s words at
-/// `r * mine.len()`. An all-gather through device memory on `on`'s stream; returns once the
-/// words are on the host. A world of one returns `mine`.
+/// `r * mine.len()`. An all-gather through the communicator's kept device memory on `on`'s
+/// stream; returns once the words are on the host. A world of one returns `mine`.
 pub(crate) fn gather_words(comm: &mut Communicator, on: &OnStream<'_>, mine: &[u64]) -> Result<Vec<u64>> {
     let (rank, world, len) = (comm.rank(), comm.world_size(), mine.len());
     if world == 1 || len == 0 {
         return Ok(mine.to_vec());
     }
+    let base = comm.words(on, world * len * size_of::<u64>())?;
+    let slot = base + (rank * len * size_of::<u64>()) as u64;
+    // SAFETY: `slot` starts `len` words of the kept buffer (it holds `world * len`), of this GPU;
+    // nothing else uses it during the call.
+    unsafe { on.stream().copy_from_host(slot, mine)? };
+    gather_raw::<u64>(comm, on, slot, base, len)?;
     let mut all = vec![0u64; world * len];
-    all[rank * len..(rank + 1) * len].copy_from_slice(mine);
-    let buffer = on.stream().upload(&all)?;
-    let base = buffer.as_device_ptr().as_raw();
-    gather_raw::<u64>(comm, on, base + (rank * len * size_of::<u64>()) as u64, base, len)?;
-    Ok(on.stream().download(&buffer)?)
+    // SAFETY: the gather wrote the buffer's first `world * len` words, and has run.
+    unsafe { on.stream().copy_to_host(base, &mut all)? };
+    Ok(all)
 }

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::nccl::{Comm, UniqueId, progress};
 use crate::rendezvous::{self, World};
 use cudarc::nccl::sys;
-use gpu_primitives::{Gpu, OnStream};
+use gpu_primitives::{DeviceBuffer, Gpu, OnStream};
 use std::time::{Duration, Instant};
 
 /// How long a collective or the rendezvous waits for every rank by default before it gives up
@@ -33,6 +33,32 @@ pub struct Communicator {
     phases: Option<Vec<(&'static str, Duration)>>,
     /// When the phase being timed began.
     phase_began: Instant,
+    /// Device memory kept between calls (see `scratch` and `words`).
+    memory: Memory,
+}
+
+/// The device memory a communicator keeps between its calls, so that a call does not allocate
+/// and free it each time (an allocation of gigabytes takes milliseconds): the sort's scratch,
+/// the small exchanges' words and the sort's samples. Freed with the communicator or by
+/// [`Communicator::release_memory`].
+#[derive(Default)]
+struct Memory {
+    scratch: Option<DeviceBuffer<u64>>,
+    words: Option<DeviceBuffer<u64>>,
+    samples: Option<DeviceBuffer<u64>>,
+}
+
+/// `slot`'s buffer, at least `bytes` long (a larger one replaces it), and its address.
+fn kept(slot: &mut Option<DeviceBuffer<u64>>, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+    let len = bytes.div_ceil(size_of::<u64>()).max(1);
+    if slot.as_ref().is_none_or(|b| b.len() < len) {
+        // The old buffer first (freeing waits for the work that used it).
+        *slot = None;
+        // SAFETY: the callers write what they read of it (the sort's scratch is written by the
+        // local sort, the words by a copy from the host) before reading it.
+        *slot = Some(unsafe { on.stream().alloc::<u64>(len)? });
+    }
+    Ok(slot.as_ref().expect("just set").as_device_ptr().as_raw())
 }
 
 impl Communicator {
@@ -46,6 +72,7 @@ impl Communicator {
             timeout: DEFAULT_TIMEOUT,
             phases: None,
             phase_began: Instant::now(),
+            memory: Memory::default(),
         }
     }
 
@@ -93,6 +120,7 @@ impl Communicator {
                         timeout,
                         phases: None,
                         phase_began: Instant::now(),
+                        memory: Memory::default(),
                     })
                 })
                 .collect()
@@ -144,6 +172,7 @@ impl Communicator {
             timeout,
             phases: None,
             phase_began: Instant::now(),
+            memory: Memory::default(),
         })
     }
 
@@ -154,7 +183,7 @@ impl Communicator {
     }
 
     /// Whether to time the phases of the calls that have them (the sorts: `counts`, `digit
-    /// sort`, `splitters`, `exchange`, `final sort`, `free`), for measurements: each phase ends
+    /// sort`, `splitters`, `exchange`, `final sort`), for measurements: each phase ends
     /// with a synchronisation of the call's stream (the phases run one after the other on it
     /// anyway), and [`phases`](Self::phases) gives the last call's.
     pub fn record_phases(&mut self, record: bool) {
@@ -187,6 +216,30 @@ impl Communicator {
             }
         }
         Ok(())
+    }
+
+    /// Free the device memory the communicator keeps between calls: the sort's scratch (a copy
+    /// of the largest shard it sorted, with its values) and the small exchanges' buffer. The
+    /// next call that needs it allocates it again.
+    pub fn release_memory(&mut self) {
+        self.memory = Memory::default();
+    }
+
+    /// The device address of at least `bytes` bytes of scratch memory on this rank's GPU (256-byte
+    /// aligned), kept for later calls; its contents are unset. Valid until the next call of
+    /// `scratch` or [`release_memory`](Self::release_memory).
+    pub(crate) fn scratch(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+        kept(&mut self.memory.scratch, on, bytes)
+    }
+
+    /// As [`scratch`](Self::scratch), a second buffer, for the small exchanges' words.
+    pub(crate) fn words(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+        kept(&mut self.memory.words, on, bytes)
+    }
+
+    /// As [`scratch`](Self::scratch), a third buffer, for samples gathered on the device.
+    pub(crate) fn samples(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+        kept(&mut self.memory.samples, on, bytes)
     }
 
     /// This rank, `0..world_size`.

@@ -648,6 +648,65 @@ fn sorts_float_keys_stably() -> Result<(), Stop> {
     sort_each::<half::bf16>(&gpus, &lens, |b| half::bf16::from_f64(float(b)))
 }
 
+/// One communicator sorting three times, small, large, small again (its kept scratch memory
+/// grown, then reused), pairs and keys alone: each result against the reference.
+fn a_communicator_sorts_again_with_its_kept_memory() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let world = gpus.len();
+    let rounds: Vec<(Vec<Vec<u32>>, bool)> =
+        [(3_000usize, 11u64, true), (200_000, 12, false), (5_000, 13, true)]
+            .into_iter()
+            .map(|(n, seed, pairs)| {
+                (
+                    shards_of(&vec![n; world], move |b| ((b ^ seed) >> 40) as u32),
+                    pairs,
+                )
+            })
+            .collect();
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let mut ws = DeviceWorkspace::new();
+        let mut outs = Vec::new();
+        for (shards, pairs) in &rounds {
+            let all_len: usize = shards.iter().map(Vec::len).sum();
+            let keys = DeviceVec::from_slice(gpu, &shards[rank])?;
+            let values = DeviceVec::from_slice(gpu, &vec![rank as u32; shards[rank].len()])?;
+            let mut out = DeviceVec::<u32>::zeroed(gpu, all_len.div_ceil(world))?;
+            let mut out_values = DeviceVec::<u32>::zeroed(gpu, all_len.div_ceil(world))?;
+            let options = SortOptions::ascending();
+            let range = if *pairs {
+                dist::sort_pairs::<u32, u32>(
+                    comm,
+                    gpu,
+                    &keys,
+                    &values,
+                    &mut out,
+                    &mut out_values,
+                    options,
+                    &mut ws,
+                )?
+            } else {
+                dist::sort_keys::<u32>(comm, gpu, &keys, &mut out, options, &mut ws)?
+            };
+            outs.push((range.clone(), out.to_vec(gpu)?[..range.len()].to_vec()));
+        }
+        comm.release_memory();
+        Ok::<_, Error>(outs)
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        for (i, (range, keys)) in g?.into_iter().enumerate() {
+            let mut all = rounds[i].0.concat();
+            all.sort_unstable();
+            if keys != all[range.clone()] {
+                return Err(format!(
+                    "sort {i} on rank {rank}: the part {range:?} differs from the reference"
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn histograms_even_and_range() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 23);
@@ -990,6 +1049,10 @@ const TESTS: &[(&str, Test)] = &[
         sorts_integer_keys_stably,
     ),
     ("one_process::sorts_float_keys_stably", sorts_float_keys_stably),
+    (
+        "one_process::a_communicator_sorts_again_with_its_kept_memory",
+        a_communicator_sorts_again_with_its_kept_memory,
+    ),
     (
         "one_process::all_reduce_and_all_gather",
         all_reduce_and_all_gather,

@@ -299,66 +299,60 @@ impl Stream {
         self.synchronize()
     }
 
-    /// Copy every `stride`-th element of `T` from device address `address` into `dst`:
-    /// `dst[i]` = the element at `address + i * stride * size_of::<T>()`, after the work queued
-    /// before on this stream, then wait for it (one `cuMemcpy2DAsync`: a sample of sorted data
-    /// in one copy). `stride` 1 is a plain download.
+    /// Queue a copy of every `stride`-th element of `T` from device address `src` into `count`
+    /// consecutive elements at device address `dst`: element `i` from `src + i * stride *
+    /// size_of::<T>()` (one `cuMemcpy2DAsync`, device to device: a sample of sorted data,
+    /// gathered on the device to be downloaded in one piece).
     ///
     /// # Safety
-    /// The `dst.len()` elements named above are initialised elements of `T` of live device
-    /// memory of this stream's context.
+    /// The `count` elements named above are initialised elements of `T` of live device memory
+    /// of this stream's context, and `dst` starts `count` elements of it that do not overlap
+    /// them; both stay allocated until the copy has run, and nothing else writes them meanwhile.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] for `stride` 0; errors of earlier work on the stream, driver
-    /// errors (a pitch past the device's `MAX_PITCH`, 2^31 - 1 bytes on the GPUs we run).
-    pub unsafe fn copy_strided_to_host<T: DeviceCopy>(
+    /// [`Error::InvalidLaunch`] for `stride` 0; driver errors (a pitch past the device's
+    /// `MAX_PITCH`, 2^31 - 1 bytes on the GPUs we run).
+    pub unsafe fn copy_strided<T: DeviceCopy>(
         &self,
-        address: u64,
+        src: u64,
         stride: usize,
-        dst: &mut [T],
+        dst: u64,
+        count: usize,
     ) -> Result<()> {
         if stride == 0 {
             return Err(Error::InvalidLaunch(
-                "copy_strided_to_host: a stride of 0 elements".into(),
+                "copy_strided: a stride of 0 elements".into(),
             ));
         }
-        if dst.is_empty() {
-            return self.synchronize();
+        if count == 0 {
+            return Ok(());
         }
         let width = size_of::<T>();
-        if stride == 1 {
-            // SAFETY: with a stride of 1 the caller's elements are `dst.len()` in a row.
-            return unsafe { self.copy_to_host(address, dst) };
-        }
         let copy = raw::CUDA_MEMCPY2D {
             srcXInBytes: 0,
             srcY: 0,
             srcMemoryType: raw::CUmemorytype::CU_MEMORYTYPE_DEVICE,
             srcHost: std::ptr::null(),
-            srcDevice: address as raw::CUdeviceptr,
+            srcDevice: src as raw::CUdeviceptr,
             srcArray: std::ptr::null_mut(),
             srcPitch: stride * width,
             dstXInBytes: 0,
             dstY: 0,
-            dstMemoryType: raw::CUmemorytype::CU_MEMORYTYPE_HOST,
-            dstHost: dst.as_mut_ptr().cast::<c_void>(),
-            dstDevice: 0,
+            dstMemoryType: raw::CUmemorytype::CU_MEMORYTYPE_DEVICE,
+            dstHost: std::ptr::null_mut(),
+            dstDevice: dst as raw::CUdeviceptr,
             dstArray: std::ptr::null_mut(),
             dstPitch: width,
             WidthInBytes: width,
-            Height: dst.len(),
+            Height: count,
         };
         let _current = self.context.push()?;
-        // SAFETY: rows of `width` bytes, `dst.len()` of them: `dst`'s elements on the host, the
-        // caller's elements on the device; the stream is synchronised before `dst`'s borrow
-        // ends, also on error (the copy may have been queued).
+        // SAFETY: `count` rows of `width` bytes, the caller's elements on both sides; the copy
+        // is ordered on this stream, and the struct is read when the call queues it.
         let status = or_inject(Fault::Copy, || unsafe {
             raw::cuMemcpy2DAsync_v2(&copy, self.raw)
         });
-        let queued = check(status, "copying a strided sample from the device");
-        let done = self.synchronize();
-        queued?;
-        done
+        check(status, "queueing a strided device-to-device copy")
     }
 
     /// Copy `buffer` to a new `Vec`, after the work queued before on this stream (synchronises).

@@ -49,8 +49,10 @@ const DIGIT_BITS: u32 = 8;
 /// in the whole array (rank 0's shard first). Deterministic. `keys` is left unchanged. Returns
 /// once `output` is written.
 ///
-/// Device memory on each rank: a sorted copy of the shard and what the single-GPU sort needs
-/// for the shard and for the part (a copy of the part, through `workspace`).
+/// Device memory on each rank: a copy of the shard (keys and values), which the communicator
+/// keeps for its next calls ([`Communicator::release_memory`] frees it), and what the
+/// single-GPU sort needs for the shard and for the part (a copy of the part, through
+/// `workspace`).
 ///
 /// # Errors
 /// [`gpu_primitives::Error`] (as [`Error::Gpu`]) for a bit range past the key's width, a shard
@@ -180,27 +182,35 @@ fn sort<K: SortKey, V: DeviceCopy>(
         } else {
             options
         };
-        // SAFETY: `n` stored keys, every one written by the sort below before anything reads
-        // them (the sort is queued first on this stream), and a few bytes of padding that
-        // nothing reads but NCCL (its send kernels load whole words past a run of bytes).
-        let sorted_keys = unsafe { on.stream().alloc::<K::Raw>(padded::<K::Raw>(n))? };
-        let mut sorted_values = match values {
-            // SAFETY: as the keys above.
-            Some(_) => Some(unsafe { on.stream().alloc::<V>(padded::<V>(n))? }),
-            None => None,
+        // The sorted shard in the communicator's scratch memory, kept between calls: its keys,
+        // then (from a 256-byte boundary) its values, each padded to 16 bytes (NCCL's send
+        // kernels load whole words past the end of a run of bytes).
+        let keys_bytes = (n * size_of::<K::Raw>()).next_multiple_of(256);
+        let values_bytes = if values.is_some() {
+            (n * size_of::<V>()).next_multiple_of(16)
+        } else {
+            0
         };
-        let address = sorted_keys.as_device_ptr().as_raw();
-        let values_address = sorted_values.as_ref().map(|v| v.as_device_ptr().as_raw());
+        let address = comm.scratch(&on, keys_bytes + values_bytes)?;
+        let values_address = values.map(|_| address + keys_bytes as u64);
         {
-            // SAFETY: a live buffer of `n` stored keys, borrowed mutably for this block.
+            // SAFETY: `n` stored keys and `n` values of the scratch memory (it holds both),
+            // which nothing else uses during the call, each written by the sort below before
+            // anything reads it (the sort is queued first on this stream).
             let mut sorted = unsafe { DeviceViewMut::<K>::from_raw_parts(address, n) };
-            let mut sorted_v = sorted_values.as_mut().map(DeviceViewMut::from);
+            // SAFETY: as the keys.
+            let mut sorted_v = values_address.map(|a| unsafe { DeviceViewMut::<V>::from_raw_parts(a, n) });
             local_sort(on, keys, values, &mut sorted, &mut sorted_v, first, workspace)?;
         }
         comm.phase_end(&on, "digit sort")?;
         // 2. Where each sorted shard splits between the ranks' parts: in the digit's order,
         // then exactly where a digit's keys straddle a boundary.
-        let shard = Shard { address, len: n };
+        let staging = comm.samples(&on, splitters::SAMPLES * size_of::<K::Raw>())?;
+        let shard = Shard {
+            address,
+            len: n,
+            staging,
+        };
         let targets: Vec<usize> = (1..world).map(|j| balanced(j, world, total).start).collect();
         let whole: Vec<Range<usize>> = counts.iter().map(|&c| 0..c).collect();
         let windows = vec![whole; world - 1];
@@ -259,17 +269,18 @@ fn sort<K: SortKey, V: DeviceCopy>(
             target: keys_out.address(),
             item_bytes: size_of::<K::Raw>(),
         }];
-        if let (Some(sorted_values), Some(values_out)) = (&sorted_values, &values_out) {
+        if let (Some(values_address), Some(values_out)) = (values_address, &values_out) {
             moved.push(Moved {
-                source: sorted_values.as_device_ptr().as_raw(),
+                source: values_address,
                 target: values_out.address(),
                 item_bytes: size_of::<V>(),
             });
         }
         // SAFETY: the sends lie within the sorted shard (`splits` are positions of it, from 0
         // to `n`) and the receives within this rank's part, which the outputs hold (checked);
-        // the scratch buffers are this call's, the outputs borrowed mutably, all of this GPU
-        // (checked); every rank computed the same splits from the same gathered samples.
+        // the scratch memory is the communicator's (this call's alone), the outputs borrowed
+        // mutably, all of this GPU (checked); every rank computed the same splits from the same
+        // gathered samples.
         unsafe { exchange(comm, &on, &sends, &receives, &moved)? };
         comm.phase_end(&on, "exchange")?;
         // 4. The received runs (in rank order, each sorted) sorted in place.
@@ -277,18 +288,11 @@ fn sort<K: SortKey, V: DeviceCopy>(
         let mut part_keys = keys_out.slice(0..len);
         let mut part_values = values_out.as_mut().map(|v| v.slice(0..len));
         local_sort_in_place(on, &mut part_keys, &mut part_values, options, workspace)?;
-        // The sort has run before the scratch buffers are freed, and `output` is written.
+        // The call returns with `output` written.
         on.stream().synchronize()?;
         comm.phase_end(&on, "final sort")?;
-        drop((sorted_keys, sorted_values));
-        comm.phase_end(&on, "free")?;
         Ok(part)
     })
-}
-
-/// `n` items of `T` and enough more to end on a 16-byte boundary.
-fn padded<T>(n: usize) -> usize {
-    (n * size_of::<T>()).next_multiple_of(16) / size_of::<T>()
 }
 
 /// Refuse more keys than one single-GPU sort takes.

@@ -11,8 +11,9 @@ use gpu_primitives::device::SortKey;
 use std::ops::Range;
 
 /// Samples a rank takes of its window in each round (a round gathers `world * boundaries *
-/// SAMPLES` words, 224 KiB on 8 ranks; a window of 2^31 keys is exact after 3 rounds).
-const SAMPLES: usize = 4096;
+/// SAMPLES` words, 56 KiB on 8 ranks; a window of 2^31 keys on 2 ranks is exact after 4
+/// rounds).
+pub(super) const SAMPLES: usize = 1024;
 
 /// Rounds after which a search gives up (it needs about `log(shard) / log(SAMPLES / (2 *
 /// world))`: 3 or 4 for any shard a GPU holds).
@@ -48,11 +49,13 @@ impl Compare {
 }
 
 /// This rank's sorted shard: `len` stored keys of `K` at device address `address`, on the
-/// stream's GPU, written by work queued before on the stream.
+/// stream's GPU, written by work queued before on the stream; and `staging`, room for
+/// [`SAMPLES`] keys there, where the samples are gathered before they are downloaded.
 #[derive(Clone, Copy)]
 pub(super) struct Shard {
     pub(super) address: u64,
     pub(super) len: usize,
+    pub(super) staging: u64,
 }
 
 impl Shard {
@@ -73,14 +76,17 @@ impl Shard {
         let plan = sampled(window, SAMPLES);
         let mut raw = vec![K::Raw::default(); plan.count];
         // SAFETY: items `start + i * gap` for `i < count` lie within the window (`sampled`),
-        // within the shard's `len` keys (asserted), initialised by the sort queued before.
+        // within the shard's `len` keys (asserted), initialised by the sort queued before; the
+        // staging room holds `SAMPLES >= count` keys, apart from the shard.
         unsafe {
-            on.stream().copy_strided_to_host(
+            on.stream().copy_strided::<K::Raw>(
                 self.address + (plan.start * size_of::<K::Raw>()) as u64,
                 plan.gap,
-                &mut raw,
-            )?
-        };
+                self.staging,
+                plan.count,
+            )?;
+            on.stream().copy_to_host(self.staging, &mut raw)?;
+        }
         for (slot, &key) in out.iter_mut().zip(K::from_raw(&raw)) {
             *slot = compare.key(key);
         }
