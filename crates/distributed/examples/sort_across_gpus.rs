@@ -4,7 +4,9 @@
 //! (an order-independent fingerprint of every key, before and after).
 //!
 //! Run: `NCCL_NVLS_ENABLE=0 cargo run --release -p gpu-primitives-distributed --example
-//! sort_across_gpus [-- LOG2]` (LOG2 keys in all, 32 by default). Each GPU needs about 5 times
+//! sort_across_gpus [-- LOG2 [FEWER]]` (2^LOG2 - FEWER keys in all; 2^32 by default). One GPU
+//! sorts at most 2^32 - 1 keys in one call, so 2^34 keys on 4 GPUs (parts of 2^32) are run as
+//! `34 4`. Each GPU needs about 5 times
 //! its share of the keys in memory (its shard, the sorted shard, its part and the sorts'
 //! alternate buffers): 2^32 keys take 40 GiB a GPU on two, 20 GiB on four.
 
@@ -80,7 +82,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     if !(1..=36).contains(&log2) {
         return Err(format!("LOG2 {log2}: from 1 to 36").into());
     }
-    let total = 1usize << log2;
+    let fewer: usize = match std::env::args().nth(2) {
+        Some(a) => a
+            .parse()
+            .map_err(|_| format!("FEWER: a count of keys, not {a:?}"))?,
+        None => 0,
+    };
+    let total = (1usize << log2)
+        .checked_sub(fewer)
+        .ok_or_else(|| format!("FEWER {fewer}: more than 2^{log2}"))?;
     let gpus: Vec<Gpu> = (0..16).map_while(|o| gpu_primitives::open_gpu(o).ok()).collect();
     if gpus.is_empty() {
         gpu_primitives::open_gpu(0)?;
@@ -89,7 +99,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let refs: Vec<&Gpu> = gpus.iter().collect();
     let comms = Communicator::local(&refs, Duration::from_secs(600))?;
     println!(
-        "sorting 2^{log2} random u32 keys across {world} x {}",
+        "sorting 2^{log2} - {fewer} random u32 keys across {world} x {}",
         gpus[0].info().name
     );
     let results: Vec<Result<Rank, dist::Error>> = std::thread::scope(|s| {
