@@ -267,3 +267,47 @@ pub(super) fn refine<K: SortKey>(
     }
     Ok(splits)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_primitives::device::SortOptions;
+    use gpu_primitives::half::{bf16, f16};
+    use gpu_primitives::reference::sort::argsort;
+
+    /// The stable order of `keys` by their compare keys is the reference's (which, over all bits,
+    /// is written from the order's definition, not from the ordered bits).
+    fn same_order<K: SortKey>(keys: &[K], options: SortOptions) {
+        let bits = options.compared_bits::<K>().expect("a valid range");
+        let compare = Compare::new(bits, options.is_descending());
+        let mut by_compare: Vec<u32> = (0..keys.len() as u32).collect();
+        by_compare.sort_by_key(|&i| compare.key(keys[i as usize]));
+        assert_eq!(by_compare, argsort(keys, options), "{} {options:?}", K::NAME);
+    }
+
+    fn every_order<K: SortKey>(keys: &[K], range: (u32, u32)) {
+        let (a, b) = (range.0 % (K::BITS + 1), range.1 % (K::BITS + 1));
+        for options in [SortOptions::ascending(), SortOptions::descending()] {
+            same_order(keys, options);
+            same_order(keys, options.bits(a.min(b)..a.max(b)));
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn compare_keys_order_as_the_sort(
+            bits in proptest::collection::vec(proptest::num::u64::ANY, 0..300),
+            range in (0u32..65, 0u32..65),
+        ) {
+            // Raw bit patterns: every NaN payload and sign, both zeros, infinities, subnormals.
+            every_order(&bits.iter().map(|&b| f32::from_bits(b as u32)).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| f64::from_bits(b)).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| f16::from_bits(b as u16)).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| bf16::from_bits(b as u16)).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| b as i32).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| b as i64).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| b as u8).collect::<Vec<_>>(), range);
+            every_order(&bits.iter().map(|&b| (b % 7) as u16).collect::<Vec<_>>(), range);
+        }
+    }
+}
