@@ -33,7 +33,7 @@ pub struct Communicator {
     phases: Option<Vec<(&'static str, Duration)>>,
     /// When the phase being timed began.
     phase_began: Instant,
-    /// Device memory kept between calls (see `scratch` and `words`).
+    /// Device memory kept between calls (see `scratch`, `words` and `samples`).
     memory: Memory,
 }
 
@@ -192,7 +192,8 @@ impl Communicator {
 
     /// The phases of the last call that has phases and their times on this rank (the host's
     /// wall time of each, the stream synchronised at its end), where
-    /// [`record_phases`](Self::record_phases) is on; empty otherwise.
+    /// [`record_phases`](Self::record_phases) is on; empty otherwise, and after a sort in a
+    /// world of one rank (the single-GPU sort: no phases).
     pub fn phases(&self) -> &[(&'static str, Duration)] {
         self.phases.as_deref().unwrap_or(&[])
     }
@@ -219,8 +220,8 @@ impl Communicator {
     }
 
     /// Free the device memory the communicator keeps between calls: the sort's scratch (a copy
-    /// of the largest shard it sorted, with its values) and the small exchanges' buffer. The
-    /// next call that needs it allocates it again.
+    /// of the largest shard it sorted, with its values), the small exchanges' buffer and the
+    /// sort's sample buffer. The next call that needs it allocates it again.
     pub fn release_memory(&mut self) {
         self.memory = Memory::default();
     }

@@ -58,7 +58,9 @@ const DIGIT_BITS: u32 = 8;
 /// [`gpu_primitives::Error`] (as [`Error::Gpu`]) for a bit range past the key's width, a shard
 /// or part of more than `SORT_MAX_KEYS` (2^32 - 1) keys, memory of another GPU, or out of
 /// device memory; [`Error::InvalidArgument`] for a stream of another GPU or an `output` shorter
-/// than this rank's part (found after the first exchange: the other ranks then fail); as
+/// than this rank's part (found after the first exchange). A rank that refuses its arguments
+/// aborts its communicator; the other ranks then return [`Error::Timeout`] from their next
+/// collective, after the communicator's timeout (they are not told sooner). As
 /// [`Communicator`] says.
 pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
     comm: &mut Communicator,

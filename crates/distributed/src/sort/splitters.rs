@@ -11,8 +11,8 @@ use gpu_primitives::device::SortKey;
 use std::ops::Range;
 
 /// Samples a rank takes of its window in each round (a round gathers `world * boundaries *
-/// SAMPLES` words, 56 KiB on 8 ranks; a window of 2^31 keys on 2 ranks is exact after 4
-/// rounds).
+/// SAMPLES` words: 56 KiB from each of 8 ranks, 448 KiB in all; a window of 2^31 keys on 2
+/// ranks is exact after 4 rounds).
 pub(super) const SAMPLES: usize = 1024;
 
 /// Rounds after which a search gives up (it needs about `log(shard) / log(SAMPLES / (2 *
@@ -59,8 +59,8 @@ pub(super) struct Shard {
 }
 
 impl Shard {
-    /// The compare keys of `window`'s [`sampled`] items, into `out` (which holds at least
-    /// [`SAMPLES`]); how many.
+    /// The compare keys of `window`'s [`sampled`] items (at most [`SAMPLES`]), into `out` (as
+    /// many as it holds); how many were sampled.
     fn sample<K: SortKey>(
         &self,
         on: &OnStream<'_>,
