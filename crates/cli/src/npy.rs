@@ -367,7 +367,7 @@ const PREFIX: usize = 12;
 ///
 /// # Errors
 /// [`NpyError::BadHeader`] for a file that is not a `.npy` one (or a header that does not
-/// parse, or lies about its length), [`NpyError::UnsupportedDtype`],
+/// parse, does not end in a newline, or lies about its length), [`NpyError::UnsupportedDtype`],
 /// [`NpyError::FortranOrder`], [`NpyError::SizeMismatch`] for a shape whose data is not the
 /// rest of the file (truncated, trailing bytes, or a shape no file holds), [`NpyError::Io`].
 pub fn from_reader<R: Read>(path: &Path, mut reader: R, file_len: u64) -> Result<NpyInput<R>, NpyError> {
@@ -415,6 +415,14 @@ pub fn from_reader<R: Read>(path: &Path, mut reader: R, file_len: u64) -> Result
         return Err(bad(format!(
             "the header ends early ({} of {header_len} bytes)",
             header.len()
+        )));
+    }
+    // The format ends the header with a newline: a header-length field that is off by a few
+    // bytes ends it elsewhere (a padding space, a data byte) and is refused here, even where
+    // the data's length would make up for it.
+    if header.last() != Some(&b'\n') {
+        return Err(bad(format!(
+            "the {header_len}-byte header does not end in a newline, as the format requires: its length field is wrong"
         )));
     }
     let fields = parse_header(&header).map_err(bad)?;

@@ -666,11 +666,61 @@ mod npy_fuzz {
         }
         bytes.extend(header.as_bytes());
         bytes.extend(std::iter::repeat_n(case.fill, data_len as usize));
+        // A header-length field that lies by +k where the data has k bytes too many of
+        // newlines still makes a valid file: a header padded with newlines after the dictionary
+        // and the right data. (A lie by -k cuts the header's final newline and is refused.)
+        let newlines_taken =
+            case.header_lie > 0 && i64::from(case.header_lie) == case.data_delta && case.fill == b'\n';
+        let data_read = data_len as i64 - i64::from(case.header_lie);
         let consistent = matches!(case.version, 1..=3)
-            && case.header_lie == 0
+            && (case.header_lie == 0 || newlines_taken)
             && !case.fortran
-            && data_bytes == Some(data_len);
+            && data_bytes.is_some_and(|b| b as i64 == data_read);
         (bytes, consistent)
+    }
+
+    /// The case proptest found (CI, session 55): a header-length field one short and one data
+    /// byte short. The reader saw a header without its newline and the right data length, and
+    /// took the file; the format's final newline is now required.
+    #[test]
+    fn a_header_length_one_short_is_refused_though_the_data_makes_up_for_it() {
+        let case = Case {
+            version: 1,
+            descr: "<f4".into(),
+            fortran: false,
+            shape: vec![],
+            header_lie: -1,
+            data_delta: -1,
+            fill: 0,
+        };
+        let (bytes, consistent) = file(&case);
+        assert!(!consistent);
+        assert_eq!(accept(&bytes, bytes.len() as u64), None);
+        let honest = Case {
+            header_lie: 0,
+            data_delta: 0,
+            ..case
+        };
+        let (bytes, consistent) = file(&honest);
+        assert!(consistent);
+        assert_eq!(accept(&bytes, bytes.len() as u64), Some(1));
+    }
+
+    /// A header lengthened into data that are newlines is a valid file (NumPy reads it too).
+    #[test]
+    fn a_header_padded_with_newlines_from_the_data_is_read() {
+        let case = Case {
+            version: 1,
+            descr: "<f4".into(),
+            fortran: false,
+            shape: vec![2],
+            header_lie: 3,
+            data_delta: 3,
+            fill: b'\n',
+        };
+        let (bytes, consistent) = file(&case);
+        assert!(consistent);
+        assert_eq!(accept(&bytes, bytes.len() as u64), Some(2));
     }
 
     proptest! {
