@@ -23,15 +23,15 @@
 use crate::layout::{Indexed, MAX_BLOCK_THREADS};
 use crate::params::{
     ArgFinalParams, DotParams, HistogramParams, NormGradParams, OnesweepParams, RadixHistogramParams,
-    ReduceParams, ReverseTailParams, RowParams, RunParams, ScanParams, SegmentTileStartsParams,
-    SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams, SegmentedSortParams, SelectParams,
-    TargetCountParams, TopKParams,
+    RadixSelectTopKParams, ReduceParams, ReverseTailParams, RowParams, RunParams, ScanParams,
+    SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
+    SegmentedSortParams, SelectParams, TargetCountParams, TopKParams,
 };
 use crate::table::sort_payload_bytes;
 use crate::tuning::{
-    HISTOGRAM_BLOCK, NORM_GRAD_BLOCK, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, ROW_CLUSTER_BLOCKS,
-    ROW_REGISTER_LIMITS, SCAN_BLOCK, SEGMENTED_ARG_BLOCKS_PER_SM, SEGMENTED_BLOCKS_PER_SM,
-    SEGMENTED_REDUCE_BLOCKS_PER_SM, SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM,
+    HISTOGRAM_BLOCK, NORM_GRAD_BLOCK, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM, REDUCE_BLOCK,
+    REDUCE_BLOCKS_PER_SM, ROW_CLUSTER_BLOCKS, ROW_REGISTER_LIMITS, SCAN_BLOCK, SEGMENTED_ARG_BLOCKS_PER_SM,
+    SEGMENTED_BLOCKS_PER_SM, SEGMENTED_REDUCE_BLOCKS_PER_SM, SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM,
     SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, SELECT_BLOCK, SELECT_BLOCKS_PER_SM, SORT_BLOCK,
     SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, TARGET_COUNT_BLOCK, TOP_K_BLOCKS_PER_SM,
     onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm,
@@ -872,6 +872,17 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
         )],
         spill_bytes: TOP_K_SPILL_BYTES,
     },
+    Family {
+        name: "device_radix_select_top_k",
+        tables: &[sort_key_table!(
+            sort_per_key,
+            radix_select_top_k,
+            RadixSelectTopKParams,
+            RADIX_SELECT_BLOCK,
+            bounds(RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM)
+        )],
+        spill_bytes: 0,
+    },
 ];
 
 /// The row operations' families (`device_rows_<op>`), in `row_op_table!`'s order.
@@ -1013,7 +1024,7 @@ mod tests {
         let unique: BTreeSet<&str> = all.iter().copied().collect();
         assert_eq!(unique.len(), all.len());
         let families: BTreeSet<&str> = families().map(|f| f.name).collect();
-        assert_eq!(families.len(), 57);
+        assert_eq!(families.len(), 58);
         for (family, k) in kernels() {
             assert!(
                 k.name == family.name || k.name.starts_with(&std::format!("{}_", family.name)),
@@ -1089,9 +1100,10 @@ mod tests {
         );
         assert_eq!(names("device_segmented_warp_merge_sort_v8").len(), 10);
         assert_eq!(names("device_top_k").len(), 10);
+        assert_eq!(names("device_radix_select_top_k").len(), 10);
         assert_eq!(names("device_radix_sort_histogram").len(), 10);
-        // Every kernel: 713 in sm_90's module, 77 of them (11 operations x 7) the row clusters.
-        assert_eq!(kernels().count(), 713);
+        // Every kernel: 723 in sm_90's module, 77 of them (11 operations x 7) the row clusters.
+        assert_eq!(kernels().count(), 723);
         assert_eq!(kernels().filter(|(_, k)| k.min_arch == 90).count(), 11 * 7);
     }
 

@@ -212,6 +212,13 @@ pub const fn sort_histogram_shared_bytes(passes: u32, copies: u32) -> u32 {
     passes * crate::tuning::RADIX_DIGITS * copies * 4
 }
 
+/// Dynamic shared memory of a block of the device-wide top-k (`device_radix_select_top_k_<key>`):
+/// [`RADIX_SELECT_COPIES`](crate::tuning::RADIX_SELECT_COPIES) copies of each digit's counter,
+/// bytes.
+pub const fn radix_select_shared_bytes() -> u32 {
+    crate::tuning::RADIX_DIGITS * crate::tuning::RADIX_SELECT_COPIES * 4
+}
+
 /// Where a onesweep pass keeps its tile in dynamic shared memory (byte offsets from its start).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OnesweepLayout {

@@ -672,6 +672,69 @@ pub struct TopKParams<K> {
     pub largest: u32,
 }
 
+/// The steps of the device-wide top-k ([`RadixSelectTopKParams::step`]).
+pub mod radix_select_step {
+    /// Count the next digit of every key still a candidate into `counts`.
+    pub const COUNT_DIGITS: u32 = 0;
+    /// Write the index of every key selected to `indices`, in no order.
+    pub const GATHER: u32 = 1;
+    /// Load the key of each of the `k` indices into `values_out`.
+    pub const LOAD_KEYS: u32 = 2;
+}
+
+/// One step of the device-wide top-k by radix select (`device_radix_select_top_k_<key>`; CUB's
+/// `DeviceTopK`, the method of RadiK, Li et al., ICS 2024): the `k` smallest of `n` keys in
+/// the order of the pair (ordered bits, inverted for the largest; index), which is the order
+/// of a stable sort. The host fixes the pair's bits from the top one 8-bit digit at a time:
+/// the key's from `key_shift` up are `key_prefix`, then the index's from `index_shift` up are
+/// `index_prefix` (nothing of the index is fixed before the key's bits all are).
+///
+/// - [`COUNT_DIGITS`](radix_select_step::COUNT_DIGITS): each key whose fixed bits equal the
+///   prefixes adds one to `counts[d]`, `d` its next digit (the key's below `key_shift` while
+///   `key_shift > 0`, else the index's below `index_shift`).
+/// - [`GATHER`](radix_select_step::GATHER): each key whose fixed bits are at most the prefixes
+///   (the pair's order) is selected: its index plus `index_offset` is written at
+///   `indices[atomicAdd(gathered, 1)]`, not past `k` places.
+/// - [`LOAD_KEYS`](radix_select_step::LOAD_KEYS): `values_out[j] = keys[indices[j] -
+///   index_offset]` for `j < k`.
+///
+/// Launch: [`RADIX_SELECT_BLOCK`](crate::tuning::RADIX_SELECT_BLOCK) threads, any grid (the
+/// keys grid-strided), [`radix_select_shared_bytes`](crate::layout::radix_select_shared_bytes)
+/// of dynamic shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct RadixSelectTopKParams<K> {
+    /// `n` keys, read.
+    pub keys: *const K,
+    /// Number of keys, below 2^32.
+    pub n: usize,
+    /// [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) counters, added to (`COUNT_DIGITS`).
+    pub counts: *mut u32,
+    /// One counter of the indices written, zeroed before `GATHER`.
+    pub gathered: *mut u32,
+    /// `k` places: written by `GATHER`, read by `LOAD_KEYS`.
+    pub indices: *mut u64,
+    /// `k` keys written by `LOAD_KEYS`.
+    pub values_out: *mut K,
+    /// Places of `indices` and `values_out`.
+    pub k: usize,
+    /// Added to a key's index (`0 .. n`) where it is written.
+    pub index_offset: u64,
+    /// The key's ordered bits from `key_shift` up, shifted down.
+    pub key_prefix: u64,
+    /// The key bits fixed: those from `key_shift` (a multiple of 8, at most the key's width).
+    pub key_shift: u32,
+    /// The index bits fixed from `index_shift` up, shifted down.
+    pub index_prefix: u32,
+    /// The index bits fixed: those from `index_shift` (a multiple of 8, at most 32; every
+    /// index is below `2^index_shift` at the start).
+    pub index_shift: u32,
+    /// Non-zero: the largest keys (the order of a descending sort), else the smallest.
+    pub largest: u32,
+    /// One of [`radix_select_step`].
+    pub step: u32,
+}
+
 /// One digit pass of the radix sort (`device_radix_sort_onesweep_<values>_<key>`): moves the
 /// `n` keys (and values) to their places in the order of this pass's digit, stably, from
 /// `keys_in` to `keys_out`. Each tile ranks its keys by digit in shared memory and finds where
@@ -679,8 +742,10 @@ pub struct TopKParams<K> {
 /// (Adinets and Merrill, "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs",
 /// 2022).
 ///
-/// Launch: exactly one block of [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads per tile of
-/// `SORT_BLOCK * items` keys (`sort_key_table!`), [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
+/// Launch: exactly one block of [`onesweep_threads`](crate::tuning::onesweep_threads) threads
+/// ([`SORT_BLOCK`](crate::tuning::SORT_BLOCK), or 384 for the larger tiles of 8-byte keys with
+/// values) per tile of that many times [`onesweep_items`](crate::tuning::onesweep_items) keys,
+/// [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
 /// bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]

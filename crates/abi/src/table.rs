@@ -272,6 +272,9 @@ macro_rules! radix_sort_kernel_name {
     (top_k, $key:ident) => {
         concat!("device_top_k_", stringify!($key))
     };
+    (radix_select_top_k, $key:ident) => {
+        concat!("device_radix_select_top_k_", stringify!($key))
+    };
     (onesweep, $key:ident, $values:ident) => {
         concat!(
             "device_radix_sort_onesweep_",

@@ -979,6 +979,18 @@ pub const TOP_K_BLOCKS_PER_SM: u32 = 4;
 pub const fn top_k_items(key_bytes: u32) -> usize {
     if key_bytes > 4 { 8 } else { 16 }
 }
+/// Threads per block of the device-wide top-k's steps (`device_radix_select_top_k_<key>`).
+pub const RADIX_SELECT_BLOCK: u32 = 512;
+/// Blocks of the device-wide top-k per multiprocessor (its PTX declares it; the grid is this
+/// many per multiprocessor), each with [`RADIX_SELECT_COPIES`] copies of the digit counters
+/// (32 KiB): three, 1536 threads (40 registers a thread at most), 24 KiB of 16-byte loads in
+/// flight a multiprocessor. Four (32 registers) made the `u8` kernel spill 32 bytes (ptxas):
+/// each lane's 16 keys a round, a warp vote each in the gather.
+pub const RADIX_SELECT_BLOCKS_PER_SM: u32 = 3;
+/// Copies of each digit's counter a block of the device-wide top-k counts in, lane `l` adding
+/// to copy `l % copies`: one per lane, so that a warp's adds never meet on a bank (as
+/// [`sort_histogram_copies`] found for the sort's histogram).
+pub const RADIX_SELECT_COPIES: u32 = 32;
 /// Largest `k` the top-k takes by radix select; a larger one sorts each row
 /// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
 pub const TOP_K_SELECT_MAX_K: u32 = 256;

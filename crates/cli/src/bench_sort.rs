@@ -84,6 +84,13 @@ pub const TOP_K_ROWS: &str = "top_k k=8 65536 rows";
 /// As [`TOP_K_ROWS`], keys uniform in [0, 1) (torch's `rand`, the input of
 /// `scripts/torch-sort.py`): most keys share their top digits.
 pub const TOP_K_ROWS_UNIT: &str = "top_k k=8 65536 rows [0,1)";
+/// The whole array's top-k (`top_k_of_all`, largest) of the [`SEGMENTED_SHAPE`] keys uniform in
+/// [0, 1) as one array of 2^28, for k = 2^10 and 2^20 (torch's `topk(x.flatten(), k)` in
+/// `scripts/torch-sort.py`).
+pub const TOP_K_OF_ALL: &[(&str, usize)] = &[
+    ("top_k_of_all k=1024 of 2^28 [0,1)", 1 << 10),
+    ("top_k_of_all k=2^20 of 2^28 [0,1)", 1 << 20),
+];
 
 /// The key types the benchmark knows (the library's sort key table).
 pub const SORT_TYPES: &[&str] = device::SORT_KEY_NAMES;
@@ -266,7 +273,7 @@ pub fn run_named(
 /// The segmented rows, f32 keys in [`SEGMENTED_SHAPE`] and in the other [`SEGMENTED_ROWS`]:
 /// `segmented_sort_keys`, `segmented_argsort` (keys and columns); in the first shape also
 /// [`SEGMENTED_LARGE_KEYS`] and `top_k` of [`TOP_K`] (largest; of the keys and of
-/// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), beside the copy
+/// keys uniform in [0, 1), [`TOP_K_ROWS_UNIT`]), and [`TOP_K_OF_ALL`], beside the copy
 /// of the keys. Bytes: the keys read and written (and the `u32` columns written); top-k reads
 /// the keys and writes `k` values and columns per row.
 ///
@@ -355,6 +362,18 @@ pub fn run_segmented(gpu: &Gpu, runs: usize) -> Result<Vec<BenchRow>> {
         device::top_k(gpu, keys, cols, TOP_K, true, values, indices, &mut workspace)
     })?;
     row(TOP_K_ROWS_UNIT, time, bytes);
+    let most = TOP_K_OF_ALL.iter().map(|&(_, k)| k).max().unwrap_or(0);
+    let mut d_top_indices = gpu.alloc_zeroed::<u64>(most)?;
+    for &(name, k) in TOP_K_OF_ALL {
+        let time = median_micros(gpu, runs, || {
+            let values = key_view_mut::<f32>(&mut d_sorted, k);
+            let keys = key_view::<f32>(&d_unit, n);
+            device::top_k_of_all(gpu, keys, k, true, 0, values, &mut d_top_indices, &mut workspace)
+        })?;
+        // Bytes: one read of the keys and the k values and indices written (each pass of the
+        // radix select reads the keys again).
+        row(name, time, 4 * n + 12 * k);
+    }
     Ok(out)
 }
 
@@ -373,7 +392,9 @@ pub fn gkeys_per_s(row: &BenchRow) -> Option<f64> {
         TOP_K_ROWS,
         TOP_K_ROWS_UNIT,
     ]
-    .contains(&row.algorithm.as_str())
+    .into_iter()
+    .chain(TOP_K_OF_ALL.iter().map(|&(name, _)| name))
+    .any(|name| name == row.algorithm)
     .then(|| row.n as f64 / row.time_us / 1e3)
 }
 

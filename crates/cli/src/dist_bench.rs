@@ -24,7 +24,9 @@
 //!   call sorts). GB/s counts the keys' bytes of each row (every rank's, for the distributed
 //!   sort), so the ratio of the two rows' GB/s is the ratio of keys per second. Then one more
 //!   distributed sort with its phases timed (`Communicator::record_phases`: each phase ends with
-//!   a synchronisation), the slowest rank's time of each.
+//!   a synchronisation), the slowest rank's time of each. Then the whole array's top-k
+//!   (`top_k`, the largest, k = 2^10 and 2^20) of the same keys, beside GPU 0's `top_k_of_all`
+//!   of as many keys alone.
 
 use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, SortOptions, Sum};
 use gpu_primitives::{DeviceBuffer, Gpu};
@@ -236,7 +238,7 @@ pub fn run(config: &DistBenchConfig) -> Result<Vec<Row>, dist::Error> {
                 (config.gpus, size_of::<f32>() as u64, None)
             } else if what.starts_with("sort phase") {
                 (config.gpus, 0, None)
-            } else if what.contains("sort") {
+            } else if what.contains("sort") || what.contains("top_k") {
                 let keys = 1u64 << config.sort_log2.unwrap_or(0);
                 let ranks = if what.starts_with("one GPU") {
                     1
@@ -380,6 +382,12 @@ fn random_keys(n: usize, seed: u64) -> Vec<u32> {
         .collect()
 }
 
+/// The `k` of the top-k rows beside a sort of `total` keys: 2^10 and 2^20 (CUB's `DeviceTopK`
+/// takes k up to 2^20), those within `total`.
+fn top_ks(total: usize) -> Vec<usize> {
+    [1 << 10, 1 << 20].into_iter().filter(|&k| k <= total).collect()
+}
+
 /// The keys GPU 0 sorts alone beside a distributed sort of `all`: as many, up to what one call
 /// sorts.
 fn alone_keys(all: usize) -> usize {
@@ -415,6 +423,14 @@ fn sort_timings(
         out.push((format!("sort phase: {phase}"), vec![time.as_secs_f64() * 1e6]));
     }
     comm.record_phases(false);
+    for k in top_ks(total) {
+        let mut values = DeviceVec::<u32>::zeroed(gpu, k)?;
+        let mut indices = DeviceVec::<u64>::zeroed(gpu, k)?;
+        let times = timed(config, line, || {
+            dist::top_k::<u32>(comm, gpu, &keys, k, true, &mut values, &mut indices, &mut ws)
+        })?;
+        out.push((format!("top_k u32, k = {k}"), times));
+    }
     drop((keys, sorted, ws));
     let mut ws = DeviceWorkspace::new();
     let mut alone = if rank == 0 {
@@ -433,6 +449,24 @@ fn sort_timings(
         Ok(())
     })?;
     out.push(("one GPU sort u32 (every key)".into(), times));
+    for k in top_ks(total) {
+        let mut outputs = if rank == 0 {
+            Some((
+                DeviceVec::<u32>::zeroed(gpu, k)?,
+                DeviceVec::<u64>::zeroed(gpu, k)?,
+            ))
+        } else {
+            None
+        };
+        let times = timed(config, line, || {
+            if let (Some((keys, _)), Some((values, indices))) = (&alone, &mut outputs) {
+                device::top_k_of_all::<u32>(gpu, keys, k, true, 0, values, indices, &mut ws)?;
+                gpu.synchronize()?;
+            }
+            Ok(())
+        })?;
+        out.push((format!("one GPU top_k u32, k = {k} (every key)"), times));
+    }
     drop(alone);
     Ok(())
 }

@@ -13,6 +13,7 @@
 //! | [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] | its shard's kept items (they stay on their rank) and their [`Placement`] in the whole array's result | an all-gather of two `u64` a rank (and, for `unique`, each shard's last item) |
 //! | [`rebalance`] | an equal part of the whole array (the ranks' items, in rank order), in order | an all-gather of one `u64` a rank, then grouped sends and receives of the items |
 //! | [`sort_keys`], [`sort_pairs`] | an equal part of the whole array sorted (the ranks' parts in rank order; stable across ranks), every key type, ascending or descending | a few all-gathers of sampled keys, then grouped sends and receives of the items (each crosses once) |
+//! | [`top_k`] | the whole array's `k` largest or smallest keys and their global indices, best first (ties to the lower index) | an all-gather of three words a rank, then each rank's `min(k, n_r)` candidates sent to every other |
 //! | [`histogram_even`], [`histogram_range`] | the whole array's counts (exact) | an all-reduce of the bins' counters |
 //! | [`all_reduce`] | NCCL's element-wise all-reduce of a device buffer, in place | NCCL's |
 //! | [`all_gather`] | every rank's buffer, in rank order | NCCL's |
@@ -43,6 +44,7 @@ mod reduce;
 pub mod rendezvous;
 mod scan;
 mod sort;
+mod top_k;
 
 pub use collectives::{ReduceOp, all_gather, all_reduce};
 pub use communicator::{Communicator, DEFAULT_TIMEOUT};
@@ -55,3 +57,4 @@ pub use reduce::{argmax, argmin, reduce};
 pub use rendezvous::World;
 pub use scan::{exclusive_scan, inclusive_scan};
 pub use sort::{sort_keys, sort_pairs};
+pub use top_k::top_k;

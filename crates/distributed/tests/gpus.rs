@@ -582,6 +582,152 @@ fn sort_case<K: SortKey>(
     Ok(())
 }
 
+/// One distributed top-k of `shards` against the reference (the first k of the
+/// concatenation's stable sort), bit for bit, on every rank: keys and global indices, the
+/// outputs past k untouched, the input unchanged.
+fn top_k_case<K: SortKey>(gpus: &[Gpu], shards: &[Vec<K>], k: usize, largest: bool) -> Result<(), Stop> {
+    let all: Vec<K> = shards.concat();
+    let (keys, indices) = gpu_primitives::reference::sort::top_k(&all, all.len(), k, largest);
+    let indices: Vec<u64> = indices.into_iter().map(u64::from).collect();
+    let got = on_every_rank(gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let input = gpu.upload(K::as_raw(&shards[rank]))?;
+        let mut values = gpu.upload(&vec![K::Raw::default(); k + 1])?;
+        let mut positions = gpu.upload(&vec![u64::MAX; k + 1])?;
+        let mut ws = DeviceWorkspace::new();
+        dist::top_k::<K>(
+            comm,
+            gpu,
+            keys_view::<K>(&input),
+            k,
+            largest,
+            keys_view_mut::<K>(&mut values),
+            &mut positions,
+            &mut ws,
+        )?;
+        let unchanged = gpu.download(&input)? == K::as_raw(&shards[rank]);
+        Ok::<_, Error>((
+            K::from_raw(&gpu.download(&values)?).to_vec(),
+            gpu.download(&positions)?,
+            unchanged,
+        ))
+    })?;
+    let lens: Vec<usize> = shards.iter().map(Vec::len).collect();
+    for (rank, g) in got.into_iter().enumerate() {
+        let (values, positions, unchanged) = g?;
+        let what = format!(
+            "top_k {} k = {k} largest {largest} over {lens:?}, rank {rank}",
+            K::NAME
+        );
+        let bits = |v: &[K]| bytemuck::cast_slice::<K::Raw, u8>(K::as_raw(v)).to_vec();
+        if bits(&values[..k]) != bits(&keys) {
+            return Err(format!("{what}: keys differ").into());
+        }
+        if positions[..k] != indices[..] {
+            return Err(format!("{what}: global indices differ").into());
+        }
+        if bits(&values[k..]).iter().any(|&b| b != 0) || positions[k] != u64::MAX {
+            return Err(format!("{what}: the outputs past k were written").into());
+        }
+        if !unchanged {
+            return Err(format!("{what}: the input was modified").into());
+        }
+    }
+    Ok(())
+}
+
+/// The whole array's top-k on every rank: uneven shards (rank 1 empty), k from 1 to past one
+/// shard's length, both directions, ties across ranks (few distinct keys: the lower global
+/// index first), floats with NaNs; every key on one rank; different k on two ranks and k past
+/// the whole array refused on every rank, at once.
+fn top_k_of_sharded_keys() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let lens = lengths(gpus.len(), 47);
+    let total: usize = lens.iter().sum();
+    let few = shards_of(&lens, |b| (b % 13) as u32);
+    let spread = shards_of(&lens, |b| (b >> 32) as u32);
+    for k in [1, 100, 5000, lens[0] + 3, total] {
+        for largest in [true, false] {
+            top_k_case(&gpus, &few, k.min(total), largest)?;
+        }
+    }
+    top_k_case(&gpus, &spread, 777, true)?;
+    top_k_case(
+        &gpus,
+        &shards_of(&lens, |b| (b % 100_003) as i64 - 50_000),
+        2000,
+        false,
+    )?;
+    let float = |b: u64| match b % 97 {
+        0 => f32::NAN,
+        1 => -f32::NAN,
+        2 => f32::INFINITY,
+        3 => -0.0,
+        _ => ((b >> 20) % 3000) as f32 / 8.0,
+    };
+    top_k_case(&gpus, &shards_of(&lens, float), 3000, true)?;
+    top_k_case(
+        &gpus,
+        &shards_of(&lens, |b| half::bf16::from_f32(float(b))),
+        3000,
+        false,
+    )?;
+    top_k_case(&gpus, &shards_of(&lens, |b| (b >> 7) as u8), 4000, true)?;
+    let mut on_rank_0 = vec![0; gpus.len()];
+    on_rank_0[0] = 100_000;
+    top_k_case(&gpus, &shards_of(&on_rank_0, |b| b), 1000, true)?;
+    // Refusals: k past the whole array, and k = 3 on rank 0 against 2 elsewhere; each rank
+    // learns of them from the all-gather, at once (the communicator's timeout is 60 s).
+    let started = std::time::Instant::now();
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let shard = DeviceVec::from_slice(gpu, &[5u32, 1, 4])?;
+        let mut values = DeviceVec::<u32>::zeroed(gpu, 9)?;
+        let mut positions = DeviceVec::<u64>::zeroed(gpu, 9)?;
+        let mut ws = DeviceWorkspace::new();
+        let world = comm.world_size();
+        let past = dist::top_k::<u32>(
+            comm,
+            gpu,
+            &shard,
+            3 * world + 1,
+            true,
+            &mut values,
+            &mut positions,
+            &mut ws,
+        );
+        let k = if rank == 0 { 3 } else { 2 };
+        let differ = dist::top_k::<u32>(comm, gpu, &shard, k, true, &mut values, &mut positions, &mut ws);
+        let after = dist::top_k::<u32>(comm, gpu, &shard, 2, true, &mut values, &mut positions, &mut ws);
+        Ok::<_, Error>((past, differ, after, positions.to_vec(gpu)?))
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let (past, differ, after, positions) = g?;
+        if !matches!(past, Err(Error::InvalidArgument(_)))
+            || !matches!(differ, Err(Error::InvalidArgument(_)))
+        {
+            return Err(
+                format!("rank {rank}: k past the array gave {past:?}, differing k {differ:?}").into(),
+            );
+        }
+        // A refusal every rank agrees on leaves the communicator usable: the top 2 are the
+        // 5s of ranks 0 and 1.
+        if after.is_err() || positions[..2] != [0, 3] {
+            return Err(format!(
+                "rank {rank}: the top 2 after the refusals: {after:?}, at {:?}",
+                &positions[..2]
+            )
+            .into());
+        }
+    }
+    if started.elapsed() > Duration::from_secs(30) {
+        return Err(format!(
+            "the refusals took {:?}: a rank waited for a timeout",
+            started.elapsed()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 /// Sort every case of `shards` ascending and descending as pairs, ascending as keys alone.
 fn sort_each<K: SortKey>(gpus: &[Gpu], lens: &[usize], make: impl Fn(u64) -> K) -> Result<(), Stop> {
     let shards = shards_of(lens, make);
@@ -849,6 +995,39 @@ fn an_argument_refused_on_one_rank_fails_every_rank() -> Result<(), Stop> {
     Ok(())
 }
 
+/// A sort whose output is too short on rank 1 (its part is 2 of the 4 keys; it gives room for
+/// 1): every rank returns an error at once, from the first all-gather, and the communicator
+/// sorts again after it.
+fn a_sort_refused_on_one_rank_fails_every_rank_at_once() -> Result<(), Stop> {
+    let gpus = gpus(2)?;
+    let started = std::time::Instant::now();
+    let got = on_every_rank(&gpus, Duration::from_secs(60), |rank, comm, gpu| {
+        let world = comm.world_size();
+        let shard = DeviceVec::from_slice(gpu, &[4u32 - rank as u32, 9])?;
+        let mut ws = DeviceWorkspace::new();
+        let mut short = DeviceVec::<u32>::zeroed(gpu, if rank == 1 { 1 } else { 2 })?;
+        let refused =
+            dist::sort_keys::<u32>(comm, gpu, &shard, &mut short, SortOptions::ascending(), &mut ws);
+        let mut output = DeviceVec::<u32>::zeroed(gpu, 2 * world)?;
+        let again = dist::sort_keys::<u32>(comm, gpu, &shard, &mut output, SortOptions::ascending(), &mut ws);
+        Ok::<_, Error>((refused, again))
+    })?;
+    for (rank, g) in got.into_iter().enumerate() {
+        let (refused, again) = g?;
+        if !matches!(refused, Err(Error::InvalidArgument(_))) || again.is_err() {
+            return Err(format!("rank {rank}: the refused sort gave {refused:?}, the next {again:?}").into());
+        }
+    }
+    if started.elapsed() > Duration::from_secs(30) {
+        return Err(format!(
+            "the refusal took {:?}: a rank waited for a timeout",
+            started.elapsed()
+        )
+        .into());
+    }
+    Ok(())
+}
+
 fn a_world_of_one_is_the_single_gpu_library() -> Result<(), Stop> {
     let gpus = gpus(1)?;
     let gpu = &gpus[0];
@@ -1039,6 +1218,11 @@ const TESTS: &[(&str, Test)] = &[
     (
         "one_process::rebalance_gives_equal_parts_in_order",
         rebalance_gives_equal_parts_in_order,
+    ),
+    ("one_process::top_k_of_sharded_keys", top_k_of_sharded_keys),
+    (
+        "one_process::a_sort_refused_on_one_rank_fails_every_rank_at_once",
+        a_sort_refused_on_one_rank_fails_every_rank_at_once,
     ),
     (
         "one_process::histograms_even_and_range",

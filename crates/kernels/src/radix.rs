@@ -37,6 +37,8 @@ pub trait RadixBits: Copy + PartialOrd + crate::warp::Shuffle {
     fn range_mask(begin: u32, end: u32) -> Self;
     /// `self & mask`.
     fn masked(self, mask: Self) -> Self;
+    /// Widened to 64 bits.
+    fn to_u64(self) -> u64;
     /// `self - rhs`, wrapping around.
     fn wrapping_sub(self, rhs: Self) -> Self;
     /// `self + rhs`, wrapping around.
@@ -89,6 +91,10 @@ macro_rules! radix_bits {
             #[inline(always)]
             fn masked(self, mask: Self) -> Self {
                 self & mask
+            }
+            #[inline(always)]
+            fn to_u64(self) -> u64 {
+                self as u64
             }
             #[inline(always)]
             fn wrapping_sub(self, rhs: Self) -> Self {

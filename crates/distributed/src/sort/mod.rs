@@ -58,10 +58,12 @@ const DIGIT_BITS: u32 = 8;
 /// [`gpu_primitives::Error`] (as [`Error::Gpu`]) for a bit range past the key's width, a shard
 /// or part of more than `SORT_MAX_KEYS` (2^32 - 1) keys, memory of another GPU, or out of
 /// device memory; [`Error::InvalidArgument`] for a stream of another GPU or an `output` shorter
-/// than this rank's part (found after the first exchange). A rank that refuses its arguments
-/// aborts its communicator; the other ranks then return [`Error::Timeout`] from their next
-/// collective, after the communicator's timeout (they are not told sooner). As
-/// [`Communicator`] says.
+/// than this rank's part. Every rank learns of each rank's verdict on its own arguments and
+/// output room from the first all-gather: a refusal anywhere is an error on every rank at once
+/// (the refusing rank's own, [`Error::InvalidArgument`] on the others), and leaves the
+/// communicator usable. A stream of another GPU cannot take part in that all-gather: it is
+/// refused on its rank alone, which aborts its communicator, and the other ranks time out.
+/// Other errors are as [`Communicator`] says.
 pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
     comm: &mut Communicator,
     on: impl Into<OnStream<'g>>,
@@ -116,51 +118,47 @@ fn sort<K: SortKey, V: DeviceCopy>(
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Range<usize>> {
+    // A refusal every rank learns of from the first all-gather leaves the communicator as it
+    // was (the inner error); any other error aborts it.
     comm.guarded(|comm| {
+        // A stream of another GPU cannot take part in the all-gather: refused on this rank alone.
         comm.check_stream(&on, "sort")?;
-        keys.check_usable_on(&on, "sort: keys")?;
-        keys_out.check_usable_on(&on, "sort: keys_out")?;
-        if let (Some(values), Some(values_out)) = (&values, &values_out) {
-            values.check_usable_on(&on, "sort: values")?;
-            values_out.check_usable_on(&on, "sort: values_out")?;
-            if values.len() != keys.len() {
-                return Err(gpu_primitives::Error::LengthMismatch {
-                    what: "sort_pairs: values",
-                    expected: keys.len(),
-                    found: values.len(),
-                }
-                .into());
-            }
-        }
-        let bits = options.compared_bits::<K>()?;
         let n = keys.len();
+        let mine = check_arguments(&on, (&keys, &values), (&keys_out, &values_out), &options);
+        // The room of this rank's outputs: the shorter's.
+        let room = values_out
+            .as_ref()
+            .map_or(keys_out.len(), |v| v.len().min(keys_out.len()));
         comm.phases_begin();
-        check_limit("a shard", n)?;
+        let words = gather_words(comm, &on, &[n as u64, mine.is_ok() as u64, room as u64])?;
+        let bits = match mine {
+            Ok(bits) => bits,
+            Err(e) => return Ok(Err(e)),
+        };
         let (rank, world) = (comm.rank(), comm.world_size());
-        let counts: Vec<usize> = gather_words(comm, &on, &[n as u64])?
-            .into_iter()
-            .map(|c| c as usize)
-            .collect();
+        let counts: Vec<usize> = words.chunks(3).map(|w| w[0] as usize).collect();
         let total: usize = counts.iter().sum();
         let part = balanced(rank, world, total);
         comm.phase_end(&on, "counts")?;
-        check_limit("this rank's part", part.len())?;
-        if keys_out.len() < part.len() {
-            return Err(Error::InvalidArgument(format!(
-                "sort: keys_out holds {} keys, rank {rank}'s part is {}",
-                keys_out.len(),
-                part.len()
-            )));
+        if let Some(r) = words.chunks(3).position(|w| w[1] == 0) {
+            return Ok(Err(Error::InvalidArgument(format!(
+                "sort: rank {r} refused its arguments"
+            ))));
         }
-        if let Some(values_out) = &values_out
-            && values_out.len() < part.len()
-        {
-            return Err(gpu_primitives::Error::LengthMismatch {
-                what: "sort_pairs: values_out shorter than this rank's part",
-                expected: part.len(),
-                found: values_out.len(),
+        // Every rank's part against the limit and that rank's outputs: the same verdict on
+        // every rank.
+        for (r, w) in words.chunks(3).enumerate() {
+            let part = balanced(r, world, total);
+            if let Err(e) = check_limit(&format!("rank {r}'s part"), part.len()) {
+                return Ok(Err(e));
             }
-            .into());
+            if (w[2] as usize) < part.len() {
+                return Ok(Err(Error::InvalidArgument(format!(
+                    "sort: rank {r}'s output holds {} keys (or values), its part is {}",
+                    w[2],
+                    part.len()
+                ))));
+            }
         }
         if world == 1 {
             local_sort(
@@ -172,7 +170,7 @@ fn sort<K: SortKey, V: DeviceCopy>(
                 options,
                 workspace,
             )?;
-            return Ok(on.stream().synchronize().map(|()| part)?);
+            return Ok(Ok(on.stream().synchronize().map(|()| part)?));
         }
         // 1. The shard sorted into scratch memory (the input stays as it was) by its top digit
         // (the compared bits' top 8: one pass of the radix sort), or by every compared bit where
@@ -293,8 +291,35 @@ fn sort<K: SortKey, V: DeviceCopy>(
         // The call returns with `output` written.
         on.stream().synchronize()?;
         comm.phase_end(&on, "final sort")?;
-        Ok(part)
-    })
+        Ok(Ok(part))
+    })?
+}
+
+/// This rank's own arguments: the views usable on the stream, values as long as the keys, the
+/// bit range within the key, the shard within one GPU's sort. Returns the compared bits.
+fn check_arguments<K: SortKey, V: DeviceCopy>(
+    on: &OnStream<'_>,
+    (keys, values): (&DeviceView<'_, K>, &Option<DeviceView<'_, V>>),
+    (keys_out, values_out): (&DeviceViewMut<'_, K>, &Option<DeviceViewMut<'_, V>>),
+    options: &SortOptions,
+) -> Result<Range<u32>> {
+    keys.check_usable_on(on, "sort: keys")?;
+    keys_out.check_usable_on(on, "sort: keys_out")?;
+    if let (Some(values), Some(values_out)) = (values, values_out) {
+        values.check_usable_on(on, "sort: values")?;
+        values_out.check_usable_on(on, "sort: values_out")?;
+        if values.len() != keys.len() {
+            return Err(gpu_primitives::Error::LengthMismatch {
+                what: "sort_pairs: values",
+                expected: keys.len(),
+                found: values.len(),
+            }
+            .into());
+        }
+    }
+    let bits = options.compared_bits::<K>()?;
+    check_limit("a shard", keys.len())?;
+    Ok(bits)
 }
 
 /// Refuse more keys than one single-GPU sort takes.

@@ -1,4 +1,6 @@
-//! Device-wide reduce, scan and compaction: whole arrays, every block of the GPU, at memory-bandwidth speed.
+//! The device-wide algorithms: reduce, scan, compaction, run-length encoding, histograms, the
+//! radix sort, the segmented sort and the top-k (per row and of a whole array), over whole
+//! arrays with every block of the GPU.
 //!
 //! | function | algorithm | passes over the input | result |
 //! |---|---|---|---|
@@ -13,6 +15,10 @@
 //! | [`run_length_encode`], [`non_trivial_runs`] | single pass: head and tail flags, block scan of the runs' starts, look-back over (runs, last start) pairs | 1 + the runs written | each run's item (or offset) and `u32` length, their number (device `u64`), stream-ordered |
 //! | [`histogram_even`], [`histogram_range`] | per-block `u32` counters in shared memory (16-byte loads), then one global atomic per non-zero counter; global atomics per sample past 12,288 bins | 1 | `bins` counters (`u32` / `u64`), stream-ordered |
 //! | [`partition_if`], [`partition_flagged`] | as select, the rejected items from the back; a second launch reverses them into input order | 1 + n written + the rejected moved again | all items, kept first, both groups in input order (stable) |
+//! | [`sort_keys`], [`sort_pairs`], [`argsort`] (and in place, double-buffered) | LSD radix sort: one upfront count of every pass's digits, then a onesweep pass a digit (Adinets and Merrill 2022); one block up to a tile | 1 + 1 read and write a digit | the sorted keys (values), stable, stream-ordered |
+//! | [`segmented_sort_keys`], [`segmented_sort_pairs`], [`segmented_argsort`] | a warp, a group of warps or a block a segment by its length, the longest through the radix sort | 1 read and write (a pass a digit past a tile) | each segment sorted, stable |
+//! | [`top_k`] | per row: a block a row, radix select (k up to 256), or the segmented sort's first k | 1 (a row past a tile: a pass a digit) | each row's k best and their columns |
+//! | [`top_k_of_all`] | radix select over the grid: a count of the candidates' next digit a pass (the host fixes it; the index's digits break ties), a gather, two sorts of the k | 1 a pass (at most one a byte of the key; ties: one a byte of the index too) + 1 | the k best of the whole array and their `u64` indices (synchronises once a pass) |
 //!
 //! Element types: `f32`, `f64`, `i32`, `u32`, `i64`, `u64`, and `half::f16` / `half::bf16`,
 //! which are combined and returned in `f32` (the table in `gpu_primitives_abi::table`).
@@ -55,6 +61,7 @@ mod arg;
 mod dot;
 mod element;
 mod histogram;
+mod radix_select;
 mod radix_sort;
 mod reduce;
 mod run_length;
@@ -88,6 +95,7 @@ pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, check_even_bins,
     check_range_levels, histogram_even, histogram_even_slice, histogram_range, histogram_range_slice,
 };
+pub use radix_select::top_k_of_all;
 pub use radix_sort::{
     SORT_KEY_NAMES, SortKey, SortOptions, SortedIn, argsort, argsort_slice, sort_keys,
     sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice, sort_pairs, sort_pairs_double_buffer,

@@ -21,6 +21,7 @@
 //! | [`radix_sort::radix_histogram`] | per-block digit counts of every pass in shared memory, one atomic per count | n | the sort's digit counts |
 //! | [`radix_sort::onesweep_tile`] | one digit pass: block radix rank, look-back over per-digit counts (one thread per digit), scatter through shared memory | n (+ n values) | keys (and values) ordered by the digit, stably |
 //! | [`segmented_sort::segmented_radix_sort`] | a block per segment: the block radix sort in shared memory for one tile, else per digit a count, a scan and the tiles in order | n (+ n values; 2n per digit past a tile) | each segment's keys (and values) sorted, or its first k |
+//! | [`radix_select::count_digits`], [`radix_select::gather`], [`radix_select::load_keys`] | the device-wide top-k's steps: a count of the candidates' next digit (a shared counter a lane), the selected keys' indices (an atomic a warp), their keys | the keys grid-strided, once a step | 256 digit counts; the k indices; the k keys |
 //! | [`top_k::top_k_rows`] | a block per row: radix select of the k-th key (a digit count of the candidates per pass, from the top digit), gather, order the k by counting | 1 row (a row past a tile: once per pass) | each row's k largest or smallest and their columns |
 //! | [`select::reverse_tail`] | grid-stride swaps, `REVERSE_TAIL_ITEMS` pairs a thread a step, loaded before stored | the tail | a stable partition's rejected items in order |
 
@@ -38,6 +39,7 @@ pub mod segmented_scan;
 pub mod segmented_sort;
 pub mod select;
 pub mod tile_status;
+pub mod radix_select;
 pub mod top_k;
 
 pub use element::{Bf16, Element, F16, RowElement};

@@ -4,7 +4,7 @@
 //! `onesweep_<values>_small_<key>` for the smaller tiles some payloads also have),
 //! `device_segmented_radix_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_merge_sort_{keys,v4,v8}_<key>`,
 //! `device_segmented_warp_sort_{keys,v4,v8}_<key>`, `device_segmented_warp_radix_sort_{keys,v4,v8}_<key>`
-//! and `device_top_k_<key>`.
+//! `device_top_k_<key>` and `device_radix_select_top_k_<key>`.
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
@@ -15,6 +15,7 @@ use crate::device::segmented_sort::{
     segmented_warp_sort,
 };
 use crate::device::tile_status::TileStatus;
+use crate::device::radix_select::{count_digits, gather, load_keys};
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
 use crate::warp::WarpRadixSortStorage;
@@ -22,7 +23,9 @@ use gpu_primitives_abi::layout::OnesweepLayout;
 use gpu_primitives_abi::layout::{
     onesweep_layout, segmented_sort_layout, top_k_layout, warp_radix_sort_layout,
 };
-use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams, SegmentedSortParams, TopKParams};
+use gpu_primitives_abi::params::{
+    OnesweepParams, RadixHistogramParams, RadixSelectTopKParams, SegmentedSortParams, TopKParams, radix_select_step,
+};
 use gpu_primitives_abi::tuning::{
     RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK,
     onesweep_items, onesweep_threads, top_k_items, warp_merge_warps,
@@ -335,6 +338,32 @@ macro_rules! sort_entries {
                 };
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
+            }
+        };
+        const _: () = {
+            /// `device_radix_select_top_k_<key>`: one step of the device-wide top-k, as
+            /// [`RadixSelectTopKParams`] says.
+            ///
+            /// # Safety
+            /// As `count_digits`, `gather` or `load_keys` (by `p.step`), with the launch
+            /// [`RadixSelectTopKParams`] describes.
+            #[unsafe(export_name = radix_sort_kernel_name!(radix_select_top_k, $name))]
+            pub unsafe extern "ptx-kernel" fn kernel(p: RadixSelectTopKParams<$device>) {
+                const VEC: usize = 16 / size_of::<$device>();
+                match p.step {
+                    radix_select_step::COUNT_DIGITS => {
+                        // SAFETY: the launch's dynamic shared memory holds the counters
+                        // (`radix_select_shared_bytes`, the host's size too).
+                        let counters = unsafe { dynamic_shared::<u32>(0) };
+                        // SAFETY: forwarded from the kernel's contract.
+                        unsafe { count_digits::<$device, VEC>(&p, counters) }
+                    }
+                    // SAFETY: forwarded from the kernel's contract.
+                    radix_select_step::GATHER => unsafe { gather::<$device, VEC>(&p) },
+                    // SAFETY: forwarded from the kernel's contract.
+                    radix_select_step::LOAD_KEYS => unsafe { load_keys(&p) },
+                    _ => {}
+                }
             }
         };
         sort_value_table!(onesweep_entries, $name, $device, $items, $keys_items, $v4_items, $v8_items, $small);

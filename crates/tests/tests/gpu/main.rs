@@ -30,6 +30,7 @@ mod soundness;
 mod streams;
 mod support;
 mod temp_storage;
+mod top_k_of_all;
 
 use libtest_mimic::{Arguments, Trial};
 
@@ -50,6 +51,7 @@ fn main() {
         rows::TESTS,
         sort::TESTS,
         segmented_sort::TESTS,
+        top_k_of_all::TESTS,
         dot_product::TESTS,
         reduction::TESTS,
         puzzles::TESTS,
