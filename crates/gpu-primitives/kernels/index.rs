@@ -126,6 +126,22 @@
                 frame: include_bytes!("sm_80/device_non_trivial_runs.ptx.zst"),
             },
             PackedFamily {
+                name: "device_radix_select_top_k",
+                kernels: &[
+                    "device_radix_select_top_k_bf16",
+                    "device_radix_select_top_k_f16",
+                    "device_radix_select_top_k_f32",
+                    "device_radix_select_top_k_f64",
+                    "device_radix_select_top_k_i32",
+                    "device_radix_select_top_k_i64",
+                    "device_radix_select_top_k_u16",
+                    "device_radix_select_top_k_u32",
+                    "device_radix_select_top_k_u64",
+                    "device_radix_select_top_k_u8",
+                ],
+                frame: include_bytes!("sm_80/device_radix_select_top_k.ptx.zst"),
+            },
+            PackedFamily {
                 name: "device_radix_sort_histogram",
                 kernels: &[
                     "device_radix_sort_histogram_bf16",
@@ -1108,6 +1124,22 @@
                     "device_non_trivial_runs_u64",
                 ],
                 frame: include_bytes!("sm_90/device_non_trivial_runs.ptx.zst"),
+            },
+            PackedFamily {
+                name: "device_radix_select_top_k",
+                kernels: &[
+                    "device_radix_select_top_k_bf16",
+                    "device_radix_select_top_k_f16",
+                    "device_radix_select_top_k_f32",
+                    "device_radix_select_top_k_f64",
+                    "device_radix_select_top_k_i32",
+                    "device_radix_select_top_k_i64",
+                    "device_radix_select_top_k_u16",
+                    "device_radix_select_top_k_u32",
+                    "device_radix_select_top_k_u64",
+                    "device_radix_select_top_k_u8",
+                ],
+                frame: include_bytes!("sm_90/device_radix_select_top_k.ptx.zst"),
             },
             PackedFamily {
                 name: "device_radix_sort_histogram",
