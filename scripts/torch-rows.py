@@ -2,7 +2,7 @@
 """PyTorch on the row benchmark's shapes: the lesson's framework comparison (issue 14).
 
 Times PyTorch's sum, cumsum, softmax, log_softmax, layer_norm, rms_norm and cross_entropy over
-the last dimension, and their backward, on the matrices of `bench_rows::ROW_SHAPES` (2^28
+the last dimension, and their backward, on the matrices of `bench::rows::ROW_SHAPES` (2^28
 elements each) in f32 and bf16, beside a copy of the same matrix (`out.copy_(x)`) in the same
 run: CUDA events, one warm-up, the median of --runs calls. `gpu-primitives bench` prints this
 library's rows in the same layout (time / copy). Run on the GPU machine:

@@ -2,9 +2,9 @@
 """PyTorch's sort and topk on the segmented sort benchmark's shape (issue 13).
 
 Times `torch.sort(x, dim=1)` (values and indices), `torch.sort(x, dim=1, stable=True)` and
-`torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench_sort::SEGMENTED_SHAPE`),
+`torch.topk(x, 8, dim=1)` of a 65536 x 4096 f32 matrix (`bench::sort::SEGMENTED_SHAPE`),
 `torch.topk(x.view(-1), k)` of it as one array for k = 2^10 and 2^20, and
-`torch.sort` of the same keys as rows of 32, 256, 384, 512, 768, 1024, 1536 and 2048 (`bench_sort::SEGMENTED_ROWS`:
+`torch.sort` of the same keys as rows of 32, 256, 384, 512, 768, 1024, 1536 and 2048 (`bench::sort::SEGMENTED_ROWS`:
 the first whole rows where the length does not divide the keys), beside a
 copy of it (`out.copy_(x)`) in the same run: CUDA events, one warm-up, the median of --runs
 calls. `gpu-primitives bench` prints this library's segmented rows (segmented_sort_keys,
@@ -54,7 +54,7 @@ def main():
     out = torch.empty_like(x)
     copy = median_us(lambda: out.copy_(x), args.runs)
     rows = []
-    # The same keys as rows of 32 (bench_sort::SEGMENTED_ROWS).
+    # The same keys as rows of 32 (bench::sort::SEGMENTED_ROWS).
     short = x.view(-1, SHORT_COLS)
     for name, fn in [
         ("torch.sort dim=1", lambda: torch.sort(x, dim=1)),
@@ -68,7 +68,7 @@ def main():
         ("torch.sort dim=1 rows of 2048", lambda: torch.sort(x.view(-1, 2048), dim=1)),
         ("torch.sort dim=1 stable", lambda: torch.sort(x, dim=1, stable=True)),
         (f"torch.topk k={K} dim=1", lambda: torch.topk(x, K, dim=1)),
-        # The whole array's top-k (bench_sort::TOP_K_OF_ALL: top_k_of_all of the same 2^28).
+        # The whole array's top-k (bench::sort::TOP_K_OF_ALL: top_k_of_all of the same 2^28).
         ("torch.topk k=1024 of 2^28", lambda: torch.topk(x.view(-1), 1 << 10)),
         ("torch.topk k=2^20 of 2^28", lambda: torch.topk(x.view(-1), 1 << 20)),
     ]:

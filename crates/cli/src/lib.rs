@@ -1,5 +1,5 @@
-//! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`], [`bench_rows`] for the
-//! row operations, [`bench_sort`] for the radix sort), the `.npy` file commands ([`npy`],
+//! The `gpu-primitives` command's parts: the benchmark ([`mod@bench`], its [`bench::rows`] for
+//! the row operations and [`bench::sort`] for the sorts), the `.npy` file commands ([`npy`],
 //! [`cli_ops`] for reduce and scan, [`compact_ops`] for select and unique, [`histogram_ops`] for
 //! histogram, [`run_ops`] for rle, [`rows_ops`] for rows, [`sort_ops`] for sort) and the
 //! benchmark plot ([`plot`]), the multi-GPU benchmark ([`dist_bench`]). The command itself is
@@ -9,8 +9,6 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
-pub mod bench_rows;
-pub mod bench_sort;
 pub mod cli_ops;
 pub mod compact_ops;
 pub mod dist_bench;

@@ -547,7 +547,7 @@ fn bench(
 ) -> Result<bool, Box<dyn std::error::Error>> {
     let rows = gpu_primitives_cli::bench::run(gpu, config)?;
     gpu_primitives_cli::bench::print_table(&rows);
-    gpu_primitives_cli::bench_sort::print_rates(&rows);
+    gpu_primitives_cli::bench::sort::print_rates(&rows);
     let written = [
         args.csv
             .as_ref()

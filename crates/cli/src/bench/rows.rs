@@ -7,11 +7,11 @@
 //! its fused gradient writes it too (`2 n`).
 //! `scripts/torch-rows.py` times PyTorch on the same shapes.
 
-use crate::bench::{BenchRow, hash};
+use super::row::{BenchRow, hash};
+use super::timer::median_micros;
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace};
 use gpu_primitives::rows::{self, CrossEntropy, Norm, NormGrads, RowElement};
 use gpu_primitives::{Gpu, Result};
-use gpu_primitives_lessons::puzzles::median_micros;
 
 /// (rows, cols) of the row benchmark: a model's tokens x hidden size, to one very long row per
 /// block.

@@ -4,8 +4,8 @@
 //! the runs of sorted uniform 32-bit values) and the histograms (256 even bins, and 256 bins
 //! between levels, of uniform samples), the segmented reduce (sum, max) and inclusive and
 //! exclusive scans (by offsets: segments of 1000 items, and one huge segment after n / 256 of
-//! one item; by `u32` key) and the segmented argmin and argmax (1000-item segments), the row operations ([`bench_rows`](crate::bench_rows)) and the radix sort
-//! ([`bench_sort`](crate::bench_sort)), beside a device-to-device copy of the same number of
+//! one item; by `u32` key) and the segmented argmin and argmax (1000-item segments), the row operations ([`rows`]) and the radix sort
+//! ([`sort`]), beside a device-to-device copy of the same number of
 //! elements measured in the same run.
 //!
 //! For each size: one untimed warm-up, then the median of `runs` timed calls. Times are of the
@@ -26,9 +26,15 @@ use gpu_primitives::device::{
     self, DeviceVec, DeviceWorkspace, Element, HistogramSample, Max, Min, Predicate, Sum,
 };
 use gpu_primitives::{DeviceBuffer, Gpu, Result};
-use gpu_primitives_lessons::puzzles::median_micros;
 use indicatif::{ProgressBar, ProgressStyle};
-use serde::{Deserialize, Serialize};
+
+mod row;
+pub mod rows;
+pub mod sort;
+mod timer;
+
+pub use row::{BenchRow, hash, print_table, read_csv, write_csv, write_json};
+use timer::median_micros;
 
 /// What to measure.
 #[derive(Clone, Debug)]
@@ -58,14 +64,14 @@ pub struct BenchConfig {
     /// Sample types of the histogram rows (empty: none).
     pub histogram_types: Vec<String>,
     /// Element types of the row operations (`f32`, `f16`, `bf16`; empty: none), measured at the
-    /// shapes of [`ROW_SHAPES`](crate::bench_rows::ROW_SHAPES).
+    /// shapes of [`ROW_SHAPES`](rows::ROW_SHAPES).
     pub row_types: Vec<String>,
-    /// Key types of the sort rows ([`SORT_TYPES`](crate::bench_sort::SORT_TYPES); empty:
+    /// Key types of the sort rows ([`SORT_TYPES`](sort::SORT_TYPES); empty:
     /// none): the first at every n of `sort_log2`, `sort_keys` and `sort_pairs` with values of
     /// each of `sort_values`; the others `sort_keys` at the largest.
     pub sort_types: Vec<String>,
     /// Value types of the first key type's `sort_pairs` rows
-    /// ([`SORT_VALUE_TYPES`](crate::bench_sort::SORT_VALUE_TYPES)).
+    /// ([`SORT_VALUE_TYPES`](sort::SORT_VALUE_TYPES)).
     pub sort_values: Vec<String>,
     /// Sizes of the sort rows, as log2 (at most 31).
     pub sort_log2: Vec<u32>,
@@ -105,7 +111,7 @@ impl BenchConfig {
             .chain(&self.types)
             .chain(&self.compaction_types);
         known("type", types, TYPES)?;
-        use crate::{bench_rows::ROW_TYPES, bench_sort::SORT_TYPES, bench_sort::SORT_VALUE_TYPES};
+        use self::{rows::ROW_TYPES, sort::SORT_TYPES, sort::SORT_VALUE_TYPES};
         known("histogram sample type", &self.histogram_types, HISTOGRAM_TYPES)?;
         known("row type", &self.row_types, ROW_TYPES)?;
         known("sort key type", &self.sort_types, SORT_TYPES)?;
@@ -153,77 +159,6 @@ impl Default for BenchConfig {
             sort_log2: vec![20, 24, 28],
         }
     }
-}
-
-/// One measurement.
-#[derive(Clone, Debug, Serialize, Deserialize)]
-pub struct BenchRow {
-    /// GPU name.
-    pub gpu: String,
-    /// `"reduce OP"`, `"inclusive scan OP"` or `"exclusive scan OP"`, OP one of `sum`, `min`,
-    /// `max`; or a compaction, `"select_if half"`, `"select_flagged half"`, `"unique half"`,
-    /// `"partition_if half"`, `"partition_flagged half"`, `"run_length_encode"`,
-    /// `"non_trivial_runs"`; or `"histogram_even 256 bins"`, `"histogram_range 256 bins"`; or
-    /// the segmented rows, `"segmented_reduce sum, <layout>"`, `"segmented_reduce max,
-    /// <layout>"`, `"segmented_scan sum, <layout>"`, `"segmented_exclusive_scan sum, <layout>"`
-    /// (layouts `1000-item segments`, `uneven segments`), `"inclusive_scan_by_key sum"`,
-    /// `"exclusive_scan_by_key sum"`, `"segmented_argmin, 1000-item segments"`,
-    /// `"segmented_argmax, 1000-item segments"`; or the row operations (`bench_rows`),
-    /// `"<op> <rows>x<cols>"`, op one of `softmax`, `log_softmax`, `layer_norm`, `rms_norm`,
-    /// `softmax_backward`, `log_softmax_backward`; or the radix sort (`bench_sort`, the key type
-    /// as `dtype`), `"sort_keys"`, `"sort_pairs u32 values"`.
-    pub algorithm: String,
-    /// Element type.
-    pub dtype: String,
-    /// Elements.
-    pub n: usize,
-    /// Median time of one call, µs.
-    pub time_us: f64,
-    /// Bytes moved / time, GB/s (10^9 bytes per second).
-    pub gb_per_s: f64,
-    /// Median time of a device-to-device copy of n elements, µs.
-    pub copy_us: f64,
-    /// Copy's read + write bytes / time, GB/s.
-    pub copy_gb_per_s: f64,
-    /// `time_us / copy_us`.
-    pub time_over_copy: f64,
-}
-
-impl BenchRow {
-    /// A measurement on `gpu` of `algorithm` over `n` elements of `dtype` (`size` bytes each):
-    /// `time` µs moving `bytes`, beside a copy of the `n` elements taking `copy` µs.
-    #[allow(clippy::too_many_arguments)]
-    pub fn new(
-        gpu: &Gpu,
-        dtype: &str,
-        size: usize,
-        algorithm: String,
-        n: usize,
-        time: f64,
-        bytes: f64,
-        copy: f64,
-    ) -> Self {
-        BenchRow {
-            gpu: gpu.info().name.clone(),
-            algorithm,
-            dtype: dtype.to_owned(),
-            n,
-            time_us: time,
-            gb_per_s: bytes / time / 1e3,
-            copy_us: copy,
-            copy_gb_per_s: 2.0 * (n * size) as f64 / copy / 1e3,
-            time_over_copy: time / copy,
-        }
-    }
-}
-
-/// The benchmark's hash of an index (also in `scripts/cub-baseline/cub_baseline.cu`): uniform
-/// 32-bit values for the compaction inputs.
-pub fn hash(i: usize) -> u32 {
-    let mut h = (i as u32).wrapping_mul(0x9E37_79B1);
-    h ^= h >> 15;
-    h = h.wrapping_mul(0x85EB_CA77);
-    h ^ (h >> 13)
 }
 
 /// A type the benchmark can fill with non-trivial values.
@@ -781,9 +716,7 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
     }
     for t in &config.row_types {
         bench.progress.set_message(format!("rows {t}"));
-        bench
-            .rows
-            .extend(crate::bench_rows::run_named(gpu, t, config.runs)?);
+        bench.rows.extend(rows::run_named(gpu, t, config.runs)?);
     }
     let sort_sizes: Vec<usize> = config.sort_log2.iter().map(|k| 1usize << k).collect();
     let largest = sort_sizes.iter().max().map(|&n| vec![n]).unwrap_or_default();
@@ -796,68 +729,34 @@ pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
         };
         bench
             .rows
-            .extend(crate::bench_sort::run_named(gpu, t, sizes, values, config.runs)?);
+            .extend(sort::run_named(gpu, t, sizes, values, config.runs)?);
     }
     if !config.sort_types.is_empty() {
         bench.progress.set_message("segmented sort");
-        bench
-            .rows
-            .extend(crate::bench_sort::run_segmented(gpu, config.runs)?);
+        bench.rows.extend(sort::run_segmented(gpu, config.runs)?);
     }
     bench.progress.finish_and_clear();
     Ok(bench.rows)
 }
 
-/// Print the rows as a table, with the GPU's name first.
-pub fn print_table(rows: &[BenchRow]) {
-    if let Some(first) = rows.first() {
-        println!("GPU: {}", first.gpu);
-    }
-    println!(
-        "{:<42} {:>5} {:>12} {:>12} {:>10} {:>12} {:>10} {:>10}",
-        "algorithm", "type", "n", "time (µs)", "GB/s", "copy (µs)", "copy GB/s", "time/copy"
-    );
-    for r in rows {
-        println!(
-            "{:<42} {:>5} {:>12} {:>12.2} {:>10.1} {:>12.2} {:>10.1} {:>10.3}",
-            r.algorithm, r.dtype, r.n, r.time_us, r.gb_per_s, r.copy_us, r.copy_gb_per_s, r.time_over_copy
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_config_checks_the_sort_types_and_sizes() {
+        assert_eq!(BenchConfig::default().validate(), Ok(()));
+        let config = |types: &[&str], log2: &[u32]| BenchConfig {
+            sort_types: types.iter().map(|t| t.to_string()).collect(),
+            sort_log2: log2.to_vec(),
+            ..BenchConfig::default()
+        };
+        assert_eq!(config(&["u8", "bf16", "i64"], &[31]).validate(), Ok(()));
+        let err = config(&["u128"], &[20]).validate().unwrap_err();
+        assert!(
+            err.contains("unknown sort key type \"u128\"") && err.contains("bf16"),
+            "{err}"
         );
+        assert!(config(&["u32"], &[32]).validate().is_err());
     }
-}
-
-/// Write the rows as CSV (header line first), atomically
-/// ([`crate::output::replace_atomically`]: a failure leaves `path` as it was).
-///
-/// # Errors
-/// I/O errors, as text.
-pub fn write_csv(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
-    crate::output::replace_atomically(path, |temporary| {
-        let mut w = csv::Writer::from_path(temporary)?;
-        for r in rows {
-            w.serialize(r)?;
-        }
-        w.flush()
-    })
-    .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Read rows written by [`write_csv`].
-///
-/// # Errors
-/// I/O and format errors, as text.
-pub fn read_csv(path: &std::path::Path) -> std::result::Result<Vec<BenchRow>, String> {
-    let mut r = csv::Reader::from_path(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    r.deserialize()
-        .collect::<std::result::Result<_, _>>()
-        .map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// Write the rows as a JSON array, atomically (as [`write_csv`]).
-///
-/// # Errors
-/// I/O errors, as text.
-pub fn write_json(path: &std::path::Path, rows: &[BenchRow]) -> std::result::Result<(), String> {
-    let text = serde_json::to_string_pretty(rows).map_err(|e| e.to_string())?;
-    crate::output::replace_atomically(path, |temporary| std::fs::write(temporary, text))
-        .map_err(|e| format!("{}: {e}", path.display()))
 }

@@ -9,14 +9,14 @@
 //! 8-bit digit, and reads them once more for the histogram). [`print_rates`] gives the rows'
 //! rate in keys per second.
 
-use crate::bench::{BenchRow, hash};
+use super::row::{BenchRow, hash};
+use super::timer::median_micros;
 use crate::sort_ops::{key_view, key_view_mut};
 use gpu_primitives::device::{
     self, DeviceView, DeviceViewMut, DeviceWorkspace, SegmentOffsets, SortKey, SortOptions,
 };
 use gpu_primitives::runtime::DeviceCopy;
 use gpu_primitives::{DeviceBuffer, Gpu, Result};
-use gpu_primitives_lessons::puzzles::median_micros;
 
 /// Rows and columns of the segmented sort rows (the shape, torch's `sort(dim=1)`).
 pub const SEGMENTED_SHAPE: (usize, usize) = (65_536, 4096);
@@ -425,24 +425,6 @@ mod tests {
         );
         assert_eq!(uniform_key::<half::f16>(5), (hash(5) >> 16) as u16);
         assert_eq!(uniform_key::<u8>(5), (hash(5) >> 24) as u8);
-    }
-
-    #[test]
-    fn the_config_checks_the_sort_types_and_sizes() {
-        use crate::bench::BenchConfig;
-        assert_eq!(BenchConfig::default().validate(), Ok(()));
-        let config = |types: &[&str], log2: &[u32]| BenchConfig {
-            sort_types: types.iter().map(|t| t.to_string()).collect(),
-            sort_log2: log2.to_vec(),
-            ..BenchConfig::default()
-        };
-        assert_eq!(config(&["u8", "bf16", "i64"], &[31]).validate(), Ok(()));
-        let err = config(&["u128"], &[20]).validate().unwrap_err();
-        assert!(
-            err.contains("unknown sort key type \"u128\"") && err.contains("bf16"),
-            "{err}"
-        );
-        assert!(config(&["u32"], &[32]).validate().is_err());
     }
 
     #[test]
