@@ -31,7 +31,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 mod row;
 pub mod rows;
 pub mod sort;
-mod timer;
+pub mod timer;
 
 pub use row::{BenchRow, hash, print_table, read_csv, write_csv, write_json};
 use timer::median_micros;
