@@ -30,6 +30,7 @@ pub mod element;
 pub mod histogram;
 pub mod indexed;
 pub mod norm_grads;
+pub mod radix_select;
 pub mod radix_sort;
 pub mod reduce;
 pub mod rows;
@@ -39,7 +40,6 @@ pub mod segmented_scan;
 pub mod segmented_sort;
 pub mod select;
 pub mod tile_status;
-pub mod radix_select;
 pub mod top_k;
 
 pub use element::{Bf16, Element, F16, RowElement};

@@ -45,7 +45,11 @@ fn place<K: RadixKey>(key: K, i: u32, p: &RadixSelectTopKParams<K>) -> (core::cm
 /// # Safety
 /// `keys` holds `n` readable keys nothing writes during the launch; the whole grid calls it.
 #[inline(always)]
-unsafe fn for_each_key<K: Packed, const VEC: usize>(keys: *const K, n: usize, mut body: impl FnMut(K, usize, bool)) {
+unsafe fn for_each_key<K: Packed, const VEC: usize>(
+    keys: *const K,
+    n: usize,
+    mut body: impl FnMut(K, usize, bool),
+) {
     let warp = global_idx() / WARP_SIZE as usize;
     let warps = grid_stride() / WARP_SIZE as usize;
     let round = WARP_SIZE as usize * VEC;

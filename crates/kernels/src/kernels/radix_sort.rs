@@ -8,6 +8,7 @@
 //! Each takes its `#[repr(C)]` parameter struct from `gpu_primitives_abi::params` by value.
 
 use crate::block::{BlockRadixSortStorage, BlockScanStorage, RadixRankStorage};
+use crate::device::radix_select::{count_digits, gather, load_keys};
 use crate::device::radix_sort::{OnesweepPass, OnesweepStorage, onesweep_tile, radix_histogram};
 use crate::device::segmented_sort::WarpTileStorage;
 use crate::device::segmented_sort::{
@@ -15,7 +16,6 @@ use crate::device::segmented_sort::{
     segmented_warp_sort,
 };
 use crate::device::tile_status::TileStatus;
-use crate::device::radix_select::{count_digits, gather, load_keys};
 use crate::device::top_k::{TopKStorage, top_k_rows};
 use crate::shared::dynamic_shared;
 use crate::warp::WarpRadixSortStorage;
@@ -24,7 +24,8 @@ use gpu_primitives_abi::layout::{
     onesweep_layout, segmented_sort_layout, top_k_layout, warp_radix_sort_layout,
 };
 use gpu_primitives_abi::params::{
-    OnesweepParams, RadixHistogramParams, RadixSelectTopKParams, SegmentedSortParams, TopKParams, radix_select_step,
+    OnesweepParams, RadixHistogramParams, RadixSelectTopKParams, SegmentedSortParams, TopKParams,
+    radix_select_step,
 };
 use gpu_primitives_abi::tuning::{
     RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK,
