@@ -164,10 +164,6 @@ pub const ROW_SHARED_BYTES: u32 = 2 * ROW_STATS * MAX_WARPS * 4;
 /// layout does not move; the host takes it off the block's shared-memory limit).
 pub const ROW_CLUSTER_SLOTS_BYTES: u32 = 2 * ROW_STATS * 4;
 
-/// Dynamic shared memory of the finish of the norms' weight and bias gradients
-/// (`NormGradParams`), in bytes: two `f32` per thread of its block.
-pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * crate::tuning::NORM_GRAD_BLOCK;
-
 /// Dynamic shared memory, past [`ROW_SHARED_BYTES`], of a row operation summing its weight's and
 /// bias's gradients (`RowParams::column_partials`), in bytes: two `f32` per item of each of the
 /// block's threads (`items_per_thread` over all the tiles of a row the block reads), and one
@@ -209,14 +205,34 @@ pub const fn row_staged_word(
 /// ([`sort_histogram_copies`](crate::tuning::sort_histogram_copies)): `u32` counters, the copies
 /// of a counter consecutive.
 pub const fn sort_histogram_shared_bytes(passes: u32, copies: u32) -> u32 {
-    passes * crate::tuning::RADIX_DIGITS * copies * 4
+    passes * RADIX_DIGITS * copies * 4
 }
 
+/// Bits of the digit each radix sort pass orders by: 256 digits, counted by one thread each.
+pub const RADIX_BITS: u32 = 8;
+/// Digits per radix sort pass.
+pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
+/// Bits of the digit each pass of the *blocked* block radix sort orders by
+/// (`block_radix_sort_blocked`, CUB's `BlockRadixSort` with its per-thread counters), which the
+/// segmented sort of keys alone runs per segment of one tile: 16 digits, two 16-bit counters a
+/// word, 8 words a thread. 4 bits measured fastest on an H100 (docs/performance.md, the
+/// segmented sort's blocked rank).
+pub const BLOCKED_RADIX_BITS: u32 = 4;
+/// Counter words per thread of the blocked rank: one 16-bit counter per digit, two a word.
+pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
+/// Copies of each digit's counter a block of the device-wide top-k counts in, lane `l` adding
+/// to copy `l % copies`: one per lane, so that a warp's adds never meet on a bank (as
+/// [`sort_histogram_copies`](crate::tuning::sort_histogram_copies) found for the sort's histogram).
+pub const RADIX_SELECT_COPIES: u32 = 32;
+/// Largest `k` the top-k takes by radix select; a larger one sorts each row
+/// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
+pub const TOP_K_SELECT_MAX_K: u32 = 256;
+
 /// Dynamic shared memory of a block of the device-wide top-k (`device_radix_select_top_k_<key>`):
-/// [`RADIX_SELECT_COPIES`](crate::tuning::RADIX_SELECT_COPIES) copies of each digit's counter,
+/// [`RADIX_SELECT_COPIES`] copies of each digit's counter,
 /// bytes.
 pub const fn radix_select_shared_bytes() -> u32 {
-    crate::tuning::RADIX_DIGITS * crate::tuning::RADIX_SELECT_COPIES * 4
+    RADIX_DIGITS * RADIX_SELECT_COPIES * 4
 }
 
 /// Where a onesweep pass keeps its tile in dynamic shared memory (byte offsets from its start).
@@ -246,7 +262,7 @@ pub const fn onesweep_layout(
     key_bytes: u32,
     value_bytes: u32,
 ) -> OnesweepLayout {
-    let digits = crate::tuning::RADIX_DIGITS;
+    let digits = RADIX_DIGITS;
     let tile = 0;
     let scan = 16;
     let warp_counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
@@ -291,7 +307,7 @@ pub const fn segmented_sort_layout(
 ) -> SegmentedSortLayout {
     let sort = onesweep_layout(block, padded_slots(tile_items), key_bytes, value_bytes);
     let counters = sort.total;
-    let words = crate::tuning::BLOCKED_COUNTER_WORDS + 1;
+    let words = BLOCKED_COUNTER_WORDS + 1;
     SegmentedSortLayout {
         sort,
         counters,
@@ -337,8 +353,7 @@ pub const fn warp_radix_sort_layout(
     let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
     let index_bytes = if value_bytes > 0 { 4 } else { 0 };
     let counters = 0;
-    let keys =
-        counters + (warps * WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4).next_multiple_of(16);
+    let keys = counters + (warps * WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1) * 4).next_multiple_of(16);
     let indices = keys + (warps * slots * key_slot).next_multiple_of(16);
     let values = indices + (warps * slots * index_bytes).next_multiple_of(16);
     WarpRadixSortLayout {
@@ -361,7 +376,7 @@ pub struct TopKLayout {
     /// 4 `u32`: the digit found, the keys still needed from it, its candidates, and the
     /// number of keys gathered ahead of it.
     pub found: u32,
-    /// [`TOP_K_SELECT_MAX_K`](crate::tuning::TOP_K_SELECT_MAX_K) gathered keys (ordered
+    /// [`TOP_K_SELECT_MAX_K`] gathered keys (ordered
     /// bits; keys of one byte as `u16`).
     pub keys: u32,
     /// As many `u32`: the gathered keys' columns.
@@ -372,10 +387,10 @@ pub struct TopKLayout {
 
 /// The [`TopKLayout`] for keys of `key_bytes`.
 pub const fn top_k_layout(key_bytes: u32) -> TopKLayout {
-    let k = crate::tuning::TOP_K_SELECT_MAX_K;
+    let k = TOP_K_SELECT_MAX_K;
     let scan = 0;
     let counts = scan + MAX_WARPS * MAX_SLOT_BYTES;
-    let found = counts + crate::tuning::RADIX_DIGITS * 4;
+    let found = counts + RADIX_DIGITS * 4;
     let keys = found + 16;
     let key_slot = if key_bytes < 2 { 2 } else { key_bytes };
     let indices = keys + (k * key_slot).next_multiple_of(16);
@@ -413,11 +428,7 @@ mod tests {
                     let warps = 256 / WARP_SIZE;
                     let key_slot = key_bytes.max(2);
                     let index_bytes = if value_bytes > 0 { 4 } else { 0 };
-                    assert!(
-                        l.keys
-                            >= l.counters
-                                + warps * WARP_SIZE * (crate::tuning::BLOCKED_COUNTER_WORDS + 1) * 4
-                    );
+                    assert!(l.keys >= l.counters + warps * WARP_SIZE * (BLOCKED_COUNTER_WORDS + 1) * 4);
                     assert!(l.indices >= l.keys + warps * l.slots * key_slot);
                     assert!(l.values >= l.indices + warps * l.slots * index_bytes);
                     assert!(l.total >= l.values + warps * l.slots * value_bytes);

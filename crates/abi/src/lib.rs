@@ -5,9 +5,9 @@
 //! | module | what |
 //! |---|---|
 //! | [`table`] | the element types (with accumulator, vector width, items per thread) and the operators; macros that expand a callback once per row, so adding a type or an operator is one row |
-//! | [`layout`] | warp size, block limits, the (value, index) pair, the dynamic shared memory of the device kernels (computed from the types) |
+//! | [`layout`] | warp size, block limits, the (value, index) pair, a radix digit's and the counters' shapes, the dynamic shared memory of the device kernels (computed from the types); it imports no tuning |
 //! | [`params`] | one `#[repr(C)]` parameter struct per kernel family, passed by value as the kernel's one parameter |
-//! | [`tuning`] | launch shapes and look-back delays the host picks and the kernels are built for |
+//! | [`tuning`] | launch shapes and look-back delays the host picks and the kernels are built for, over the layouts |
 //! | [`families`] | the one registry of kernel families: each kernel's name, parameter bytes, block, launch bounds, cluster shape and module |
 //!
 //! A kernel entry point takes its family's parameter struct; the host launches it with the same

@@ -481,7 +481,7 @@ pub struct RowParams<T> {
 ///   column, into `partials`; `chunks * column_blocks` blocks, no shared memory.
 /// - The finish launch: `cols.div_ceil(NORM_GRAD_FINISH_COLUMNS)` blocks of
 ///   [`NORM_GRAD_BLOCK`](crate::tuning::NORM_GRAD_BLOCK) threads and
-///   [`NORM_GRAD_FINISH_SHARED_BYTES`](crate::layout::NORM_GRAD_FINISH_SHARED_BYTES) of dynamic
+///   [`NORM_GRAD_FINISH_SHARED_BYTES`](crate::tuning::NORM_GRAD_FINISH_SHARED_BYTES) of dynamic
 ///   shared memory add each column's `chunks` partials (warp `w` of the block chunks
 ///   `w, w + warps, ...`, then the warps' sums in order) and write `dweight` / `dbias` (each null
 ///   or `cols` elements), rounded to `T`. The row kernel of the norms' backward may have written

@@ -2,6 +2,13 @@
 //! sweeps behind each value). Items per thread and vector widths are per element type, in
 //! [`table`](crate::table).
 
+/// The digit and counter shapes that the shared-memory layouts are computed from, defined in
+/// [`layout`](crate::layout) and named here too, beside the launch shapes built on them.
+pub use crate::layout::{
+    BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_COPIES,
+    TOP_K_SELECT_MAX_K,
+};
+
 /// Threads per block of the device reduce kernels.
 pub const REDUCE_BLOCK: u32 = 256;
 /// Most blocks per multiprocessor of the reduce's first pass.
@@ -175,6 +182,9 @@ pub const fn row_sums_words(vector: usize, inputs: usize, op_words: u32) -> u32 
 /// Threads per block of the norms' weight and bias gradients (`NormGradParams`), one per
 /// column.
 pub const NORM_GRAD_BLOCK: u32 = 256;
+/// Dynamic shared memory of the finish of the norms' weight and bias gradients
+/// (`NormGradParams`), in bytes: two `f32` per thread of its block.
+pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * NORM_GRAD_BLOCK;
 
 /// The first launch of the norms' weight and bias gradients aims at about this many blocks
 /// (16 per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident blocks).
@@ -752,21 +762,6 @@ const fn row_threads(cols: usize, words: u32, items_per_word: usize) -> usize {
     cols.div_ceil(words as usize * items_per_word).next_power_of_two()
 }
 
-/// Bits of the digit each radix sort pass orders by: 256 digits, counted by one thread each.
-pub const RADIX_BITS: u32 = 8;
-/// Digits per radix sort pass.
-pub const RADIX_DIGITS: u32 = 1 << RADIX_BITS;
-/// Bits of the digit each pass of the *blocked* block radix sort orders by
-/// (`block_radix_sort_blocked`, CUB's `BlockRadixSort` with its per-thread counters), which the
-/// segmented sort of keys alone runs per segment of one tile: 16 digits, two 16-bit counters a
-/// word, 8 words a thread. NVIDIA H100, the segmented sort of 65536 rows of 4096 random `f32`
-/// keys: 4 bits 3121-3130 µs, 5 bits 3284-3285 (same start; the warp-striped sort of 8-bit
-/// digits before it 3612); CUB 3.0's `BlockRadixSort` of 256 threads of 16 keys in the same
-/// kernel shape (a probe, another start): 4 bits 3071, 5 bits 3037, 6 bits 3434, 8 bits 5728
-/// (docs/performance.md).
-pub const BLOCKED_RADIX_BITS: u32 = 4;
-/// Counter words per thread of the blocked rank: one 16-bit counter per digit, two a word.
-pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
 /// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
 /// counts, their scan and the look-back, take one thread each).
 pub const SORT_BLOCK: u32 = RADIX_DIGITS;
@@ -987,13 +982,6 @@ pub const RADIX_SELECT_BLOCK: u32 = 512;
 /// flight a multiprocessor. Four (32 registers) made the `u8` kernel spill 32 bytes (ptxas):
 /// each lane's 16 keys a round, a warp vote each in the gather.
 pub const RADIX_SELECT_BLOCKS_PER_SM: u32 = 3;
-/// Copies of each digit's counter a block of the device-wide top-k counts in, lane `l` adding
-/// to copy `l % copies`: one per lane, so that a warp's adds never meet on a bank (as
-/// [`sort_histogram_copies`] found for the sort's histogram).
-pub const RADIX_SELECT_COPIES: u32 = 32;
-/// Largest `k` the top-k takes by radix select; a larger one sorts each row
-/// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
-pub const TOP_K_SELECT_MAX_K: u32 = 256;
 /// Largest `k` whose top-k threshold (the k-th smallest of the threads' best keys) is found
 /// by sorting each warp's best keys (a shuffle network) and ranking the warps' first `k`
 /// (`SORT_BLOCK / 32 * k` of them, each against all), instead of by radix select over the

@@ -78,15 +78,14 @@ use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, 
 use crate::{DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family, row_words_part};
 use gpu_primitives_abi::layout::{
-    MAX_BLOCK_THREADS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES,
-    row_staged_tiles_bytes,
+    MAX_BLOCK_THREADS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, ROW_CLUSTER_BLOCKS, ROW_MAX_GROUP, ROW_SMALL_TILE_OPS,
-    RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS, norm_grad_chunks, row_block_tiles,
-    row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles, row_sums_cluster_chunks,
-    row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
+    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_BLOCKS,
+    ROW_MAX_GROUP, ROW_SMALL_TILE_OPS, RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
+    norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
+    row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
 };
 
 /// The norms' parameter gradients, summed per chunk of rows (`device_rows_norm_grads_partial_<element>`).

@@ -88,7 +88,7 @@ pub unsafe fn norm_grads_partial<T: RowElement>(p: &NormGradParams<T>) {
 /// # Safety
 /// Launched as [`NormGradParams`] says, after [`norm_grads_partial`] (or the row kernel that
 /// wrote the partials) on the same stream, with `slots` the block's dynamic shared memory
-/// ([`NORM_GRAD_FINISH_SHARED_BYTES`](gpu_primitives_abi::layout::NORM_GRAD_FINISH_SHARED_BYTES)).
+/// ([`NORM_GRAD_FINISH_SHARED_BYTES`](gpu_primitives_abi::tuning::NORM_GRAD_FINISH_SHARED_BYTES)).
 #[inline(always)]
 pub unsafe fn norm_grads_finish<T: RowElement>(p: &NormGradParams<T>, slots: SharedArray<f32>) {
     let lane = lane_id();
