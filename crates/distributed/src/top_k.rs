@@ -22,7 +22,8 @@ use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, S
 /// array's stable sort, deterministic. `keys` is not modified. Returns once the outputs are
 /// written (the stream is synchronised).
 ///
-/// Every rank passes the same `k` (at most the whole array's length); a shard holds at most
+/// Every rank passes the same `k` (at most the whole array's length, and with the ranks'
+/// candidates, `min(k, n_r)` summed, at most [`device::SORT_MAX_KEYS`]); a shard holds at most
 /// [`device::SORT_MAX_KEYS`] keys. Traffic: one all-gather of three words a rank, then each
 /// rank's `min(k, n_r)` keys and 8-byte indices sent to every other rank. Device memory: the
 /// communicator's scratch holds every rank's candidates (`world * k` at most) twice over.
@@ -76,6 +77,15 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
         if k > total {
             return Ok(Err(Error::InvalidArgument(format!(
                 "top_k: k = {k} is past the whole array's {total} keys"
+            ))));
+        }
+        // Every rank's candidates, `min(k, n_r)` each, are sorted together on every rank.
+        let candidates: usize = shards.iter().map(|&n| n.min(k)).sum();
+        if candidates > device::SORT_MAX_KEYS {
+            return Ok(Err(Error::InvalidArgument(format!(
+                "top_k: k = {k} makes {candidates} candidates from {} ranks, past the {} one GPU sorts",
+                shards.len(),
+                device::SORT_MAX_KEYS
             ))));
         }
         if k == 0 {

@@ -637,8 +637,8 @@ fn top_k_case<K: SortKey>(gpus: &[Gpu], shards: &[Vec<K>], k: usize, largest: bo
 
 /// The whole array's top-k on every rank: uneven shards (rank 1 empty), k from 1 to past one
 /// shard's length, both directions, ties across ranks (few distinct keys: the lower global
-/// index first), floats with NaNs; every key on one rank; different k on two ranks and k past
-/// the whole array refused on every rank, at once.
+/// index first), floats with NaNs; every key on one rank; different k on two ranks, k past
+/// the whole array and a short output on one rank refused on every rank, at once.
 fn top_k_of_sharded_keys() -> Result<(), Stop> {
     let gpus = gpus(2)?;
     let lens = lengths(gpus.len(), 47);
@@ -696,17 +696,22 @@ fn top_k_of_sharded_keys() -> Result<(), Stop> {
         );
         let k = if rank == 0 { 3 } else { 2 };
         let differ = dist::top_k::<u32>(comm, gpu, &shard, k, true, &mut values, &mut positions, &mut ws);
+        // Rank 1's outputs hold 1 place, k is 2: its own refusal, learned by every rank.
+        let mut short = DeviceVec::<u64>::zeroed(gpu, if rank == 1 { 1 } else { 2 })?;
+        let refused = dist::top_k::<u32>(comm, gpu, &shard, 2, true, &mut values, &mut short, &mut ws);
         let after = dist::top_k::<u32>(comm, gpu, &shard, 2, true, &mut values, &mut positions, &mut ws);
-        Ok::<_, Error>((past, differ, after, positions.to_vec(gpu)?))
+        Ok::<_, Error>((past, differ, refused, after, positions.to_vec(gpu)?))
     })?;
     for (rank, g) in got.into_iter().enumerate() {
-        let (past, differ, after, positions) = g?;
+        let (past, differ, refused, after, positions) = g?;
         if !matches!(past, Err(Error::InvalidArgument(_)))
             || !matches!(differ, Err(Error::InvalidArgument(_)))
+            || !matches!(refused, Err(Error::InvalidArgument(_)))
         {
-            return Err(
-                format!("rank {rank}: k past the array gave {past:?}, differing k {differ:?}").into(),
-            );
+            return Err(format!(
+                "rank {rank}: k past the array gave {past:?}, differing k {differ:?}, a short output on rank 1 {refused:?}"
+            )
+            .into());
         }
         // A refusal every rank agrees on leaves the communicator usable: the top 2 are the
         // 5s of ranks 0 and 1.

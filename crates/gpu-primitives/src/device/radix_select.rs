@@ -17,22 +17,19 @@ use gpu_primitives_abi::tuning::{
 const RADIX_SELECT: &Family = families::family("device_radix_select_top_k");
 
 impl TempStorage {
-    /// [`top_k_of_all`] of `k` keys of `K`: its digit counts (about 1 KiB) and the sorts of its
-    /// `k` results in place (their indices by index, then the pairs by key).
+    /// [`top_k_of_all`] of `k` keys of `K`: its digit counts and gather counter (257 `u32`)
+    /// and the sorts of its `k` results in place (the indices, then the pairs by key).
     ///
     /// # Errors
     /// As the sorts: more than [`SORT_MAX_KEYS`] keys.
     pub fn top_k_of_all<K: SortKey>(gpu: &Gpu, k: usize) -> Result<Self> {
-        Ok(
-            TempStorage::sort_keys::<u64>(gpu, k, SortOptions::ascending())?.max(TempStorage::sort_pairs::<
-                K,
-                u64,
-            >(
-                gpu,
-                k,
-                SortOptions::ascending(),
-            )?),
-        )
+        let counts = TempStorage {
+            sort_counts: RADIX_DIGITS as usize + 1,
+            ..TempStorage::default()
+        };
+        let by_index = TempStorage::sort_keys::<u64>(gpu, k, SortOptions::ascending())?;
+        let by_key = TempStorage::sort_pairs::<K, u64>(gpu, k, SortOptions::ascending())?;
+        Ok(by_index.max(by_key).max(counts))
     }
 }
 
@@ -105,8 +102,8 @@ impl Selection {
 /// digit of the keys still candidates (one read of the input, 256 counts downloaded) and fixes
 /// it, until the keys at or below the prefix are exactly `k`: at most one pass a byte of the
 /// key, and only where keys equal to the k-th are left over, a pass a byte of the index (up
-/// to 4 more). One more read gathers their indices, and the `k` are ordered by two sorts in
-/// place (by index, then stably by key).
+/// to 4 more). One more read gathers their indices; the `k` indices are sorted in place, their
+/// keys loaded beside them, and the pairs sorted stably by key.
 ///
 /// **Synchronises** the stream once a pass and once after the gather (the host fixes each
 /// digit); the sorts are queued and not waited for.
@@ -160,7 +157,7 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
             "top_k_of_all: {n} keys, past the most one call takes ({SORT_MAX_KEYS})"
         )));
     }
-    if first_index.checked_add(n as u64).is_none() {
+    if n > 0 && first_index.checked_add(n as u64 - 1).is_none() {
         return Err(Error::InvalidLaunch(format!(
             "top_k_of_all: indices from {first_index} for {n} keys pass u64::MAX"
         )));
@@ -234,12 +231,6 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
         // SAFETY: the gather's counter is zeroed (the last `sort_counts`); it writes at most k
         // indices, the outputs' first k places (checked).
         unsafe { stream.launch(&kernel, config, &params)? };
-        params.step = radix_select_step::LOAD_KEYS;
-        let load = LaunchConfig::new(
-            blocks.min(k.div_ceil(RADIX_SELECT_BLOCK as usize) as u32),
-            RADIX_SELECT_BLOCK,
-        )
-        .with_shared_mem(radix_select_shared_bytes());
         let mut gathered = [0u32];
         // SAFETY: the gather's counter, one u32 past the counts, written by the gather.
         unsafe { stream.copy_to_host(params.gathered as u64, &mut gathered)? };
@@ -249,14 +240,21 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
                 gathered[0]
             )));
         }
-        // SAFETY: the k indices the gather wrote, each first_index + i for an i < n; k keys
-        // written to values_out's first k places.
-        unsafe { stream.launch(&kernel, load, &params)? };
     }
-    // In the stable sort's order: by index, then stably by key.
+    // In the stable sort's order: the indices sorted, then their keys loaded beside them (the
+    // gather wrote the indices in no order), then the pairs sorted stably by key.
     let index_bits = u64::BITS - (first_index + n as u64 - 1).leading_zeros();
     let by_index = SortOptions::ascending().bits(0..index_bits.max(1));
     sort_keys_in_place::<u64>(on, indices_out.slice(0..k), by_index, workspace)?;
+    params.step = radix_select_step::LOAD_KEYS;
+    let load = LaunchConfig::new(
+        blocks.min(k.div_ceil(RADIX_SELECT_BLOCK as usize) as u32),
+        RADIX_SELECT_BLOCK,
+    )
+    .with_shared_mem(radix_select_shared_bytes());
+    // SAFETY: the k indices the gather wrote (checked: exactly k), sorted in place, each
+    // first_index + i for an i < n; k keys written to values_out's first k places (checked).
+    unsafe { stream.launch(&kernel, load, &params)? };
     let by_key = if largest {
         SortOptions::descending()
     } else {
