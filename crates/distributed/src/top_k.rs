@@ -118,125 +118,123 @@ fn select<K: SortKey>(
     shards: &[usize],
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    {
-        let (rank, world) = (comm.rank(), comm.world_size());
-        let first_index: u64 = shards[..rank].iter().map(|&s| s as u64).sum();
-        if world == 1 {
-            device::top_k_of_all(
-                on,
-                keys,
-                k,
-                largest,
-                0,
-                values_out.slice(0..k),
-                indices_out.slice(0..k),
-                workspace,
-            )?;
-            return Ok(on.stream().synchronize()?);
-        }
-        // Every rank's candidates: `min(k, n_r)` each, laid end to end in rank order.
-        let candidates: Vec<usize> = shards.iter().map(|&s| s.min(k)).collect();
-        let starts: Vec<usize> = candidates
-            .iter()
-            .scan(0, |at, &c| {
-                let start = *at;
-                *at += c;
-                Some(start)
-            })
-            .collect();
-        let all: usize = candidates.iter().sum();
-        let own = candidates[rank];
-        // The scratch: this rank's candidates (keys, then indices), then everyone's, each region
-        // from a 256-byte boundary (NCCL's send kernels load whole words past a run's end).
-        let key_bytes = size_of::<K::Raw>();
-        let region = |items: usize, bytes: usize| (items * bytes).next_multiple_of(256);
-        let own_keys = 0;
-        let own_indices = own_keys + region(own, key_bytes);
-        let all_keys = own_indices + region(own, 8);
-        let all_indices = all_keys + region(all, key_bytes);
-        let base = comm.scratch(&on, all_indices + region(all, 8))?;
-        if own > 0 {
-            // SAFETY: `own` keys and `own` indices of the scratch, which nothing else uses
-            // during the call.
-            let (own_values, own_positions) = unsafe {
-                (
-                    DeviceViewMut::<K>::from_raw_parts(base + own_keys as u64, own),
-                    DeviceViewMut::<u64>::from_raw_parts(base + own_indices as u64, own),
-                )
-            };
-            device::top_k_of_all(
-                on,
-                keys,
-                own,
-                largest,
-                first_index,
-                own_values,
-                own_positions,
-                workspace,
-            )?;
-        }
-        let sends: Vec<Run> = (0..world)
-            .map(|peer| Run {
-                peer,
-                at: 0,
-                count: own,
-            })
-            .collect();
-        let receives: Vec<Run> = (0..world)
-            .map(|peer| Run {
-                peer,
-                at: starts[peer],
-                count: candidates[peer],
-            })
-            .collect();
-        let moved = [
-            Moved {
-                source: base + own_keys as u64,
-                target: base + all_keys as u64,
-                item_bytes: key_bytes,
-            },
-            Moved {
-                source: base + own_indices as u64,
-                target: base + all_indices as u64,
-                item_bytes: 8,
-            },
-        ];
-        // SAFETY: each send is this rank's `own` candidates, within its regions; each receive
-        // is a peer's block within the regions of everyone's, which do not overlap this rank's;
-        // every rank computes the same runs from the same gathered lengths; the scratch is used
-        // by nothing else during the call.
-        unsafe { exchange(comm, &on, &sends, &receives, &moved)? };
-        // SAFETY: `all` keys and indices of the scratch, written by the exchange.
-        let (all_values, all_positions) = unsafe {
+    let (rank, world) = (comm.rank(), comm.world_size());
+    let first_index: u64 = shards[..rank].iter().map(|&s| s as u64).sum();
+    if world == 1 {
+        device::top_k_of_all(
+            on,
+            keys,
+            k,
+            largest,
+            0,
+            values_out.slice(0..k),
+            indices_out.slice(0..k),
+            workspace,
+        )?;
+        return Ok(on.stream().synchronize()?);
+    }
+    // Every rank's candidates: `min(k, n_r)` each, laid end to end in rank order.
+    let candidates: Vec<usize> = shards.iter().map(|&s| s.min(k)).collect();
+    let starts: Vec<usize> = candidates
+        .iter()
+        .scan(0, |at, &c| {
+            let start = *at;
+            *at += c;
+            Some(start)
+        })
+        .collect();
+    let all: usize = candidates.iter().sum();
+    let own = candidates[rank];
+    // The scratch: this rank's candidates (keys, then indices), then everyone's, each region
+    // from a 256-byte boundary (NCCL's send kernels load whole words past a run's end).
+    let key_bytes = size_of::<K::Raw>();
+    let region = |items: usize, bytes: usize| (items * bytes).next_multiple_of(256);
+    let own_keys = 0;
+    let own_indices = own_keys + region(own, key_bytes);
+    let all_keys = own_indices + region(own, 8);
+    let all_indices = all_keys + region(all, key_bytes);
+    let base = comm.scratch(&on, all_indices + region(all, 8))?;
+    if own > 0 {
+        // SAFETY: `own` keys and `own` indices of the scratch, which nothing else uses
+        // during the call.
+        let (own_values, own_positions) = unsafe {
             (
-                DeviceViewMut::<K>::from_raw_parts(base + all_keys as u64, all),
-                DeviceViewMut::<u64>::from_raw_parts(base + all_indices as u64, all),
+                DeviceViewMut::<K>::from_raw_parts(base + own_keys as u64, own),
+                DeviceViewMut::<u64>::from_raw_parts(base + own_indices as u64, own),
             )
         };
-        let by_key = if largest {
-            SortOptions::descending()
-        } else {
-            SortOptions::ascending()
-        };
-        device::sort_pairs_in_place::<K, u64>(on, all_values, all_positions, by_key, workspace)?;
-        let stream = on.stream();
-        // SAFETY: the first k of the sorted candidates (k <= all: every rank gives min(k, n_r)
-        // and k <= the total) into the outputs' first k places (checked), queued after the
-        // sort on the same stream.
-        unsafe {
-            stream.copy_address(
-                base + all_keys as u64,
-                values_out.slice(0..k).address(),
-                k * key_bytes,
-            )?;
-            stream.copy_address(
-                base + all_indices as u64,
-                indices_out.slice(0..k).address(),
-                k * 8,
-            )?;
-        }
-        Ok(stream.synchronize()?)
+        device::top_k_of_all(
+            on,
+            keys,
+            own,
+            largest,
+            first_index,
+            own_values,
+            own_positions,
+            workspace,
+        )?;
     }
+    let sends: Vec<Run> = (0..world)
+        .map(|peer| Run {
+            peer,
+            at: 0,
+            count: own,
+        })
+        .collect();
+    let receives: Vec<Run> = (0..world)
+        .map(|peer| Run {
+            peer,
+            at: starts[peer],
+            count: candidates[peer],
+        })
+        .collect();
+    let moved = [
+        Moved {
+            source: base + own_keys as u64,
+            target: base + all_keys as u64,
+            item_bytes: key_bytes,
+        },
+        Moved {
+            source: base + own_indices as u64,
+            target: base + all_indices as u64,
+            item_bytes: 8,
+        },
+    ];
+    // SAFETY: each send is this rank's `own` candidates, within its regions; each receive
+    // is a peer's block within the regions of everyone's, which do not overlap this rank's;
+    // every rank computes the same runs from the same gathered lengths; the scratch is used
+    // by nothing else during the call.
+    unsafe { exchange(comm, &on, &sends, &receives, &moved)? };
+    // SAFETY: `all` keys and indices of the scratch, written by the exchange.
+    let (all_values, all_positions) = unsafe {
+        (
+            DeviceViewMut::<K>::from_raw_parts(base + all_keys as u64, all),
+            DeviceViewMut::<u64>::from_raw_parts(base + all_indices as u64, all),
+        )
+    };
+    let by_key = if largest {
+        SortOptions::descending()
+    } else {
+        SortOptions::ascending()
+    };
+    device::sort_pairs_in_place::<K, u64>(on, all_values, all_positions, by_key, workspace)?;
+    let stream = on.stream();
+    // SAFETY: the first k of the sorted candidates (k <= all: every rank gives min(k, n_r)
+    // and k <= the total) into the outputs' first k places (checked), queued after the
+    // sort on the same stream.
+    unsafe {
+        stream.copy_address(
+            base + all_keys as u64,
+            values_out.slice(0..k).address(),
+            k * key_bytes,
+        )?;
+        stream.copy_address(
+            base + all_indices as u64,
+            indices_out.slice(0..k).address(),
+            k * 8,
+        )?;
+    }
+    Ok(stream.synchronize()?)
 }
 
 /// This rank's own arguments: the views usable on the stream, the outputs long enough, the
