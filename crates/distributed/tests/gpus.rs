@@ -604,7 +604,9 @@ fn top_k_case<K: SortKey>(gpus: &[Gpu], shards: &[Vec<K>], k: usize, largest: bo
             &mut positions,
             &mut ws,
         )?;
-        let unchanged = gpu.download(&input)? == K::as_raw(&shards[rank]);
+        // Compared as bits: a NaN key is not equal to itself as a float.
+        let unchanged = bytemuck::cast_slice::<K::Raw, u8>(&gpu.download(&input)?)
+            == bytemuck::cast_slice::<K::Raw, u8>(K::as_raw(&shards[rank]));
         Ok::<_, Error>((
             K::from_raw(&gpu.download(&values)?).to_vec(),
             gpu.download(&positions)?,
