@@ -62,15 +62,14 @@ mod dot;
 mod element;
 mod histogram;
 mod radix_select;
-mod radix_sort;
 mod reduce;
 mod run_length;
 mod scan;
 mod segmented;
 mod segmented_arg;
 mod segmented_scan;
-mod segmented_sort;
 mod select;
+mod sort;
 mod temp_storage;
 mod top_k;
 mod workspace;
@@ -96,11 +95,6 @@ pub use histogram::{
     check_range_levels, histogram_even, histogram_even_slice, histogram_range, histogram_range_slice,
 };
 pub use radix_select::top_k_of_all;
-pub use radix_sort::{
-    SORT_KEY_NAMES, SortKey, SortOptions, SortedIn, argsort, argsort_slice, sort_keys,
-    sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice, sort_pairs, sort_pairs_double_buffer,
-    sort_pairs_in_place, sort_pairs_slice,
-};
 pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};
 pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
@@ -113,13 +107,15 @@ pub use segmented_scan::{
     ScanKey, SegmentOffsets, exclusive_scan_by_key, inclusive_scan_by_key, segmented_exclusive_scan,
     segmented_inclusive_scan,
 };
-pub use segmented_sort::{
-    segmented_argsort, segmented_sort_keys, segmented_sort_keys_in_place, segmented_sort_pairs,
-    segmented_sort_pairs_in_place,
-};
 pub use select::{
     Predicate, partition_flagged, partition_flagged_slice, partition_if, partition_if_slice, select_flagged,
     select_flagged_slice, select_if, select_if_slice, unique, unique_slice,
+};
+pub use sort::{
+    SORT_KEY_NAMES, SortKey, SortOptions, SortedIn, argsort, argsort_slice, segmented_argsort,
+    segmented_sort_keys, segmented_sort_keys_in_place, segmented_sort_pairs, segmented_sort_pairs_in_place,
+    sort_keys, sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice, sort_pairs,
+    sort_pairs_double_buffer, sort_pairs_in_place, sort_pairs_slice,
 };
 pub use temp_storage::TempStorage;
 pub use top_k::top_k;

@@ -2,7 +2,7 @@
 //! over the grid, on the steps of the kernels' `device::radix_select`.
 
 use super::element::{DeviceView, DeviceViewMut, check_bound};
-use super::radix_sort::{SortKey, SortOptions, check_len, sort_keys_in_place, sort_pairs_in_place};
+use super::sort::{SortKey, SortOptions, check_len, sort_keys_in_place, sort_pairs_in_place};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};

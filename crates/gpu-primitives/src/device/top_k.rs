@@ -2,9 +2,9 @@
 //! up to [`TOP_K_SELECT_MAX_K`] keys per row, the segmented sort's first k past it.
 
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
-use super::radix_sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
 use super::segmented::Segments;
-use super::segmented_sort::{SegmentedCall, launch as segmented_sort, layout, segmented_scratch};
+use super::sort::{SegmentedCall, layout, segmented_launch as segmented_sort, segmented_scratch};
+use super::sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};

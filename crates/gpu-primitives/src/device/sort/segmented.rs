@@ -1,14 +1,14 @@
 //! Segmented radix sort: [`segmented_sort_keys`], [`segmented_sort_pairs`],
 //! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`), on the
-//! kernels of `device::segmented_sort`; also the sort behind [`top_k`](super::top_k) for large k.
+//! kernels of `device::segmented_sort`; also the sort behind [`top_k`](crate::device::top_k) for large k.
 
-use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
-use super::radix_sort::{
-    SortBuffers, SortKey, SortOptions, ValueBytes, Values, check_len, launch as device_sort, sort_storage,
-};
-use super::segmented::Segments;
-use super::temp_storage::TempStorage;
-use super::workspace::DeviceWorkspace;
+use super::common::{SortBuffers, SortOptions, ValueBytes, Values, check_len};
+use super::key::SortKey;
+use super::onesweep;
+use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
+use crate::device::segmented::Segments;
+use crate::device::temp_storage::TempStorage;
+use crate::device::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, SegmentedSortTier};
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
@@ -23,16 +23,16 @@ use gpu_primitives_runtime::DeviceCopy;
 /// One segmented sort: its buffers (`n` is the input's length), its segments and how much of
 /// each it keeps.
 #[derive(Clone, Copy)]
-pub(super) struct SegmentedCall<'s> {
-    pub(super) buffers: SortBuffers,
-    pub(super) segments: Segments<'s>,
+pub(in crate::device) struct SegmentedCall<'s> {
+    pub(in crate::device) buffers: SortBuffers,
+    pub(in crate::device) segments: Segments<'s>,
     /// `Some(k)`: the first `k` of each row, to `s * k` (top-k).
-    pub(super) keep: Option<usize>,
+    pub(in crate::device) keep: Option<usize>,
 }
 
 /// The segments of `segments` over an input of `n` keys: (number, offsets address or 0, row
 /// length, the longest segment, one past the last key), checked.
-pub(super) fn layout(
+pub(in crate::device) fn layout(
     what: &'static str,
     segments: Segments<'_>,
     n: usize,
@@ -50,7 +50,7 @@ pub(super) fn layout(
             Ok((n / row_len, 0, row_len, row_len, n))
         }
         Segments::Offsets(offsets) => {
-            super::segmented_scan::check_fit(what, &offsets, n)?;
+            crate::device::segmented_scan::check_fit(what, &offsets, n)?;
             Ok((
                 offsets.segments(),
                 offsets.offsets().address,
@@ -85,7 +85,7 @@ fn scratch_bytes(
 
 /// The segmented kernels' scratch for `n` keys of `K` with `value_bytes`-byte values, at most:
 /// two alternates of each key (and value) where a segment is longer than a tile.
-pub(super) fn segmented_scratch<K: SortKey>(n: usize, value_bytes: usize) -> Result<TempStorage> {
+pub(in crate::device) fn segmented_scratch<K: SortKey>(n: usize, value_bytes: usize) -> Result<TempStorage> {
     let (_, scratch) = scratch_bytes("segmented sort", n, size_of::<K::Raw>(), value_bytes)?;
     Ok(TempStorage {
         sort_scratch: if n > SORT_BLOCK as usize * K::ITEMS {
@@ -105,7 +105,7 @@ fn segmented_sort_storage<K: SortKey>(
     value_bytes: usize,
     options: SortOptions,
 ) -> Result<TempStorage> {
-    let device_sort = sort_storage::<K>(gpu, n, value_bytes, options, true)?;
+    let device_sort = onesweep::storage::<K>(gpu, n, value_bytes, options, true)?;
     Ok(segmented_scratch::<K>(n, value_bytes)?.max(device_sort))
 }
 
@@ -154,7 +154,7 @@ struct Plan {
 /// [`SEGMENT_DEVICE_SORT_SPEEDUP`]) and then the blocks, which run side by side and take as
 /// long as the longest segment left. Never splits equal lengths (the block kernel skips by
 /// length).
-pub(super) fn device_sorted_count(candidates: &[usize], longest_other: usize) -> usize {
+pub(in crate::device) fn device_sorted_count(candidates: &[usize], longest_other: usize) -> usize {
     let block_time = |k: usize| candidates.get(k).copied().unwrap_or(0).max(longest_other);
     let (mut best, mut best_k, mut device) = (block_time(0), 0, 0usize);
     for k in 1..=candidates.len() {
@@ -171,7 +171,7 @@ pub(super) fn device_sorted_count(candidates: &[usize], longest_other: usize) ->
 /// candidates are the segments longer than a tile and than a multiprocessor's share of the
 /// keys (one block on such a segment leaves most multiprocessors idle); of those,
 /// [`device_sorted_count`] picks the longest few. With equal rows, every row or none; with
-/// offsets read by [`SegmentOffsets::new`](super::SegmentOffsets::new), the offsets are read
+/// offsets read by [`SegmentOffsets::new`](crate::device::SegmentOffsets::new), the offsets are read
 /// back (which synchronises the stream) only when the longest segment is a candidate. Top-k
 /// (`keep`) and offsets given unchecked stay with the segmented kernels.
 fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
@@ -223,7 +223,7 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
 }
 
 /// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
-pub(super) fn launch<K: SortKey>(
+pub(in crate::device) fn launch<K: SortKey>(
     on: OnStream<'_>,
     what: &'static str,
     call: SegmentedCall<'_>,
@@ -246,10 +246,7 @@ pub(super) fn launch<K: SortKey>(
     }
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let key_bytes = size_of::<K::Raw>();
-    let value_bytes = match buffers.values {
-        Values::None => 0,
-        Values::Pairs { bytes, .. } => bytes,
-    };
+    let value_bytes = buffers.value_bytes();
     let (keys_bytes, scratch_total) = scratch_bytes(what, end, key_bytes, value_bytes)?;
     let plan = plan(on, call, tile, longest, end)?;
     let longest = plan.longest_left;
@@ -352,7 +349,9 @@ pub(super) fn launch<K: SortKey>(
             values,
             bounds: buffers.bounds,
         };
-        device_sort::<K>(on, segment, options, &mut workspace)?;
+        // Longer than a tile and than a multiprocessor's share: onesweep, its bounds checked
+        // above as the whole input's.
+        onesweep::launch::<K>(on, segment, None, options, &mut workspace)?;
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);
@@ -425,7 +424,7 @@ enum Tier {
 /// keys of `keys_out` outside every segment are left alone.
 ///
 /// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
-/// [`SegmentOffsets`](super::SegmentOffsets) (any lengths, empty ones too).
+/// [`SegmentOffsets`](crate::device::SegmentOffsets) (any lengths, empty ones too).
 ///
 /// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp in
 /// registers (each key's place counted against the segment's others, 8 segments a block); one
@@ -440,15 +439,15 @@ enum Tier {
 /// digit, a count of its digits and one pass over its keys (reading them twice and writing them
 /// once per digit), through two scratch buffers of the input's length in the workspace. The
 /// longest few segments, each longer than a tile and than a multiprocessor's share of all the
-/// keys (the last offset over the multiprocessors), go through [`sort_keys`](super::sort_keys)
+/// keys (the last offset over the multiprocessors), go through [`sort_keys`](crate::device::sort_keys)
 /// one after another instead, each spread over the whole GPU (CUB would give each one block),
 /// where an estimate of both ways' times says so (a device sort costs about as much as one
 /// block's sort of 2048 keys, and takes each key some 460 times faster: one huge segment among
 /// short ones, or a few long rows; not many long segments, which the blocks take side by side).
-/// With [`SegmentOffsets::new`](super::SegmentOffsets::new)'s offsets such segments are found
+/// With [`SegmentOffsets::new`](crate::device::SegmentOffsets::new)'s offsets such segments are found
 /// in a copy of the offsets read back, which synchronises the stream, and only when the
 /// longest segment is longer than a tile and that share; offsets given
-/// [unchecked](super::SegmentOffsets::new_unchecked) are never read back and every segment is
+/// [unchecked](crate::device::SegmentOffsets::new_unchecked) are never read back and every segment is
 /// sorted by a block. Deterministic.
 ///
 /// # Errors
