@@ -356,6 +356,11 @@ fn main() -> ExitCode {
 /// commands check theirs and read their input first (each module's `run` opens the GPU last),
 /// and the benchmark's configuration is checked here before [`gpu_primitives_lessons::open_gpu`].
 fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
+    // Tuning overrides for measurement sweeps, from `GPU_PRIMITIVES_<NAME>` (the library reads
+    // no environment variable): checked, installed before the first launch.
+    gpu_primitives::set_tuning_overrides(gpu_primitives::TuningOverrides::from_vars(|name| {
+        std::env::var(name).ok()
+    })?)?;
     match &cli.command {
         Some(Command::Reduce(args)) => return Ok(cli_ops::run(&job(cli, args, false, None), false)?),
         Some(Command::Scan(args)) => {

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{f32_bytes, refused, run, temp, write_npy};
+use common::{binary, f32_bytes, refused, run, temp, write_npy};
 use gpu_primitives_cli::bench::BenchRow;
 use gpu_primitives_cli::cli_ops::{self, CliError};
 use gpu_primitives_cli::npy::NpyError;
@@ -144,6 +144,33 @@ fn help_lists_sort_and_its_options() {
         bench.contains("--sort-types") && bench.contains("--sort-log2"),
         "{bench}"
     );
+}
+
+#[test]
+fn a_bad_tuning_override_is_refused_by_name_before_the_gpu() {
+    let keys = temp("tuning-keys.npy");
+    write_npy(&keys, "<f4", "(2,)", &f32_bytes(&[1.0, 2.0]));
+    for (variable, value, named) in [
+        ("GPU_PRIMITIVES_SORT_TILES", "3", "sort_tiles = 3: outside 1..=2"),
+        ("GPU_PRIMITIVES_ROW_MAX_GROUP", "96", "row_max_group = 96"),
+        (
+            "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
+            "lots",
+            "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM=\"lots\"",
+        ),
+    ] {
+        let out = Command::new(binary())
+            .args(["sort", keys.to_str().unwrap()])
+            .env(variable, value)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{variable}={value}: {stderr}");
+        assert!(
+            stderr.contains(named) && !stderr.contains("panicked"),
+            "{variable}={value}: {stderr}"
+        );
+    }
 }
 
 #[test]

@@ -30,6 +30,7 @@ pub mod device;
 pub mod interop;
 pub mod reference;
 pub mod rows;
+mod tuning;
 
 pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{
@@ -37,6 +38,7 @@ pub use gpu_primitives_runtime::{
 };
 /// The `half` crate of the element types `f16` and `bf16`.
 pub use half;
+pub use tuning::{TuningOverrides, set_tuning_overrides};
 
 /// The device-wide kernels, one [`PackedModule`](runtime::packed::PackedModule) per
 /// architecture (sm_80, sm_90): each family of kernels is one zstd frame of PTX, decompressed

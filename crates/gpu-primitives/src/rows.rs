@@ -43,7 +43,7 @@
 //! read once on an H100. Not for the halves' forward operations and cross-entropy's loss alone,
 //! which measured slower so (`tuning::row_cluster` has the figures). The blocks' statistics are combined in
 //! rank order, so results are still the same from run to run, though not bitwise the same as on
-//! a GPU without clusters (or with `GPU_PRIMITIVES_ROW_CLUSTER=0`, which keeps one block a row
+//! a GPU without clusters (or with the `row_cluster` override 0, which keeps one block a row
 //! for comparisons). Source: CUDA C++ Programming Guide, "Thread Block Clusters" and
 //! "Distributed Shared Memory".
 //!
@@ -732,56 +732,40 @@ fn cross_entropy_rows(rows: usize) -> TempStorage {
     }
 }
 
-/// [`ROW_MAX_GROUP`], or `GPU_PRIMITIVES_ROW_MAX_GROUP` (a power of two, 64 to 1024) for tuning
-/// sweeps.
+/// [`ROW_MAX_GROUP`], or its override ([`TuningOverrides`](crate::TuningOverrides): a power of
+/// two, 64 to 1024) for tuning sweeps.
 fn max_group() -> u32 {
-    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    let group =
-        crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_MAX_GROUP", ROW_MAX_GROUP, 64..=1024);
-    if group.is_power_of_two() {
-        group
-    } else {
-        ROW_MAX_GROUP
-    }
+    crate::tuning::overrides().row_max_group.unwrap_or(ROW_MAX_GROUP)
 }
 
 /// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
 /// cluster (where the GPU has clusters), for measurements beside one block a row: 1, as
-/// `tuning::row_cluster` decides; `GPU_PRIMITIVES_ROW_CLUSTER=0`, never; `=2`, the halves'
-/// one-input operations too, whose rows the rule keeps in one block.
+/// `tuning::row_cluster` decides; overridden to 0, never; to 2, the halves' one-input
+/// operations too, whose rows the rule keeps in one block.
 fn cluster_mode() -> u32 {
-    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_CLUSTER", 1, 0..=2)
+    crate::tuning::overrides().row_cluster.unwrap_or(1)
 }
 
 /// Most chunks of rows the cluster kernels summing the norms' parameter gradients take:
-/// `active`, the clusters the device runs at once, or `GPU_PRIMITIVES_ROW_SUMS_CHUNKS` (1 to
-/// 4096) for tuning sweeps.
+/// `active`, the clusters the device runs at once, or its override (1 to 4096) for tuning
+/// sweeps.
 fn sums_cluster_chunks(active: usize) -> usize {
-    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    match crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SUMS_CHUNKS", 0, 1..=4096) {
-        0 => active,
-        most => most as usize,
-    }
+    crate::tuning::overrides()
+        .row_sums_chunks
+        .map_or(active, |most| most as usize)
 }
 
 /// Most tiles of a row the norms' summing kernels keep in shared memory past their column sums,
-/// for every type, from `GPU_PRIMITIVES_ROW_SUMS_KEPT_TILES` (0 to 64) for measurements; unset,
+/// for every type, where overridden (0 to 64) for measurements; otherwise
 /// `tuning::row_sums_kept_tiles` decides.
 fn sums_kept_tiles() -> Option<u32> {
-    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    match crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SUMS_KEPT_TILES", u32::MAX, 0..=64) {
-        u32::MAX => None,
-        most => Some(most),
-    }
+    crate::tuning::overrides().row_sums_kept_tiles
 }
 
 /// Most tiles of a row kept in shared memory (`row_shared_tiles`, which also caps them at what
-/// fits): all that fit, or `GPU_PRIMITIVES_ROW_SHARED_TILES` (0 to 64; 0 reads every tile
-/// again) for measurements.
+/// fits): all that fit, or its override (0 to 64; 0 reads every tile again) for measurements.
 fn max_shared_tiles() -> u32 {
-    static CACHE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(&CACHE, "GPU_PRIMITIVES_ROW_SHARED_TILES", u32::MAX, 0..=64)
+    crate::tuning::overrides().row_shared_tiles.unwrap_or(u32::MAX)
 }
 
 fn view<T>(v: &DeviceView<'_, T>) -> Span {

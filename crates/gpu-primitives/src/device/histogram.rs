@@ -297,16 +297,11 @@ fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
     Ok(())
 }
 
-/// [`HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_HISTOGRAM_BLOCKS_PER_SM` (1 to 32) when set: a
-/// tuning override (read once).
+/// [`HISTOGRAM_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
 fn blocks_per_sm() -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    super::tuning_override(
-        &VALUE,
-        "GPU_PRIMITIVES_HISTOGRAM_BLOCKS_PER_SM",
-        HISTOGRAM_BLOCKS_PER_SM,
-        1..=32,
-    )
+    crate::tuning::overrides()
+        .histogram_blocks_per_sm
+        .unwrap_or(HISTOGRAM_BLOCKS_PER_SM)
 }
 
 /// Check (the views' bounds, the bins, the output's length), clear the counters, and queue the

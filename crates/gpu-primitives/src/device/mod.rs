@@ -134,63 +134,52 @@ pub enum ScanKind {
 /// A tuned look-back delay of one family of single-pass kernels: nanoseconds warp 0 sleeps
 /// after publishing a tile's aggregate before it reads the predecessors' status.
 pub(crate) struct LookBackDelay {
-    /// The environment variable that overrides it (0 to 4000).
-    name: &'static str,
+    /// Its field of the [`TuningOverrides`](crate::TuningOverrides).
+    overridden: fn(&crate::TuningOverrides) -> Option<u32>,
     /// The tuned value (`abi::tuning`).
     default: u32,
-    /// The value in use, read once.
-    value: std::sync::OnceLock<u32>,
 }
 
 impl LookBackDelay {
-    /// `default` (ns), or `$name` (0 to 4000) when set: a tuning override, read once.
-    pub(crate) const fn new(name: &'static str, default: u32) -> Self {
-        Self {
-            name,
-            default,
-            value: std::sync::OnceLock::new(),
-        }
+    /// `default` (ns), or the override `overridden` reads where one is in place.
+    pub(crate) const fn new(overridden: fn(&crate::TuningOverrides) -> Option<u32>, default: u32) -> Self {
+        Self { overridden, default }
     }
 
-    /// The delay of a grid of `tiles` tiles: the tuned one from
+    /// The delay of a grid of `tiles` tiles: the tuned one (or its override) from
     /// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below, where the tiles are all resident
     /// together and the delay would only add to the call's latency.
-    pub(crate) fn for_tiles(&'static self, tiles: usize) -> u32 {
+    pub(crate) fn for_tiles(&self, tiles: usize) -> u32 {
         if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
             return 0;
         }
-        tuning_override(&self.value, self.name, self.default, 0..=4000)
+        self.value(crate::tuning::overrides())
     }
-}
 
-/// `$name` parsed as a u32 within `range`, or `default` when unset or invalid, read once into
-/// `cache`: a tuning override for measuring other launch shapes without rebuilding.
-pub(crate) fn tuning_override(
-    cache: &'static std::sync::OnceLock<u32>,
-    name: &str,
-    default: u32,
-    range: std::ops::RangeInclusive<u32>,
-) -> u32 {
-    *cache.get_or_init(|| {
-        std::env::var(name)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .filter(|v| range.contains(v))
-            .unwrap_or(default)
-    })
+    /// The delay past the threshold under `overrides`.
+    fn value(&self, overrides: &crate::TuningOverrides) -> u32 {
+        (self.overridden)(overrides).unwrap_or(self.default)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{LookBackDelay, SCAN_LOOK_BACK_DELAY_MIN_TILES};
+    use crate::TuningOverrides;
 
     #[test]
     fn look_back_delay_is_zero_for_small_grids_and_tuned_above() {
-        // No such variable is set: the tuned value applies from the threshold on.
-        static DELAY: LookBackDelay = LookBackDelay::new("GPU_PRIMITIVES_UNSET_TEST_DELAY_NS", 1234);
+        // No override of the scan's delay is installed in the unit tests.
+        static DELAY: LookBackDelay = LookBackDelay::new(|t| t.scan_look_back_delay_ns, 1234);
         assert_eq!(DELAY.for_tiles(0), 0);
         assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES - 1), 0);
         assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES), 1234);
         assert_eq!(DELAY.for_tiles(1 << 20), 1234);
+        let overridden = TuningOverrides {
+            scan_look_back_delay_ns: Some(0),
+            ..TuningOverrides::default()
+        };
+        assert_eq!(DELAY.value(&overridden), 0);
+        assert_eq!(DELAY.value(&TuningOverrides::default()), 1234);
     }
 }

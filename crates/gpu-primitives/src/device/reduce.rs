@@ -5,23 +5,18 @@ use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use super::{
     DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
-    REDUCE_SINGLE_LAUNCH_MAX, tuning_override,
+    REDUCE_SINGLE_LAUNCH_MAX,
 };
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
 use gpu_primitives_abi::tuning::REDUCE_LOADS_IN_FLIGHT;
 
-/// [`REDUCE_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM` (1 to 32) when set: a
-/// tuning override for measuring other shapes (read once).
+/// [`REDUCE_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
 fn blocks_per_sm() -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    tuning_override(
-        &VALUE,
-        "GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM",
-        REDUCE_BLOCKS_PER_SM,
-        1..=32,
-    )
+    crate::tuning::overrides()
+        .reduce_blocks_per_sm
+        .unwrap_or(REDUCE_BLOCKS_PER_SM)
 }
 
 /// The launch shape of the first pass over `n` elements: enough blocks for

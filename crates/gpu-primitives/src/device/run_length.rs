@@ -29,9 +29,9 @@ struct RunTargets<'o, T> {
 }
 
 /// The non-trivial runs' look-back delay: [`NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS`], or
-/// `$GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS` (the encoding's is the compaction's).
+/// its override (the encoding's is the compaction's).
 static NON_TRIVIAL_DELAY: LookBackDelay = LookBackDelay::new(
-    "GPU_PRIMITIVES_NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS",
+    |t| t.non_trivial_runs_look_back_delay_ns,
     NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
 );
 

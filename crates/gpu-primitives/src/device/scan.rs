@@ -8,10 +8,8 @@ use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::ScanParams;
 
-/// The scans' look-back delay: [`SCAN_LOOK_BACK_DELAY_NS`], or
-/// `$GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS`.
-static SCAN_DELAY: LookBackDelay =
-    LookBackDelay::new("GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS", SCAN_LOOK_BACK_DELAY_NS);
+/// The scans' look-back delay: [`SCAN_LOOK_BACK_DELAY_NS`], or its override.
+static SCAN_DELAY: LookBackDelay = LookBackDelay::new(|t| t.scan_look_back_delay_ns, SCAN_LOOK_BACK_DELAY_NS);
 
 /// The tiles of a scan of `n` elements of `T` (one block each), or an error past the grid
 /// limit.

@@ -169,16 +169,14 @@ impl ScanKey for i64 {
 }
 
 /// The segmented reduce's look-back delay (sums and arg-extremes by offsets):
-/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS`.
-pub(crate) static SEGMENTED_DELAY: LookBackDelay = LookBackDelay::new(
-    "GPU_PRIMITIVES_SEGMENTED_LOOK_BACK_DELAY_NS",
-    SEGMENTED_LOOK_BACK_DELAY_NS,
-);
+/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or its override.
+pub(crate) static SEGMENTED_DELAY: LookBackDelay =
+    LookBackDelay::new(|t| t.segmented_look_back_delay_ns, SEGMENTED_LOOK_BACK_DELAY_NS);
 
 /// The segmented scans' look-back delay (by key and by offsets):
-/// [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`.
+/// [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or its override.
 static SEGMENTED_SCAN_DELAY: LookBackDelay = LookBackDelay::new(
-    "GPU_PRIMITIVES_SEGMENTED_SCAN_LOOK_BACK_DELAY_NS",
+    |t| t.segmented_scan_look_back_delay_ns,
     SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
 );
 

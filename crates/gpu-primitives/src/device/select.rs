@@ -125,11 +125,9 @@ impl<T: Element> Predicate<T> {
 }
 
 /// The look-back delay of the compaction and the run-length encoding:
-/// [`SELECT_LOOK_BACK_DELAY_NS`], or `$GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS`.
-pub(super) static SELECT_DELAY: LookBackDelay = LookBackDelay::new(
-    "GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS",
-    SELECT_LOOK_BACK_DELAY_NS,
-);
+/// [`SELECT_LOOK_BACK_DELAY_NS`], or its override.
+pub(super) static SELECT_DELAY: LookBackDelay =
+    LookBackDelay::new(|t| t.select_look_back_delay_ns, SELECT_LOOK_BACK_DELAY_NS);
 
 /// Which items a compaction keeps; `F` is where the flags are (a device address when
 /// launching, a host slice for the `*_slice` helpers).

@@ -35,6 +35,13 @@ mod top_k_of_all;
 use libtest_mimic::{Arguments, Trial};
 
 fn main() {
+    // Tuning overrides from `GPU_PRIMITIVES_<NAME>` (`GPU_PRIMITIVES_ROW_CLUSTER=0`: the rows'
+    // tests on one block a row), as the CLI installs them; a bad value stops the run.
+    gpu_primitives::set_tuning_overrides(
+        gpu_primitives::TuningOverrides::from_vars(|name| std::env::var(name).ok())
+            .expect("GPU_PRIMITIVES_* tuning overrides"),
+    )
+    .expect("tuning overrides installed before any launch");
     let mut args = Arguments::from_args();
     // One CUDA context per thread; run the tests one after another on the main thread.
     args.test_threads = Some(1);

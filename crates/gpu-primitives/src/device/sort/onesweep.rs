@@ -315,35 +315,21 @@ pub(in crate::device) fn storage<K: SortKey>(
     })
 }
 
-/// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or `$GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM` (1 to 4)
-/// when set: a tuning override (read once).
+/// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
 fn histogram_blocks_per_sm() -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(
-        &VALUE,
-        "GPU_PRIMITIVES_SORT_HISTOGRAM_BLOCKS_PER_SM",
-        SORT_HISTOGRAM_BLOCKS_PER_SM,
-        1..=4,
-    )
+    crate::tuning::overrides()
+        .sort_histogram_blocks_per_sm
+        .unwrap_or(SORT_HISTOGRAM_BLOCKS_PER_SM)
 }
 
-/// `$GPU_PRIMITIVES_SORT_LOOK_BACK_TILES` (1 to `SORT_LOOK_BACK_TILES`) when set: the tiles the
-/// look-back reads at once in every pass, for measurements; 0 (unset) takes
-/// [`onesweep_look_back_tiles`] (read once).
+/// The tiles the look-back reads at once in every pass where overridden, for measurements; 0
+/// (none) takes [`onesweep_look_back_tiles`].
 fn look_back_tiles_override() -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(
-        &VALUE,
-        "GPU_PRIMITIVES_SORT_LOOK_BACK_TILES",
-        0,
-        1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
-    )
+    crate::tuning::overrides().sort_look_back_tiles.unwrap_or(0)
 }
 
-/// `$GPU_PRIMITIVES_SORT_TILES` when set: 1 takes the onesweep passes' larger tiles, 2 their
-/// small ones where the key type and payload have them, for measurements; 0 (unset) chooses by
-/// [`onesweep_small_tiles`] (read once).
+/// Where overridden, 1 takes the onesweep passes' larger tiles, 2 their small ones where the key
+/// type and payload have them, for measurements; 0 (none) chooses by [`onesweep_small_tiles`].
 fn tiles_override() -> u32 {
-    static VALUE: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
-    crate::device::tuning_override(&VALUE, "GPU_PRIMITIVES_SORT_TILES", 0, 1..=2)
+    crate::tuning::overrides().sort_tiles.unwrap_or(0)
 }

@@ -1,0 +1,324 @@
+//! Tuning overrides: launch shapes a measurement sweep puts in place of the tuned ones, for the
+//! whole process. The library reads no environment variable: a binary that wants overrides
+//! builds them (the CLI and the GPU test harness from `GPU_PRIMITIVES_*` variables, through
+//! [`TuningOverrides::from_vars`]) and installs them once with [`set_tuning_overrides`] before
+//! its first launch. Without them every call takes the tuned values of `gpu_primitives_abi`'s
+//! tuning. Overrides change launch shapes only, never results.
+
+use crate::{Error, Result};
+use std::ops::RangeInclusive;
+use std::sync::OnceLock;
+
+/// One tunable value: its name (the variable `GPU_PRIMITIVES_<NAME>` in upper case), the
+/// values it takes, what it sets, and its field.
+struct Knob {
+    name: &'static str,
+    range: RangeInclusive<u32>,
+    what: &'static str,
+    field: fn(&mut TuningOverrides) -> &mut Option<u32>,
+}
+
+/// Every override, in one place: [`TuningOverrides`]'s fields, their names and ranges.
+const KNOBS: [Knob; 15] = [
+    Knob {
+        name: "reduce_blocks_per_sm",
+        range: 1..=32,
+        what: "blocks a multiprocessor of the reduce's first pass",
+        field: |t| &mut t.reduce_blocks_per_sm,
+    },
+    Knob {
+        name: "histogram_blocks_per_sm",
+        range: 1..=32,
+        what: "blocks a multiprocessor of the histograms",
+        field: |t| &mut t.histogram_blocks_per_sm,
+    },
+    Knob {
+        name: "sort_histogram_blocks_per_sm",
+        range: 1..=4,
+        what: "blocks a multiprocessor of the sort's upfront digit count",
+        field: |t| &mut t.sort_histogram_blocks_per_sm,
+    },
+    Knob {
+        name: "sort_look_back_tiles",
+        range: 1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
+        what: "tiles a onesweep pass's look-back reads at once",
+        field: |t| &mut t.sort_look_back_tiles,
+    },
+    Knob {
+        name: "sort_tiles",
+        range: 1..=2,
+        what: "the onesweep passes' tiles: 1 the large ones, 2 the small ones where the key has them",
+        field: |t| &mut t.sort_tiles,
+    },
+    Knob {
+        name: "scan_look_back_delay_ns",
+        range: 0..=4000,
+        what: "the scan's look-back delay (ns)",
+        field: |t| &mut t.scan_look_back_delay_ns,
+    },
+    Knob {
+        name: "select_look_back_delay_ns",
+        range: 0..=4000,
+        what: "the compaction's look-back delay (ns)",
+        field: |t| &mut t.select_look_back_delay_ns,
+    },
+    Knob {
+        name: "non_trivial_runs_look_back_delay_ns",
+        range: 0..=4000,
+        what: "the non-trivial runs' look-back delay (ns)",
+        field: |t| &mut t.non_trivial_runs_look_back_delay_ns,
+    },
+    Knob {
+        name: "segmented_look_back_delay_ns",
+        range: 0..=4000,
+        what: "the segmented reductions' look-back delay (ns)",
+        field: |t| &mut t.segmented_look_back_delay_ns,
+    },
+    Knob {
+        name: "segmented_scan_look_back_delay_ns",
+        range: 0..=4000,
+        what: "the segmented scans' look-back delay (ns)",
+        field: |t| &mut t.segmented_scan_look_back_delay_ns,
+    },
+    Knob {
+        name: "row_max_group",
+        range: 64..=1024,
+        what: "the most threads a row group of the row operations takes (a power of two)",
+        field: |t| &mut t.row_max_group,
+    },
+    Knob {
+        name: "row_cluster",
+        range: 0..=2,
+        what: "rows shared among a cluster's blocks: 0 never, 1 as the tuning decides, 2 the halves' one-input operations too",
+        field: |t| &mut t.row_cluster,
+    },
+    Knob {
+        name: "row_sums_chunks",
+        range: 1..=4096,
+        what: "the most chunks of rows the norms' cluster kernels summing the parameter gradients take",
+        field: |t| &mut t.row_sums_chunks,
+    },
+    Knob {
+        name: "row_sums_kept_tiles",
+        range: 0..=64,
+        what: "the most tiles of a row the norms' summing kernels keep in shared memory",
+        field: |t| &mut t.row_sums_kept_tiles,
+    },
+    Knob {
+        name: "row_shared_tiles",
+        range: 0..=64,
+        what: "the most tiles of a row kept in shared memory (0 reads every tile again)",
+        field: |t| &mut t.row_shared_tiles,
+    },
+];
+
+/// Values in place of the tuned launch shapes, for measurements (each `None`: the tuned one).
+/// Every field's range is checked by [`set_tuning_overrides`] and [`from_vars`](Self::from_vars);
+/// [`names`](Self::names) lists them with what they set.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TuningOverrides {
+    /// Blocks a multiprocessor of the reduce's first pass (1 to 32).
+    pub reduce_blocks_per_sm: Option<u32>,
+    /// Blocks a multiprocessor of the histograms (1 to 32).
+    pub histogram_blocks_per_sm: Option<u32>,
+    /// Blocks a multiprocessor of the sort's upfront digit count (1 to 4).
+    pub sort_histogram_blocks_per_sm: Option<u32>,
+    /// Tiles a onesweep pass's look-back reads at once (1 to `SORT_LOOK_BACK_TILES`).
+    pub sort_look_back_tiles: Option<u32>,
+    /// The onesweep passes' tiles: 1 the large ones, 2 the small ones where the key type and
+    /// payload have them.
+    pub sort_tiles: Option<u32>,
+    /// The scan's look-back delay, ns (0 to 4000).
+    pub scan_look_back_delay_ns: Option<u32>,
+    /// The compaction's look-back delay, ns (0 to 4000).
+    pub select_look_back_delay_ns: Option<u32>,
+    /// The non-trivial runs' look-back delay, ns (0 to 4000).
+    pub non_trivial_runs_look_back_delay_ns: Option<u32>,
+    /// The segmented reductions' look-back delay, ns (0 to 4000).
+    pub segmented_look_back_delay_ns: Option<u32>,
+    /// The segmented scans' look-back delay, ns (0 to 4000).
+    pub segmented_scan_look_back_delay_ns: Option<u32>,
+    /// The most threads a row group of the row operations takes (a power of two, 64 to 1024).
+    pub row_max_group: Option<u32>,
+    /// Rows shared among a thread-block cluster's blocks (where the GPU has clusters): 0 never
+    /// (one block a row), 1 as the tuning decides, 2 the halves' one-input operations too.
+    pub row_cluster: Option<u32>,
+    /// The most chunks of rows the norms' cluster kernels summing the parameter gradients take
+    /// (1 to 4096; the tuned value is the clusters the device runs at once).
+    pub row_sums_chunks: Option<u32>,
+    /// The most tiles of a row the norms' summing kernels keep in shared memory past their
+    /// column sums (0 to 64).
+    pub row_sums_kept_tiles: Option<u32>,
+    /// The most tiles of a row kept in shared memory (0 to 64; 0 reads every tile again; the
+    /// tuned value is all that fit).
+    pub row_shared_tiles: Option<u32>,
+}
+
+impl TuningOverrides {
+    /// Every override's name (its variable is `GPU_PRIMITIVES_` and the name in upper case),
+    /// its range and what it sets, in field order.
+    pub fn names() -> impl Iterator<Item = (&'static str, RangeInclusive<u32>, &'static str)> {
+        KNOBS.iter().map(|k| (k.name, k.range.clone(), k.what))
+    }
+
+    /// The overrides named by the variables `GPU_PRIMITIVES_<NAME>` that `var` finds (for
+    /// example `|name| std::env::var(name).ok()`), checked. Variables not set leave the tuned
+    /// value.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the variable where a value is not a number or is outside
+    /// its range.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let mut overrides = Self::default();
+        for knob in &KNOBS {
+            let variable = format!("GPU_PRIMITIVES_{}", knob.name.to_uppercase());
+            if let Some(text) = var(&variable) {
+                let value = text.trim().parse::<u32>().map_err(|_| {
+                    Error::InvalidArgument(format!("{variable}={text:?}: not a whole number ({})", knob.what))
+                })?;
+                *(knob.field)(&mut overrides) = Some(value);
+            }
+        }
+        overrides.check()?;
+        Ok(overrides)
+    }
+
+    /// Every value set within its range.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] naming the first value outside its range.
+    pub fn check(&self) -> Result<()> {
+        let mut copy = *self;
+        for knob in &KNOBS {
+            if let Some(value) = *(knob.field)(&mut copy) {
+                let power_of_two = knob.name != "row_max_group" || value.is_power_of_two();
+                if !knob.range.contains(&value) || !power_of_two {
+                    return Err(Error::InvalidArgument(format!(
+                        "tuning override {} = {value}: outside {}..={}{} ({})",
+                        knob.name,
+                        knob.range.start(),
+                        knob.range.end(),
+                        if power_of_two {
+                            ""
+                        } else {
+                            ", or not a power of two"
+                        },
+                        knob.what
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+static OVERRIDES: OnceLock<TuningOverrides> = OnceLock::new();
+
+/// Install `overrides` for the rest of the process, before the first launch that reads them
+/// (afterwards the tuned values are fixed). Meant for the binaries of measurement sweeps; a
+/// library never needs it.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] where a value is outside its range
+/// ([`TuningOverrides::check`]), or where overrides (or the tuned values, by a launch that read
+/// them) are already in place with other values.
+pub fn set_tuning_overrides(overrides: TuningOverrides) -> Result<()> {
+    overrides.check()?;
+    let installed = OVERRIDES.get_or_init(|| overrides);
+    if *installed != overrides {
+        return Err(Error::InvalidArgument(format!(
+            "tuning overrides already in place ({installed:?}); they are set once, before the first launch"
+        )));
+    }
+    Ok(())
+}
+
+/// The overrides in place: those installed, or none (fixed by the first call).
+pub(crate) fn overrides() -> &'static TuningOverrides {
+    OVERRIDES.get_or_init(TuningOverrides::default)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{KNOBS, TuningOverrides};
+
+    fn vars(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn variables_set_their_fields_and_the_others_stay_tuned() {
+        let got = TuningOverrides::from_vars(vars(&[
+            ("GPU_PRIMITIVES_SORT_TILES", "2"),
+            ("GPU_PRIMITIVES_ROW_CLUSTER", "0"),
+            ("GPU_PRIMITIVES_SCAN_LOOK_BACK_DELAY_NS", " 350 "),
+            ("GPU_PRIMITIVES_UNKNOWN", "7"),
+        ]))
+        .unwrap();
+        let expected = TuningOverrides {
+            sort_tiles: Some(2),
+            row_cluster: Some(0),
+            scan_look_back_delay_ns: Some(350),
+            ..TuningOverrides::default()
+        };
+        assert_eq!(got, expected);
+        assert_eq!(
+            TuningOverrides::from_vars(|_| None).unwrap(),
+            TuningOverrides::default()
+        );
+    }
+
+    #[test]
+    fn values_outside_their_range_or_not_numbers_are_refused_by_name() {
+        for (pairs, named) in [
+            (&[("GPU_PRIMITIVES_SORT_TILES", "3")][..], "sort_tiles"),
+            (
+                &[("GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM", "0")][..],
+                "reduce_blocks_per_sm",
+            ),
+            (&[("GPU_PRIMITIVES_ROW_MAX_GROUP", "96")][..], "row_max_group"),
+            (&[("GPU_PRIMITIVES_ROW_MAX_GROUP", "2048")][..], "row_max_group"),
+            (
+                &[("GPU_PRIMITIVES_ROW_SUMS_CHUNKS", "many")][..],
+                "ROW_SUMS_CHUNKS",
+            ),
+            (
+                &[("GPU_PRIMITIVES_SELECT_LOOK_BACK_DELAY_NS", "-1")][..],
+                "SELECT_LOOK_BACK_DELAY_NS",
+            ),
+        ] {
+            let pairs: &'static [(&str, &str)] = pairs;
+            let error = TuningOverrides::from_vars(vars(pairs)).unwrap_err().to_string();
+            assert!(error.contains(named), "{pairs:?}: {error}");
+        }
+        assert!(
+            TuningOverrides::from_vars(vars(&[("GPU_PRIMITIVES_ROW_MAX_GROUP", "256")]))
+                .unwrap()
+                .row_max_group
+                == Some(256)
+        );
+    }
+
+    #[test]
+    fn every_field_has_one_knob_and_every_knob_its_own_field() {
+        // Each knob set alone to its range's start sets exactly one field, not another's.
+        let mut seen = Vec::new();
+        for knob in &KNOBS {
+            let mut overrides = TuningOverrides::default();
+            *(knob.field)(&mut overrides) = Some(*knob.range.start());
+            assert_ne!(overrides, TuningOverrides::default(), "{}", knob.name);
+            assert!(
+                !seen.contains(&overrides),
+                "{} sets another knob's field",
+                knob.name
+            );
+            seen.push(overrides);
+        }
+        // The struct has as many fields as there are knobs (15 `Option<u32>`).
+        assert_eq!(
+            size_of::<TuningOverrides>(),
+            KNOBS.len() * size_of::<Option<u32>>()
+        );
+    }
+}
