@@ -6,9 +6,10 @@
 //!
 //! Run: `cargo test -p gpu-primitives-tests --test lifetimes`.
 
-use gpu_primitives::device::{self, DEVICE_SHARED_BYTES, DeviceVec, DeviceWorkspace, REDUCE_BLOCK, Sum};
+use gpu_primitives::device::{self, DEVICE_SHARED_BYTES, DeviceVec, DeviceWorkspace, Sum};
 use gpu_primitives::{Error, Gpu, LaunchConfig};
 use gpu_primitives_abi::params::ReduceParams;
+use gpu_primitives_abi::tuning::REDUCE_BLOCK;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 type Test = fn() -> Result<Completion, Failed>;

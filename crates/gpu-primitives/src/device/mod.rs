@@ -83,12 +83,16 @@ pub use element::{
 pub(crate) use element::{Bound, check_bound};
 pub use gpu_primitives_abi::layout::{DEVICE_SHARED_BYTES, select_shared_bytes};
 pub use gpu_primitives_abi::params::{CompareKind, LookBackStatus};
-pub use gpu_primitives_abi::tuning::{
-    HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
+// The tuned launch shapes are the library's own (`TuningOverrides` changes them for a
+// measurement); only the limits of the API are public.
+/// The most keys one sort (and one segment of a segmented sort, and one top-k) takes.
+pub use gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+/// The largest `k` the per-row [`top_k`] takes by radix select; a larger one sorts each row.
+pub use gpu_primitives_abi::tuning::TOP_K_SELECT_MAX_K;
+pub(crate) use gpu_primitives_abi::tuning::{
     NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
     REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS,
-    SELECT_BLOCK, SELECT_BLOCKS_PER_SM, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS, SORT_BLOCK, SORT_MAX_KEYS,
-    TOP_K_SELECT_MAX_K,
+    SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS,
 };
 pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, check_even_bins,

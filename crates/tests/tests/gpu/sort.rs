@@ -199,7 +199,7 @@ fn check_all<K: SortKey>(
         .len()
         .div_ceil(8)
         .max(1);
-    let expected_side = if n > device::SORT_BLOCK as usize * K::ITEMS && passes % 2 == 1 {
+    let expected_side = if n > gpu_primitives_abi::tuning::SORT_BLOCK as usize * K::ITEMS && passes % 2 == 1 {
         SortedIn::Alternate
     } else {
         SortedIn::Current
@@ -291,13 +291,13 @@ const TILE_LENGTHS: &[[usize; 7]] = {
         ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
            $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
             &[$([
-                device::SORT_BLOCK as usize * $items,
+                gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items,
                 tile(size_of::<$bits>(), 0, $keys_items),
                 tile(size_of::<$bits>(), 4, $v4_items),
                 tile(size_of::<$bits>(), 8, $v8_items),
-                small_tile(size_of::<$bits>(), 0, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
-                small_tile(size_of::<$bits>(), 4, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
-                small_tile(size_of::<$bits>(), 8, gpu_primitives_abi::small_tiles_list!($small), device::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 0, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 4, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 8, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
             ]),*]
         };
     }

@@ -4,10 +4,11 @@
 //! before these guarantees (a wrong scan, a hang, another context current).
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, SCAN_BLOCK, SortOptions, Sum};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, SortOptions, Sum};
 use gpu_primitives::runtime::fault::{self, Fault};
 use gpu_primitives::runtime::sys;
 use gpu_primitives::{Error, Gpu};
+use gpu_primitives_abi::tuning::SCAN_BLOCK;
 use libtest_mimic::Failed;
 use rand::Rng;
 
