@@ -60,11 +60,7 @@ impl SortJob {
     /// [`Error::InvalidLaunch`] for a bit range that is reversed or past the key's width. An
     /// empty range is valid: the keys keep their order (argsort gives the identity).
     pub fn options<K: SortKey>(&self) -> Result<(SortOptions, Range<u32>), Error> {
-        let order = if self.descending {
-            SortOptions::descending()
-        } else {
-            SortOptions::ascending()
-        };
+        let order = SortOptions::descending_if(self.descending);
         let options = match (self.begin_bit, self.end_bit) {
             (None, None) => order,
             (begin, end) => order.bits(begin.unwrap_or(0)..end.unwrap_or(K::BITS)),

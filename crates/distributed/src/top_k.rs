@@ -212,11 +212,7 @@ fn select<K: SortKey>(
             DeviceViewMut::<u64>::from_raw_parts(base + all_indices as u64, all),
         )
     };
-    let by_key = if largest {
-        SortOptions::descending()
-    } else {
-        SortOptions::ascending()
-    };
+    let by_key = SortOptions::descending_if(largest);
     device::sort_pairs_in_place::<K, u64>(on, all_values, all_positions, by_key, workspace)?;
     let stream = on.stream();
     // SAFETY: the first k of the sorted candidates (k <= all: every rank gives min(k, n_r)

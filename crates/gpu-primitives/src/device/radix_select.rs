@@ -255,11 +255,7 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     // SAFETY: the k indices the gather wrote (checked: exactly k), sorted in place, each
     // first_index + i for an i < n; k keys written to values_out's first k places (checked).
     unsafe { stream.launch(&kernel, load, &params)? };
-    let by_key = if largest {
-        SortOptions::descending()
-    } else {
-        SortOptions::ascending()
-    };
+    let by_key = SortOptions::descending_if(largest);
     sort_pairs_in_place::<K, u64>(
         on,
         values_out.slice(0..k),

@@ -128,11 +128,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
             segments: Segments::Rows(row_len),
             keep: Some(k),
         };
-        let options = if largest {
-            SortOptions::descending()
-        } else {
-            SortOptions::ascending()
-        };
+        let options = SortOptions::descending_if(largest);
         return segmented_sort::<K>(on, "top_k", call, options, workspace);
     }
 

@@ -85,11 +85,7 @@ pub fn segmented_argsort<K: SortKey>(keys: &[K], offsets: &[u64], options: SortO
 /// When `k > row_len` or the rows do not divide the keys.
 pub fn top_k<K: SortKey>(keys: &[K], row_len: usize, k: usize, largest: bool) -> (Vec<K>, Vec<u32>) {
     assert!(k <= row_len && (keys.is_empty() || keys.len().is_multiple_of(row_len)));
-    let options = if largest {
-        SortOptions::descending()
-    } else {
-        SortOptions::ascending()
-    };
+    let options = SortOptions::descending_if(largest);
     let (mut values, mut indices) = (Vec::new(), Vec::new());
     for row in keys.chunks(row_len.max(1)) {
         let order = argsort(row, options);

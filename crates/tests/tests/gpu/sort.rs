@@ -326,11 +326,7 @@ fn length() -> impl Strategy<Value = usize> {
 /// A random sort order: the direction, and for `range` 1 a random bit range, for 2 a single
 /// digit's (the low byte), else all bits.
 pub(crate) fn random_options<K: SortKey>(descending: bool, range: u32, seed: u64) -> SortOptions {
-    let options = if descending {
-        SortOptions::descending()
-    } else {
-        SortOptions::ascending()
-    };
+    let options = SortOptions::descending_if(descending);
     let mut r = rng(seed ^ 9);
     match range {
         1 => {

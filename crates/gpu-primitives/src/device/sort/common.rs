@@ -38,6 +38,20 @@ impl SortOptions {
         }
     }
 
+    /// Descending where `descending` (a top-k's `largest`), ascending otherwise.
+    ///
+    /// ```
+    /// use gpu_primitives::device::SortOptions;
+    /// assert_eq!(SortOptions::descending_if(true), SortOptions::descending());
+    /// assert_eq!(SortOptions::descending_if(false), SortOptions::ascending());
+    /// ```
+    pub fn descending_if(descending: bool) -> Self {
+        Self {
+            descending,
+            bits: None,
+        }
+    }
+
     /// Compare only bits `range` of the ordered bits (`range.end` at most the key's width).
     /// For floats the ordered bits are not the stored bits (see [`SortKey`]). An empty range
     /// compares nothing: the output is the input, in its order.
