@@ -128,6 +128,43 @@ pub(crate) fn gather_raw<T: NcclType>(
     })
 }
 
+/// Every rank's verdict on its own arguments, gathered with its `words` (as many on every rank)
+/// in one all-gather: `Ok(Ok((value, words)))`, every rank's words in rank order, where every rank
+/// accepted its arguments (`mine` is `Ok(value)` here); otherwise the same refusal on every rank,
+/// at once: this rank's own error where it refused, else [`Error::InvalidArgument`] naming the
+/// first rank that did. Returned as the inner error inside [`Communicator::guarded`], such a
+/// refusal leaves the communicator usable; the outer error is the all-gather's.
+pub(crate) fn gather_verdicts<T>(
+    comm: &mut Communicator,
+    on: &OnStream<'_>,
+    what: &str,
+    mine: Result<T>,
+    words: &[u64],
+) -> Result<Result<(T, Vec<Vec<u64>>)>> {
+    let mut sent = words.to_vec();
+    sent.push(mine.is_ok() as u64);
+    let all = gather_words(comm, on, &sent)?;
+    let value = match mine {
+        Ok(value) => value,
+        Err(e) => return Ok(Err(e)),
+    };
+    let rows: Vec<Vec<u64>> = all.chunks(sent.len()).map(|row| row.to_vec()).collect();
+    if let Some(r) = rows.iter().position(|row| row[words.len()] == 0) {
+        return Ok(Err(Error::InvalidArgument(format!(
+            "{what}: rank {r} refused its arguments"
+        ))));
+    }
+    Ok(Ok((
+        value,
+        rows.into_iter()
+            .map(|mut row| {
+                row.truncate(words.len());
+                row
+            })
+            .collect(),
+    )))
+}
+
 /// Every rank's `mine` (of the same length on every rank), in rank order: rank `r`'s words at
 /// `r * mine.len()`. An all-gather through the communicator's kept device memory on `on`'s
 /// stream; returns once the words are on the host. A world of one returns `mine`.

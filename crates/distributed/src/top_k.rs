@@ -7,7 +7,7 @@
 //! arrive in the order of the whole array's stable sort within each block, and the blocks in
 //! rank order: a stable sort of them gives ties to the lower global index, as one GPU does.
 
-use crate::collectives::gather_words;
+use crate::collectives::gather_verdicts;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::exchange::{Moved, Run, exchange};
@@ -56,22 +56,17 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
         comm.check_stream(&on, "top_k")?;
         let n = keys.len();
         let mine = check_arguments(&on, &keys, k, &values_out, &indices_out);
-        let words = gather_words(comm, &on, &[n as u64, k as u64, mine.is_ok() as u64])?;
+        let words = match gather_verdicts(comm, &on, "top_k", mine, &[n as u64, k as u64])? {
+            Ok(((), words)) => words,
+            Err(refused) => return Ok(Err(refused)),
+        };
         let rank = comm.rank();
-        let shards: Vec<usize> = words.chunks(3).map(|w| w[0] as usize).collect();
+        let shards: Vec<usize> = words.iter().map(|w| w[0] as usize).collect();
         let total: usize = shards.iter().sum();
-        if mine.is_err() {
-            return Ok(mine);
-        }
-        if let Some(r) = words.chunks(3).position(|w| w[2] == 0) {
-            return Ok(Err(Error::InvalidArgument(format!(
-                "top_k: rank {r} refused its arguments"
-            ))));
-        }
-        if let Some(r) = words.chunks(3).position(|w| w[1] != k as u64) {
+        if let Some(r) = words.iter().position(|w| w[1] != k as u64) {
             return Ok(Err(Error::InvalidArgument(format!(
                 "top_k: rank {r} asks for k = {}, rank {rank} for {k}",
-                words[3 * r + 1]
+                words[r][1]
             ))));
         }
         if k > total {

@@ -26,7 +26,7 @@
 mod select;
 mod splitters;
 
-use crate::collectives::gather_words;
+use crate::collectives::gather_verdicts;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::exchange::{Moved, Run, exchange};
@@ -130,32 +130,27 @@ fn sort<K: SortKey, V: DeviceCopy>(
             .as_ref()
             .map_or(keys_out.len(), |v| v.len().min(keys_out.len()));
         comm.phases_begin();
-        let words = gather_words(comm, &on, &[n as u64, mine.is_ok() as u64, room as u64])?;
-        let bits = match mine {
-            Ok(bits) => bits,
-            Err(e) => return Ok(Err(e)),
+        let verdicts = gather_verdicts(comm, &on, "sort", mine, &[n as u64, room as u64])?;
+        let (bits, words) = match verdicts {
+            Ok(agreed) => agreed,
+            Err(refused) => return Ok(Err(refused)),
         };
         let (rank, world) = (comm.rank(), comm.world_size());
-        let counts: Vec<usize> = words.chunks(3).map(|w| w[0] as usize).collect();
+        let counts: Vec<usize> = words.iter().map(|w| w[0] as usize).collect();
         let total: usize = counts.iter().sum();
         let part = balanced(rank, world, total);
         comm.phase_end(&on, "counts")?;
-        if let Some(r) = words.chunks(3).position(|w| w[1] == 0) {
-            return Ok(Err(Error::InvalidArgument(format!(
-                "sort: rank {r} refused its arguments"
-            ))));
-        }
         // Every rank's part against the limit and that rank's outputs: the same verdict on
         // every rank.
-        for (r, w) in words.chunks(3).enumerate() {
+        for (r, w) in words.iter().enumerate() {
             let part = balanced(r, world, total);
             if let Err(e) = check_limit(&format!("rank {r}'s part"), part.len()) {
                 return Ok(Err(e));
             }
-            if (w[2] as usize) < part.len() {
+            if (w[1] as usize) < part.len() {
                 return Ok(Err(Error::InvalidArgument(format!(
                     "sort: rank {r}'s output holds {} keys (or values), its part is {}",
-                    w[2],
+                    w[1],
                     part.len()
                 ))));
             }
