@@ -12,7 +12,7 @@
 //!
 //! A kernel entry point takes its family's parameter struct; the host launches it with the same
 //! struct, and checks at load time that the PTX entry's parameter has the struct's size
-//! (`gpu-primitives-runtime`'s `Module::function`).
+//! (`gpu-primitives-runtime`'s `Module::kernel`).
 #![no_std]
 #![warn(missing_docs)]
 

@@ -928,7 +928,7 @@ pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
 /// A device-wide sort's fixed time, in the keys one block of the segmented sort sorts by passes
 /// over global memory in that time: the segmented sort gives a segment longer than a tile to
 /// the device sort when the estimate says so (`device_sorted_count` in the host's
-/// `device::segmented_sort`). Estimated from two figures, not tuned: a sort of up to 2^16 keys
+/// `device::sort::segmented`). Estimated from two figures, not tuned: a sort of up to 2^16 keys
 /// takes 26-45 µs (the histogram's and the passes' launches; H200, docs/performance.md), and
 /// one block sorted a segment of 2^24 `f32` keys in 261 ms, about 15.5 ns a key (H100, four
 /// passes); 30 µs / 15 ns is about 2000.
