@@ -57,7 +57,7 @@ impl SortJob {
     /// The sort's options for keys of `K`, and the compared bits, checked.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] for a bit range that is reversed or past the key's width. An
+    /// [`Error::InvalidBitRange`] for a bit range that is reversed or past the key's width. An
     /// empty range is valid: the keys keep their order (argsort gives the identity).
     pub fn options<K: SortKey>(&self) -> Result<(SortOptions, Range<u32>), Error> {
         let order = SortOptions::descending_if(self.descending);

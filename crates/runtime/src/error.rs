@@ -117,6 +117,31 @@ pub enum Error {
     /// device's `Gpu`); nothing was queued.
     #[error("wrong context: {0}: use handles made from the same Gpu")]
     WrongContext(&'static str),
+    /// A bit range of a key that is reversed or past the key's width (a sort's or a top-k's
+    /// `SortOptions::bits`); nothing was queued.
+    #[error("{what}: bit range {begin}..{end} is not within the {bits} bits of {key}")]
+    InvalidBitRange {
+        /// Which call.
+        what: &'static str,
+        /// The key type's name ("u32", "f16", ...).
+        key: &'static str,
+        /// First bit of the range.
+        begin: u32,
+        /// One past its last bit.
+        end: u32,
+        /// The key's width in bits.
+        bits: u32,
+    },
+    /// More keys (or one segment longer) than one call takes; nothing was queued.
+    #[error("{what}: {keys} keys, past the most one call takes ({max})")]
+    TooManyKeys {
+        /// Which call, and which part of its input ("a segment").
+        what: &'static str,
+        /// The keys given.
+        keys: usize,
+        /// The most it takes.
+        max: usize,
+    },
     /// A launch shape or argument the kernel cannot take.
     #[error("invalid launch: {0}")]
     InvalidLaunch(String),

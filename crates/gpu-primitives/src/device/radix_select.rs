@@ -111,8 +111,8 @@ impl Selection {
 /// Temporary storage: [`TempStorage::top_k_of_all`]. `k == 0` or an empty input queues nothing.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for `k` past the input's length, more than [`SORT_MAX_KEYS`] keys,
-/// or indices past `u64::MAX`; [`Error::LengthMismatch`] for an output shorter than `k`; device
+/// [`Error::InvalidLaunch`] for `k` past the input's length or indices past `u64::MAX`;
+/// [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`] keys; [`Error::LengthMismatch`] for an output shorter than `k`; device
 /// errors. Nothing is launched on an argument error.
 ///
 /// # Example
@@ -153,9 +153,11 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
         )));
     }
     if n > SORT_MAX_KEYS {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k_of_all: {n} keys, past the most one call takes ({SORT_MAX_KEYS})"
-        )));
+        return Err(Error::TooManyKeys {
+            what: "top_k_of_all",
+            keys: n,
+            max: SORT_MAX_KEYS,
+        });
     }
     if n > 0 && first_index.checked_add(n as u64 - 1).is_none() {
         return Err(Error::InvalidLaunch(format!(

@@ -405,7 +405,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let mut out = ok(gpu.upload(&[9u32; 6]))?;
     let mut short = ok(gpu.upload(&[9u32; 5]))?;
     let asc = SortOptions::ascending();
-    let invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let invalid = |r: gpu_primitives::Result<()>| {
+        matches!(
+            r,
+            Err(Error::InvalidLaunch(_) | Error::InvalidBitRange { .. } | Error::TooManyKeys { .. })
+        )
+    };
     let short_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
     if !invalid(device::segmented_sort_keys::<u32>(
         gpu, &keys, &mut out, 4, asc, ws,

@@ -516,7 +516,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let mut out = ok(gpu.upload(&[9u32; 4]))?;
     let mut values_out = ok(gpu.upload(&[9u32; 4]))?;
     let is_length_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
-    let is_invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let is_invalid = |r: gpu_primitives::Result<()>| {
+        matches!(
+            r,
+            Err(Error::InvalidLaunch(_) | Error::InvalidBitRange { .. } | Error::TooManyKeys { .. })
+        )
+    };
     let asc = SortOptions::ascending();
     if !is_length_error(device::sort_keys::<u32>(gpu, &keys, &mut short, asc, ws)) {
         return Err("sort_keys into a short output: no length error".into());

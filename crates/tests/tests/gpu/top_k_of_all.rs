@@ -156,7 +156,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let mut values = ok(gpu.upload(&[9u32; 6]))?;
     let mut indices = ok(gpu.upload(&[9u64; 6]))?;
     let mut short = ok(gpu.upload(&[9u64; 2]))?;
-    let invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let invalid = |r: gpu_primitives::Result<()>| {
+        matches!(
+            r,
+            Err(Error::InvalidLaunch(_) | Error::InvalidBitRange { .. } | Error::TooManyKeys { .. })
+        )
+    };
     let short_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
     if !invalid(device::top_k_of_all::<u32>(
         gpu,

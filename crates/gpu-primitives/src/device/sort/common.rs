@@ -71,7 +71,16 @@ impl SortOptions {
     /// [`bits`](Self::bits) narrowed it), checked.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] when the range is reversed or past the key's width.
+    /// [`Error::InvalidBitRange`] when the range is reversed or past the key's width.
+    ///
+    /// ```
+    /// use gpu_primitives::{Error, device::SortOptions};
+    /// assert_eq!(SortOptions::ascending().compared_bits::<u16>().unwrap(), 0..16);
+    /// let reversed = SortOptions::ascending().bits(9..8).compared_bits::<u32>();
+    /// assert!(matches!(reversed, Err(Error::InvalidBitRange { begin: 9, end: 8, bits: 32, .. })));
+    /// let past = SortOptions::descending().bits(0..40).compared_bits::<f32>();
+    /// assert!(matches!(past, Err(Error::InvalidBitRange { key: "f32", end: 40, .. })));
+    /// ```
     pub fn compared_bits<K: SortKey>(&self) -> Result<Range<u32>> {
         self.bit_range::<K>().map(|(begin, end)| begin..end)
     }
@@ -80,11 +89,13 @@ impl SortOptions {
     pub(in crate::device) fn bit_range<K: SortKey>(&self) -> Result<(u32, u32)> {
         let (begin, end) = self.bits.unwrap_or((0, K::BITS));
         if begin > end || end > K::BITS {
-            return Err(Error::InvalidLaunch(format!(
-                "sort: bit range {begin}..{end} is not within the {} bits of {}",
-                K::BITS,
-                K::NAME
-            )));
+            return Err(Error::InvalidBitRange {
+                what: "sort",
+                key: K::NAME,
+                begin,
+                end,
+                bits: K::BITS,
+            });
         }
         Ok((begin, end))
     }
@@ -166,9 +177,11 @@ pub(in crate::device) fn check_len(what: &'static str, n: usize, len: usize) -> 
 /// `n` keys, at most [`SORT_MAX_KEYS`].
 pub(in crate::device) fn check_sort_len(n: usize) -> Result<()> {
     if n > SORT_MAX_KEYS {
-        return Err(Error::InvalidLaunch(format!(
-            "sort: {n} keys, past the most one call sorts ({SORT_MAX_KEYS})"
-        )));
+        return Err(Error::TooManyKeys {
+            what: "sort",
+            keys: n,
+            max: SORT_MAX_KEYS,
+        });
     }
     Ok(())
 }

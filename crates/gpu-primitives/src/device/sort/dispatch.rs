@@ -101,7 +101,8 @@ impl TempStorage {
 ///
 /// # Errors
 /// [`Error::LengthMismatch`](crate::Error::LengthMismatch) when `keys_out` is shorter than `keys_in`;
-/// [`Error::InvalidLaunch`](crate::Error::InvalidLaunch) for a bit range past the key's width or more than
+/// [`Error::InvalidBitRange`](crate::Error::InvalidBitRange) for a bit range past the key's width;
+/// [`Error::TooManyKeys`](crate::Error::TooManyKeys) for more than
 /// [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys; device errors (out of memory). Nothing is launched on an error.
 ///
 /// # Example
