@@ -8,7 +8,7 @@ use super::common::{
     raw_view, raw_view_mut,
 };
 use super::key::SortKey;
-use super::onesweep::{self, Alternate};
+use super::onesweep::{self, Alternate, OnesweepPlan};
 use super::segmented::{self, SegmentedCall};
 use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use crate::device::segmented::Segments;
@@ -59,7 +59,14 @@ fn launch_with<K: SortKey>(
         segmented::launch::<K>(on, "sort", call, options, workspace)?;
         return Ok(SortedIn::Current);
     }
-    onesweep::launch::<K>(on, buffers, alternate, options, workspace)
+    let plan = OnesweepPlan::new::<K>(
+        on.gpu().info(),
+        n,
+        buffers.value_bytes(),
+        options,
+        crate::tuning::overrides(),
+    )?;
+    onesweep::launch::<K>(on, &plan, buffers, alternate, workspace)
 }
 
 impl TempStorage {

@@ -8,7 +8,7 @@ use super::key::SortKey;
 use crate::device::element::Bound;
 use crate::device::temp_storage::TempStorage;
 use crate::device::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{Gpu, LaunchConfig, OnStream, Result};
+use crate::{DeviceInfo, Gpu, LaunchConfig, OnStream, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
@@ -30,28 +30,117 @@ pub(in crate::device) struct Alternate {
     pub(in crate::device) bounds: [Bound; 2],
 }
 
-/// Queue the onesweep sort of `buffers` (more than one tile of keys, at most
-/// [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS)): the histogram, then one onesweep pass per digit, each from the previous
-/// pass's output, alternating between the final output and scratch memory so that the last pass
-/// writes the final output (in place with an odd number of passes, the input is first copied to
-/// the scratch memory); or, with the caller's `alternate` buffers, between the input and those,
-/// instead of the final output and the workspace's scratch: then `buffers` is in place, nothing
-/// is copied, and the result is in the input ([`SortedIn::Current`]) after an even number of
-/// passes, in the alternate buffers after an odd one. The caller checked the views' bounds.
+/// Every launch shape and workspace size of one onesweep sort: the plan of CUB's dispatch
+/// (plan, temporary bytes, launch), a pure function of the key type, the sizes, the options,
+/// the device's multiprocessors and shared memory, and the tuning overrides. No GPU needed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(in crate::device) struct OnesweepPlan {
+    n: usize,
+    key_bytes: usize,
+    value_bytes: usize,
+    begin_bit: u32,
+    end_bit: u32,
+    descending: bool,
+    /// One a digit of the compared bits (one for an empty range: a stable copy).
+    passes: u32,
+    /// The upfront count's grid and its counters' copies in shared memory.
+    histogram_blocks: u32,
+    histogram_copies: u32,
+    shape: OnesweepShape,
+    /// Tiles the look-back reads at once in every pass.
+    look_back_tiles: u32,
+}
+
+impl OnesweepPlan {
+    /// The plan of sorting `n` keys of `K` (more than one tile, at most
+    /// [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS)) with `value_bytes`-byte values (0 for
+    /// keys alone) as `options` says, on a device like `info`, under `overrides`.
+    ///
+    /// # Errors
+    /// As [`SortOptions::compared_bits`], and [`Error::TooManyKeys`](crate::Error::TooManyKeys).
+    pub(in crate::device) fn new<K: SortKey>(
+        info: &DeviceInfo,
+        n: usize,
+        value_bytes: usize,
+        options: SortOptions,
+        overrides: &TuningOverrides,
+    ) -> Result<Self> {
+        let (begin_bit, end_bit) = options.bit_range::<K>()?;
+        check_sort_len(n)?;
+        debug_assert!(!fits_one_tile::<K>(n), "one tile is the block radix sort's");
+        let key_bytes = size_of::<K::Raw>();
+        let shape = onesweep_shape::<K>(info.multiprocessors, n, value_bytes, overrides.sort_tiles);
+        let blocks_per_sm = overrides
+            .sort_histogram_blocks_per_sm
+            .unwrap_or(SORT_HISTOGRAM_BLOCKS_PER_SM);
+        Ok(Self {
+            n,
+            key_bytes,
+            value_bytes,
+            begin_bit,
+            end_bit,
+            descending: options.is_descending(),
+            passes: sort_passes(begin_bit, end_bit),
+            histogram_blocks: (info.multiprocessors * blocks_per_sm)
+                .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
+                .max(1),
+            histogram_copies: sort_histogram_copies(key_bytes as u32, info.max_shared_per_block),
+            shape,
+            look_back_tiles: overrides.sort_look_back_tiles.unwrap_or_else(|| {
+                onesweep_look_back_tiles(
+                    shape.tiles,
+                    info.multiprocessors,
+                    onesweep_blocks_per_sm(key_bytes, value_bytes, shape.small),
+                )
+            }),
+        })
+    }
+
+    /// What the sort needs of the workspace where the caller gives no alternate buffers: the
+    /// scratch of the alternate keys and values, every pass's digit counts, and the look-back
+    /// status of a pass (with alternate buffers, all but the scratch).
+    pub(in crate::device) fn temp_storage(&self) -> TempStorage {
+        TempStorage {
+            sort_scratch: onesweep_scratch_bytes(self.n, self.key_bytes, self.value_bytes).1,
+            sort_counts: sort_counts(self.passes),
+            ..TempStorage::look_back_words(StatusLayout::Word, onesweep_status_words(self.shape.tiles))
+        }
+    }
+}
+
+/// Queue the onesweep sort `plan` describes of `buffers` (as many keys as the plan's, of `K`,
+/// with values of its width): the histogram, then one onesweep pass per digit, each from the
+/// previous pass's output, alternating between the final output and scratch memory so that the
+/// last pass writes the final output (in place with an odd number of passes, the input is first
+/// copied to the scratch memory); or, with the caller's `alternate` buffers, between the input
+/// and those, instead of the final output and the workspace's scratch: then `buffers` is in
+/// place, nothing is copied, and the result is in the input ([`SortedIn::Current`]) after an
+/// even number of passes, in the alternate buffers after an odd one. The caller checked the
+/// views' bounds.
 pub(in crate::device) fn launch<K: SortKey>(
     on: OnStream<'_>,
+    plan: &OnesweepPlan,
     mut buffers: SortBuffers,
     alternate: Option<Alternate>,
-    options: SortOptions,
     workspace: &mut DeviceWorkspace,
 ) -> Result<SortedIn> {
-    let (begin_bit, end_bit) = options.bit_range::<K>()?;
-    let n = buffers.n;
-    check_sort_len(n)?;
-    debug_assert!(!fits_one_tile::<K>(n), "one tile is the block radix sort's");
-    let key_bytes = size_of::<K::Raw>();
-    let value_bytes = buffers.value_bytes();
-    let passes = sort_passes(begin_bit, end_bit);
+    let OnesweepPlan {
+        n,
+        key_bytes,
+        value_bytes,
+        begin_bit,
+        end_bit,
+        descending,
+        passes,
+        histogram_blocks,
+        histogram_copies,
+        shape,
+        look_back_tiles,
+    } = *plan;
+    assert!(
+        n == buffers.n && key_bytes == size_of::<K::Raw>() && value_bytes == buffers.value_bytes(),
+        "a onesweep plan of other buffers"
+    );
     let stream = on.stream();
     let mut workspace = workspace.begin(stream)?;
     let sorted_in = match alternate {
@@ -121,21 +210,17 @@ pub(in crate::device) fn launch<K: SortKey>(
     let counts = workspace.sort_counts(stream, sort_counts(passes))?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(crate::registered(SORT_HISTOGRAM, &[K::NAME])?.name)?;
-    let blocks = (on.gpu().info().multiprocessors * histogram_blocks_per_sm())
-        .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
-        .max(1);
-    let copies = sort_histogram_copies(size_of::<K::Raw>() as u32, on.gpu().info().max_shared_per_block);
-    let config = LaunchConfig::new(blocks, SORT_HISTOGRAM_BLOCK)
-        .with_shared_mem(sort_histogram_shared_bytes(passes, copies));
+    let config = LaunchConfig::new(histogram_blocks, SORT_HISTOGRAM_BLOCK)
+        .with_shared_mem(sort_histogram_shared_bytes(passes, histogram_copies));
     let params = RadixHistogramParams {
         keys: keys_from as *const K::Raw,
         n,
         histogram: counts as *mut u32,
         begin_bit,
         end_bit,
-        descending: options.is_descending() as u32,
+        descending: descending as u32,
         passes,
-        copies,
+        copies: histogram_copies,
     };
     // SAFETY: n keys; passes * RADIX_DIGITS zeroed counters; the bit range is within the key
     // (checked) and the passes cover it; the shared memory holds every pass's counters.
@@ -146,18 +231,10 @@ pub(in crate::device) fn launch<K: SortKey>(
         threads,
         tile,
         tiles,
-    } = onesweep_shape::<K>(on.gpu(), n, value_bytes);
+    } = shape;
     let name = crate::registered(families::onesweep_family(value_bytes, small), &[K::NAME])?.name;
     let layout = onesweep_layout(threads, tile as u32, key_bytes as u32, value_bytes as u32);
     let config = LaunchConfig::new(tiles as u32, threads).with_shared_mem(layout.total);
-    let look_back_tiles = match look_back_tiles_override() {
-        0 => onesweep_look_back_tiles(
-            tiles,
-            on.gpu().info().multiprocessors,
-            onesweep_blocks_per_sm(key_bytes, value_bytes, small),
-        ),
-        forced => forced,
-    };
     for p in 0..passes {
         let shift = begin_bit + p * RADIX_BITS;
         let keys_to = target(p, buffers.keys_out, keys_scratch);
@@ -181,7 +258,7 @@ pub(in crate::device) fn launch<K: SortKey>(
             status,
             shift,
             digit_bits: RADIX_BITS.min(end_bit - shift),
-            descending: options.is_descending() as u32,
+            descending: descending as u32,
             index_values: index_values as u32,
             look_back_tiles,
         };
@@ -201,7 +278,8 @@ pub(in crate::device) fn launch<K: SortKey>(
 }
 
 /// The launch shape of the onesweep passes over `n` keys of `K` with `value_bytes`-byte values
-/// (0 for keys alone) on `gpu`.
+/// (0 for keys alone).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct OnesweepShape {
     /// The kernels of fewer keys a thread, for grids too small to fill the GPU otherwise.
     small: bool,
@@ -227,19 +305,27 @@ fn onesweep_kernel<K: SortKey>(value_bytes: usize, small: bool) -> Option<(u32, 
     Some((onesweep_threads(size_of::<K::Raw>(), value_bytes, small), items))
 }
 
-fn onesweep_shape<K: SortKey>(gpu: &Gpu, n: usize, value_bytes: usize) -> OnesweepShape {
+/// The shape on `multiprocessors` multiprocessors; `forced` (the `sort_tiles` override) takes
+/// the large tiles (1) or the small ones where `K` has them (2) in place of
+/// [`onesweep_small_tiles`]'s choice.
+fn onesweep_shape<K: SortKey>(
+    multiprocessors: u32,
+    n: usize,
+    value_bytes: usize,
+    forced: Option<u32>,
+) -> OnesweepShape {
     let large = onesweep_kernel::<K>(value_bytes, false).expect("every key type has onesweep kernels");
     let small_kernel = onesweep_kernel::<K>(value_bytes, true);
-    let small = match (small_kernel, tiles_override()) {
+    let small = match (small_kernel, forced) {
         (None, _) => false,
-        (Some((_, small_items)), 0) => onesweep_small_tiles(
+        (Some((_, small_items)), None) => onesweep_small_tiles(
             n,
-            gpu.info().multiprocessors,
+            multiprocessors,
             (size_of::<K::Raw>(), value_bytes),
             large.1,
             small_items,
         ),
-        (Some(_), forced) => forced == 2,
+        (Some(_), Some(forced)) => forced == 2,
     };
     let (threads, items) = match small_kernel {
         Some(kernel) if small => kernel,
@@ -303,33 +389,142 @@ pub(in crate::device) fn storage<K: SortKey>(
         // One tile: sorted in one block's shared memory, no onesweep pass.
         return Ok(TempStorage::default());
     }
-    let tiles = if up_to {
-        onesweep_most_tiles::<K>(n, value_bytes)
-    } else {
-        onesweep_shape::<K>(gpu, n, value_bytes).tiles
-    };
-    Ok(TempStorage {
+    if up_to {
+        return Ok(most_storage::<K>(n, value_bytes, (begin_bit, end_bit)));
+    }
+    let plan = OnesweepPlan::new::<K>(gpu.info(), n, value_bytes, options, crate::tuning::overrides())?;
+    Ok(plan.temp_storage())
+}
+
+/// What any onesweep sort of at most `n` keys of `K` over `bits` needs, whichever tiles it
+/// takes, on any device.
+fn most_storage<K: SortKey>(n: usize, value_bytes: usize, (begin_bit, end_bit): (u32, u32)) -> TempStorage {
+    TempStorage {
         sort_scratch: onesweep_scratch_bytes(n, size_of::<K::Raw>(), value_bytes).1,
         sort_counts: sort_counts(sort_passes(begin_bit, end_bit)),
-        ..TempStorage::look_back_words(StatusLayout::Word, onesweep_status_words(tiles))
-    })
+        ..TempStorage::look_back_words(
+            StatusLayout::Word,
+            onesweep_status_words(onesweep_most_tiles::<K>(n, value_bytes)),
+        )
+    }
 }
 
-/// [`SORT_HISTOGRAM_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
-fn histogram_blocks_per_sm() -> u32 {
-    crate::tuning::overrides()
-        .sort_histogram_blocks_per_sm
-        .unwrap_or(SORT_HISTOGRAM_BLOCKS_PER_SM)
-}
+#[cfg(test)]
+mod tests {
+    use super::{OnesweepPlan, most_storage};
+    use crate::device::sort::{SortKey, SortOptions};
+    use crate::{DeviceInfo, TuningOverrides};
+    use gpu_primitives_abi::tuning::SORT_BLOCK;
+    use half::f16;
 
-/// The tiles the look-back reads at once in every pass where overridden, for measurements; 0
-/// (none) takes [`onesweep_look_back_tiles`].
-fn look_back_tiles_override() -> u32 {
-    crate::tuning::overrides().sort_look_back_tiles.unwrap_or(0)
-}
+    /// A device with `multiprocessors` and sm_90's shared memory.
+    fn device(multiprocessors: u32) -> DeviceInfo {
+        DeviceInfo {
+            ordinal: 0,
+            name: "a plan's device".into(),
+            arch: 90,
+            multiprocessors,
+            max_shared_per_block: 227 * 1024,
+            reserved_shared_per_block: 1024,
+            warp_size: 32,
+            total_memory: 80 << 30,
+            driver_cuda_version: "13.0".into(),
+            driver_version: 13000,
+        }
+    }
 
-/// Where overridden, 1 takes the onesweep passes' larger tiles, 2 their small ones where the key
-/// type and payload have them, for measurements; 0 (none) chooses by [`onesweep_small_tiles`].
-fn tiles_override() -> u32 {
-    crate::tuning::overrides().sort_tiles.unwrap_or(0)
+    fn plan<K: SortKey>(
+        n: usize,
+        value_bytes: usize,
+        options: SortOptions,
+        overrides: &TuningOverrides,
+    ) -> OnesweepPlan {
+        OnesweepPlan::new::<K>(&device(132), n, value_bytes, options, overrides).unwrap()
+    }
+
+    #[test]
+    fn a_plan_has_a_pass_a_digit_and_the_scratch_of_one_copy() {
+        let none = TuningOverrides::default();
+        let n = 1 << 28;
+        let keys = plan::<u32>(n, 0, SortOptions::ascending(), &none);
+        assert_eq!(keys.passes, 4);
+        assert_eq!(keys.shape.tiles, n.div_ceil(keys.shape.tile));
+        let storage = keys.temp_storage();
+        assert_eq!(storage.sort_scratch, n * 4);
+        assert_eq!(storage.sort_counts, 4 * 256);
+        // Pairs of f16 keys and 8-byte values over the low 12 bits: 2 passes, scratch of both.
+        let pairs = plan::<f16>(n, 8, SortOptions::descending().bits(0..12), &none);
+        assert_eq!((pairs.passes, pairs.descending), (2, true));
+        assert_eq!(pairs.temp_storage().sort_scratch, n * 2 + n * 8);
+        // An empty range still takes one pass (a stable copy).
+        assert_eq!(
+            plan::<u64>(n, 4, SortOptions::ascending().bits(8..8), &none).passes,
+            1
+        );
+        // The refusals of the options and the length.
+        let info = device(132);
+        assert!(OnesweepPlan::new::<u32>(&info, n, 0, SortOptions::ascending().bits(0..33), &none).is_err());
+        assert!(
+            OnesweepPlan::new::<u8>(&info, u32::MAX as usize + 1, 0, SortOptions::ascending(), &none)
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn the_overrides_are_the_plans() {
+        let n = 1 << 20;
+        let forced = |sort_tiles| TuningOverrides {
+            sort_tiles: Some(sort_tiles),
+            sort_look_back_tiles: Some(2),
+            sort_histogram_blocks_per_sm: Some(1),
+            ..TuningOverrides::default()
+        };
+        let large = plan::<u32>(n, 0, SortOptions::ascending(), &forced(1));
+        let small = plan::<u32>(n, 0, SortOptions::ascending(), &forced(2));
+        assert!(!large.shape.small && small.shape.small, "{large:?} {small:?}");
+        assert!(small.shape.tile < large.shape.tile);
+        assert_eq!((large.look_back_tiles, large.histogram_blocks), (2, 132));
+        // Without overrides the histogram takes at least as many blocks.
+        let tuned = plan::<u32>(n, 0, SortOptions::ascending(), &TuningOverrides::default());
+        assert!(tuned.histogram_blocks >= large.histogram_blocks);
+    }
+
+    #[test]
+    fn every_plan_fits_what_the_segmented_sort_reserves_for_its_longest_segment() {
+        // The segmented sort reserves `most_storage` of its longest segment; each of its large
+        // segments is sorted by its own plan, on any device, so each must fit.
+        fn fits<K: SortKey>() {
+            for value_bytes in [0, 4, 8] {
+                for log2 in 13..=30 {
+                    for n in [(1usize << log2) - 1, 1 << log2, (1 << log2) + 12345] {
+                        if n <= SORT_BLOCK as usize * K::ITEMS {
+                            continue;
+                        }
+                        for multiprocessors in [1, 16, 108, 132, 144] {
+                            let plan = OnesweepPlan::new::<K>(
+                                &device(multiprocessors),
+                                n,
+                                value_bytes,
+                                SortOptions::ascending(),
+                                &TuningOverrides::default(),
+                            )
+                            .unwrap();
+                            let most = most_storage::<K>(n, value_bytes, (0, K::BITS));
+                            assert_eq!(
+                                plan.temp_storage().max(most),
+                                most,
+                                "{} {n} {value_bytes}",
+                                K::NAME
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        fits::<u8>();
+        fits::<u32>();
+        fits::<f16>();
+        fits::<u64>();
+        fits::<f64>();
+    }
 }

@@ -351,7 +351,14 @@ pub(in crate::device) fn launch<K: SortKey>(
         };
         // Longer than a tile and than a multiprocessor's share: onesweep, its bounds checked
         // above as the whole input's.
-        onesweep::launch::<K>(on, segment, None, options, &mut workspace)?;
+        let plan = onesweep::OnesweepPlan::new::<K>(
+            on.gpu().info(),
+            len,
+            value_bytes,
+            options,
+            crate::tuning::overrides(),
+        )?;
+        onesweep::launch::<K>(on, &plan, segment, None, &mut workspace)?;
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);
