@@ -15,7 +15,7 @@
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
 //! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
 //! | [`cluster`] | cluster | the blocks of a thread-block cluster (sm_90): barrier, ranks, distributed shared memory |
-//! | [`device`] | grid | device-wide reduce and single-pass scan (agents) |
+//! | [`device`] | grid | the device-wide agents: reduce, scans, compaction, run-length, histograms, radix sorts, top-k, row operations |
 //! | [`unroll`] | thread | loops written out at compile time (register arrays stay in registers) |
 //! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
 //!
