@@ -14,6 +14,8 @@ use std::sync::OnceLock;
 struct Knob {
     name: &'static str,
     range: RangeInclusive<u32>,
+    /// Whether the value must also be a power of two.
+    power_of_two: bool,
     what: &'static str,
     field: fn(&mut TuningOverrides) -> &mut Option<u32>,
 }
@@ -23,90 +25,105 @@ const KNOBS: [Knob; 15] = [
     Knob {
         name: "reduce_blocks_per_sm",
         range: 1..=32,
+        power_of_two: false,
         what: "blocks a multiprocessor of the reduce's first pass",
         field: |t| &mut t.reduce_blocks_per_sm,
     },
     Knob {
         name: "histogram_blocks_per_sm",
         range: 1..=32,
+        power_of_two: false,
         what: "blocks a multiprocessor of the histograms",
         field: |t| &mut t.histogram_blocks_per_sm,
     },
     Knob {
         name: "sort_histogram_blocks_per_sm",
         range: 1..=4,
+        power_of_two: false,
         what: "blocks a multiprocessor of the sort's upfront digit count",
         field: |t| &mut t.sort_histogram_blocks_per_sm,
     },
     Knob {
         name: "sort_look_back_tiles",
         range: 1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
+        power_of_two: false,
         what: "tiles a onesweep pass's look-back reads at once",
         field: |t| &mut t.sort_look_back_tiles,
     },
     Knob {
         name: "sort_tiles",
         range: 1..=2,
+        power_of_two: false,
         what: "the onesweep passes' tiles: 1 the large ones, 2 the small ones where the key has them",
         field: |t| &mut t.sort_tiles,
     },
     Knob {
         name: "scan_look_back_delay_ns",
         range: 0..=4000,
+        power_of_two: false,
         what: "the scan's look-back delay (ns)",
         field: |t| &mut t.scan_look_back_delay_ns,
     },
     Knob {
         name: "select_look_back_delay_ns",
         range: 0..=4000,
+        power_of_two: false,
         what: "the compaction's look-back delay (ns)",
         field: |t| &mut t.select_look_back_delay_ns,
     },
     Knob {
         name: "non_trivial_runs_look_back_delay_ns",
         range: 0..=4000,
+        power_of_two: false,
         what: "the non-trivial runs' look-back delay (ns)",
         field: |t| &mut t.non_trivial_runs_look_back_delay_ns,
     },
     Knob {
         name: "segmented_look_back_delay_ns",
         range: 0..=4000,
+        power_of_two: false,
         what: "the segmented reductions' look-back delay (ns)",
         field: |t| &mut t.segmented_look_back_delay_ns,
     },
     Knob {
         name: "segmented_scan_look_back_delay_ns",
         range: 0..=4000,
+        power_of_two: false,
         what: "the segmented scans' look-back delay (ns)",
         field: |t| &mut t.segmented_scan_look_back_delay_ns,
     },
     Knob {
         name: "row_max_group",
         range: 64..=1024,
+        power_of_two: true,
         what: "the most threads a row group of the row operations takes (a power of two)",
         field: |t| &mut t.row_max_group,
     },
     Knob {
         name: "row_cluster",
         range: 0..=2,
+        power_of_two: false,
         what: "rows shared among a cluster's blocks: 0 never, 1 as the tuning decides, 2 the halves' one-input operations too",
         field: |t| &mut t.row_cluster,
     },
     Knob {
         name: "row_sums_chunks",
         range: 1..=4096,
+        power_of_two: false,
         what: "the most chunks of rows the norms' cluster kernels summing the parameter gradients take",
         field: |t| &mut t.row_sums_chunks,
     },
     Knob {
         name: "row_sums_kept_tiles",
         range: 0..=64,
+        power_of_two: false,
         what: "the most tiles of a row the norms' summing kernels keep in shared memory",
         field: |t| &mut t.row_sums_kept_tiles,
     },
     Knob {
         name: "row_shared_tiles",
         range: 0..=64,
+        power_of_two: false,
         what: "the most tiles of a row kept in shared memory (0 reads every tile again)",
         field: |t| &mut t.row_shared_tiles,
     },
@@ -192,7 +209,7 @@ impl TuningOverrides {
         let mut copy = *self;
         for knob in &KNOBS {
             if let Some(value) = *(knob.field)(&mut copy) {
-                let power_of_two = knob.name != "row_max_group" || value.is_power_of_two();
+                let power_of_two = !knob.power_of_two || value.is_power_of_two();
                 if !knob.range.contains(&value) || !power_of_two {
                     return Err(Error::InvalidArgument(format!(
                         "tuning override {} = {value}: outside {}..={}{} ({})",
