@@ -23,18 +23,18 @@
 use crate::layout::{Indexed, MAX_BLOCK_THREADS};
 use crate::params::{
     ArgFinalParams, DotParams, HistogramParams, NormGradParams, OnesweepParams, RadixHistogramParams,
-    RadixSelectTopKParams, ReduceParams, ReverseTailParams, RowParams, RunParams, ScanParams,
-    SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
+    RadixSelectTopKParams, ReduceByKeyParams, ReduceParams, ReverseTailParams, RowParams, RunParams,
+    ScanParams, SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
     SegmentedSortParams, SelectParams, TargetCountParams, TopKParams,
 };
 use crate::table::sort_payload_bytes;
 use crate::tuning::{
     HISTOGRAM_BLOCK, NORM_GRAD_BLOCK, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM, REDUCE_BLOCK,
-    REDUCE_BLOCKS_PER_SM, ROW_CLUSTER_BLOCKS, ROW_REGISTER_LIMITS, SCAN_BLOCK, SEGMENTED_ARG_BLOCKS_PER_SM,
-    SEGMENTED_BLOCKS_PER_SM, SEGMENTED_REDUCE_BLOCKS_PER_SM, SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM,
-    SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, SELECT_BLOCK, SELECT_BLOCKS_PER_SM, SORT_BLOCK,
-    SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, TARGET_COUNT_BLOCK, TOP_K_BLOCKS_PER_SM,
-    onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm,
+    REDUCE_BLOCKS_PER_SM, REDUCE_BY_KEY_BLOCKS_PER_SM, ROW_CLUSTER_BLOCKS, ROW_REGISTER_LIMITS, SCAN_BLOCK,
+    SEGMENTED_ARG_BLOCKS_PER_SM, SEGMENTED_BLOCKS_PER_SM, SEGMENTED_REDUCE_BLOCKS_PER_SM,
+    SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, SELECT_BLOCK,
+    SELECT_BLOCKS_PER_SM, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, TARGET_COUNT_BLOCK,
+    TOP_K_BLOCKS_PER_SM, onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm,
 };
 use crate::{
     element_table, histogram_counter_table, histogram_sample_table, operator_table, row_op_table, row_table,
@@ -311,6 +311,30 @@ macro_rules! scan_by_key_operators {
             size_of::<SegmentedScanParams<$stored, $acc, $key_ty>>(),
             SCAN_BLOCK,
             SEGMENTED_BOUNDS,
+        )),*]
+    };
+}
+
+/// Reduce by key (and unique by key): a group per key and element type, one kernel per operator.
+macro_rules! reduce_by_key_keys {
+    ([] $($key:ident => $key_ty:ty, $vec:literal;)*) => {
+        &[$(element_table!(reduce_by_key_elements, $key, $key_ty)),*]
+    };
+}
+
+macro_rules! reduce_by_key_elements {
+    ([$key:ident, $key_ty:ty] $($name:ident => $device:ty, $stored:ty, $acc:ty, $vec:literal, $items:literal, $kind:ident;)*) => {
+        &[$(operator_table!(reduce_by_key_operators, $key, $key_ty, $name, $stored, $acc)),*]
+    };
+}
+
+macro_rules! reduce_by_key_operators {
+    ([$key:ident, $key_ty:ty, $name:ident, $stored:ty, $acc:ty] $($op:ident => $ty:ident;)*) => {
+        &[$(kernel(
+            $crate::reduce_by_key_name!($key, $name, $op),
+            size_of::<ReduceByKeyParams<$key_ty, $stored, $acc>>(),
+            SCAN_BLOCK,
+            bounds(SCAN_BLOCK, REDUCE_BY_KEY_BLOCKS_PER_SM),
         )),*]
     };
 }
@@ -693,6 +717,12 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
         spill_bytes: COMPACTION_SPILL_BYTES,
     },
     Family {
+        name: "device_reduce_by_key",
+        tables: scan_key_table!(reduce_by_key_keys),
+        // 8-byte keys and values spill up to 48 bytes under the 64 registers.
+        spill_bytes: COMPACTION_SPILL_BYTES,
+    },
+    Family {
         name: "device_segmented_scan",
         tables: &[element_table!(
             per_element_and_operator,
@@ -1024,7 +1054,7 @@ mod tests {
         let unique: BTreeSet<&str> = all.iter().copied().collect();
         assert_eq!(unique.len(), all.len());
         let families: BTreeSet<&str> = families().map(|f| f.name).collect();
-        assert_eq!(families.len(), 58);
+        assert_eq!(families.len(), 59);
         for (family, k) in kernels() {
             assert!(
                 k.name == family.name || k.name.starts_with(&std::format!("{}_", family.name)),
@@ -1054,6 +1084,9 @@ mod tests {
         assert_eq!(names("device_argmax_final").len(), 6);
         assert!(names("device_argmax_final").contains(&"device_argmax_final_u64"));
         assert_eq!(names("device_dot").len(), 4);
+        // 2 key widths x 8 element types x 3 operators.
+        assert_eq!(names("device_reduce_by_key").len(), 2 * 8 * 3);
+        assert!(names("device_reduce_by_key").contains(&"device_reduce_by_key_u64_bf16_max"));
         assert!(
             names("device_segmented_reduce_by_offsets")
                 .contains(&"device_segmented_reduce_by_offsets_bf16_min")
@@ -1102,8 +1135,8 @@ mod tests {
         assert_eq!(names("device_top_k").len(), 10);
         assert_eq!(names("device_radix_select_top_k").len(), 10);
         assert_eq!(names("device_radix_sort_histogram").len(), 10);
-        // Every kernel: 723 in sm_90's module, 77 of them (11 operations x 7) the row clusters.
-        assert_eq!(kernels().count(), 723);
+        // Every kernel: 771 in sm_90's module, 77 of them (11 operations x 7) the row clusters.
+        assert_eq!(kernels().count(), 771);
         assert_eq!(kernels().filter(|(_, k)| k.min_arch == 90).count(), 11 * 7);
     }
 

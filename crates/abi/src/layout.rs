@@ -73,6 +73,37 @@ pub const fn histogram_levels_offset(bins: u32) -> u32 {
     (bins * 4).next_multiple_of(8)
 }
 
+/// Where the reduce-by-key kernels gather a tile's results in their dynamic shared memory
+/// (byte offsets from its start), for tiles of `tile_items` items, keys of `key_bytes` and
+/// values of `value_bytes` (the wider of the value's and its accumulator's): after
+/// [`DEVICE_SHARED_BYTES`], the first key of each run starting in the tile, then each run's
+/// reduction (one slot more, for the run continued from an earlier tile) or first value, then
+/// two `u32` (whether the tile's first item starts a run and its last ends one).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReduceByKeyLayout {
+    /// `tile_items` keys.
+    pub keys: u32,
+    /// `tile_items + 1` values.
+    pub values: u32,
+    /// Two `u32`.
+    pub edges: u32,
+    /// Bytes in all (the launch's dynamic shared memory).
+    pub total: u32,
+}
+
+/// The [`ReduceByKeyLayout`] of a tile.
+pub const fn reduce_by_key_layout(tile_items: u32, key_bytes: u32, value_bytes: u32) -> ReduceByKeyLayout {
+    let keys = EXCHANGE_OFFSET;
+    let values = keys + (tile_items * key_bytes).next_multiple_of(16);
+    let edges = values + ((tile_items + 1) * value_bytes).next_multiple_of(16);
+    ReduceByKeyLayout {
+        keys,
+        values,
+        edges,
+        total: edges + 16,
+    }
+}
+
 /// Where the run-length kernels keep a tile in their dynamic shared memory (byte offsets from
 /// its start), for tiles of `tile_items` items of `element_bytes`: after [`DEVICE_SHARED_BYTES`],
 /// the items of the runs (encode), each run's start and end in the tile (`u16`), and two `u32`

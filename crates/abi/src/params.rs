@@ -401,6 +401,44 @@ pub struct RunParams<T> {
     pub look_back_delay_ns: u32,
 }
 
+/// Reduce by key and unique by key in one pass with decoupled look-back
+/// (`device_reduce_by_key_<key>_<type>_<op>`): for each run of equal consecutive keys (compared
+/// by their bits), `unique_keys[r]` = run `r`'s first key and either `reductions[r]` = the
+/// reduction of its values with the operator (reduce by key) or `firsts[r]` = its first value
+/// (unique by key, `unique` non-zero; the operator is unused). `*num_runs` = the number of runs
+/// (written by the last tile). Counts are `u32`: `n` is below 2^32.
+///
+/// Launch: exactly `ceil(n / tile)` blocks (`n > 0`) of
+/// [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK) threads, a tile being `SCAN_BLOCK *`
+/// [`reduce_by_key_items`](crate::tuning::reduce_by_key_items)`(key bytes, accumulator bytes)`
+/// items; [`reduce_by_key_layout`](crate::layout::reduce_by_key_layout)`.total` bytes of dynamic
+/// shared memory.
+#[derive(Clone, Copy, Debug)]
+#[repr(C)]
+pub struct ReduceByKeyParams<Key, In, Acc> {
+    /// `n` keys.
+    pub keys: *const Key,
+    /// `n` values.
+    pub values: *const In,
+    /// Room for every run's first key.
+    pub unique_keys: *mut Key,
+    /// Reduce by key: room for every run's reduction (else null).
+    pub reductions: *mut Acc,
+    /// Unique by key: room for every run's first value (else null).
+    pub firsts: *mut In,
+    /// One `u64`: the number of runs, written by the last tile.
+    pub num_runs: *mut u64,
+    /// Number of items, 1 to 2^32 - 1.
+    pub n: usize,
+    /// The tiles' look-back status: [`TILE_STATUS_BYTES`](crate::layout::TILE_STATUS_BYTES)
+    /// per tile.
+    pub status: LookBackStatus,
+    /// Nanoseconds warp 0 waits before its first look-back read (0 for small grids).
+    pub look_back_delay_ns: u32,
+    /// Non-zero: unique by key.
+    pub unique: u32,
+}
+
 /// Row operations over a row-major `rows x cols` matrix (`device_rows_<op>_<type>_w<words>`,
 /// `row_op_table!`): one group of `group` threads per row at a time.
 ///

@@ -422,6 +422,22 @@ macro_rules! scan_by_key_name {
     };
 }
 
+/// The PTX name of a reduce by key (and unique by key, which launches the `sum` one):
+/// `device_reduce_by_key_<key>_<element>_<operator>`.
+#[macro_export]
+macro_rules! reduce_by_key_name {
+    ($key:ident, $element:ident, $op:ident) => {
+        concat!(
+            "device_reduce_by_key_",
+            stringify!($key),
+            "_",
+            stringify!($element),
+            "_",
+            stringify!($op)
+        )
+    };
+}
+
 /// The PTX name of the entry point that finds where each tile of a segmented kernel by offsets
 /// starts among the segments (one for every type), a string literal.
 #[macro_export]

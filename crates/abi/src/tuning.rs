@@ -82,6 +82,24 @@ pub const fn run_items(vector: usize) -> usize {
     if items < 16 { items } else { 16 }
 }
 
+/// Items per thread of reduce by key and unique by key for keys of `key_bytes` and values
+/// accumulated in `acc_bytes`: 64 bytes of the wider, consecutive in each thread (a tile of 4096
+/// items of 4-byte keys and values with [`SCAN_BLOCK`]), as the segmented reduce by offsets
+/// ([`segmented_reduce_items`]).
+pub const fn reduce_by_key_items(key_bytes: usize, acc_bytes: usize) -> usize {
+    let wider = if key_bytes > acc_bytes {
+        key_bytes
+    } else {
+        acc_bytes
+    };
+    64 / wider
+}
+
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor reduce by key is built for: 64
+/// registers a thread, the tile's keys and values held in registers between the reduce and
+/// the write.
+pub const REDUCE_BY_KEY_BLOCKS_PER_SM: u32 = 4;
+
 /// Items per thread of the segmented scans and reduce ([`SegmentedScanParams`](crate::params::SegmentedScanParams)) for rows of
 /// `vector` elements accumulated in `acc_bytes`-byte values: four rows, at most 64 bytes of
 /// values (a tile of 4096 4-byte items with [`SCAN_BLOCK`], 2048 8-byte ones). Each item is

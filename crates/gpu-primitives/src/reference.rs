@@ -122,6 +122,56 @@ pub fn scan_by_key<K: PartialEq, T: Element, Op: Operator>(
     out
 }
 
+/// For each run of equal consecutive keys, its first key and the reduction of its values with
+/// `Op`, combined in input order (`reduce_by_key`).
+///
+/// ```
+/// use gpu_primitives::{device::Sum, reference};
+/// let (keys, sums) = reference::reduce_by_key::<u32, i32, Sum>(&[7, 7, 3, 7], &[1, 2, 3, 4]);
+/// assert_eq!((keys, sums), (vec![7, 3, 7], vec![3, 3, 4]));
+/// ```
+pub fn reduce_by_key<K: PartialEq + Copy, T: Element, Op: Operator>(
+    keys: &[K],
+    x: &[T],
+) -> (Vec<K>, Vec<T::Acc>) {
+    assert_eq!(
+        keys.len(),
+        x.len(),
+        "reduce_by_key: keys and values differ in length"
+    );
+    run_ranges(keys)
+        .map(|(start, end)| {
+            let scanned = scan::<T, Op>(&x[start..end], ScanKind::Inclusive);
+            (keys[start], scanned[scanned.len() - 1])
+        })
+        .unzip()
+}
+
+/// For each run of equal consecutive keys, its first key and the value beside it
+/// (`unique_by_key`).
+///
+/// ```
+/// let (keys, values) = gpu_primitives::reference::unique_by_key(&[1i64, 1, 2, 1], &[10u8, 11, 20, 30]);
+/// assert_eq!((keys, values), (vec![1, 2, 1], vec![10, 20, 30]));
+/// ```
+pub fn unique_by_key<K: PartialEq + Copy, V: Copy>(keys: &[K], x: &[V]) -> (Vec<K>, Vec<V>) {
+    assert_eq!(
+        keys.len(),
+        x.len(),
+        "unique_by_key: keys and values differ in length"
+    );
+    run_ranges(keys).map(|(start, _)| (keys[start], x[start])).unzip()
+}
+
+/// The runs of equal consecutive keys, as `(start, end)` item ranges.
+fn run_ranges<K: PartialEq>(keys: &[K]) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let heads: Vec<usize> = (0..keys.len())
+        .filter(|&i| i == 0 || keys[i] != keys[i - 1])
+        .collect();
+    let ends: Vec<usize> = heads.iter().skip(1).copied().chain([keys.len()]).collect();
+    heads.into_iter().zip(ends)
+}
+
 /// The items of `x` that pass `predicate`, in order (`select_if`).
 ///
 /// ```

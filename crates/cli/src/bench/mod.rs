@@ -533,6 +533,20 @@ impl Bench<'_> {
             })
             .collect();
         let keys = gpu.upload(&keys)?;
+        // Runs of 1 to 15 equal keys (8 on average), a key its run's number: the reduce and
+        // unique by key rows, as scripts/cub-baseline's `by-key` mode.
+        let mut runs_of_8 = Vec::with_capacity(max);
+        for run in 0u32.. {
+            if runs_of_8.len() >= max {
+                break;
+            }
+            let len = (1 + hash(run as usize) as usize % 15).min(max - runs_of_8.len());
+            runs_of_8.extend(std::iter::repeat_n(run, len));
+        }
+        let runs_of_8 = gpu.upload(&runs_of_8)?;
+        let mut unique_keys = gpu.alloc_zeroed::<u32>(max)?;
+        let mut firsts = DeviceVec::<T>::zeroed(gpu, max)?;
+        let mut count = gpu.alloc_zeroed::<u64>(1)?;
         let mut output = gpu.alloc_zeroed::<T::Acc>(max)?;
         let mut copy_target = gpu.alloc_zeroed::<T::Raw>(max)?;
         let mut workspace = DeviceWorkspace::new();
@@ -603,6 +617,30 @@ impl Bench<'_> {
                 ("exclusive_scan_by_key sum", exclusive_by_key),
             ] {
                 self.push::<T>(name.into(), n, time, n as f64 * (4.0 + size + acc), copy);
+            }
+            let k = gpu_primitives::device::DeviceView::from(&runs_of_8).slice(0..n);
+            type ByKeyRun<'r> =
+                dyn FnMut(&mut DeviceWorkspace, &mut DeviceBuffer<u64>) -> gpu_primitives::Result<()> + 'r;
+            let mut timed = |run: &mut ByKeyRun<'_>| {
+                let time = median_micros(gpu, self.runs, || run(&mut workspace, &mut count))?;
+                Ok::<_, gpu_primitives::Error>((time, gpu.download(&count)?[0] as f64))
+            };
+            let (sum, runs) = timed(&mut |ws, c| {
+                device::reduce_by_key::<u32, T, Sum>(gpu, k, x, &mut unique_keys, &mut output, c, ws)
+            })?;
+            let (max_time, _) = timed(&mut |ws, c| {
+                device::reduce_by_key::<u32, T, Max>(gpu, k, x, &mut unique_keys, &mut output, c, ws)
+            })?;
+            let (unique, _) = timed(&mut |ws, c| {
+                device::unique_by_key::<u32, T>(gpu, k, x, &mut unique_keys, &mut firsts, c, ws)
+            })?;
+            for (name, time, value_bytes) in [
+                ("reduce_by_key sum, runs of 8", sum, acc),
+                ("reduce_by_key max, runs of 8", max_time, acc),
+                ("unique_by_key, runs of 8", unique, size),
+            ] {
+                let bytes = n as f64 * (4.0 + size) + runs * (4.0 + value_bytes) + 8.0;
+                self.push::<T>(name.into(), n, time, bytes, copy);
             }
             self.progress.inc(1);
         }

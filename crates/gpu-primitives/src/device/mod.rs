@@ -1,4 +1,5 @@
-//! The device-wide algorithms: reduce, scan, compaction, run-length encoding, histograms, the
+//! The device-wide algorithms: reduce, scan, compaction, run-length encoding, reduce and unique
+//! by key, histograms, the
 //! radix sort, the segmented sort and the top-k (per row and of a whole array), over whole
 //! arrays with every block of the GPU.
 //!
@@ -13,6 +14,7 @@
 //! | [`inclusive_scan`], [`exclusive_scan`], [`scan_in_place`] | single pass, decoupled look-back (Merrill & Garland 2016) | 1 read + 1 write | a device array (stream-ordered, no synchronisation) |
 //! | [`select_if`], [`select_flagged`], [`unique`] | single pass: block scan of the flags, look-back over the counts, kept items gathered in shared memory and written coalesced (CUB's `DeviceSelect`) | 1 (+ the flags) + the kept items written | the kept items in input order and their number (device `u64`), stream-ordered |
 //! | [`run_length_encode`], [`non_trivial_runs`] | single pass: head and tail flags, block scan of the runs' starts, look-back over (runs, last start) pairs | 1 + the runs written | each run's item (or offset) and `u32` length, their number (device `u64`), stream-ordered |
+//! | [`reduce_by_key`], [`unique_by_key`] | single pass over the items in blocked tiles: heads and tails from key changes, block scan of (runs, open run's reduction) pairs, look-back over them, the tile's results gathered in shared memory and written coalesced (CUB's `ReduceByKey`, `UniqueByKey`) | 1 (keys and values) + the runs written | each run's first key and its reduction (or first value), their number (device `u64`), stream-ordered |
 //! | [`histogram_even`], [`histogram_range`] | per-block `u32` counters in shared memory (16-byte loads), then one global atomic per non-zero counter; global atomics per sample past 12,288 bins | 1 | `bins` counters (`u32` / `u64`), stream-ordered |
 //! | [`partition_if`], [`partition_flagged`] | as select, the rejected items from the back; a second launch reverses them into input order | 1 + n written + the rejected moved again | all items, kept first, both groups in input order (stable) |
 //! | [`sort_keys`], [`sort_pairs`], [`argsort`] (and in place, double-buffered) | LSD radix sort: one upfront count of every pass's digits, then a onesweep pass a digit (Adinets and Merrill 2022); one block up to a tile | 1 + 1 read and write a digit | the sorted keys (values), stable, stream-ordered |
@@ -63,6 +65,7 @@ mod element;
 mod histogram;
 mod radix_select;
 mod reduce;
+mod reduce_by_key;
 mod run_length;
 mod scan;
 mod segmented;
@@ -101,6 +104,7 @@ pub use histogram::{
 pub use radix_select::top_k_of_all;
 pub(crate) use reduce::launch as reduce_to_address;
 pub use reduce::{reduce, reduce_into, reduce_slice};
+pub use reduce_by_key::{ReduceByKeyPlan, reduce_by_key, unique_by_key};
 pub use run_length::{non_trivial_runs, non_trivial_runs_slice, run_length_encode, run_length_encode_slice};
 pub use scan::{
     exclusive_scan, exclusive_scan_init, inclusive_scan, inclusive_scan_init, scan_in_place, scan_slice,

@@ -13,6 +13,7 @@
 //! | [`scan::scan_tile`] | single pass, decoupled look-back ([`tile_status`]) | n | output array |
 //! | [`select::select_tile`] | single pass: flags, block scan of the flags, look-back over counts, two-phase scatter | n (+ n flags) | kept items, their number |
 //! | [`run_length::run_tile`] | single pass: head and tail flags, block scan of the selected heads, look-back over (runs, last start) | n | each run's item or offset, and length; their number |
+//! | [`reduce_by_key::reduce_by_key_tile`] | single pass over blocked tiles: head and tail flags from key changes, block scan of (runs, open run's reduction) pairs, look-back over them, keys and reductions gathered in shared memory | 2n (keys and values) | each run's first key and reduction (or first value), their number |
 //! | [`histogram::histogram_privatized`], [`histogram::histogram_global`] | per-block counters in shared memory, then one atomic per counter; or a global atomic per sample | n | counts per bin |
 //! | [`segmented_scan::segmented_tile`] | single pass over the items (any segment lengths): heads from key changes or CSR offsets, block scan of (value, segment) pairs, look-back over them | n (+ n keys or the offsets) | each item's scan within its segment, or each segment's total |
 //! | [`rows::row_op`] | a group of threads (a part of a warp to a block) per row: one reduction of a few `f32` statistics, then the elementwise output, the row kept in registers between them | 1 (2 past 1024 threads' registers) + 1 write | softmax, log-softmax, RMSNorm, LayerNorm, the `dx` of each backward; cross-entropy's loss and gradient |
@@ -33,6 +34,7 @@ pub mod norm_grads;
 pub mod radix_select;
 pub mod radix_sort;
 pub mod reduce;
+pub mod reduce_by_key;
 pub mod rows;
 pub mod run_length;
 pub mod scan;

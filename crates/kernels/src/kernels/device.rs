@@ -22,6 +22,7 @@ use crate::device::indexed::{ArgMax, ArgMin, Indexed};
 use crate::device::reduce::{
     arg_reduce_partials, dot_partials, last_block_reduces, reduce_partials, segmented_reduce,
 };
+use crate::device::reduce_by_key::{ReduceByKeyOutput, ReduceByKeyStorage, reduce_by_key_tile};
 use crate::device::run_length::{RunOutput, RunStorage, run_tile};
 use crate::device::scan::{ScanTileStorage, scan_tile};
 use crate::device::segmented_scan::{
@@ -36,15 +37,17 @@ use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 use gpu_primitives_abi::layout::{
-    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, head_slots, histogram_levels_offset, run_layout,
+    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, head_slots, histogram_levels_offset, reduce_by_key_layout,
+    run_layout,
 };
 use gpu_primitives_abi::params::{
-    ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceParams, ReverseTailParams, RunParams,
-    ScanParams, SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
-    SelectParams,
+    ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceByKeyParams, ReduceParams,
+    ReverseTailParams, RunParams, ScanParams, SegmentTileStartsParams, SegmentedArgParams,
+    SegmentedReduceParams, SegmentedScanParams, SelectParams,
 };
 use gpu_primitives_abi::tuning::{
-    REVERSE_TAIL_ITEMS, SELECT_BLOCK, SELECT_ROWS, run_items, segmented_items, segmented_reduce_items,
+    REVERSE_TAIL_ITEMS, SCAN_BLOCK, SELECT_BLOCK, SELECT_ROWS, reduce_by_key_items, run_items,
+    segmented_items, segmented_reduce_items,
 };
 use gpu_primitives_abi::{
     histogram_counter_table, kernel_name, operator_table, scan_key_table, scan_operator_table,
@@ -316,6 +319,60 @@ macro_rules! by_key_entries {
     };
 }
 
+/// `device_reduce_by_key_<key>_<name>_<op>` for every key type: each run's first key and the
+/// reduction of its values (or, `p.unique` set, its first value), as [`ReduceByKeyParams`] says.
+macro_rules! reduce_by_key_entries {
+    ([$name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal] $($key:ident => $kty:ty, $kvec:literal;)*) => {
+        $(
+            const _: () = {
+                type Acc = <$ty as Element>::Acc;
+                const ITEMS: usize = reduce_by_key_items(size_of::<$kty>(), size_of::<Acc>());
+                const TILE: u32 = SCAN_BLOCK * ITEMS as u32;
+                /// # Safety
+                /// As `reduce_by_key_tile`, with the launch [`ReduceByKeyParams`] describes.
+                #[unsafe(export_name = gpu_primitives_abi::reduce_by_key_name!($key, $name, $op))]
+                pub unsafe extern "ptx-kernel" fn kernel(p: ReduceByKeyParams<$kty, $ty, Acc>) {
+                    let status = TileStatus::from(p.status);
+                    let value_bytes = if size_of::<Acc>() > size_of::<$ty>() { size_of::<Acc>() } else { size_of::<$ty>() };
+                    let layout = reduce_by_key_layout(TILE, size_of::<$kty>() as u32, value_bytes as u32);
+                    // SAFETY: disjoint, aligned regions of the launch's dynamic shared memory
+                    // (`layout.total` bytes: the launch's contract).
+                    let storage = unsafe {
+                        ReduceByKeyStorage {
+                            scan: BlockScanStorage::new(dynamic_shared(0)),
+                            prefix: dynamic_shared(PREFIX_OFFSET),
+                            tile: dynamic_shared(TILE_OFFSET),
+                            keys: dynamic_shared::<$kty>(layout.keys).slice(0, TILE),
+                            reductions: dynamic_shared::<Acc>(layout.values).slice(0, TILE + 1),
+                            firsts: dynamic_shared::<$ty>(layout.values).slice(0, TILE),
+                            edges: dynamic_shared::<u32>(layout.edges).slice(0, 2),
+                        }
+                    };
+                    let output = ReduceByKeyOutput {
+                        keys: p.unique_keys,
+                        reductions: p.reductions,
+                        firsts: p.firsts,
+                        num_runs: p.num_runs,
+                    };
+                    // SAFETY: forwarded from the kernel's contract; the tile's keys and values
+                    // fill whole 16-byte vectors (64 bytes of the wider, 32 or 64 of the other).
+                    unsafe {
+                        if p.unique != 0 {
+                            reduce_by_key_tile::<$kty, $ty, $Op, true, ITEMS>(
+                                p.keys, p.values, p.n, output, status, p.look_back_delay_ns, storage,
+                            )
+                        } else {
+                            reduce_by_key_tile::<$kty, $ty, $Op, false, ITEMS>(
+                                p.keys, p.values, p.n, output, status, p.look_back_delay_ns, storage,
+                            )
+                        }
+                    };
+                }
+            };
+        )*
+    };
+}
+
 /// The shared memory of a segmented kernel: the regions of every device-wide kernel, then
 /// `heads` u32 from `EXCHANGE_OFFSET` (a tile's [`head_slots`]).
 ///
@@ -342,6 +399,7 @@ macro_rules! per_operator {
             scan_entry!($name, $ty, $op, $Op, $vec, $items);
             segmented_entries!($name, $ty, $op, $Op, $vec);
             scan_key_table!(by_key_entries, $name, $ty, $op, $Op, $vec);
+            scan_key_table!(reduce_by_key_entries, $name, $ty, $op, $Op, $vec);
         )*
     };
 }

@@ -713,6 +713,12 @@ pub const ALGORITHMS: &[(&str, Check)] = &[
     ("exclusive_scan_by_key", |c| {
         pick!(c, |K| by_key_k::<K>, [u32, u64, i32, i64], ScanKind::Exclusive)
     }),
+    ("reduce_by_key", |c| {
+        pick!(c, |K| reduce_by_key_k::<K>, [u32, u64, i32, i64])
+    }),
+    ("unique_by_key", |c| {
+        pick!(c, |K| unique_by_key_k::<K>, [u32, u64, i32, i64])
+    }),
     ("segmented_argmin", |c| {
         pick!(c, |T| segmented_arg::<T>, [f32, i32, u32, f16, bf16], false)
     }),
@@ -735,6 +741,7 @@ pub const ALGORITHMS: &[(&str, Check)] = &[
         keys!(c, |K| segmented_sort::<K>, (true, false))
     }),
     ("top_k", |c| keys!(c, |K| top_k::<K>)),
+    ("top_k_of_all", |c| keys!(c, |K| top_k_of_all::<K>)),
     ("softmax", |c| {
         pick!(c, |T| row_op::<T>, [f32, f16, bf16], Forward::Softmax)
     }),
@@ -1111,6 +1118,103 @@ fn segmented_scan<T: Element + Value, Op: Operator>(c: &mut Call<'_>, kind: Scan
     same(&c.what, &c.read(&d_y)?, &expected)
 }
 
+fn reduce_by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Call<'_>) -> Checked {
+    elements!(c, |T| reduce_by_key_t::<K, T>)
+}
+
+fn reduce_by_key_t<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value>(
+    c: &mut Call<'_>,
+) -> Checked {
+    operators!(c, |Op| reduce_by_key::<K, T, Op>)
+}
+
+/// Reduce by key against the reference: values on the grid of quarters, so that every sum is
+/// exact and compares by bits.
+fn reduce_by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value, Op: Operator>(
+    c: &mut Call<'_>,
+) -> Checked {
+    c.label(format_args!(
+        "reduce_by_key {} {} {}",
+        std::any::type_name::<K>(),
+        T::NAME,
+        Op::NAME
+    ));
+    let keys: Vec<K> = c.with_runs(c.n);
+    let x: Vec<T> = c.values(c.n);
+    let (d_keys, d_x) = (c.upload(&keys)?, c.upload_vec(&x)?);
+    let (mut d_unique, mut d_sums) = (c.zeros::<K>(c.n)?, c.zeros::<T::Acc>(c.n)?);
+    let mut d_count = c.zeros::<u64>(1)?;
+    c.need(TempStorage::reduce_by_key::<K, T>(x.len()))?;
+    let done = c.run(|on, ws| {
+        device::reduce_by_key::<K, T, Op>(on, &d_keys, &d_x, &mut d_unique, &mut d_sums, &mut d_count, ws)
+    })?;
+    c.unchanged_vec(&d_x, &x)?;
+    c.unchanged(&d_keys, &keys)?;
+    if done.is_none() {
+        return Ok(());
+    }
+    let (unique, sums) = reference::reduce_by_key::<K, T, Op>(&keys, &x);
+    check_eq(
+        &format!("{}: runs", c.what),
+        c.read(&d_count)?[0],
+        unique.len() as u64,
+    )?;
+    same(
+        &format!("{}: keys", c.what),
+        &c.read(&d_unique)?[..unique.len()],
+        &unique,
+    )?;
+    same(
+        &format!("{}: reductions", c.what),
+        &c.read(&d_sums)?[..sums.len()],
+        &sums,
+    )
+}
+
+fn unique_by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Call<'_>) -> Checked {
+    elements!(c, |T| unique_by_key::<K, T>)
+}
+
+fn unique_by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value>(
+    c: &mut Call<'_>,
+) -> Checked {
+    c.label(format_args!(
+        "unique_by_key {} {}",
+        std::any::type_name::<K>(),
+        T::NAME
+    ));
+    let keys: Vec<K> = c.with_runs(c.n);
+    let x: Vec<T> = c.values(c.n);
+    let (d_keys, d_x) = (c.upload(&keys)?, c.upload_vec(&x)?);
+    let (mut d_unique, mut d_firsts) = (c.zeros::<K>(c.n)?, c.zeros_vec::<T>(c.n)?);
+    let mut d_count = c.zeros::<u64>(1)?;
+    c.need(TempStorage::reduce_by_key::<K, T>(x.len()))?;
+    let done = c.run(|on, ws| {
+        device::unique_by_key::<K, T>(on, &d_keys, &d_x, &mut d_unique, &mut d_firsts, &mut d_count, ws)
+    })?;
+    c.unchanged_vec(&d_x, &x)?;
+    c.unchanged(&d_keys, &keys)?;
+    if done.is_none() {
+        return Ok(());
+    }
+    let (unique, firsts) = reference::unique_by_key(&keys, T::as_raw(&x));
+    check_eq(
+        &format!("{}: runs", c.what),
+        c.read(&d_count)?[0],
+        unique.len() as u64,
+    )?;
+    same(
+        &format!("{}: keys", c.what),
+        &c.read(&d_unique)?[..unique.len()],
+        &unique,
+    )?;
+    same(
+        &format!("{}: values", c.what),
+        &c.read_vec(&d_firsts)?[..firsts.len()],
+        &firsts,
+    )
+}
+
 fn by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Call<'_>, kind: ScanKind) -> Checked {
     elements!(c, |T| by_key_t::<K, T>, kind)
 }
@@ -1402,6 +1506,36 @@ fn top_k<K: Key>(c: &mut Call<'_>) -> Checked {
         check_stable(&c.what, &order, row, out, Some(ix))?;
     }
     Ok(())
+}
+
+fn top_k_of_all<K: Key>(c: &mut Call<'_>) -> Checked {
+    let k = [0, 1, 100, c.n][c.pick(4)];
+    let largest = c.pick(2) == 0;
+    c.label(format_args!("top_k_of_all {} k={k} largest={largest}", K::NAME));
+    let keys: Vec<K> = c.keys(c.n);
+    let d_keys = c.upload(&keys)?;
+    let (mut d_values, mut d_indices) = (c.zeros::<K>(k)?, c.zeros::<u64>(k)?);
+    c.need(TempStorage::top_k_of_all::<K>(c.on.gpu(), k))?;
+    let done =
+        c.run(|on, ws| device::top_k_of_all(on, &d_keys, k, largest, 0, &mut d_values, &mut d_indices, ws))?;
+    c.unchanged(&d_keys, &keys)?;
+    if done.is_none() || k == 0 {
+        return Ok(());
+    }
+    let (expected_values, expected_indices) = reference::sort::top_k(&keys, c.n, k, largest);
+    let expected_indices: Vec<u64> = expected_indices.iter().map(|&i| u64::from(i)).collect();
+    check_eq(
+        &format!("{}: indices", c.what),
+        c.read(&d_indices)?,
+        expected_indices,
+    )?;
+    let values = c.read(&d_values)?;
+    // As bits: a NaN key is never equal to itself.
+    check_eq(
+        &format!("{}: values", c.what),
+        bytemuck::cast_slice::<K, u8>(&values),
+        bytemuck::cast_slice::<K, u8>(&expected_values),
+    )
 }
 
 /// What a half output's rounding adds to a bound at `expected`.

@@ -19,6 +19,7 @@ mod faults;
 mod histogram;
 mod properties;
 mod puzzles;
+mod reduce_by_key;
 mod reduction;
 mod rows;
 mod run_length;
@@ -54,6 +55,7 @@ fn main() {
         compaction::TESTS,
         histogram::TESTS,
         run_length::TESTS,
+        reduce_by_key::TESTS,
         segments::TESTS,
         rows::TESTS,
         sort::TESTS,
