@@ -9,6 +9,7 @@
 #![warn(clippy::undocumented_unsafe_blocks)]
 
 pub mod bench;
+pub mod by_key_ops;
 pub mod cli_ops;
 pub mod compact_ops;
 pub mod dist_bench;

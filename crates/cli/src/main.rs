@@ -47,6 +47,10 @@ enum Command {
     /// Run-length encode a 1-D .npy array on the GPU: each run's item and length, or with
     /// --non-trivial the offset and length of each run longer than one item.
     Rle(RleArgs),
+    /// For each run of equal consecutive keys of a 1-D .npy array (u32 i32 u64 i64), its first
+    /// key and the reduction of its values from a second .npy array on the GPU (reduce_by_key;
+    /// with --unique its first value, unique_by_key).
+    ReduceByKey(ByKeyArgs),
     /// Count the samples of a 1-D .npy array (u8 u16 i32 u32 f16 f32 f64) in bins on the GPU: even bins
     /// over [lower, upper), or between --levels.
     Histogram(HistogramArgs),
@@ -114,6 +118,27 @@ struct RleArgs {
     non_trivial: bool,
     /// Write the items (with --non-trivial: the offsets, u32) to this .npy file and the lengths
     /// (u32) beside it, `.lengths.npy` in place of `.npy`.
+    #[arg(long)]
+    output: Option<std::path::PathBuf>,
+    /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    #[arg(long)]
+    check: bool,
+}
+
+#[derive(clap::Args)]
+struct ByKeyArgs {
+    /// The keys .npy file (1-D, little-endian: u32 i32 u64 i64).
+    keys: std::path::PathBuf,
+    /// The values .npy file (1-D, as long as the keys: f32 f64 i32 u32 i64 u64 f16).
+    values: std::path::PathBuf,
+    /// The operator of each run's reduction.
+    #[arg(long, value_enum, default_value_t = OpArg::Sum)]
+    op: OpArg,
+    /// Each run's first value instead of its reduction (unique_by_key).
+    #[arg(long)]
+    unique: bool,
+    /// Write the runs' keys to this .npy file and their values beside it, `.values.npy` in
+    /// place of `.npy` (reductions of f16 values are f32).
     #[arg(long)]
     output: Option<std::path::PathBuf>,
     /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
@@ -386,6 +411,19 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
                 device: cli.device,
             })?);
         }
+        Some(Command::ReduceByKey(args)) => {
+            return Ok(gpu_primitives_cli::by_key_ops::run(
+                &gpu_primitives_cli::by_key_ops::ByKeyJob {
+                    keys: args.keys.clone(),
+                    values: args.values.clone(),
+                    op: args.op,
+                    unique: args.unique,
+                    output: args.output.clone(),
+                    check: args.check,
+                    device: cli.device,
+                },
+            )?);
+        }
         Some(Command::Rows(args)) => {
             return Ok(gpu_primitives_cli::rows_ops::run(
                 &gpu_primitives_cli::rows_ops::RowsJob {
@@ -534,6 +572,7 @@ fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
         | Command::Select(_)
         | Command::Unique(_)
         | Command::Rle(_)
+        | Command::ReduceByKey(_)
         | Command::Rows(_)
         | Command::Sort(_)
         | Command::Histogram(_)

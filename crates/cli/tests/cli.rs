@@ -212,6 +212,28 @@ fn sort_takes_rows_and_top_k_of_a_matrix() {
 }
 
 #[test]
+fn reduce_by_key_refuses_mismatched_files_before_the_gpu() {
+    let keys = temp("by-key-keys.npy");
+    write_npy(&keys, "<u4", "(3,)", &common::le_bytes(&[1u32, 1, 2]));
+    let values = temp("by-key-values.npy");
+    write_npy(&values, "<f4", "(2,)", &f32_bytes(&[1.0, 2.0]));
+    let float_keys = temp("by-key-float-keys.npy");
+    write_npy(&float_keys, "<f4", "(2,)", &f32_bytes(&[1.0, 2.0]));
+    let (keys, values, float_keys) = (
+        keys.to_str().unwrap(),
+        values.to_str().unwrap(),
+        float_keys.to_str().unwrap(),
+    );
+    refused(&["reduce-by-key", keys, values], "holds 3 keys but");
+    refused(
+        &["reduce-by-key", float_keys, values],
+        "reduce-by-key (keys) does not take f32 elements (it takes u32, i32, u64, i64)",
+    );
+    // An output over an input (keys as values too: the lengths agree).
+    refused(&["reduce-by-key", keys, keys, "--output", keys], "--output");
+}
+
+#[test]
 fn each_command_names_the_element_types_it_takes() {
     // u8 and u16 files are read; the commands over the element table refuse them by name,
     // before the GPU is opened.

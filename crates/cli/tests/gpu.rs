@@ -195,6 +195,71 @@ fn run_length_encode() -> Result<(), Stop> {
     Ok(())
 }
 
+fn reduce_by_key() -> Result<(), Stop> {
+    let keys = temp("gpu-by-key-keys.npy");
+    write_npy(&keys, "<i8", "(6,)", &le_bytes(&[7i64, 7, 3, 3, 3, 7]));
+    let values = temp("gpu-by-key-values.npy");
+    write_npy(&values, "<i4", "(6,)", &le_bytes(&[1i32, 2, 3, 4, 5, 6]));
+    let (keys, values) = (keys.to_str().unwrap(), values.to_str().unwrap());
+    let out = temp("gpu-by-key-out.npy");
+    let out_values = temp("gpu-by-key-out.values.npy");
+    on_gpu(&[
+        "reduce-by-key",
+        keys,
+        values,
+        "--check",
+        "--output",
+        out.to_str().unwrap(),
+    ])?;
+    expect_eq("run keys", read::<i64>(&out), vec![7, 3, 7])?;
+    expect_eq("run sums", read::<i32>(&out_values), vec![3, 12, 6])?;
+    on_gpu(&[
+        "reduce-by-key",
+        keys,
+        values,
+        "--op",
+        "max",
+        "--check",
+        "--output",
+        out.to_str().unwrap(),
+    ])?;
+    expect_eq("run maxima", read::<i32>(&out_values), vec![2, 5, 6])?;
+    on_gpu(&[
+        "reduce-by-key",
+        keys,
+        values,
+        "--unique",
+        "--check",
+        "--output",
+        out.to_str().unwrap(),
+    ])?;
+    expect_eq("runs' first values", read::<i32>(&out_values), vec![1, 3, 6])?;
+    // Runs of 1 to 8 keys across many tiles, f32 values.
+    let run_keys: Vec<u32> = words(LARGE / 4, 2)
+        .iter()
+        .enumerate()
+        .flat_map(|(i, w)| std::iter::repeat_n(i as u32 / 3, 1 + (w % 8) as usize))
+        .collect();
+    let n = run_keys.len();
+    let large_keys = temp("gpu-by-key-large-keys.npy");
+    write_npy(&large_keys, "<u4", &format!("({n},)"), &le_bytes(&run_keys));
+    let large_values = temp("gpu-by-key-large-values.npy");
+    let floats: Vec<f32> = (0..n).map(|i| (i % 9) as f32 - 4.0).collect();
+    write_npy(&large_values, "<f4", &format!("({n},)"), &le_bytes(&floats));
+    let (large_keys, large_values) = (large_keys.to_str().unwrap(), large_values.to_str().unwrap());
+    on_gpu(&["reduce-by-key", large_keys, large_values, "--check"])?;
+    on_gpu(&[
+        "reduce-by-key",
+        large_keys,
+        large_values,
+        "--op",
+        "min",
+        "--check",
+    ])?;
+    on_gpu(&["reduce-by-key", large_keys, large_values, "--unique", "--check"])?;
+    Ok(())
+}
+
 fn histogram() -> Result<(), Stop> {
     let out = temp("gpu-histogram-out.npy");
     let out_s = out.to_str().unwrap();
@@ -500,6 +565,7 @@ const TESTS: &[(&str, CliTest)] = &[
     ("cli::reduce_and_scan", reduce_and_scan),
     ("cli::select_and_unique", select_and_unique),
     ("cli::run_length_encode", run_length_encode),
+    ("cli::reduce_by_key", reduce_by_key),
     ("cli::histogram", histogram),
     ("cli::sort", sort),
     ("cli::rows", rows),

@@ -1,0 +1,209 @@
+//! The CLI's `reduce-by-key` command on two `.npy` files (keys and values): for each run of equal
+//! consecutive keys, its first key and the reduction of its values (or with `--unique` its first
+//! value) on the GPU; report, optionally write both arrays, and (`--check`) compare them bit
+//! for bit with the CPU reference.
+
+use crate::cli_ops::{CliError, OpArg, time_warm};
+use crate::npy;
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKey, Sum};
+use gpu_primitives::{Gpu, reference};
+use std::path::{Path, PathBuf};
+
+/// What `reduce-by-key` should do.
+#[derive(Clone, Debug)]
+pub struct ByKeyJob {
+    /// The keys `.npy` (1-D: u32 i32 u64 i64).
+    pub keys: PathBuf,
+    /// The values `.npy` (1-D, as long as the keys).
+    pub values: PathBuf,
+    /// The operator of the reduction.
+    pub op: OpArg,
+    /// Each run's first value instead of its reduction (`unique_by_key`).
+    pub unique: bool,
+    /// Where to write the runs' keys; their values go beside it ([`values_path`]).
+    pub output: Option<PathBuf>,
+    /// Compare with the CPU reference.
+    pub check: bool,
+    /// GPU ordinal.
+    pub device: u32,
+}
+
+/// Where `reduce-by-key --output path` writes the runs' values: `path` with `.values.npy` in
+/// place of its `.npy` suffix, or appended when it has none.
+///
+/// ```
+/// use gpu_primitives_cli::by_key_ops::values_path;
+/// use std::path::Path;
+/// assert_eq!(values_path(Path::new("dir/out.npy")), Path::new("dir/out.values.npy"));
+/// assert_eq!(values_path(Path::new("out")), Path::new("out.values.npy"));
+/// ```
+pub fn values_path(path: &Path) -> PathBuf {
+    if path.extension().is_some_and(|e| e == "npy") {
+        path.with_extension("values.npy")
+    } else {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".values.npy");
+        PathBuf::from(name)
+    }
+}
+
+/// A type the command writes.
+trait Written: npyz::Serialize + npyz::AutoSerialize + Copy + bytemuck::Pod {}
+impl<T: npyz::Serialize + npyz::AutoSerialize + Copy + bytemuck::Pod> Written for T {}
+
+/// The arrays the GPU's call fills: room for a run an item, and the count.
+struct Targets<K: ScanKey> {
+    keys: gpu_primitives::DeviceBuffer<K>,
+    runs: gpu_primitives::DeviceBuffer<u64>,
+}
+
+/// Time `call` (warm) on `targets`, print the one-line summary and return the runs' keys and
+/// the first `runs` of `values`.
+fn finish_call<K: ScanKey + Default, V: Copy>(
+    gpu: &Gpu,
+    what: (&str, usize, &str),
+    targets: &Targets<K>,
+    elapsed: std::time::Duration,
+    mut values: Vec<V>,
+) -> Result<(Vec<K>, Vec<V>), CliError> {
+    let runs = gpu.download(&targets.runs)?[0] as usize;
+    let (name, n, value_type) = what;
+    println!(
+        "{name} of {n} {} keys and {value_type} values on {}: {runs} runs ({:.1} µs, copies both ways included)",
+        std::any::type_name::<K>(),
+        gpu.info().name,
+        elapsed.as_secs_f64() * 1e6
+    );
+    let mut keys = gpu.download(&targets.keys)?;
+    keys.truncate(runs);
+    values.truncate(runs);
+    Ok((keys, values))
+}
+
+/// Write the runs' keys to `path` and their values to [`values_path`]`(path)`.
+fn write_runs<K: Written, V: Written>(
+    path: &Path,
+    keys: &[K],
+    values: &[V],
+    value_type: &str,
+) -> Result<(), CliError> {
+    npy::write(path, keys)?;
+    println!("wrote {} ({} keys)", path.display(), keys.len());
+    let values_path = values_path(path);
+    npy::write(&values_path, values)?;
+    println!(
+        "wrote {} ({} values, {value_type})",
+        values_path.display(),
+        values.len()
+    );
+    Ok(())
+}
+
+/// Write (`--output`) and compare (`--check`, by bits) the GPU's runs with the CPU's.
+fn report<K: Written + PartialEq, V: Written>(
+    job: &ByKeyJob,
+    (found_keys, found): (Vec<K>, Vec<V>),
+    (expected_keys, expected): (Vec<K>, Vec<V>),
+    value_type: &str,
+) -> Result<bool, CliError> {
+    if let Some(path) = &job.output {
+        write_runs(path, &found_keys, &found, value_type)?;
+    }
+    if !job.check {
+        return Ok(true);
+    }
+    let same = found_keys == expected_keys
+        && bytemuck::cast_slice::<V, u8>(&found) == bytemuck::cast_slice::<V, u8>(&expected);
+    println!(
+        "CPU reference: {} runs; {}",
+        expected_keys.len(),
+        if same { "identical" } else { "DIFFERENT" }
+    );
+    Ok(same)
+}
+
+fn run_typed<K, T, Op>(gpu: &Gpu, keys: &[K], values: &[T], job: &ByKeyJob) -> Result<bool, CliError>
+where
+    K: ScanKey + Default + Written + PartialEq,
+    T: Element + Written,
+    T::Acc: Written,
+    Op: Operator,
+{
+    let n = keys.len();
+    let (d_keys, d_values) = (gpu.upload(keys)?, DeviceVec::from_slice(gpu, values)?);
+    let mut targets = Targets {
+        keys: gpu.alloc_zeroed::<K>(n)?,
+        runs: gpu.alloc_zeroed::<u64>(1)?,
+    };
+    let ws = &mut DeviceWorkspace::new();
+    if job.unique {
+        let mut firsts = DeviceVec::<T>::zeroed(gpu, n)?;
+        let ((), elapsed) = time_warm(gpu, || {
+            let Targets { keys, runs } = &mut targets;
+            device::unique_by_key::<K, T>(gpu, &d_keys, &d_values, keys, &mut firsts, runs, ws)
+        })?;
+        let firsts = T::from_raw(&firsts.to_vec(gpu)?).to_vec();
+        let found = finish_call(gpu, ("unique_by_key", n, T::NAME), &targets, elapsed, firsts)?;
+        report(job, found, reference::unique_by_key(keys, values), T::NAME)
+    } else {
+        let mut reductions = gpu.alloc_zeroed::<T::Acc>(n)?;
+        let ((), elapsed) = time_warm(gpu, || {
+            let Targets { keys, runs } = &mut targets;
+            device::reduce_by_key::<K, T, Op>(gpu, &d_keys, &d_values, keys, &mut reductions, runs, ws)
+        })?;
+        let reductions = gpu.download(&reductions)?;
+        let found = finish_call(gpu, ("reduce_by_key", n, T::NAME), &targets, elapsed, reductions)?;
+        let acc = std::any::type_name::<T::Acc>();
+        report(
+            job,
+            found,
+            reference::reduce_by_key::<K, T, Op>(keys, values),
+            acc,
+        )
+    }
+}
+
+/// Run `reduce-by-key` on the files of `job` (the arguments checked and the files read before
+/// the GPU is opened). Returns whether `--check` found the GPU's runs equal to the CPU's (true
+/// without `--check`).
+///
+/// # Errors
+/// [`CliError`] with a one-line message: a file, keys and values of different lengths, an
+/// `--output` (or the values beside it) that is an input, 2^32 items or more.
+pub fn run(job: &ByKeyJob) -> Result<bool, CliError> {
+    if let Some(output) = &job.output {
+        let values = values_path(output);
+        let outputs = [("--output", output.as_path()), ("--output's values", &values)];
+        npy::check_outputs(&outputs, &[&job.keys, &job.values])?;
+    }
+    let (keys, values) = (npy::open(&job.keys)?, npy::open(&job.values)?);
+    if keys.len != values.len {
+        return Err(CliError::Usage(format!(
+            "{} holds {} keys but {} holds {} values: one value a key",
+            job.keys.display(),
+            keys.len,
+            job.values.display(),
+            values.len
+        )));
+    }
+    if keys.len > u32::MAX as usize {
+        return Err(CliError::Usage(format!(
+            "{}: {} keys; reduce-by-key counts runs in u32, so fewer than 2^32",
+            job.keys.display(),
+            keys.len
+        )));
+    }
+    let bar = indicatif::ProgressBar::hidden();
+    crate::with_npy_type!(keys, "reduce-by-key (keys)", [u32, i32, u64, i64], K => {
+        let keys = keys.read::<K>(&bar)?;
+        crate::with_npy_element!(values, "reduce-by-key (values)", T => {
+            let values = values.read::<T>(&bar)?;
+            let gpu = gpu_primitives::open_gpu(job.device)?;
+            match job.op {
+                OpArg::Sum => run_typed::<K, T, Sum>(&gpu, &keys, &values, job),
+                OpArg::Min => run_typed::<K, T, Min>(&gpu, &keys, &values, job),
+                OpArg::Max => run_typed::<K, T, Max>(&gpu, &keys, &values, job),
+            }
+        })
+    })
+}
