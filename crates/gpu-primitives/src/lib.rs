@@ -34,7 +34,7 @@ mod tuning;
 
 pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{
-    DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result, Stream,
+    DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, OffsetRule, OnStream, Result, Stream,
 };
 /// The `half` crate of the element types `f16` and `bf16`.
 pub use half;

@@ -142,6 +142,19 @@ pub enum Error {
         /// The most it takes.
         max: usize,
     },
+    /// CSR segment offsets that break a rule (one non-decreasing offset after another, the last
+    /// within the input); nothing was queued.
+    #[error("{what}: offsets[{at}] = {offset} {rule}")]
+    InvalidOffsets {
+        /// Which call ("segment offsets" where they are checked on their own).
+        what: &'static str,
+        /// The index of the first offset that breaks the rule.
+        at: usize,
+        /// Its value.
+        offset: u64,
+        /// The rule it breaks.
+        rule: OffsetRule,
+    },
     /// A launch shape or argument the kernel cannot take.
     #[error("invalid launch: {0}")]
     InvalidLaunch(String),
@@ -202,4 +215,22 @@ pub(crate) fn out_of_memory(error: Error, bytes: usize) -> Error {
         }
         other => other,
     }
+}
+
+/// The rule an offset of [`Error::InvalidOffsets`] breaks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum OffsetRule {
+    /// It is below the offset before it.
+    #[error("is below the offset before it ({before}): offsets must not decrease")]
+    Decreasing {
+        /// The offset before it.
+        before: u64,
+    },
+    /// It is past the end of the input (the last offset, one past the last segment's last item).
+    #[error("is past the input's {items} items")]
+    PastInput {
+        /// The input's length, in items.
+        items: usize,
+    },
 }

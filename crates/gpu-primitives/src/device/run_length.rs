@@ -42,10 +42,12 @@ fn run_tiles<T: Element>(n: usize) -> (usize, usize) {
 }
 
 /// The error of `n` items past the u32 offsets and lengths.
-fn too_long(family: &str, n: usize) -> Error {
-    Error::InvalidLaunch(format!(
-        "{family}: {n} items; offsets and lengths are u32, so fewer than 2^32"
-    ))
+fn too_long(family: &'static str, n: usize) -> Error {
+    Error::TooManyKeys {
+        what: family,
+        keys: n,
+        max: u32::MAX as usize,
+    }
 }
 
 impl TempStorage {
@@ -54,7 +56,7 @@ impl TempStorage {
     /// counter; nothing for `n = 0`.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: `n` of 2^32 or more.
+    /// [`Error::TooManyKeys`] where the call would fail: `n` of 2^32 or more.
     pub fn run_length_encode<T: Element>(n: usize) -> Result<Self> {
         if n > u32::MAX as usize {
             return Err(too_long("run-length", n));
@@ -160,7 +162,7 @@ fn launch<T: Element>(
 /// alone.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for 2^32 items or more (lengths are `u32`);
+/// [`Error::TooManyKeys`] for 2^32 items or more (lengths are `u32`);
 /// [`Error::LengthMismatch`] for an output shorter than the input or an empty `num_runs`; all
 /// before anything is queued. Device errors.
 ///

@@ -56,7 +56,7 @@ impl<'s> From<&SegmentOffsets<'s>> for Segments<'s> {
 ///
 /// # Errors
 /// Rows: [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is
-/// not a whole number of rows. Offsets: [`Error::InvalidLaunch`] when the last offset is past the
+/// not a whole number of rows. Offsets: [`Error::InvalidOffsets`] when the last offset is past the
 /// input. Both: [`Error::LengthMismatch`] for an output shorter than the number of segments. All
 /// before any launch. Device errors.
 ///

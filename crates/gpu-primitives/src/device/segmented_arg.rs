@@ -68,9 +68,11 @@ fn segmented_arg<T: SegmentArgElement>(
     let n = input.len();
     check_fit(family, segments, n)?;
     if n > u32::MAX as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{family}: {n} items; indices are u32, so fewer than 2^32"
-        )));
+        return Err(Error::TooManyKeys {
+            what: family,
+            keys: n,
+            max: u32::MAX as usize,
+        });
     }
     let count = segments.segments();
     for (what, found) in [
@@ -126,9 +128,9 @@ fn segmented_arg<T: SegmentArgElement>(
 /// stream-ordered; deterministic (the first index on ties, whatever the grouping).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] when the last offset is past the input or the input has 2^32 items
-/// or more; [`Error::LengthMismatch`] when an output is shorter than the number of segments; all
-/// before any launch. Device errors.
+/// [`Error::InvalidOffsets`] when the last offset is past the input; [`Error::TooManyKeys`] when
+/// the input has 2^32 items or more (the indices are `u32`); [`Error::LengthMismatch`] when an
+/// output is shorter than the number of segments; all before any launch. Device errors.
 ///
 /// # Example
 /// ```no_run

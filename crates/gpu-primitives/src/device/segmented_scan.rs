@@ -11,7 +11,7 @@ use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{Error, LaunchConfig, OffsetRule, OnStream, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -56,7 +56,8 @@ impl<'a> SegmentOffsets<'a> {
     /// is synchronised): at least one offset, non-decreasing, fewer than `u32::MAX` segments.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] naming the first offset that breaks a rule;
+    /// [`Error::InvalidOffsets`] naming the first offset that decreases;
+    /// [`Error::LengthMismatch`] for no offset at all;
     /// [`Error::WrongContext`] / [`Error::InvalidArgument`] for offsets of another context or
     /// borrowed for another stream (as every call, [module docs](crate::device)); device errors.
     pub fn new<'g>(on: impl Into<OnStream<'g>>, offsets: impl Into<DeviceView<'a, u64>>) -> Result<Self> {
@@ -118,9 +119,11 @@ impl<'a> SegmentOffsets<'a> {
 /// The rules of [`SegmentOffsets::new`] on a host copy of the offsets.
 pub(crate) fn check_offsets(offsets: &[u64]) -> Result<()> {
     if offsets.is_empty() {
-        return Err(Error::InvalidLaunch(
-            "segment offsets: none; n segments need n + 1 offsets".into(),
-        ));
+        return Err(Error::LengthMismatch {
+            what: "segment offsets: n segments need n + 1 offsets",
+            expected: 1,
+            found: 0,
+        });
     }
     if offsets.len() > u32::MAX as usize {
         return Err(Error::InvalidLaunch(format!(
@@ -129,12 +132,12 @@ pub(crate) fn check_offsets(offsets: &[u64]) -> Result<()> {
         )));
     }
     if let Some(s) = offsets.windows(2).position(|w| w[1] < w[0]) {
-        return Err(Error::InvalidLaunch(format!(
-            "segment offsets: not non-decreasing: offsets[{s}] = {} > offsets[{}] = {}",
-            offsets[s],
-            s + 1,
-            offsets[s + 1]
-        )));
+        return Err(Error::InvalidOffsets {
+            what: "segment offsets",
+            at: s + 1,
+            offset: offsets[s + 1],
+            rule: OffsetRule::Decreasing { before: offsets[s] },
+        });
     }
     Ok(())
 }
@@ -415,10 +418,12 @@ pub(crate) fn tile_starts(
 /// The checks every call by offsets makes: the offsets fit the input.
 pub(crate) fn check_fit(what: &'static str, segments: &SegmentOffsets<'_>, n: usize) -> Result<()> {
     if segments.end() > n as u64 {
-        return Err(Error::InvalidLaunch(format!(
-            "{what}: the last offset {} is past the input's {n} items",
-            segments.end()
-        )));
+        return Err(Error::InvalidOffsets {
+            what,
+            at: segments.segments(),
+            offset: segments.end(),
+            rule: OffsetRule::PastInput { items: n },
+        });
     }
     Ok(())
 }
@@ -457,7 +462,7 @@ fn scan_by_offsets<T: Element, Op: Operator>(
 /// results can differ in the last bits from run to run (as [`inclusive_scan`](super::inclusive_scan)).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] when the last offset is past the input; [`Error::LengthMismatch`]
+/// [`Error::InvalidOffsets`] when the last offset is past the input; [`Error::LengthMismatch`]
 /// when `output` is shorter than `input`; both before any launch. Device errors.
 ///
 /// # Example
@@ -628,4 +633,53 @@ pub fn exclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operato
         ScanKind::Exclusive,
         workspace,
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_that_decrease_are_named_by_index_and_rule() {
+        match check_offsets(&[0, 3, 2, 4]) {
+            Err(Error::InvalidOffsets {
+                what,
+                at,
+                offset,
+                rule,
+            }) => {
+                assert_eq!((what, at, offset), ("segment offsets", 2, 2));
+                assert_eq!(rule, OffsetRule::Decreasing { before: 3 });
+            }
+            other => panic!("{other:?}"),
+        }
+        let message = check_offsets(&[5, 4]).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "segment offsets: offsets[1] = 4 is below the offset before it (5): offsets must not decrease"
+        );
+        assert!(matches!(
+            check_offsets(&[]),
+            Err(Error::LengthMismatch {
+                expected: 1,
+                found: 0,
+                ..
+            })
+        ));
+        assert!(check_offsets(&[0, 0, 7]).is_ok());
+    }
+
+    #[test]
+    fn a_last_offset_past_the_input_is_named() {
+        // SAFETY: the offsets are never read: only their count and end are.
+        let segments = unsafe { SegmentOffsets::new_unchecked(DeviceView::<u64>::from_raw_parts(0, 3), 9) };
+        match check_fit("segmented scan", &segments, 8) {
+            Err(Error::InvalidOffsets { at, offset, rule, .. }) => {
+                assert_eq!((at, offset), (2, 9));
+                assert_eq!(rule, OffsetRule::PastInput { items: 8 });
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(check_fit("segmented scan", &segments, 9).is_ok());
+    }
 }

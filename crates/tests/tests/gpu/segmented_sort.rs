@@ -408,7 +408,10 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let invalid = |r: gpu_primitives::Result<()>| {
         matches!(
             r,
-            Err(Error::InvalidLaunch(_) | Error::InvalidBitRange { .. } | Error::TooManyKeys { .. })
+            Err(Error::InvalidLaunch(_)
+                | Error::InvalidBitRange { .. }
+                | Error::TooManyKeys { .. }
+                | Error::InvalidOffsets { .. })
         )
     };
     let short_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
@@ -437,7 +440,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     if !invalid(device::segmented_sort_keys::<u32>(
         gpu, &keys, &mut out, &past, asc, ws,
     )) {
-        return Err("offsets past the input: no invalid-launch error".into());
+        return Err("offsets past the input: no invalid-offsets error".into());
     }
     if !short_error(device::segmented_sort_keys::<u32>(
         gpu, &keys, &mut short, 3, asc, ws,

@@ -11,7 +11,7 @@ use gpu_primitives::device::{
     self, Accumulator, DeviceVec, DeviceView, DeviceWorkspace, Element, Max, Min, Operator, ScanKind,
     SegmentArgElement, SegmentOffsets, Sum,
 };
-use gpu_primitives::{Error, Gpu, reference};
+use gpu_primitives::{Error, Gpu, OffsetRule, reference};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
 use proptest::prelude::*;
@@ -488,7 +488,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let x = ok(DeviceVec::from_slice(gpu, &[1u32, 2, 3, 4]))?;
     let decreasing = ok(DeviceVec::from_slice(gpu, &[0u64, 3, 2, 4]))?;
     match SegmentOffsets::new(gpu, &decreasing) {
-        Err(Error::InvalidLaunch(msg)) if msg.contains("offsets[1] = 3 > offsets[2] = 2") => {}
+        Err(Error::InvalidOffsets {
+            at: 2,
+            offset: 2,
+            rule: OffsetRule::Decreasing { before: 3 },
+            ..
+        }) => {}
         Err(e) => return Err(format!("decreasing offsets: {e}").into()),
         Ok(_) => return Err("decreasing offsets accepted".into()),
     }
@@ -503,7 +508,10 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let is_error = |r: gpu_primitives::Result<()>| {
         matches!(
             r,
-            Err(Error::InvalidLaunch(_)) | Err(Error::LengthMismatch { .. })
+            Err(Error::InvalidOffsets {
+                rule: OffsetRule::PastInput { .. },
+                ..
+            }) | Err(Error::LengthMismatch { .. })
         )
     };
     let fits = ok(DeviceVec::from_slice(gpu, &[0u64, 2, 4]))?;

@@ -459,8 +459,9 @@ enum Tier {
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
-/// [`Error::InvalidBitRange`] for a bit range past the key's width; [`Error::InvalidLaunch`]
-/// for rows that do not divide the input, offsets past the input or a segment past [`SORT_MAX_KEYS`] keys; device errors (out
+/// [`Error::InvalidBitRange`] for a bit range past the key's width; [`Error::InvalidOffsets`] for
+/// offsets past the input; [`Error::InvalidLaunch`] for rows that do not divide the input or a
+/// segment past [`SORT_MAX_KEYS`] keys; device errors (out
 /// of memory). Nothing is launched on an input error or when memory runs out (the scratch
 /// buffers and the longest segment's device sort are allocated before anything is launched,
 /// and the later device sorts need no more).
