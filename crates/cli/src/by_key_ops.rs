@@ -28,23 +28,9 @@ pub struct ByKeyJob {
     pub device: u32,
 }
 
-/// Where `reduce-by-key --output path` writes the runs' values: `path` with `.values.npy` in
-/// place of its `.npy` suffix, or appended when it has none.
-///
-/// ```
-/// use gpu_primitives_cli::by_key_ops::values_path;
-/// use std::path::Path;
-/// assert_eq!(values_path(Path::new("dir/out.npy")), Path::new("dir/out.values.npy"));
-/// assert_eq!(values_path(Path::new("out")), Path::new("out.values.npy"));
-/// ```
+/// Where `reduce-by-key --output path` writes the values: [`npy::beside`]`(path, "values")`.
 pub fn values_path(path: &Path) -> PathBuf {
-    if path.extension().is_some_and(|e| e == "npy") {
-        path.with_extension("values.npy")
-    } else {
-        let mut name = path.as_os_str().to_owned();
-        name.push(".values.npy");
-        PathBuf::from(name)
-    }
+    npy::beside(path, "values")
 }
 
 /// A type the command writes.

@@ -764,6 +764,25 @@ fn resolved(path: &Path) -> PathBuf {
     })
 }
 
+/// The file a command writes beside its `--output path`: `path` with `.<part>.npy` in place of
+/// its `.npy` suffix, or appended when it has none.
+///
+/// ```
+/// use gpu_primitives_cli::npy::beside;
+/// use std::path::Path;
+/// assert_eq!(beside(Path::new("dir/out.npy"), "lengths"), Path::new("dir/out.lengths.npy"));
+/// assert_eq!(beside(Path::new("out"), "values"), Path::new("out.values.npy"));
+/// ```
+pub fn beside(path: &Path, part: &str) -> PathBuf {
+    if path.extension().is_some_and(|e| e == "npy") {
+        path.with_extension(format!("{part}.npy"))
+    } else {
+        let mut name = path.as_os_str().to_owned();
+        name.push(format!(".{part}.npy"));
+        PathBuf::from(name)
+    }
+}
+
 /// Check, before anything runs, that the files a command writes (`outputs`, the option
 /// naming each) are neither one of the files it reads (`inputs`) nor one another, and that
 /// their folders exist.

@@ -26,23 +26,9 @@ pub struct RunJob {
     pub device: u32,
 }
 
-/// Where `rle --output path` writes the lengths: `path` with `.lengths.npy` in place of its
-/// `.npy` suffix, or appended when it has none.
-///
-/// ```
-/// use gpu_primitives_cli::run_ops::lengths_path;
-/// use std::path::Path;
-/// assert_eq!(lengths_path(Path::new("dir/out.npy")), Path::new("dir/out.lengths.npy"));
-/// assert_eq!(lengths_path(Path::new("out")), Path::new("out.lengths.npy"));
-/// ```
+/// Where `rle --output path` writes the lengths: [`npy::beside`]`(path, "lengths")`.
 pub fn lengths_path(path: &Path) -> PathBuf {
-    if path.extension().is_some_and(|e| e == "npy") {
-        path.with_extension("lengths.npy")
-    } else {
-        let mut name = path.as_os_str().to_owned();
-        name.push(".lengths.npy");
-        PathBuf::from(name)
-    }
+    npy::beside(path, "lengths")
 }
 
 /// An element type the command reads and writes.

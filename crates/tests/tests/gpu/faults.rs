@@ -1125,94 +1125,75 @@ fn reduce_by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Cal
 fn reduce_by_key_t<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value>(
     c: &mut Call<'_>,
 ) -> Checked {
-    operators!(c, |Op| reduce_by_key::<K, T, Op>)
-}
-
-/// Reduce by key against the reference: values on the grid of quarters, so that every sum is
-/// exact and compares by bits.
-fn reduce_by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value, Op: Operator>(
-    c: &mut Call<'_>,
-) -> Checked {
-    c.label(format_args!(
-        "reduce_by_key {} {} {}",
-        std::any::type_name::<K>(),
-        T::NAME,
-        Op::NAME
-    ));
-    let keys: Vec<K> = c.with_runs(c.n);
-    let x: Vec<T> = c.values(c.n);
-    let (d_keys, d_x) = (c.upload(&keys)?, c.upload_vec(&x)?);
-    let (mut d_unique, mut d_sums) = (c.zeros::<K>(c.n)?, c.zeros::<T::Acc>(c.n)?);
-    let mut d_count = c.zeros::<u64>(1)?;
-    c.need(TempStorage::reduce_by_key::<K, T>(x.len()))?;
-    let done = c.run(|on, ws| {
-        device::reduce_by_key::<K, T, Op>(on, &d_keys, &d_x, &mut d_unique, &mut d_sums, &mut d_count, ws)
-    })?;
-    c.unchanged_vec(&d_x, &x)?;
-    c.unchanged(&d_keys, &keys)?;
-    if done.is_none() {
-        return Ok(());
-    }
-    let (unique, sums) = reference::reduce_by_key::<K, T, Op>(&keys, &x);
-    check_eq(
-        &format!("{}: runs", c.what),
-        c.read(&d_count)?[0],
-        unique.len() as u64,
-    )?;
-    same(
-        &format!("{}: keys", c.what),
-        &c.read(&d_unique)?[..unique.len()],
-        &unique,
-    )?;
-    same(
-        &format!("{}: reductions", c.what),
-        &c.read(&d_sums)?[..sums.len()],
-        &sums,
-    )
+    operators!(c, |Op| runs_by_key::<K, T, Op>, false)
 }
 
 fn unique_by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Call<'_>) -> Checked {
-    elements!(c, |T| unique_by_key::<K, T>)
+    elements!(c, |T| runs_by_key::<K, T, Sum>, true)
 }
 
-fn unique_by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value>(
+/// Reduce by key with `Op` (or unique by key) against the reference: values on the grid of
+/// quarters, so that every sum is exact and compares by bits.
+fn runs_by_key<K: ScanKey + Value + PartialEq + Debug + Default, T: Element + Value, Op: Operator>(
     c: &mut Call<'_>,
+    unique: bool,
 ) -> Checked {
+    let (call, op) = if unique {
+        ("unique_by_key", "")
+    } else {
+        ("reduce_by_key", Op::NAME)
+    };
     c.label(format_args!(
-        "unique_by_key {} {}",
+        "{call} {} {} {op}",
         std::any::type_name::<K>(),
         T::NAME
     ));
     let keys: Vec<K> = c.with_runs(c.n);
     let x: Vec<T> = c.values(c.n);
     let (d_keys, d_x) = (c.upload(&keys)?, c.upload_vec(&x)?);
-    let (mut d_unique, mut d_firsts) = (c.zeros::<K>(c.n)?, c.zeros_vec::<T>(c.n)?);
+    let mut d_unique = c.zeros::<K>(c.n)?;
+    let (mut d_sums, mut d_firsts) = (c.zeros::<T::Acc>(c.n)?, c.zeros_vec::<T>(c.n)?);
     let mut d_count = c.zeros::<u64>(1)?;
     c.need(TempStorage::reduce_by_key::<K, T>(x.len()))?;
-    let done = c.run(|on, ws| {
-        device::unique_by_key::<K, T>(on, &d_keys, &d_x, &mut d_unique, &mut d_firsts, &mut d_count, ws)
+    let done = c.run(|on, ws| match unique {
+        true => {
+            device::unique_by_key::<K, T>(on, &d_keys, &d_x, &mut d_unique, &mut d_firsts, &mut d_count, ws)
+        }
+        false => {
+            device::reduce_by_key::<K, T, Op>(on, &d_keys, &d_x, &mut d_unique, &mut d_sums, &mut d_count, ws)
+        }
     })?;
     c.unchanged_vec(&d_x, &x)?;
     c.unchanged(&d_keys, &keys)?;
     if done.is_none() {
         return Ok(());
     }
-    let (unique, firsts) = reference::unique_by_key(&keys, T::as_raw(&x));
+    let (runs, checked) = if unique {
+        let (unique, firsts) = reference::unique_by_key(&keys, T::as_raw(&x));
+        let found = c.read_vec(&d_firsts)?;
+        (
+            unique,
+            same(&format!("{}: values", c.what), &found[..firsts.len()], &firsts),
+        )
+    } else {
+        let (unique, sums) = reference::reduce_by_key::<K, T, Op>(&keys, &x);
+        let found = c.read(&d_sums)?;
+        (
+            unique,
+            same(&format!("{}: reductions", c.what), &found[..sums.len()], &sums),
+        )
+    };
     check_eq(
         &format!("{}: runs", c.what),
         c.read(&d_count)?[0],
-        unique.len() as u64,
+        runs.len() as u64,
     )?;
     same(
         &format!("{}: keys", c.what),
-        &c.read(&d_unique)?[..unique.len()],
-        &unique,
+        &c.read(&d_unique)?[..runs.len()],
+        &runs,
     )?;
-    same(
-        &format!("{}: values", c.what),
-        &c.read_vec(&d_firsts)?[..firsts.len()],
-        &firsts,
-    )
+    checked
 }
 
 fn by_key_k<K: ScanKey + Value + PartialEq + Debug + Default>(c: &mut Call<'_>, kind: ScanKind) -> Checked {
