@@ -142,6 +142,27 @@ pub enum Error {
         /// The most it takes.
         max: usize,
     },
+    /// An input that is not a whole number of rows of the length given (or rows of no element
+    /// for a non-empty input); nothing was queued.
+    #[error("{what}: {len} elements are not a whole number of rows of {row_len}")]
+    NotWholeRows {
+        /// Which call.
+        what: &'static str,
+        /// The input's length, in elements.
+        len: usize,
+        /// The row length given.
+        row_len: usize,
+    },
+    /// A top-k's `k` past the keys it chooses from (a row's, or the input's); nothing was queued.
+    #[error("{what}: k = {k} is past the {most} keys it chooses from")]
+    KPastInput {
+        /// Which call.
+        what: &'static str,
+        /// The `k` given.
+        k: usize,
+        /// The keys it chooses from.
+        most: usize,
+    },
     /// CSR segment offsets that break a rule (one non-decreasing offset after another, the last
     /// within the input); nothing was queued.
     #[error("{what}: offsets[{at}] = {offset} {rule}")]

@@ -111,7 +111,8 @@ impl Selection {
 /// Temporary storage: [`TempStorage::top_k_of_all`]. `k == 0` or an empty input queues nothing.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for `k` past the input's length or indices past `u64::MAX`;
+/// [`Error::KPastInput`] for `k` past the input's length; [`Error::InvalidLaunch`] for indices
+/// past `u64::MAX`;
 /// [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`] keys; [`Error::LengthMismatch`] for an output shorter than `k`; device
 /// errors. Nothing is launched on an argument error.
 ///
@@ -148,9 +149,11 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     )?;
     let n = keys_in.len;
     if k > n {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k_of_all: k = {k} is past the input's {n} keys"
-        )));
+        return Err(Error::KPastInput {
+            what: "top_k_of_all",
+            k,
+            most: n,
+        });
     }
     if n > SORT_MAX_KEYS {
         return Err(Error::TooManyKeys {

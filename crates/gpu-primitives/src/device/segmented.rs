@@ -55,7 +55,7 @@ impl<'s> From<&SegmentOffsets<'s>> for Segments<'s> {
 ///   Float sums can differ in the last bits from run to run (where the look-back stops).
 ///
 /// # Errors
-/// Rows: [`Error::InvalidLaunch`] for `row_len == 0` with a non-empty input, or a length that is
+/// Rows: [`Error::NotWholeRows`] for `row_len == 0` with a non-empty input, or a length that is
 /// not a whole number of rows. Offsets: [`Error::InvalidOffsets`] when the last offset is past the
 /// input. Both: [`Error::LengthMismatch`] for an output shorter than the number of segments. All
 /// before any launch. Device errors.
@@ -127,10 +127,11 @@ fn reduce_rows<T: Element, Op: Operator>(
         return Ok(());
     }
     if row_len == 0 || !input.len.is_multiple_of(row_len) {
-        return Err(Error::InvalidLaunch(format!(
-            "segmented_reduce: {} elements are not a whole number of rows of {row_len}",
-            input.len
-        )));
+        return Err(Error::NotWholeRows {
+            what: "segmented_reduce",
+            len: input.len,
+            row_len,
+        });
     }
     let rows = input.len / row_len;
     check_output(output.len(), rows)?;

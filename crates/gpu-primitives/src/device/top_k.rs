@@ -64,8 +64,9 @@ impl TempStorage {
 /// `k == 0` (or no rows) queues nothing.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for `k > row_len`, rows that do not divide the input or a row past
-/// [`SORT_MAX_KEYS`] keys; [`Error::LengthMismatch`] when an output is shorter than `rows * k`;
+/// [`Error::KPastInput`] for `k > row_len`; [`Error::NotWholeRows`] for rows that do not divide
+/// the input; [`Error::TooManyKeys`] for a row past [`SORT_MAX_KEYS`] keys;
+/// [`Error::LengthMismatch`] when an output is shorter than `rows * k`;
 /// device errors. Nothing is launched on an error.
 ///
 /// # Example
@@ -97,14 +98,18 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     check_bound(&on, "top_k", &[keys_in.bound, values_out.bound, indices.bound])?;
     let n = keys_in.len;
     if k > row_len {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k: k = {k} is past the rows' {row_len} keys"
-        )));
+        return Err(Error::KPastInput {
+            what: "top_k",
+            k,
+            most: row_len,
+        });
     }
     if row_len > SORT_MAX_KEYS {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k: rows of {row_len} keys, past the most one row may hold ({SORT_MAX_KEYS})"
-        )));
+        return Err(Error::TooManyKeys {
+            what: "top_k (a row)",
+            keys: row_len,
+            max: SORT_MAX_KEYS,
+        });
     }
     let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
     check_len("top_k: values_out", rows * k, values_out.len)?;

@@ -459,7 +459,9 @@ fn segmented(gpu: &Gpu) -> Result<(), Failed> {
     let d_x = ok(DeviceVec::from_slice(gpu, &[1.0f32; 10]))?;
     let mut short = ok(gpu.alloc_zeroed::<f32>(1))?;
     match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 3, &mut short, &mut DeviceWorkspace::new()) {
-        Err(Error::InvalidLaunch(msg)) if msg.contains("whole number of rows") => {}
+        Err(Error::NotWholeRows {
+            len: 10, row_len: 3, ..
+        }) => {}
         other => return Err(format!("10 elements in rows of 3 gave {other:?}").into()),
     }
     match device::segmented_reduce::<f32, Sum>(gpu, &d_x, 5, &mut short, &mut DeviceWorkspace::new()) {

@@ -411,7 +411,9 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
             Err(Error::InvalidLaunch(_)
                 | Error::InvalidBitRange { .. }
                 | Error::TooManyKeys { .. }
-                | Error::InvalidOffsets { .. })
+                | Error::InvalidOffsets { .. }
+                | Error::NotWholeRows { .. }
+                | Error::KPastInput { .. })
         )
     };
     let short_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));

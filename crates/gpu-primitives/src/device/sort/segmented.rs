@@ -43,9 +43,11 @@ pub(in crate::device) fn layout(
                 return Ok((0, 0, row_len, 0, 0));
             }
             if row_len == 0 || !n.is_multiple_of(row_len) {
-                return Err(Error::InvalidLaunch(format!(
-                    "{what}: {n} keys are not a whole number of rows of {row_len}"
-                )));
+                return Err(Error::NotWholeRows {
+                    what,
+                    len: n,
+                    row_len,
+                });
             }
             Ok((n / row_len, 0, row_len, row_len, n))
         }
@@ -237,9 +239,11 @@ pub(in crate::device) fn launch<K: SortKey>(
     let buffers = call.buffers;
     let (segments, offsets, row_len, longest, end) = layout(what, call.segments, buffers.n)?;
     if longest > SORT_MAX_KEYS {
-        return Err(Error::InvalidLaunch(format!(
-            "{what}: a segment of {longest} keys, past the most one segment may hold ({SORT_MAX_KEYS})"
-        )));
+        return Err(Error::TooManyKeys {
+            what,
+            keys: longest,
+            max: SORT_MAX_KEYS,
+        });
     }
     if segments == 0 || call.keep == Some(0) {
         return Ok(());
@@ -460,8 +464,8 @@ enum Tier {
 /// # Errors
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
 /// [`Error::InvalidBitRange`] for a bit range past the key's width; [`Error::InvalidOffsets`] for
-/// offsets past the input; [`Error::InvalidLaunch`] for rows that do not divide the input or a
-/// segment past [`SORT_MAX_KEYS`] keys; device errors (out
+/// offsets past the input; [`Error::NotWholeRows`] for rows that do not divide the input;
+/// [`Error::TooManyKeys`] for a segment past [`SORT_MAX_KEYS`] keys; device errors (out
 /// of memory). Nothing is launched on an input error or when memory runs out (the scratch
 /// buffers and the longest segment's device sort are allocated before anything is launched,
 /// and the later device sorts need no more).
@@ -648,8 +652,23 @@ pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
 
 #[cfg(test)]
 mod tests {
-    use super::{device_sorted_count, scratch_bytes};
+    use super::{device_sorted_count, layout, scratch_bytes};
     use crate::Error;
+    use crate::device::Segments;
+
+    #[test]
+    fn rows_that_do_not_divide_the_keys_are_named() {
+        match layout("t", Segments::Rows(3), 10) {
+            Err(Error::NotWholeRows { what, len, row_len }) => assert_eq!((what, len, row_len), ("t", 10, 3)),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            layout("t", Segments::Rows(0), 4),
+            Err(Error::NotWholeRows { row_len: 0, .. })
+        ));
+        assert_eq!(layout("t", Segments::Rows(0), 0).unwrap().0, 0);
+        assert_eq!(layout("t", Segments::Rows(5), 10).unwrap().0, 2);
+    }
 
     #[test]
     fn scratch_past_the_address_space_is_rejected() {
