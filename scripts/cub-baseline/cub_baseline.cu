@@ -1,13 +1,15 @@
 // Reference figures: NVIDIA CUB's device reduce, scan, compaction (select, unique, partition), histogram
 // (256 bins, even and range), run-length encoding (encode, non-trivial runs), segmented sums (by
-// offsets, by key) and sorts (radix sort of keys and of pairs, segmented sort), timed the way
+// offsets, by key), sorts (radix sort of keys and of pairs, segmented sort), reduce and unique by key
+// (mode by-key) and the top-k of a whole array (mode top-k, where this CCCL has cub::DeviceTopK), timed the way
 // `gpu-primitives bench` times ours (CUDA events around the queued work, median of 21 calls after one
 // warm-up, temporary storage allocated once outside the timing), next to a device-to-device copy of
 // the same n measured in the same run. Built and run on the GPU machine by scripts/cub-baseline/run.
 //
 // Output: one CSV row per (algorithm, type, n): algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio; the
 // sort rows add a ninth column, gkeys_per_s (keys sorted per second / 1e9). A sort whose result does not
-// check prints a line starting with FAIL and makes the program exit with status 1.
+// check prints a line starting with FAIL and makes the program exit with status 1; so does a by-key or top-k
+// result that does not check (those modes print "check ok: ..." when every result checks).
 #include <cub/device/device_histogram.cuh>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_reduce.cuh>
@@ -17,13 +19,28 @@
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cub/device/device_segmented_sort.cuh>
 #include <cub/device/device_select.cuh>
+#include <cuda/functional>      // cuda::minimum
+#include <cuda/std/functional>  // cuda::std::plus
 #include <cuda_runtime.h>
 
+// cub::DeviceTopK first ships in CCCL 3.2.0 (cub/device/device_topk.cuh); CUDA 13.0's CCCL 3.0 lacks it, and then
+// the top-k mode only says so. Its env-based API needs cuda::execution::require (the header includes it) and the
+// counting iterator of <cuda/iterator> (CCCL 3.1 on) gives the indices.
+#if __has_include(<cub/device/device_topk.cuh>)
+#include <cub/device/device_topk.cuh>
+#include <cuda/iterator>
+#define HAVE_DEVICE_TOPK 1
+#else
+#define HAVE_DEVICE_TOPK 0
+#endif
+
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -449,7 +466,7 @@ size_t first_unsorted(const K* keys, size_t n) {
     return n;
 }
 
-int sort_failures = 0;  // FAIL lines printed: main returns 1 when there is any
+int sort_failures = 0;  // FAIL lines printed (sorts, by-key, top-k): main returns 1 when there is any
 
 // A FAIL line for the sort row `row` (its algorithm, type and n, as in the CSV row).
 void sort_fail(const std::string& row, const std::string& what) {
@@ -599,14 +616,269 @@ void measure_sort() {
     measure_segmented_sort(65536, 4096);
 }
 
+// The values of the by-key rows: uniform in [0, 1) (the top 24 bits of the benchmark's hash, as `uniform` makes
+// them) of i | 2^31, an index range the run lengths' hashes (of run numbers below 2^31) never reach; the same
+// on every run.
+float by_key_value(size_t i) { return unit(bench_hash(i | size_t(1) << 31)); }
+
+// DeviceReduce::ReduceByKey (cuda::std::plus<> and cuda::minimum<>) and DeviceSelect::UniqueByKey of n u32 keys
+// and f32 values, the keys in runs of 1 to 15 (1 + hash(run) % 15, 8 on average; the last run cut at n) whose key
+// is the run's number, as `gpu-primitives bench`'s "runs of 8" rows: int num_items, an unsigned long long count.
+// The figures count the n keys and values read, a key and a value written per run and the 8-byte count:
+// bytes = n * (4 + 4) + runs * (4 + 4) + 8. The copy columns are the copy of the n values (n * 4 bytes, as the
+// bench's copy column); a row "copy" is the copy of the n keys and values (n * 8 bytes, one call; its GB/s counts
+// read and write). Each result is checked once after its timing: the run count, the unique keys (0, 1, ...), the
+// sums within 1e-3 relative of the host's (in double), the minima and the unique values (each run's first)
+// exactly. Returns after printing a FAIL line for every result that does not check, or "check ok".
+void measure_by_key(size_t n) {
+    const char* type = "u32 f32";
+    std::vector<uint32_t> keys(n);
+    std::vector<float> values(n);
+    std::vector<size_t> starts;  // every run's first index, then n
+    for (size_t i = 0; i < n;) {
+        uint32_t run = uint32_t(starts.size());
+        starts.push_back(i);
+        size_t len = std::min<size_t>(1 + bench_hash(run) % 15, n - i);
+        for (size_t j = 0; j < len; ++j) keys[i++] = run;
+    }
+    const size_t runs = starts.size();
+    starts.push_back(n);
+    for (size_t i = 0; i < n; ++i) values[i] = by_key_value(i);
+    char *in, *copy;  // the keys, then the values (one allocation: the copy row moves both in one call)
+    uint32_t* unique_keys;
+    float* out;
+    unsigned long long* count;
+    CHECK(cudaMalloc(&in, n * 8));
+    CHECK(cudaMalloc(&copy, n * 8));
+    CHECK(cudaMalloc(&unique_keys, n * sizeof(uint32_t)));
+    CHECK(cudaMalloc(&out, n * sizeof(float)));
+    CHECK(cudaMalloc(&count, sizeof(*count)));
+    uint32_t* d_keys = reinterpret_cast<uint32_t*>(in);
+    float* d_values = reinterpret_cast<float*>(in + n * sizeof(uint32_t));
+    CHECK(cudaMemcpy(d_keys, keys.data(), n * sizeof(uint32_t), cudaMemcpyHostToDevice));
+    CHECK(cudaMemcpy(d_values, values.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, d_values, n * 4, cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * 4 / copy_us / 1e3;
+    double pair_copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * 8, cudaMemcpyDeviceToDevice)); });
+    int num_items = int(n);  // n is at most 2^30 here
+    void* temp = nullptr;    // a void* (not a bare nullptr) so only the temp-storage overloads match
+    auto sum = [&](size_t& bytes) {
+        CHECK(cub::DeviceReduce::ReduceByKey(temp, bytes, d_keys, unique_keys, d_values, out, count,
+                                             cuda::std::plus<>{}, num_items));
+    };
+    auto min = [&](size_t& bytes) {
+        CHECK(cub::DeviceReduce::ReduceByKey(temp, bytes, d_keys, unique_keys, d_values, out, count,
+                                             cuda::minimum<>{}, num_items));
+    };
+    auto unique = [&](size_t& bytes) {
+        CHECK(cub::DeviceSelect::UniqueByKey(temp, bytes, d_keys, d_values, unique_keys, out, count, num_items));
+    };
+    size_t b1 = 0, b2 = 0, b3 = 0;
+    sum(b1);  // temp is null: these only set the sizes
+    min(b2);
+    unique(b3);
+    size_t temp_bytes = std::max(std::max(b1, b2), b3);
+    CHECK(cudaMalloc(&temp, temp_bytes));
+    auto row = [&](const char* name, double us, double bytes) {
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name, type, n, us, bytes / us / 1e3, copy_us,
+                    copy_gbps, us / copy_us);
+        std::fflush(stdout);
+    };
+    const double bytes = double(n) * (4 + 4) + double(runs) * (4 + 4) + 8;
+    const int failures = sort_failures;
+    std::vector<uint32_t> got_keys(runs);
+    std::vector<float> got(runs);
+    // The result of the row `name`: false (after a FAIL line) when the run count or a unique key is wrong.
+    auto download = [&](const char* name) {
+        std::string label = std::string("cub ") + name + "," + type + "," + std::to_string(n);
+        unsigned long long found = 0;
+        CHECK(cudaMemcpy(&found, count, sizeof(found), cudaMemcpyDeviceToHost));
+        if (found != runs) {
+            sort_fail(label, std::to_string(found) + " runs, expected " + std::to_string(runs));
+            return false;
+        }
+        CHECK(cudaMemcpy(got_keys.data(), unique_keys, runs * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(got.data(), out, runs * sizeof(float), cudaMemcpyDeviceToHost));
+        for (size_t r = 0; r < runs; ++r) {
+            if (got_keys[r] != uint32_t(r)) {
+                sort_fail(label, "unique key " + std::to_string(r) + " is " + std::to_string(got_keys[r]));
+                return false;
+            }
+        }
+        return true;
+    };
+    // A FAIL line for run r of the row `name` when `bad`: its value and the host's.
+    auto check_run = [&](const char* name, size_t r, bool bad, double expected) {
+        if (bad) {
+            sort_fail(std::string("cub ") + name + "," + type + "," + std::to_string(n),
+                      "run " + std::to_string(r) + " (items " + std::to_string(starts[r]) + ".." +
+                          std::to_string(starts[r + 1]) + "): " + std::to_string(got[r]) + ", expected " +
+                          std::to_string(expected));
+        }
+        return !bad;
+    };
+
+    const char* name = "reduce_by_key u32 f32 sum";
+    double us = median_us([&] { sum(temp_bytes); });
+    row(name, us, bytes);
+    if (download(name)) {
+        for (size_t r = 0; r < runs; ++r) {
+            double s = 0;
+            for (size_t i = starts[r]; i < starts[r + 1]; ++i) s += values[i];
+            if (!check_run(name, r, std::abs(double(got[r]) - s) > 1e-3 * std::abs(s), s)) break;
+        }
+    }
+    name = "reduce_by_key u32 f32 min";
+    us = median_us([&] { min(temp_bytes); });
+    row(name, us, bytes);
+    if (download(name)) {
+        for (size_t r = 0; r < runs; ++r) {
+            float m = values[starts[r]];
+            for (size_t i = starts[r] + 1; i < starts[r + 1]; ++i) m = std::min(m, values[i]);
+            if (!check_run(name, r, got[r] != m, m)) break;
+        }
+    }
+    name = "unique_by_key u32 f32";
+    us = median_us([&] { unique(temp_bytes); });
+    row(name, us, bytes);
+    if (download(name)) {
+        for (size_t r = 0; r < runs; ++r) {
+            float first = values[starts[r]];
+            if (!check_run(name, r, got[r] != first, first)) break;
+        }
+    }
+    std::printf("copy,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", type, n, pair_copy_us, 2.0 * n * 8 / pair_copy_us / 1e3,
+                copy_us, copy_gbps, pair_copy_us / copy_us);
+    if (sort_failures == failures)
+        std::printf("check ok: reduce_by_key sum and min, unique_by_key: %zu runs of %zu items\n", runs, n);
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)copy, (void*)unique_keys, (void*)out, (void*)count})
+        CHECK(cudaFree(p));
+}
+
+#if HAVE_DEVICE_TOPK
+// DeviceTopK::MaxPairs of n f32 keys uniform in [0, 1) (`uniform` of the benchmark's hash, the keys of `gpu-primitives
+// bench`'s top_k_of_all rows): the k largest keys with their u32 indices (a cuda::counting_iterator as the values),
+// for k = 2^10 and 2^20 (at most n), in CUB's only supported mode (not deterministic, unsorted output; the
+// requirements passed as the env). int num_items and k; temporary storage for the larger k allocated once. The
+// figures count one read of the keys: bytes = n * 4; the copy columns are the copy of the n keys. Each result is
+// checked once after its timing: the indices below n and distinct, every key the input key at its index, and the
+// keys (sorted on the host) the k largest of the input.
+void measure_top_k(size_t n) {
+    const char* type = "f32";
+    std::vector<float> host(n);
+    for (size_t i = 0; i < n; ++i) host[i] = uniform((float*)nullptr, bench_hash(i));
+    const size_t ks[] = {std::min<size_t>(size_t(1) << 10, n), std::min<size_t>(size_t(1) << 20, n)};
+    const size_t most = ks[1];
+    // The `most` largest keys, in decreasing order.
+    std::vector<float> largest(host);
+    std::nth_element(largest.begin(), largest.begin() + (most - 1), largest.end(), std::greater<float>());
+    largest.resize(most);
+    std::sort(largest.begin(), largest.end(), std::greater<float>());
+    float *in, *copy, *keys_out;
+    uint32_t* indices_out;
+    CHECK(cudaMalloc(&in, n * sizeof(float)));
+    CHECK(cudaMalloc(&copy, n * sizeof(float)));
+    CHECK(cudaMalloc(&keys_out, most * sizeof(float)));
+    CHECK(cudaMalloc(&indices_out, most * sizeof(uint32_t)));
+    CHECK(cudaMemcpy(in, host.data(), n * sizeof(float), cudaMemcpyHostToDevice));
+    double copy_us = median_us([&] { CHECK(cudaMemcpyAsync(copy, in, n * sizeof(float), cudaMemcpyDeviceToDevice)); });
+    double copy_gbps = 2.0 * n * sizeof(float) / copy_us / 1e3;
+    auto indices = cuda::make_counting_iterator(uint32_t{0});
+    auto requirements = cuda::execution::require(cuda::execution::determinism::not_guaranteed,
+                                                 cuda::execution::output_ordering::unsorted);
+    int num_items = int(n);  // n is at most 2^30 here
+    void* temp = nullptr;    // a void* (not a bare nullptr) so only the temp-storage overloads match
+    auto top_k = [&](size_t& bytes, int k) {
+        CHECK(cub::DeviceTopK::MaxPairs(temp, bytes, in, keys_out, indices, indices_out, num_items, k, requirements));
+    };
+    size_t temp_bytes = 0;
+    for (size_t k : ks) {
+        size_t b = 0;
+        top_k(b, int(k));  // temp is null: only sets b
+        temp_bytes = std::max(temp_bytes, b);
+    }
+    CHECK(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)));
+    const int failures = sort_failures;
+    for (size_t k : ks) {
+        std::string name = "top_k_of_all f32 k=" + std::to_string(k);
+        double us = median_us([&] { top_k(temp_bytes, int(k)); });
+        std::printf("cub %s,%s,%zu,%.2f,%.1f,%.2f,%.1f,%.3f\n", name.c_str(), type, n, us, n * 4.0 / us / 1e3, copy_us,
+                    copy_gbps, us / copy_us);
+        std::fflush(stdout);
+
+        std::string label = "cub " + name + "," + type + "," + std::to_string(n);
+        std::vector<float> got(k);
+        std::vector<uint32_t> at(k);
+        CHECK(cudaMemcpy(got.data(), keys_out, k * sizeof(float), cudaMemcpyDeviceToHost));
+        CHECK(cudaMemcpy(at.data(), indices_out, k * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+        bool ok = true;
+        for (size_t i = 0; i < k && ok; ++i) {
+            if (at[i] >= n) {
+                sort_fail(label, "index " + std::to_string(i) + " is " + std::to_string(at[i]) + ", not below n");
+                ok = false;
+            } else if (host[at[i]] != got[i]) {
+                sort_fail(label, "key " + std::to_string(i) + " (" + std::to_string(got[i]) + ") is not the input key " +
+                                     std::to_string(host[at[i]]) + " at its index " + std::to_string(at[i]));
+                ok = false;
+            }
+        }
+        std::sort(at.begin(), at.end());
+        for (size_t i = 1; i < k && ok; ++i) {
+            if (at[i] == at[i - 1]) {
+                sort_fail(label, "index " + std::to_string(at[i]) + " is given twice");
+                ok = false;
+            }
+        }
+        std::sort(got.begin(), got.end(), std::greater<float>());
+        for (size_t i = 0; i < k && ok; ++i) {
+            if (got[i] != largest[i]) {
+                sort_fail(label, "the " + std::to_string(i) + "-th largest key found is " + std::to_string(got[i]) +
+                                     ", the input's is " + std::to_string(largest[i]));
+                ok = false;
+            }
+        }
+    }
+    if (sort_failures == failures)
+        std::printf("check ok: top_k_of_all k=%zu and k=%zu of %zu keys\n", ks[0], ks[1], n);
+    std::fflush(stdout);
+    for (void* p : {(void*)temp, (void*)in, (void*)copy, (void*)keys_out, (void*)indices_out}) CHECK(cudaFree(p));
+}
+#endif
+
 
 // With "compaction", only the compaction rows (f32 and u32 at 2^20, 2^24, 2^28; "compaction 28": f32 at
 // 2^28 only, for ncu); with "issue12", only the
 // histogram, run-length-encoding and segment rows (the same types and sizes); with "segments", only the
 // segment rows ("segments 28": f32 at 2^28 only, for ncu); with "sort", only the sort rows (measure_sort); with a number, only f32 reduce and
 // scan at n = 2^number (for profiling one size with ncu). The default run and "sort" exit with status 1 when a
-// sort printed a FAIL line.
+// sort printed a FAIL line. With "by-key [log2]", only the reduce / unique by key rows and the copy row at
+// n = 2^log2 (28 when not given; measure_by_key); with "top-k [log2]", only the top_k_of_all rows at n = 2^log2
+// (28 when not given; measure_top_k), or one line saying this CCCL has no cub::DeviceTopK (status 0). Both exit
+// with status 1 when a result did not check (a FAIL line), and print "check ok: ..." when all did.
 int main(int argc, char** argv) {
+    if (argc > 1 && (std::string(argv[1]) == "by-key" || std::string(argv[1]) == "top-k")) {
+        int log2 = argc > 2 ? std::atoi(argv[2]) : 28;
+        if (log2 < 1 || log2 > 30) {  // int num_items inside CUB, and at most 2^30 for these modes
+            std::fprintf(stderr, "%s: log2 n must be 1 to 30, not %s\n", argv[1], argv[2]);
+            return 2;
+        }
+        if (std::string(argv[1]) == "by-key") {
+            std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+            measure_by_key(size_t(1) << log2);
+            return sort_failures > 0 ? 1 : 0;
+        }
+#if HAVE_DEVICE_TOPK
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        measure_top_k(size_t(1) << log2);
+        return sort_failures > 0 ? 1 : 0;
+#else
+        std::printf("top-k: cub::DeviceTopK is not available in this CCCL (CUB_VERSION %d; it first ships in CCCL "
+                    "3.2.0, cub/device/device_topk.cuh; CUDA 13.0 has CCCL 3.0)\n",
+                    CUB_VERSION);
+        return 0;
+#endif
+    }
     if (argc > 1 && std::string(argv[1]) == "compaction") {
         std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
         if (argc > 2) {
