@@ -1,6 +1,6 @@
 //! CUB's device-wide algorithms in Rust: reduce, scan (single pass, decoupled look-back),
 //! argmin / argmax, dot product, compaction (select, partition, unique), run-length encoding,
-//! histograms, segmented reduce and scan, the radix sort, the segmented sort and the top-k (per
+//! reduce and unique by key, histograms, segmented reduce and scan, the radix sort, the segmented sort and the top-k (per
 //! row and of a whole array), and the fused row operations of models, on device memory the
 //! caller owns and on the caller's stream. The kernels are `no_std` Rust (crates/kernels) compiled to PTX by this
 //! project's own build and shipped inside this crate: depending on it needs no CUDA C++ and no
