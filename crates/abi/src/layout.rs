@@ -75,7 +75,7 @@ pub const fn histogram_levels_offset(bins: u32) -> u32 {
 
 /// Where the reduce-by-key kernels gather a tile's results in their dynamic shared memory
 /// (byte offsets from its start), for tiles of `tile_items` items, keys of `key_bytes` and
-/// values of `value_bytes` (the wider of the value's and its accumulator's): after
+/// values of `value_bytes` stored, `acc_bytes` accumulated (a slot holds the wider): after
 /// [`DEVICE_SHARED_BYTES`], the first key of each run starting in the tile, then each run's
 /// reduction (one slot more, for the run continued from an earlier tile) or first value, then
 /// two `u32` (whether the tile's first item starts a run and its last ends one).
@@ -92,7 +92,17 @@ pub struct ReduceByKeyLayout {
 }
 
 /// The [`ReduceByKeyLayout`] of a tile.
-pub const fn reduce_by_key_layout(tile_items: u32, key_bytes: u32, value_bytes: u32) -> ReduceByKeyLayout {
+pub const fn reduce_by_key_layout(
+    tile_items: u32,
+    key_bytes: u32,
+    value_bytes: u32,
+    acc_bytes: u32,
+) -> ReduceByKeyLayout {
+    let value_bytes = if acc_bytes > value_bytes {
+        acc_bytes
+    } else {
+        value_bytes
+    };
     let keys = EXCHANGE_OFFSET;
     let values = keys + (tile_items * key_bytes).next_multiple_of(16);
     let edges = values + ((tile_items + 1) * value_bytes).next_multiple_of(16);

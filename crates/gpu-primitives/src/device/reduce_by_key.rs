@@ -40,8 +40,9 @@ impl ReduceByKeyPlan {
             return Err(Error::TooManyKeys { what, keys: n, max });
         }
         let tile = SCAN_BLOCK as usize * reduce_by_key_items(size_of::<K>(), size_of::<T::Acc>());
-        let value_bytes = size_of::<T::Acc>().max(size_of::<T::Raw>());
-        let shared_bytes = reduce_by_key_layout(tile as u32, size_of::<K>() as u32, value_bytes as u32).total;
+        let (key_bytes, raw_bytes, acc_bytes) = (size_of::<K>(), size_of::<T::Raw>(), size_of::<T::Acc>());
+        let shared_bytes =
+            reduce_by_key_layout(tile as u32, key_bytes as u32, raw_bytes as u32, acc_bytes as u32).total;
         Ok(Self {
             tile,
             tiles: n.div_ceil(tile),
@@ -73,9 +74,16 @@ impl TempStorage {
 /// value (unique by key), and the number of runs.
 struct RunsOut<'o, K, T: Element> {
     keys: DeviceViewMut<'o, K>,
-    reductions: Option<DeviceViewMut<'o, T::Acc>>,
-    firsts: Option<DeviceViewMut<'o, T>>,
+    values: RunValues<'o, T>,
     num_runs: DeviceViewMut<'o, u64>,
+}
+
+/// What a call writes for each run beside its key.
+enum RunValues<'o, T: Element> {
+    /// Reduce by key: the reduction of its values.
+    Reductions(DeviceViewMut<'o, T::Acc>),
+    /// Unique by key: its first value.
+    Firsts(DeviceViewMut<'o, T>),
 }
 
 /// Check the views and lengths, then queue the kernel of `Op` (unique by key: `Sum`'s).
@@ -87,11 +95,10 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
     out: RunsOut<'_, K, T>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let reductions = out.reductions.as_ref().map(|r| (r.bound, r.len(), r.address));
-    let firsts = out.firsts.as_ref().map(|f| (f.bound, f.len(), f.address));
-    let (values_bound, values_len, values_address) = reductions
-        .or(firsts)
-        .expect("a reduction or a first value per run");
+    let (values_bound, values_len, values_address, unique) = match &out.values {
+        RunValues::Reductions(r) => (r.bound, r.len(), r.address, false),
+        RunValues::Firsts(f) => (f.bound, f.len(), f.address, true),
+    };
     check_bound(
         &on,
         what,
@@ -143,7 +150,6 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
     let mut workspace = workspace.begin(on.stream())?;
     let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, plan.tiles)?;
     let config = LaunchConfig::new(plan.tiles as u32, SCAN_BLOCK).with_shared_mem(plan.shared_bytes);
-    let unique = out.firsts.is_some();
     let params = ReduceByKeyParams {
         keys: keys.address as *const K,
         values: values.address as *const T::Raw,
@@ -210,8 +216,7 @@ pub fn reduce_by_key<'k, 'v, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
 ) -> Result<()> {
     let out = RunsOut {
         keys: unique_keys_out.into(),
-        reductions: Some(reductions_out.into()),
-        firsts: None,
+        values: RunValues::Reductions(reductions_out.into()),
         num_runs: num_runs_out.into(),
     };
     launch::<K, T, Op>(
@@ -259,8 +264,7 @@ pub fn unique_by_key<'k, 'v, 'o, 'g, K: ScanKey, T: Element>(
 ) -> Result<()> {
     let out = RunsOut {
         keys: keys_out.into(),
-        reductions: None,
-        firsts: Some(values_out.into()),
+        values: RunValues::Firsts(values_out.into()),
         num_runs: num_selected_out.into(),
     };
     launch::<K, T, Sum>(

@@ -333,8 +333,12 @@ macro_rules! reduce_by_key_entries {
                 #[unsafe(export_name = gpu_primitives_abi::reduce_by_key_name!($key, $name, $op))]
                 pub unsafe extern "ptx-kernel" fn kernel(p: ReduceByKeyParams<$kty, $ty, Acc>) {
                     let status = TileStatus::from(p.status);
-                    let value_bytes = if size_of::<Acc>() > size_of::<$ty>() { size_of::<Acc>() } else { size_of::<$ty>() };
-                    let layout = reduce_by_key_layout(TILE, size_of::<$kty>() as u32, value_bytes as u32);
+                    let layout = reduce_by_key_layout(
+                        TILE,
+                        size_of::<$kty>() as u32,
+                        size_of::<$ty>() as u32,
+                        size_of::<Acc>() as u32,
+                    );
                     // SAFETY: disjoint, aligned regions of the launch's dynamic shared memory
                     // (`layout.total` bytes: the launch's contract).
                     let storage = unsafe {
