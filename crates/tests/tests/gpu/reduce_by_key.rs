@@ -9,7 +9,7 @@ use bytemuck::Pod;
 use gpu_primitives::device::{
     self, DeviceVec, DeviceView, DeviceWorkspace, Max, Min, Operator, ScanKey, Sum,
 };
-use gpu_primitives::{Error, Gpu, reference};
+use gpu_primitives::{DeviceBuffer, Error, Gpu, reference};
 use half::{bf16, f16};
 use libtest_mimic::Failed;
 use proptest::prelude::*;
@@ -88,6 +88,25 @@ where
     };
     let key_sentinel: Vec<K> = keys_in.iter().rev().copied().collect();
     let mut count = gpu.upload(&[u64::MAX]).map_err(fail)?;
+    // The count and the runs' keys of the call `name` against the reference's `unique`.
+    let check_keys = |name: &str,
+                      count: &DeviceBuffer<u64>,
+                      d_unique: &DeviceBuffer<K>,
+                      unique: &[K]|
+     -> Result<(), TestCaseError> {
+        prop_assert_eq!(
+            gpu.download(count).map_err(fail)?[0],
+            unique.len() as u64,
+            "{}: runs",
+            what(name)
+        );
+        check_outputs(
+            &what(&format!("{name} keys")),
+            &gpu.download(d_unique).map_err(fail)?,
+            unique,
+            &key_sentinel,
+        )
+    };
 
     let (unique, sums) = reference::reduce_by_key::<K, T, Op>(keys_in, x_in);
     let sum_sentinel: Vec<T::Acc> = x_in.iter().rev().map(|v| v.to_acc()).collect();
@@ -95,18 +114,7 @@ where
     let mut d_sums = gpu.upload(&sum_sentinel).map_err(fail)?;
     device::reduce_by_key::<K, T, Op>(gpu, keys_view, x_view, &mut d_unique, &mut d_sums, &mut count, ws)
         .map_err(fail)?;
-    prop_assert_eq!(
-        gpu.download(&count).map_err(fail)?[0],
-        unique.len() as u64,
-        "{}: runs",
-        what("reduce_by_key")
-    );
-    check_outputs(
-        &what("reduce_by_key keys"),
-        &gpu.download(&d_unique).map_err(fail)?,
-        &unique,
-        &key_sentinel,
-    )?;
+    check_keys("reduce_by_key", &count, &d_unique, &unique)?;
     check_outputs(
         &what("reduce_by_key reductions"),
         &gpu.download(&d_sums).map_err(fail)?,
@@ -128,18 +136,7 @@ where
         ws,
     )
     .map_err(fail)?;
-    prop_assert_eq!(
-        gpu.download(&count).map_err(fail)?[0],
-        unique.len() as u64,
-        "{}: runs",
-        what("unique_by_key")
-    );
-    check_outputs(
-        &what("unique_by_key keys"),
-        &gpu.download(&d_unique).map_err(fail)?,
-        &unique,
-        &key_sentinel,
-    )?;
+    check_keys("unique_by_key", &count, &d_unique, &unique)?;
     check_outputs(
         &what("unique_by_key values"),
         &d_firsts.to_vec(gpu).map_err(fail)?,
