@@ -73,17 +73,19 @@ pub const fn histogram_levels_offset(bins: u32) -> u32 {
     (bins * 4).next_multiple_of(8)
 }
 
-/// Where the reduce-by-key kernels gather a tile's results in their dynamic shared memory
-/// (byte offsets from its start), for tiles of `tile_items` items, keys of `key_bytes` and
-/// values of `value_bytes` stored, `acc_bytes` accumulated (a slot holds the wider): after
-/// [`DEVICE_SHARED_BYTES`], the first key of each run starting in the tile, then each run's
-/// reduction (one slot more, for the run continued from an earlier tile) or first value, then
-/// two `u32` (whether the tile's first item starts a run and its last ends one).
+/// Where the reduce-by-key kernels keep a tile in their dynamic shared memory (byte offsets from
+/// its start), for tiles of `tile_items` items, keys of `key_bytes` and values of `value_bytes`
+/// stored, `acc_bytes` accumulated (a slot holds the wider): after [`DEVICE_SHARED_BYTES`], the
+/// keys, then the values, each as a padded tile ([`padded_slots`]) that first takes the tile's
+/// items from warp-striped loads to blocked, then gathers the first key of each run starting in
+/// the tile and each run's reduction (one slot more, for the run continued from an earlier tile)
+/// or first value; then two `u32` (whether the tile's first item starts a run and its last ends
+/// one).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReduceByKeyLayout {
-    /// `tile_items` keys.
+    /// [`padded_slots`]`(tile_items)` keys.
     pub keys: u32,
-    /// `tile_items + 1` values.
+    /// [`padded_slots`]`(tile_items)` values (at least `tile_items + 1`).
     pub values: u32,
     /// Two `u32`.
     pub edges: u32,
@@ -103,9 +105,10 @@ pub const fn reduce_by_key_layout(
     } else {
         value_bytes
     };
+    let slots = padded_slots(tile_items);
     let keys = EXCHANGE_OFFSET;
-    let values = keys + (tile_items * key_bytes).next_multiple_of(16);
-    let edges = values + ((tile_items + 1) * value_bytes).next_multiple_of(16);
+    let values = keys + (slots * key_bytes).next_multiple_of(16);
+    let edges = values + (slots * value_bytes).next_multiple_of(16);
     ReduceByKeyLayout {
         keys,
         values,

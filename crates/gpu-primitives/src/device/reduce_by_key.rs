@@ -285,8 +285,9 @@ mod tests {
     fn a_plan_holds_64_bytes_of_the_wider_a_thread_and_its_staging_fits() {
         let p = ReduceByKeyPlan::new::<u32, f32>("t", 1 << 28).unwrap();
         assert_eq!((p.tile, p.tiles), (4096, 1 << 16));
-        // 544 bytes every kernel takes, 4096 keys, 4097 values (rounded to 16), two u32.
-        assert_eq!(p.shared_bytes, 544 + 4096 * 4 + 16400 + 16);
+        // 544 bytes every kernel takes, 4096 keys and 4096 values as padded tiles (one slot
+        // after every 32: 4224 slots), two u32.
+        assert_eq!(p.shared_bytes, 544 + 4224 * 4 + 4224 * 4 + 16);
         let wide = ReduceByKeyPlan::new::<u64, half::f16>("t", 2049).unwrap();
         assert_eq!((wide.tile, wide.tiles), (2048, 2));
         let f64_values = ReduceByKeyPlan::new::<u32, f64>("t", 0).unwrap();

@@ -20,6 +20,7 @@
 //! |---|---|---|---|
 //! | [`block_blocked_to_striped`], [`block_striped_to_blocked`] | blocked <-> striped | the block (1 barrier) | every thread |
 //! | [`block_blocked_to_warp_striped`], [`block_warp_striped_to_blocked`] | blocked <-> warp-striped | the warp (1 `bar.warp.sync`) | every thread |
+//! | [`block_warp_rows_to_blocked`] | warp-striped rows of `VEC` -> blocked | the warp (1 `bar.warp.sync`) | every thread |
 //! | [`block_scatter_to_blocked`], [`block_scatter_to_striped`], [`block_scatter_to_warp_striped`] | item `k` to tile position `ranks[k]` | the block (1 barrier) | every thread |
 //!
 //! - **Who calls:** every thread of the block (for the warp-striped ones: whole warps,
@@ -213,6 +214,43 @@ pub unsafe fn block_warp_striped_to_blocked<T: SharedValue, const ITEMS: usize>(
             items,
             storage,
             warp_striped_slots::<ITEMS>(),
+            blocked_slot::<ITEMS>,
+        )
+    }
+}
+
+/// The padded slots of this thread's items in warp-striped *rows* of `VEC` elements (the
+/// arrangement of 16-byte loads, [`block_load_warp_striped`](super::block_load_warp_striped)):
+/// item `r * VEC + v` is tile position `warp * 32 * ITEMS + (r * 32 + lane) * VEC + v`. One base
+/// and a constant offset an item: with `VEC` dividing 32, a lane's `VEC` elements never cross a
+/// padding slot, so the slot is `padded_slot(warp * 32 * ITEMS + lane * VEC) + r * 33 * VEC + v`.
+#[inline(always)]
+fn warp_row_slots<const VEC: usize, const ITEMS: usize>() -> impl Fn(usize) -> u32 + Copy {
+    let base = padded_slot(warp_id() * WARP_SIZE * ITEMS as u32 + lane_id() * VEC as u32);
+    move |k| base + (k / VEC) as u32 * (WARP_SIZE + 1) * VEC as u32 + (k % VEC) as u32
+}
+
+/// Warp-striped rows of `VEC` elements to blocked, in place: on entry item `r * VEC + v` is tile
+/// position `warp * 32 * ITEMS + (r * 32 + lane) * VEC + v` (each row of the warp one coalesced
+/// 16-byte load a lane), on return item `k` is `thread * ITEMS + k`. Each warp exchanges its own
+/// `32 * ITEMS` items: one `bar.warp.sync`, no block barrier. A warp's writes of one row and its
+/// blocked reads of 4-byte items meet 32 banks (the padding).
+///
+/// # Safety
+/// As [`block_blocked_to_warp_striped`]; `VEC` divides both 32 and `ITEMS`.
+#[inline(always)]
+pub unsafe fn block_warp_rows_to_blocked<T: SharedValue, const VEC: usize, const ITEMS: usize>(
+    items: &mut [T; ITEMS],
+    storage: BlockExchangeStorage<T>,
+) {
+    const { assert!(32 % VEC == 0 && ITEMS.is_multiple_of(VEC)) };
+    // SAFETY: forwarded; both arrangements give warp w the positions w * 32 * ITEMS .. + 32 *
+    // ITEMS, each once, so the lanes that wait together write and read the same slots.
+    unsafe {
+        write_wait_read::<T, ITEMS, true>(
+            items,
+            storage,
+            warp_row_slots::<VEC, ITEMS>(),
             blocked_slot::<ITEMS>,
         )
     }

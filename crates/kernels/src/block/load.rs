@@ -22,12 +22,12 @@
 //!   elements `1024 + 12 ..= 1024 + 15` as its row 0, then `1024 + 140 ..` as row 1.
 
 use super::exchange::{
-    BlockExchangeStorage, block_striped_to_blocked, block_warp_striped_to_blocked, blocked_position,
-    striped_position, warp_striped_position,
+    BlockExchangeStorage, block_striped_to_blocked, block_warp_rows_to_blocked,
+    block_warp_striped_to_blocked, blocked_position, striped_position, warp_striped_position,
 };
 use crate::device::element::{Element, MAX_WORDS, Packed, load_aligned};
 use crate::shared::SharedValue;
-use crate::thread::block_dim;
+use crate::thread::{WARP_SIZE, block_dim, lane_id, warp_id};
 use crate::unroll::unrolled_for;
 
 /// Element `v` of a row read by [`block_load_warp_striped_words`].
@@ -78,7 +78,7 @@ pub unsafe fn block_load_warp_striped_words<T: Element, const VEC: usize, const 
 /// `input` holds `n` readable elements; when `whole_tile`, every `row_first(r) .. + VEC` is below
 /// `n`, `input` is 16-byte aligned and `row_first(r)` a multiple of `VEC` (16 bytes of `T`).
 #[inline(always)]
-pub unsafe fn block_load_warp_striped<T: Element, U: Copy, const VEC: usize, const ITEMS: usize>(
+pub unsafe fn block_load_warp_striped<T: Packed, U: Copy, const VEC: usize, const ITEMS: usize>(
     input: *const T,
     n: usize,
     whole_tile: bool,
@@ -242,4 +242,51 @@ pub unsafe fn block_load_warp_transposed<T: SharedValue, const ITEMS: usize>(
         block_warp_striped_to_blocked(&mut items, storage);
         items
     }
+}
+
+/// Load this thread's items *blocked* through 16-byte loads: warp `w` reads its `32 * ITEMS`
+/// items of the tile as `ITEMS / VEC` rows of `32 * VEC` consecutive elements (one coalesced
+/// 16-byte load a lane and row, [`block_load_warp_striped`]), then
+/// [`block_warp_rows_to_blocked`]. Item `k` is `tile[thread * ITEMS + k]`, or zero bits from
+/// `valid` on. A warp whose items all exist, from a 16-byte aligned `tile`, reads whole rows;
+/// any other reads element by element.
+///
+/// Against each thread loading its own `ITEMS` consecutive elements with 16-byte loads (a
+/// warp's load then spans `32 * ITEMS` elements in half-used sectors, each sector requested
+/// twice), every load of a warp reads 512 consecutive bytes.
+///
+/// - **Who calls:** every lane of each warp (whole warps); **result valid in:** every thread;
+///   this warp's part of `storage` may be written again after the warp synchronises.
+///
+/// # Safety
+/// `tile[0 .. valid]` is readable; `block_dim()` is a multiple of 32; `VEC` elements are 16
+/// bytes and `VEC` divides 32 and `ITEMS`; `storage` as [`block_warp_rows_to_blocked`].
+#[inline(always)]
+pub unsafe fn block_load_warp_rows_transposed<
+    T: Packed + SharedValue,
+    const VEC: usize,
+    const ITEMS: usize,
+>(
+    tile: *const T,
+    valid: usize,
+    storage: BlockExchangeStorage<T>,
+) -> [T; ITEMS] {
+    let warp_first = warp_id() as usize * WARP_SIZE as usize * ITEMS;
+    let lane = lane_id() as usize;
+    let whole = warp_first + WARP_SIZE as usize * ITEMS <= valid && (tile as usize).is_multiple_of(16);
+    // SAFETY: rows of this warp's items; read whole only where every one exists and each row
+    // start (a multiple of VEC from the aligned tile) is 16-byte aligned; else up to `valid`.
+    let mut items = unsafe {
+        block_load_warp_striped::<T, T, VEC, ITEMS>(
+            tile,
+            valid,
+            whole,
+            |r| warp_first + (r * WARP_SIZE as usize + lane) * VEC,
+            T::zero(),
+            |x| x,
+        )
+    };
+    // SAFETY: forwarded: whole warps, the caller's storage.
+    unsafe { block_warp_rows_to_blocked::<T, VEC, ITEMS>(&mut items, storage) };
+    items
 }

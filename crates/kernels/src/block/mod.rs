@@ -23,10 +23,12 @@
 //! | [`block_load_warp_striped`], [`block_load_warp_striped_words`] | global -> warp-striped registers, vectors of 16 bytes, tile edges | the calling lane | 0 |
 //! | [`block_load_direct_blocked`], [`block_load_direct_striped`], [`block_load_direct_warp_striped`] | global -> registers in that arrangement, tile edges | the calling thread | 0 |
 //! | [`block_load_transposed`], [`block_load_warp_transposed`] | global -> blocked registers through coalesced reads and an exchange | every thread | 1 (the warp's: 0) |
+//! | [`block_load_warp_rows_transposed`] | global -> blocked registers through 16-byte warp-striped rows and the warp's exchange | every thread | 0 (`bar.warp.sync`) |
 //! | [`block_store_direct_blocked`], [`block_store_direct_striped`], [`block_store_direct_warp_striped`] | registers -> global in that arrangement, tile edges | (memory) | 0 |
 //! | [`block_store_transposed`], [`block_store_warp_transposed`] | blocked registers -> global through an exchange and coalesced writes | (memory) | 1 (the warp's: 0) |
 //! | [`block_blocked_to_striped`], [`block_striped_to_blocked`] | rearrange a tile: blocked <-> striped | every thread | 1 |
 //! | [`block_blocked_to_warp_striped`], [`block_warp_striped_to_blocked`] | rearrange a tile: blocked <-> warp-striped (within each warp) | every thread | 0 (`bar.warp.sync`) |
+//! | [`block_warp_rows_to_blocked`] | rearrange a tile: warp-striped rows of 16 bytes -> blocked (within each warp) | every thread | 0 (`bar.warp.sync`) |
 //! | [`block_scatter_to_blocked`], [`block_scatter_to_striped`], [`block_scatter_to_warp_striped`] | each item to its rank in the tile, read back in that arrangement | every thread | 1 |
 //!
 //! The lecture's shared-memory scans (Kogge-Stone, Brent-Kung) are whole-kernel algorithms and
@@ -47,12 +49,13 @@ pub use discontinuity::{block_flag_heads_warp_striped, block_flag_tails_warp_str
 pub use exchange::{
     BlockExchangeStorage, block_blocked_to_striped, block_blocked_to_warp_striped, block_scatter_to_blocked,
     block_scatter_to_striped, block_scatter_to_warp_striped, block_striped_to_blocked,
-    block_warp_striped_to_blocked, blocked_position, striped_position, warp_striped_position,
+    block_warp_rows_to_blocked, block_warp_striped_to_blocked, blocked_position, striped_position,
+    warp_striped_position,
 };
 pub use load::{
     block_load_direct_blocked, block_load_direct_striped, block_load_direct_warp_striped,
-    block_load_transposed, block_load_warp_striped, block_load_warp_striped_words,
-    block_load_warp_transposed, row_element,
+    block_load_transposed, block_load_warp_rows_transposed, block_load_warp_striped,
+    block_load_warp_striped_words, block_load_warp_transposed, row_element,
 };
 pub use radix_rank::{
     BLOCKED_DIGITS, BlockedRankStorage, DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks,

@@ -4,8 +4,10 @@
 //! `DeviceSelect::UniqueByKey`).
 //!
 //! Each block handles one tile of `block_dim() * ITEMS` items, held *blocked* (thread `t` holds
-//! the `ITEMS` consecutive items from `t * ITEMS` on, read with 16-byte loads), as the
-//! segmented reduce by offsets ([`super::segmented_scan::segmented_reduce_tile`]) holds its own:
+//! the `ITEMS` consecutive items from `t * ITEMS` on), as the segmented reduce by offsets
+//! ([`super::segmented_scan::segmented_reduce_tile`]) holds its own, but read coalesced: each
+//! warp loads its `32 * ITEMS` keys and values as 16-byte rows and exchanges them to blocked
+//! through shared memory ([`block_load_warp_rows_transposed`], CUB's `BLOCK_LOAD_WARP_TRANSPOSE`):
 //! 1. it takes the next tile index and loads its keys and values; an item is a *head* where its
 //!    key differs from the one before it (or it is the input's first), a *tail* where the next
 //!    key differs (or it is the input's last);
@@ -31,16 +33,19 @@
 
 use core::marker::PhantomData;
 
-use super::element::{Element, Packed, load_aligned};
+use super::element::{Element, Packed};
 use super::scan::{look_back, next_tile};
 use super::segmented_scan::StatusBits;
 use super::tile_status::TileStatus;
-use crate::block::{BlockScanStorage, block_exclusive_scan};
+use crate::block::{
+    BlockExchangeStorage, BlockScanStorage, block_exclusive_scan, block_load_warp_rows_transposed,
+};
 use crate::op::{Keyed, ReduceOp};
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
-use crate::thread::{WARP_SIZE, block_dim, thread_idx};
+use crate::thread::{WARP_SIZE, block_dim, lane_id, thread_idx};
 use crate::unroll::unrolled_for;
+use crate::warp::Shuffle;
 
 /// The reduce-by-segment operator over [`Keyed`] pairs whose `segment` counts the heads of a
 /// stretch of items: counts add; the value is `b`'s where `b`'s stretch holds a head, else
@@ -104,34 +109,6 @@ pub struct ReduceByKeyOutput<K, T, A> {
     pub num_runs: *mut u64,
 }
 
-/// `ITEMS` consecutive items of `input` from `first`, 16-byte loads where `vector` (else one by
-/// one, those past `n` left as zero bits).
-///
-/// # Safety
-/// `input` holds `n` readable items; where `vector`, `first + ITEMS <= n` and `input + first` is
-/// 16-byte aligned, `ITEMS` items filling whole 16-byte vectors, at most four.
-#[inline(always)]
-unsafe fn load_blocked<T: Packed, const ITEMS: usize>(
-    input: *const T,
-    first: usize,
-    n: usize,
-    vector: bool,
-) -> [T; ITEMS] {
-    if vector {
-        // SAFETY: the caller's contract.
-        unsafe { load_aligned::<T, ITEMS>(input.add(first)) }
-    } else {
-        let mut items = [T::zero(); ITEMS];
-        unrolled_for(ITEMS, |j| {
-            if first + j < n {
-                // SAFETY: first + j < n.
-                items[j] = unsafe { *input.add(first + j) };
-            }
-        });
-        items
-    }
-}
-
 /// Reduce by key (`UNIQUE` false) or unique by key (`UNIQUE` true) of one tile of `keys[0..n]`
 /// and `values[0..n]` (see the [module docs](self)); warp 0 sleeps `look_back_delay_ns` before
 /// its look-back.
@@ -144,10 +121,18 @@ unsafe fn load_blocked<T: Packed, const ITEMS: usize>(
 /// hold `0 < n < 2^32` readable items each; the outputs have room for every run (`n` is enough)
 /// and overlap neither the inputs nor each other; `status` points at 16 bytes per tile, 16-byte
 /// aligned, every slot from an older epoch; `storage` is this block's, `keys` and `firsts` at
-/// least `block_dim() * ITEMS` long and `reductions` one more; `ITEMS` keys and `ITEMS` values
-/// each fill whole 16-byte vectors, at most four.
+/// least [`padded_slots`](crate::block::exchange::padded_slots)`(block_dim() * ITEMS)` long and `reductions` `block_dim() * ITEMS + 1`;
+/// `KEY_VEC` keys and `VEC` values are 16 bytes, each dividing 32 and `ITEMS`.
 #[inline(always)]
-pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usize>(
+pub unsafe fn reduce_by_key_tile<
+    K,
+    T,
+    Op,
+    const UNIQUE: bool,
+    const KEY_VEC: usize,
+    const VEC: usize,
+    const ITEMS: usize,
+>(
     keys: *const K,
     values: *const T,
     n: usize,
@@ -156,7 +141,7 @@ pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usiz
     look_back_delay_ns: u32,
     storage: ReduceByKeyStorage<K, T, T::Acc>,
 ) where
-    K: Packed + SharedValue + PartialEq,
+    K: Packed + SharedValue + Shuffle + PartialEq,
     T: Element + SharedValue,
     T::Acc: StatusBits,
     Op: ReduceOp<T::Acc>,
@@ -170,21 +155,51 @@ pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usiz
     let first = tile_first + t * ITEMS;
     // Items of this thread in the input (0 past its end).
     let valid = n.saturating_sub(first).min(ITEMS);
-    let whole = first + ITEMS <= n;
-    let aligned = (keys as usize).is_multiple_of(16) && (values as usize).is_multiple_of(16);
-    // SAFETY: the inputs hold n items; whole and aligned: in bounds, 16-byte aligned (first is
-    // a multiple of ITEMS, whose items fill whole vectors).
+    // SAFETY: the tile's `tile_items` keys and values are readable; whole warps (the caller's);
+    // `keys` and `firsts` are this block's padded tiles, unused until the block scan's barriers.
     let (k, v) = unsafe {
         (
-            load_blocked::<K, ITEMS>(keys, first, n, whole && aligned),
-            load_blocked::<T, ITEMS>(values, first, n, whole && aligned),
+            block_load_warp_rows_transposed::<K, KEY_VEC, ITEMS>(
+                keys.add(tile_first),
+                tile_items,
+                BlockExchangeStorage::new(storage.keys),
+            ),
+            block_load_warp_rows_transposed::<T, VEC, ITEMS>(
+                values.add(tile_first),
+                tile_items,
+                BlockExchangeStorage::new(storage.firsts),
+            ),
         )
     };
-    // The keys beside this thread's: before its first item and after its last.
-    // SAFETY: first - 1 < n where first > 0 and valid > 0.
-    let before = (valid > 0 && first > 0).then(|| unsafe { *keys.add(first - 1) });
-    // SAFETY: first + ITEMS < n where read.
-    let after = (first + ITEMS < n).then(|| unsafe { *keys.add(first + ITEMS) });
+    // The keys beside this thread's, before its first item and after its last: the next lanes'
+    // through shuffles, global reads only at the warp's edges (a read a thread, 64 bytes apart
+    // across the warp, took a sector each: 28 % of the kernel's sectors; ncu, H200).
+    let lane = lane_id();
+    // SAFETY: every lane of the warp takes these shuffles (whole warps, no branch before them).
+    let (up, down) = unsafe {
+        (
+            k[ITEMS - 1].shuffle_up(1, WARP_SIZE, u32::MAX),
+            k[0].shuffle_down(1, WARP_SIZE, u32::MAX),
+        )
+    };
+    let before = (valid > 0 && first > 0).then(|| {
+        if lane == 0 {
+            // SAFETY: first - 1 < n.
+            unsafe { *keys.add(first - 1) }
+        } else {
+            // Lane - 1's last item, first - 1 (it holds every item: first - 1 < n).
+            up
+        }
+    });
+    let after = (first + ITEMS < n).then(|| {
+        if lane == WARP_SIZE - 1 {
+            // SAFETY: first + ITEMS < n.
+            unsafe { *keys.add(first + ITEMS) }
+        } else {
+            // Lane + 1's first item, first + ITEMS < n.
+            down
+        }
+    });
     // Heads and tails as bits; this thread's pair, its items reduced in order.
     let (mut heads, mut tails) = (0u32, 0u32);
     let mut pair = [RunsOp::<Op>::identity()];
@@ -230,24 +245,17 @@ pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usiz
             unsafe { storage.prefix.write(0, prefix) };
         }
     }
-    // SAFETY: the whole block calls it.
-    unsafe { block_barrier() };
-    // SAFETY: written before the barrier.
-    let prefix = unsafe { storage.prefix.read(0) };
-    // Runs started before the tile, and this thread's place among the tile's: `local` counts
-    // the tile's heads up to the item in hand.
-    let runs_before = prefix.segment as usize;
+    // The staging needs no prefix (the other warps do it while warp 0 looks back): `local`
+    // counts the tile's heads up to the item in hand, `running` is the open run's reduction
+    // from the tile's start or the run's head, so slot 0 (the run continued from an earlier
+    // tile) lacks the prefix's part, combined in as it is written.
     let mut local = pair[0].segment;
-    // The open run's reduction before this thread's first item.
-    let mut running = if local == 0 {
-        Op::combine(prefix.value, pair[0].value)
-    } else {
-        pair[0].value
-    };
+    let mut running = pair[0].value;
     unrolled_for(ITEMS, |j| {
         if (heads >> j) & 1 != 0 {
             // SAFETY: local < the tile's heads <= block_dim() * ITEMS: slots of the arrays; one
-            // head per slot.
+            // head per slot; every thread read its exchanged items before the block scan's
+            // barrier.
             unsafe {
                 storage.keys.write_unchecked(local, k[j]);
                 if UNIQUE {
@@ -265,8 +273,12 @@ pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usiz
             unsafe { storage.reductions.write_unchecked(local, running) };
         }
     });
-    // SAFETY: the whole block calls it; every staging write came before it.
+    // SAFETY: the whole block calls it; every staging write and the prefix came before it.
     unsafe { block_barrier() };
+    // SAFETY: written before the barrier.
+    let prefix = unsafe { storage.prefix.read(0) };
+    // Runs started before the tile.
+    let runs_before = prefix.segment as usize;
     let tile_runs = aggregate.segment as usize;
     // SAFETY: written before the barriers.
     let (first_head, last_tail) = unsafe { (storage.edges.read(0) as usize, storage.edges.read(1) as usize) };
@@ -288,11 +300,15 @@ pub unsafe fn reduce_by_key_tile<K, T, Op, const UNIQUE: bool, const ITEMS: usiz
         let end = tile_runs + last_tail;
         let mut s = first_head + t;
         while s < end {
-            // SAFETY: slot s was written by the tail of its run; runs_before - 1 + s >= 0 (s
-            // is 0 only where the tile continues a run, so runs_before > 0) is a run's number.
-            unsafe {
-                *output.reductions.add(runs_before + s - 1) = storage.reductions.read_unchecked(s as u32)
-            };
+            // SAFETY: slot s was written by the tail of its run.
+            let mut reduction = unsafe { storage.reductions.read_unchecked(s as u32) };
+            if s == 0 {
+                // The run continued from an earlier tile: its values before the tile first.
+                reduction = Op::combine(prefix.value, reduction);
+            }
+            // SAFETY: runs_before - 1 + s >= 0 (s is 0 only where the tile continues a run, so
+            // runs_before > 0) is a run's number; the outputs have room for every run.
+            unsafe { *output.reductions.add(runs_before + s - 1) = reduction };
             s += block_dim() as usize;
         }
     }

@@ -37,8 +37,8 @@ use crate::op::{Affine, Max, Min, Sum};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 use gpu_primitives_abi::layout::{
-    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, head_slots, histogram_levels_offset, reduce_by_key_layout,
-    run_layout,
+    EXCHANGE_OFFSET, PREFIX_OFFSET, TILE_OFFSET, head_slots, histogram_levels_offset, padded_slots,
+    reduce_by_key_layout, run_layout,
 };
 use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceByKeyParams, ReduceParams,
@@ -346,9 +346,9 @@ macro_rules! reduce_by_key_entries {
                             scan: BlockScanStorage::new(dynamic_shared(0)),
                             prefix: dynamic_shared(PREFIX_OFFSET),
                             tile: dynamic_shared(TILE_OFFSET),
-                            keys: dynamic_shared::<$kty>(layout.keys).slice(0, TILE),
+                            keys: dynamic_shared::<$kty>(layout.keys).slice(0, padded_slots(TILE)),
                             reductions: dynamic_shared::<Acc>(layout.values).slice(0, TILE + 1),
-                            firsts: dynamic_shared::<$ty>(layout.values).slice(0, TILE),
+                            firsts: dynamic_shared::<$ty>(layout.values).slice(0, padded_slots(TILE)),
                             edges: dynamic_shared::<u32>(layout.edges).slice(0, 2),
                         }
                     };
@@ -358,15 +358,16 @@ macro_rules! reduce_by_key_entries {
                         firsts: p.firsts,
                         num_runs: p.num_runs,
                     };
-                    // SAFETY: forwarded from the kernel's contract; the tile's keys and values
-                    // fill whole 16-byte vectors (64 bytes of the wider, 32 or 64 of the other).
+                    // SAFETY: forwarded from the kernel's contract; `$kvec` keys and `$vec` values
+                    // are 16 bytes, and both divide 32 and ITEMS (64 bytes of the wider, 32 or 64
+                    // of the other: whole 16-byte vectors).
                     unsafe {
                         if p.unique != 0 {
-                            reduce_by_key_tile::<$kty, $ty, $Op, true, ITEMS>(
+                            reduce_by_key_tile::<$kty, $ty, $Op, true, $kvec, $vec, ITEMS>(
                                 p.keys, p.values, p.n, output, status, p.look_back_delay_ns, storage,
                             )
                         } else {
-                            reduce_by_key_tile::<$kty, $ty, $Op, false, ITEMS>(
+                            reduce_by_key_tile::<$kty, $ty, $Op, false, $kvec, $vec, ITEMS>(
                                 p.keys, p.values, p.n, output, status, p.look_back_delay_ns, storage,
                             )
                         }
