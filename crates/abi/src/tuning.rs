@@ -35,9 +35,9 @@ pub const SELECT_BLOCK: u32 = 256;
 pub const SELECT_ROWS: usize = 6;
 /// Pairs of elements each thread of a stable partition's second pass (`device_reverse_tail_*`,
 /// [`SELECT_BLOCK`] threads a block) swaps per step, all loaded before any is stored: one pair a
-/// thread left 2 loads in flight and ran at 36 % of the DRAM bandwidth (H100, 2^27 pairs of f32:
-/// 860 µs where half a copy takes 360); partition_if of 2^28 f32 took 2.36x the copy with 1
-/// pair, 1.85 with 4 (56 registers), 1.72 with 8 (96 registers; docs/performance.md).
+/// thread leaves two loads in flight, far from the DRAM bandwidth.
+/// H100, partition_if of 2^28 f32: 1.72x the copy at 8 pairs (96 registers), 1.85 at 4, 2.36 at 1;
+/// docs/performance.md.
 pub const REVERSE_TAIL_ITEMS: usize = 8;
 /// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
 /// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
@@ -57,19 +57,18 @@ pub const SELECT_BLOCKS_PER_SM: u32 = 4;
 /// count before it looks back, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
 pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 2000;
 
-/// As [`SELECT_LOOK_BACK_DELAY_NS`], for the non-trivial runs, whose tiles publish sooner (no
-/// items are gathered, 6 % of them written): H100, 2^28, time / copy at 1000 / 2000 ns: `f32`
-/// 1.040 / 1.094, `u32` 1.044 / 1.097 (the select and the encoding lose 4-5 % at 1000;
-/// docs/performance.md).
+/// As [`SELECT_LOOK_BACK_DELAY_NS`], for the non-trivial runs, whose tiles publish sooner (no items
+/// are gathered, 6 % of them written).
+/// H100, 2^28 `f32`: 1.040x the copy at 1000 ns, 1.094 at 2000; docs/performance.md.
 pub const NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS: u32 = 1000;
 
 /// Threads per block of the histogram kernels.
 pub const HISTOGRAM_BLOCK: u32 = 256;
-/// Blocks per multiprocessor of the histogram's grid (fewer for small inputs): one wave of
-/// the blocks that fit at once (4 of the 4-byte even kernels' 46-56 registers x 256 threads),
-/// so that no partial second wave trails; each block adds its counts to the output once.
-/// (H100, 256 even bins, time / copy at 2^28, f32 / u32: 8 blocks 0.521 / 0.492, 5 blocks
-/// 0.500 / 0.582, 4 blocks 0.498 / 0.494; docs/performance.md.)
+/// Blocks per multiprocessor of the histogram's grid (fewer for small inputs): one wave of the
+/// blocks that fit at once (4 of the 4-byte even kernels' 46-56 registers x 256 threads), so that
+/// no partial second wave trails; each block adds its counts to the output once.
+/// H100, 256 even bins, 2^28 `f32` / `u32`: 0.498 / 0.494x the copy at 4 blocks, 0.521 / 0.492 at
+/// 8; docs/performance.md.
 pub const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
 /// 16-byte loads each histogram thread issues before it counts them.
 pub const HISTOGRAM_LOADS_IN_FLIGHT: u32 = 4;
@@ -129,10 +128,9 @@ pub const fn segmented_reduce_items(acc_bytes: usize) -> usize {
 pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;
 
 /// As [`SEGMENTED_LOOK_BACK_DELAY_NS`], for the segmented scans (by key and by offsets), whose
-/// tiles wait longer at the barrier after the look-back since their block scan got cheaper
-/// (H100, 2^28, time / copy at 1000 / 2000 ns: scan by key f32 1.73 / 1.67, u32 1.76 / 1.68;
-/// segmented scan of 1000-item segments f32 1.53 / 1.49; the reduce went 1.60 / 1.65 and keeps
-/// 1000; docs/performance.md).
+/// tiles wait longer at the barrier after the look-back since their block scan got cheaper.
+/// H100, 2^28 `f32` scan by key: 1.67x the copy at 2000 ns, 1.73 at 1000 (the reduce keeps 1000);
+/// docs/performance.md.
 pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 
 /// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented scans are built for
@@ -140,44 +138,45 @@ pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
 /// phases, so their speed follows the tiles in flight per multiprocessor.
 pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
 
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented reduce by offsets
-/// (sum, min, max) is built for: its tile carries one value per item and one pair per thread,
-/// so ptxas fits it in 40 registers without spilling, and it is bound by each tile's latency
-/// more than the scans (H100, 2^28 f32, 1000-item segments, time / copy at 4 / 6 / 8 blocks:
-/// 1.55 / 1.35 / 1.61 before the head slots were padded, 8 spilling 64-80 bytes;
-/// docs/performance.md).
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented reduce by offsets (sum,
+/// min, max) is built for: its tile carries one value per item and one pair per thread, so ptxas
+/// fits it in 40 registers without spilling, and it is bound by each tile's latency more than the
+/// scans.
+/// H100, 2^28 `f32`, 1000-item segments: 1.35x the copy at 6 blocks, 1.55 at 4, 1.61 at 8
+/// (spilling); docs/performance.md.
 pub const SEGMENTED_REDUCE_BLOCKS_PER_SM: u32 = 6;
 
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are
-/// built for: as the segmented reduce, 40 registers and no spills since each item is one packed
-/// `u64` key carried from its loaded value in the reduce (at 5 the kernels took 40 registers
-/// too, so ran 6 blocks a multiprocessor as well; H100, 2^28 f32, 1000-item segments, time /
-/// copy 1.60 -> 1.08; docs/performance.md).
+/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are built
+/// for: as the segmented reduce, 40 registers and no spills since each item is one packed `u64` key
+/// carried from its loaded value in the reduce (at 5 the kernels took 40 registers too, so ran 6
+/// blocks a multiprocessor as well).
+/// H100, 2^28 `f32`, 1000-item segments: 1.60 -> 1.08x the copy; docs/performance.md.
 pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 6;
 
-/// From this many tiles on, a segmented call by offsets first finds every tile's first segment
-/// in a small kernel of its own (`device_segment_tile_starts`) instead of each tile searching
-/// the offsets on its critical path (H100, 2^28 f32, 1000-item segments: reduce 1.74 -> 1.54x
-/// the copy, scan 2.02 -> 1.83x); below, the extra launch costs more than the searches (2^20:
-/// reduce 13.5 -> 19.8 µs).
+/// From this many tiles on, a segmented call by offsets first finds every tile's first segment in a
+/// small kernel of its own (`device_segment_tile_starts`) instead of each tile searching the
+/// offsets on its critical path; below, the extra launch costs more than the searches.
+/// H100, `f32` 1000-item segments: reduce 1.74 -> 1.54x the copy at 2^28, 13.5 -> 19.8 µs at 2^20;
+/// docs/performance.md.
 pub const SEGMENT_TILE_STARTS_MIN_TILES: usize = 1024;
 
 /// Threads per block of the row operations when a row takes a warp or less (several rows per
 /// block); a row of more than a warp takes a whole block of its group's size.
 pub const ROW_BLOCK: u32 = 256;
 
-/// Items of each row input a row thread holds at most (16 `f32` in 16 words, 16 halves in 8):
-/// ptxas keeps them in registers within the 64 a thread has at 1024 threads (H100, sm_90: 32
-/// `f32` per thread spilled 276 bytes, 32 halves 188), and 8 halves a thread ran slower than 16
-/// (H100, 16384 x 16384 bf16 softmax: 2.00x the copy against 1.18x). Each operation also caps
-/// the words of all its inputs together (`row_op_table!`).
+/// Items of each row input a row thread holds at most (16 `f32` in 16 words, 16 halves in 8): ptxas
+/// keeps them in registers within the 64 a thread has at 1024 threads (32 spill), and 8 halves a
+/// thread ran slower than 16. Each operation also caps the words of all its inputs together
+/// (`row_op_table!`).
+/// H100, 16384 x 16384 `bf16` softmax: 1.18x the copy at 16 halves a thread, 2.00 at 8;
+/// docs/performance.md.
 pub const ROW_ITEMS: usize = 16;
 
-/// Words of each of `inputs` row inputs a thread holds, for an operation holding at most
-/// `op_words` words of all of them and elements of `vector` per 16 bytes: the smaller of
-/// `op_words / inputs` and [`ROW_ITEMS`]' words. (H100, f32, time / copy at 1024 to 16384
-/// columns: the backward at 16 words of each input 1.70x, at 8 1.50 to 1.60x; LayerNorm at 16
-/// words 1.28 to 1.48x, at 8 1.18 to 1.45x: both spilled at 16.)
+/// Words of each of `inputs` row inputs a thread holds, for an operation holding at most `op_words`
+/// words of all of them and elements of `vector` per 16 bytes: the smaller of `op_words / inputs`
+/// and [`ROW_ITEMS`]' words (the `f32` backward and LayerNorm spilled at 16 words of each input).
+/// H100, `f32` backward at 1024 to 16384 columns: 1.50-1.60x the copy at 8 words of each input,
+/// 1.70 at 16; docs/performance.md.
 pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
     let per_input = op_words / inputs as u32;
     let most = (ROW_ITEMS / (vector / 4)) as u32;
@@ -185,11 +184,11 @@ pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
 }
 
 /// Items of each row input a thread of the kernels summing the norms' weight and bias gradients
-/// holds at most (the `sums` operations of `row_op_table!`, [`row_sums_plan`](crate::planning::rows::row_sums_plan)): 8. H100, time /
-/// copy, `f32` LayerNorm backward with both gradients, 8 items a thread against 4: 262144 x 1024
-/// 1.63 against 1.83 (128 and 256 threads a row), 65536 x 4096 1.58 against 2.02 (512 and 1024
-/// threads); the halves' kernels of 16 items spilled 128 to 140 bytes (ptxas, sm_90) and ran
-/// slower (`bf16` 262144 x 1024 2.76 against 2.32).
+/// holds at most (the `sums` operations of `row_op_table!`,
+/// [`row_sums_plan`](crate::planning::rows::row_sums_plan)): 8; the halves' kernels of 16 spilled
+/// and ran slower.
+/// H100, `f32` LayerNorm backward 65536 x 4096: 1.58x the copy at 8 items, 2.02 at 4;
+/// docs/performance.md.
 pub const ROW_SUMS_ITEMS: usize = 8;
 
 /// Words of each of `inputs` row inputs a thread of a summing kernel holds (`op_words` of all of
@@ -229,12 +228,12 @@ pub const NORM_GRAD_MIN_ROWS: usize = 32;
 pub const ROW_MAX_GROUP: u32 = 1024;
 
 /// Most threads a row held in registers takes when each thread holds `words` words of each of
-/// `inputs` row inputs: 1024 where that is 64 bytes or more (16 `f32`, or 8 words of each of
-/// two inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64
-/// registers each), so nothing overlaps its phases (load, reduce, write): that pays for 64 KiB
-/// of rows, not for 32 KiB, which gains more from four blocks of 256 threads reading their rows
-/// twice (H100, 16384 x 16384 softmax: bf16 1.63x the copy in registers, 1.18x in four tiles of
-/// 256 threads; f32 1.04x and 1.33x; bf16 backward 1.48x and 1.90x).
+/// `inputs` row inputs: 1024 where that is 64 bytes or more (16 `f32`, or 8 words of each of two
+/// inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64 registers each),
+/// so nothing overlaps its phases (load, reduce, write): that pays for 64 KiB of rows, not for 32
+/// KiB, which gains more from four blocks of 256 threads reading their rows twice.
+/// H100, 16384 x 16384 `bf16` softmax: 1.18x the copy in four tiles of 256 threads, 1.63 in
+/// registers; docs/performance.md.
 pub const fn row_register_group(words: u32, inputs: usize) -> u32 {
     if 4 * words as usize * inputs >= 64 {
         1024
@@ -243,18 +242,20 @@ pub const fn row_register_group(words: u32, inputs: usize) -> u32 {
     }
 }
 
-/// Rows of at most this many tiles of [`row_register_group`] threads are read in such tiles;
-/// longer ones in tiles of [`ROW_MAX_GROUP`] threads (H100, 4096 x 65536 bf16 softmax: 16
-/// tiles of 256 threads 1.45x the copy, 4 tiles of 1024 threads 1.29x).
+/// Rows of at most this many tiles of [`row_register_group`] threads are read in such tiles; longer
+/// ones in tiles of [`ROW_MAX_GROUP`] threads.
+/// H100, 4096 x 65536 `bf16` softmax: 1.29x the copy in 4 tiles of 1024 threads, 1.45 in 16 of 256;
+/// docs/performance.md.
 pub const ROW_FEW_TILES: usize = 4;
 
-/// Row kernels held to fewer registers than the row operations' bounds (1024 threads, one block) allow (`.maxnreg`), with
-/// the limit: the halves' softmax, log-softmax, RMSNorm and LayerNorm of 8 words, which take
-/// rows of 1024 to 4096 halves in blocks of 64 to 256 threads, and rows past that in tiles.
-/// ptxas sm_90: 56 registers without the limit (4 blocks of 256 threads a multiprocessor), 48
-/// with it (5) and no spill; at 40 they spill 12 to 72 bytes. LayerNorm (one tile only) spills
-/// 20 bytes at 48 (sm_80 and sm_90) and measured 1.3 to 1.4 % faster at 1024 and 4096 `bf16`
-/// columns (H100) than at 64 registers.
+/// Row kernels held to fewer registers than the row operations' bounds (1024 threads, one block)
+/// allow (`.maxnreg`), with the limit: the halves' softmax, log-softmax, RMSNorm and LayerNorm of 8
+/// words, which take rows of 1024 to 4096 halves in blocks of 64 to 256 threads, and rows past that
+/// in tiles. At 48 registers (56 without the limit) a multiprocessor holds 5 blocks of 256 threads
+/// instead of 4, without a spill (LayerNorm, one tile only, spills 20 bytes and still gains; at 40
+/// they all spill).
+/// H100, `bf16` 65536 x 4096 softmax: 1.034x the copy at 48 registers, 1.116 at 56;
+/// docs/performance.md.
 pub const ROW_REGISTER_LIMITS: &[(&str, u32)] = &[
     ("device_rows_softmax_bf16_w8", 48),
     ("device_rows_softmax_bf16_w8_tiled", 48),
@@ -272,22 +273,20 @@ pub const ROW_REGISTER_LIMITS: &[(&str, u32)] = &[
 
 /// Threads of a block of the clusters summing the norms' parameter gradients over `f32` rows that
 /// tiles of [`ROW_MAX_GROUP`] threads would cut into fewer tiles than a cluster has blocks (on an
-/// H100 8193 to 24576 columns, which one block of 1024 threads a multiprocessor took, its sums
-/// of all the row's tiles in its shared memory): four blocks of 256 threads a row, each summing
-/// 2 or 3 tiles, several blocks a multiprocessor. H100, `f32` 16384 x 16384 backward, time /
-/// copy (`GPU_PRIMITIVES_ROW_MAX_GROUP` 1024 / 512 / 256): LayerNorm 1.935 / 1.905 / 1.788,
-/// RMSNorm 1.912 / 1.863 / 1.777; in halves the cluster of 256 measured slower (`bf16` 16384 x
-/// 16384 2.32 -> 2.41), as their other re-read tiles (docs/performance.md).
+/// H100 8193 to 24576 columns, which one block of 1024 threads a multiprocessor took, its sums of
+/// all the row's tiles in its shared memory): four blocks of 256 threads a row, each summing 2 or 3
+/// tiles, several blocks a multiprocessor. Not for halves, slower so, as their other re-read tiles.
+/// H100, `f32` 16384 x 16384 LayerNorm backward: 1.788x the copy at 256 threads, 1.935 at 1024;
+/// docs/performance.md.
 pub const ROW_SUMS_CLUSTER_GROUP: u32 = 256;
 
-/// Threads of a tile of the norms' backward summing kernels over rows of halves that one tile
-/// of more threads would hold, where tiles of this many cut the row into at most
+/// Threads of a tile of the norms' backward summing kernels over rows of halves that one tile of
+/// more threads would hold, where tiles of this many cut the row into at most
 /// [`ROW_SUMS_HALVES_TILES`] (one block a row, its sums of both tiles in shared memory, the row
 /// read twice from L2): on an H100 `f16` and `bf16` rows of 2049 to 4096 columns, one tile of 512
-/// threads before. H100, `bf16` 65536 x 4096, time / copy (`GPU_PRIMITIVES_ROW_MAX_GROUP` 1024 /
-/// 512 / 256, session 44): LayerNorm backward 2.112 / 2.104 / 1.997, RMSNorm 1.956 / 1.951 /
-/// 1.901 (docs/performance.md). Rows of 4 tiles of 256 (8192 columns) were not measured and keep
-/// their one tile.
+/// threads before. Rows of 4 tiles of 256 (8192 columns) were not measured and keep their one tile.
+/// H100, `bf16` 65536 x 4096 LayerNorm backward: 1.997x the copy in tiles of 256 threads, 2.112 in
+/// one of 1024; docs/performance.md.
 pub const ROW_SUMS_HALVES_GROUP: u32 = 256;
 /// Most tiles of [`ROW_SUMS_HALVES_GROUP`] threads a row of halves is cut into for its summing
 /// kernel instead of one tile of more threads.
@@ -298,15 +297,12 @@ pub const ROW_SUMS_HALVES_TILES: usize = 2;
 pub const ROW_MIN_TILE_GROUP: u32 = 256;
 
 /// Row operations whose rows go to tiles of as few as [`ROW_SMALL_TILE_GROUP`] threads
-/// ([`row_plan_fewer_threads`](crate::planning::rows::row_plan_fewer_threads)), rows of one tile too: the cross-entropy (H100, time / copy in
-/// one tile -> tiles of 64 threads: `bf16` 65536 x 4096 loss 1.110 -> 0.650, with its gradient
-/// 1.486 -> 1.142; `f32` 262144 x 1024 loss 0.769 -> 0.625, with its gradient 1.161 -> 1.092).
-/// Not the others: `f32` and `bf16` RMSNorm at 4096 columns 7 to 8 % slower in tiles of 64,
-/// `f32` LayerNorm 2 % in tiles of 128. Below [`ROW_MIN_TILE_GROUP`] threads only while the
-/// rows, a block each, hold at least half the threads the device runs at once: 1024 rows of
-/// 262144 columns in blocks of 64 threads fill a quarter of an H100, and the loss took 20 %
-/// longer than in blocks of 256 (half of it), where 65536 rows of 4096 `f32` (2 tiles of 256
-/// threads) measured 20 % faster in tiles of 64.
+/// ([`row_plan_fewer_threads`](crate::planning::rows::row_plan_fewer_threads)), rows of one tile
+/// too: the cross-entropy; not the others (RMSNorm and LayerNorm ran slower so). Below
+/// [`ROW_MIN_TILE_GROUP`] threads only while the rows, a block each, hold at least half the threads
+/// the device runs at once: fewer rows in such small blocks leave the device partly idle.
+/// H100, `bf16` 65536 x 4096 cross-entropy loss: 0.650x the copy in tiles of 64 threads, 1.110 in
+/// one tile; docs/performance.md.
 pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
 
 /// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
@@ -329,49 +325,44 @@ pub const SORT_BLOCK: u32 = RADIX_DIGITS;
 /// [`onesweep_look_back_tiles`](crate::planning::sort::onesweep_look_back_tiles).
 pub const SORT_LOOK_BACK_TILES: usize = 4;
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
-/// (`device_radix_sort_onesweep_keys_*`) are built for (their PTX declares it): 64 registers, no spill at 20
-/// keys a thread (each key stored to the exchange as it is ranked, each digit made from its key
-/// where the rank uses it). H100, 2^28 random `u32` keys: 5577 µs at 4 blocks, 6116 at 3 (80
-/// registers): the fourth block hides more of the look-back's and the barriers' latency.
+/// (`device_radix_sort_onesweep_keys_*`) are built for (their PTX declares it): 64 registers, no
+/// spill at 20 keys a thread (each key stored to the exchange as it is ranked, each digit made from
+/// its key where the rank uses it); the fourth block hides more of the look-back's and the
+/// barriers' latency.
+/// H100, 2^28 `u32` keys: 5577 µs at 4 blocks, 6116 at 3; docs/performance.md.
 pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
-/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: their values spill too
-/// much at 3 blocks (H100, `u32` pairs at 2^28: 15.9 Gpairs/s at 3, 21.8 at 2); without spills
-/// (the values loaded after the rank, 80 registers) 3 blocks still measured 15-22 % slower
-/// (session 43, docs/performance.md).
+/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: at 3 blocks their values
+/// spill, and without spills (the values loaded after the rank, 80 registers) 3 blocks still ran
+/// slower.
+/// H100, `u32` pairs at 2^28: 21.8 Gpairs/s at 2 blocks, 15.9 at 3; docs/performance.md.
 pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
 /// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes of 8-byte keys alone in their larger tiles
-/// (`u64`, `i64`, `f64`: 24 keys a thread, 128 registers, no spill). H100, 2^28 keys, session
-/// 44 (µs, best of two): `u64` 17979.8 at 4 blocks of 12 keys, 16542.6 at 2 of 24, 16288.3 at 3
-/// of 16; `f64` 18052.9, 16234.5, 16813.5 (docs/performance.md).
+/// (`u64`, `i64`, `f64`: 24 keys a thread, 128 registers, no spill).
+/// H100, 2^28 keys: 2 blocks of 24 keys fastest of 2 x 24, 3 x 16 and 4 x 12 for `f64` (16234.5
+/// µs), 1.6 % behind 3 x 16 for `u64`; docs/performance.md.
 pub const SORT_WIDE_KEYS_BLOCKS_PER_SM: u32 = 2;
-/// Threads per block of the onesweep passes of 8-byte keys with values (CUB 3.0's shape for
-/// 8-byte keys with 4-byte values on sm_90: 384 threads of 15 keys at 2 blocks a
-/// multiprocessor, 80 registers): thread `t < RADIX_DIGITS` owns digit `t`, every thread ranks
-/// and moves its keys. Session 46, 2^28 random `u64` keys, best of two against 256 threads of
-/// 20 (4-byte values) and 16 (8-byte values): `u32` values on an NVIDIA H200 21880 -> 20187 µs
-/// (CUB 20071), on an H100 25396 -> 25589 (+0.8 %; CUB 24963); `u64` values at 12 keys a
-/// thread H200 27942 -> 27205 (CUB 24610), H100 32619 -> 31982 (CUB 31936); 15 keys a thread
-/// (64 bytes spilled) measured 25823 on the H200 but 36366 on the H100. At 2^20 both payloads
-/// lost 7 to 9 % (H100 `u32` values 154 -> 168 µs, CUB 194), so their small tiles, taken where
-/// they fit in one wave, stay in blocks of 256 ([`onesweep_small_tiles`](crate::planning::sort::onesweep_small_tiles); docs/performance.md).
+/// Threads per block of the onesweep passes of 8-byte keys with values (CUB 3.0's shape for 8-byte
+/// keys with 4-byte values on sm_90: 384 threads of 15 keys at 2 blocks a multiprocessor, 80
+/// registers): thread `t < RADIX_DIGITS` owns digit `t`, every thread ranks and moves its keys. At
+/// 2^20 they lost to blocks of 256, so their small tiles, taken where they fit in one wave, stay in
+/// blocks of 256 ([`onesweep_small_tiles`](crate::planning::sort::onesweep_small_tiles)).
+/// H200, 2^28 `u64` keys with `u32` values: 20187 µs in 384 x 15, 21880 in 256 x 20 (CUB 20071);
+/// docs/performance.md.
 pub const SORT_WIDE_PAIRS_BLOCK: u32 = 384;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built
-/// for (its PTX declares it), but for those [`segmented_sort_blocks_per_sm`](crate::planning::sort::segmented_sort_blocks_per_sm) gives 2. H100, 65536 rows
-/// of 4096 random f32 keys: 7.17 ms at 2 blocks (128 registers; ptxas spills 200 to 960 bytes
-/// per thread), 10.27 ms at 1 (about 250 registers, no spill); since keys are stored as ranked
-/// and a block takes one segment, 4182 us at 2 (24 bytes spilled) and 3616 at 3 (80
-/// registers, 248 bytes spilled); the argsort (`u32` values) of f32 keys 4775 -> 4567, of i32
-/// keys 5.80 -> 5.43 ms, of f16 keys 3.35 -> 3.58 ms (824 bytes spilled: those stay at 2), f16
-/// keys alone 3.0 -> 2.6 ms.
+/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built for
+/// (its PTX declares it), but for those
+/// [`segmented_sort_blocks_per_sm`](crate::planning::sort::segmented_sort_blocks_per_sm) gives 2: a
+/// block takes one segment and stores its keys as ranked, and 3 blocks (80 registers) outrun 2
+/// though they spill more.
+/// H100, 65536 rows of 4096 `f32` keys: 3616 µs at 3 blocks, 4182 at 2; docs/performance.md.
 pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 3;
 /// Keys per lane of the segmented sort's warp sort: segments of at most
 /// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
-/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), in
-/// registers; segments of at most half as many take half the keys a lane. The comparisons grow
-/// as the segment's length squared: at 256 keys (8 a lane) about 640 instructions a key, 12x
-/// the copy's time on an H100, where the warp radix tier (a padded tile in shared memory, 8
-/// passes of about 29 instructions a key) is expected faster; at 128, about 320 (not measured
-/// against it). ptxas sm_90: 46 to 88 registers, no spill.
+/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), in registers;
+/// segments of at most half as many take half the keys a lane. The comparisons grow as the
+/// segment's length squared, so longer segments go to the warp radix tier (8 passes of about 29
+/// instructions a key).
+/// Estimated, H100: about 640 instructions a key at 256 keys, 320 at 128; docs/performance.md.
 pub const SEGMENTED_WARP_SORT_ITEMS: usize = 4;
 /// The longest segment the segmented sort's warp sort takes.
 pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
@@ -386,11 +377,10 @@ pub const SEGMENT_DEVICE_SORT_FIXED_KEYS: usize = 2048;
 /// How many times faster a device-wide sort takes a key than one block of the segmented sort:
 /// about 30 Gkeys/s from 2^24 keys (15 at 2^20) against 1 / 15.5 ns (the figures above).
 pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
-/// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile of
-/// half as many. H100, 524288 rows of 512 random `f32` keys (the same start): keys 9330 ->
-/// 2755 us, argsort 10446 -> 4227 against the medium tier's block a row; with the half tile
-/// for 129 to 256 (another start): 1048576 rows of 256 keys 8619 -> 3369 us, argsort 9372 ->
-/// 4856 against the warp sort, rows of 512's argsort 4226 -> 4360 (docs/performance.md).
+/// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile of half
+/// as many.
+/// H100, 524288 rows of 512 `f32` keys: 2755 µs in the warp radix tier, 9330 in the medium tier's
+/// block a row; docs/performance.md.
 pub const SEGMENTED_WARP_RADIX_SORT_ITEMS: usize = 16;
 /// The longest segment the warp radix tier takes: one tile of its warp.
 pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT_ITEMS;

@@ -134,12 +134,12 @@ pub struct RowSumsLaunch {
     /// kernel), each summing the columns of its own tiles.
     pub cluster: bool,
     /// Dynamic shared memory of the sums past `ROW_SHARED_BYTES`
-    /// ([`row_column_sums_bytes`](crate::layout::row_column_sums_bytes) of a block's largest
-    /// share of the tiles). In `f32` the summing kernels keep no tiles in shared memory: with the
-    /// sums beside them they ran slower than reading the tiles again (H100, `f32` LayerNorm
-    /// backward, time / copy: 16384 x 16384 in one block 2.06 keeping 2 of 4 tiles, 1.94 keeping
-    /// none; 4096 x 65536 in a cluster 2.46 keeping 1 of each block's 2, 1.88 keeping none); in
-    /// halves they do where they fit ([`row_sums_kept_tiles`]).
+    /// ([`row_column_sums_bytes`](crate::layout::row_column_sums_bytes) of a block's largest share
+    /// of the tiles). In `f32` the summing kernels keep no tiles in shared memory: with the sums
+    /// beside them they ran slower than reading the tiles again; in halves they do where they fit
+    /// ([`row_sums_kept_tiles`]).
+    /// H100, `f32` LayerNorm backward 4096 x 65536 in a cluster: 1.88x the copy keeping none, 2.46
+    /// keeping 1 of each block's 2; docs/performance.md.
     pub sums_bytes: u64,
 }
 
@@ -249,11 +249,10 @@ const fn row_sums_fitting(
 /// `vector` elements per 16 bytes, `inputs` row inputs) keeps in shared memory past its column
 /// sums, on a device allowing a block `block_limit_bytes`: in halves every tile of the block but
 /// its last (which stays in registers) that fits without costing a block of occupancy
-/// ([`row_sums_room_tiles`]), so the block reads its share of the row once where all fit;
-/// in `f32` none, every tile but the last read again (from L2, mostly). H100, time / copy
-/// without / with the kept tiles (two rounds each, session 49): `bf16` LayerNorm backward 4096
-/// columns 2.00 / 1.97, 16384 2.33 / 2.29, 65536 3.03 / 2.92, RMSNorm 1.92 / 1.88, 2.20 / 2.17,
-/// 2.82 / 2.81; but `f32` LayerNorm 16384 1.79 / 1.87 and 65536 1.89 / 2.46.
+/// ([`row_sums_room_tiles`]), so the block reads its share of the row once where all fit; in `f32`
+/// none, every tile but the last read again (from L2, mostly), which measured faster there.
+/// H100, `bf16` LayerNorm backward 65536 columns: 2.92x the copy keeping them, 3.03 not; `f32`
+/// 65536 columns 2.46 keeping them, 1.89 not; docs/performance.md.
 pub const fn row_sums_kept_tiles(
     launch: RowSumsLaunch,
     vector: usize,
@@ -287,11 +286,12 @@ pub const fn row_sums_room_tiles(launch: RowSumsLaunch, inputs: usize, block_lim
     if fit < wanted { fit as u32 } else { wanted as u32 }
 }
 
-/// Chunks of the `rows` rows a cluster kernel summing the norms' weight and bias gradients
-/// takes, one cluster each (chunk `c` the rows `c`, `c + chunks`, ...): at most `most`, the
-/// clusters the device runs at once (one wave: H100, `f32` LayerNorm backward 4096 x 65536, 30
-/// clusters at once, time / copy 2.46 in 30 chunks, 3.07 in 64, 2.76 in 128), each at least
-/// [`NORM_GRAD_MIN_ROWS`] rows (1 for an empty matrix).
+/// Chunks of the `rows` rows a cluster kernel summing the norms' weight and bias gradients takes,
+/// one cluster each (chunk `c` the rows `c`, `c + chunks`, ...): at most `most`, the clusters the
+/// device runs at once (one wave), each at least [`NORM_GRAD_MIN_ROWS`] rows (1 for an empty
+/// matrix).
+/// H100, `f32` LayerNorm backward 4096 x 65536, 30 clusters at once: 2.46x the copy in 30 chunks,
+/// 2.76 in 128; docs/performance.md.
 pub const fn row_sums_cluster_chunks(rows: usize, most: usize) -> usize {
     let chunks = rows.div_ceil(NORM_GRAD_MIN_ROWS);
     if chunks > most {
@@ -369,22 +369,21 @@ const fn row_block_share_bytes(block: u32, block_limit_bytes: u64) -> u64 {
     ((block_limit_bytes + reserved) / if blocks == 0 { 1 } else { blocks }).saturating_sub(reserved)
 }
 
-/// How many of a row's first tiles the block keeps in shared memory between its reduction and
-/// its output (`RowParams::shared_tiles`) under `plan`, for an operation of `inputs` row inputs
-/// on a device allowing a block `block_limit_bytes` of shared memory (its opt-in limit): every
-/// tile but the last (which stays in registers) where they fit, else as many as fit (the others
-/// are read again); 0 for a row of one tile. They fit in the block's share of that limit among
-/// the blocks the row kernels' registers let a multiprocessor hold (built for
+/// How many of a row's first tiles the block keeps in shared memory between its reduction and its
+/// output (`RowParams::shared_tiles`) under `plan`, for an operation of `inputs` row inputs on a
+/// device allowing a block `block_limit_bytes` of shared memory (its opt-in limit): every tile but
+/// the last (which stays in registers) where they fit, else as many as fit (the others are read
+/// again); 0 for a row of one tile. They fit in the block's share of that limit among the blocks
+/// the row kernels' registers let a multiprocessor hold (built for
 /// [`MAX_BLOCK_THREADS`](crate::layout::MAX_BLOCK_THREADS) threads: that many threads per
 /// multiprocessor; the multiprocessor holds the limit plus
-/// [`SHARED_RESERVED_PER_BLOCK`](crate::layout::SHARED_RESERVED_PER_BLOCK), which each block
-/// takes too), less `ROW_SHARED_BYTES`, so that kept tiles never cost a block of occupancy (H100,
-/// `f32` cross-entropy with its gradient over 16384 columns: blocks of 256 threads keeping 7
-/// tiles of 8 KiB each left room for 3 blocks a multiprocessor, ncu's theoretical occupancy
-/// 37.5 %, 1.10x the copy; now they would keep 6, so [`row_plan_fewer_threads`] takes blocks of
-/// 512 threads keeping 3 of 4, 1.086x). A tile is [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)`(1,
-/// ..)`: 64 KiB for 1024 threads of 16 words, so an H100 (227 KiB a block) keeps 3, and reads a
-/// row of 4 tiles (65536 `f32`) once.
+/// [`SHARED_RESERVED_PER_BLOCK`](crate::layout::SHARED_RESERVED_PER_BLOCK), which each block takes
+/// too), less `ROW_SHARED_BYTES`, so that kept tiles never cost a block of occupancy. A tile is
+/// [`row_staged_tiles_bytes`](crate::layout::row_staged_tiles_bytes)`(1, ..)`: 64 KiB for 1024
+/// threads of 16 words, so an H100 (227 KiB a block) keeps 3, and reads a row of 4 tiles (65536
+/// `f32`) once.
+/// H100, `f32` cross-entropy with its gradient over 16384 columns: 1.086x the copy within the
+/// share, 1.10 where 7 kept tiles cost a block; docs/performance.md.
 pub const fn row_shared_tiles(plan: RowPlan, inputs: usize, block_limit_bytes: u64) -> u32 {
     if plan.tiles <= 1 {
         return 0;
@@ -405,21 +404,19 @@ const fn row_read_once(plan: RowPlan, inputs: usize, block_limit_bytes: u64) -> 
 }
 
 /// [`row_plan`]'s `plan` (of `shape`, as given it; `shape.max_group` is not read, the smaller
-/// groups tried are) for an operation writing an `output` or not (cross-entropy's loss alone) over `rows` rows, on
-/// a device running `resident_threads` threads at once and allowing a block `block_limit_bytes`
-/// of shared memory, with rows taken by fewer threads a block where that costs no second read:
-/// rows of several tiles (with `small_tiles`, an operation of [`ROW_SMALL_TILE_OPS`](crate::tuning::ROW_SMALL_TILE_OPS), rows of one
-/// tile of a block too) go to the fewest threads, at least [`ROW_MIN_TILE_GROUP`] (with
-/// `small_tiles`, [`ROW_SMALL_TILE_GROUP`], and below [`ROW_MIN_TILE_GROUP`] only while `rows`
-/// blocks of them make half of `resident_threads`), whose plan has several tiles and, with an
-/// output, reads the row once ([`row_shared_tiles`] keeps all but the last); rows that the
-/// plan's block reads partly twice (for a cluster) stay. More blocks a multiprocessor overlap
-/// one row's reductions with another's loads. Measured on an H100 (time / copy, tiles of 1024
-/// threads -> this): `bf16` 4096 x 65536 softmax 1.144 -> 1.047 (512 threads: 8 tiles, 2 blocks
-/// a multiprocessor), LayerNorm 1.311 -> 1.192, cross-entropy's loss 0.753 -> 0.570 (256),
-/// `f32` 16384 x 16384 cross-entropy's loss 0.775 -> 0.540 (256), with its gradient 1.233 ->
-/// 1.104 (256); where tiles of fewer threads are read twice, slower (`f32` softmax 4096 x 65536
-/// 1.027 -> 1.252 at 512).
+/// groups tried are) for an operation writing an `output` or not (cross-entropy's loss alone) over
+/// `rows` rows, on a device running `resident_threads` threads at once and allowing a block
+/// `block_limit_bytes` of shared memory, with rows taken by fewer threads a block where that costs
+/// no second read: rows of several tiles (with `small_tiles`, an operation of
+/// [`ROW_SMALL_TILE_OPS`](crate::tuning::ROW_SMALL_TILE_OPS), rows of one tile of a block too) go
+/// to the fewest threads, at least [`ROW_MIN_TILE_GROUP`] (with `small_tiles`,
+/// [`ROW_SMALL_TILE_GROUP`], and below [`ROW_MIN_TILE_GROUP`] only while `rows` blocks of them make
+/// half of `resident_threads`), whose plan has several tiles and, with an output, reads the row
+/// once ([`row_shared_tiles`] keeps all but the last); rows that the plan's block reads partly
+/// twice (for a cluster) stay. More blocks a multiprocessor overlap one row's reductions with
+/// another's loads; where tiles of fewer threads are read twice, they are slower.
+/// H100, `bf16` 4096 x 65536 softmax: 1.047x the copy in 8 tiles of 512 threads, 1.144 in 4 of
+/// 1024; docs/performance.md.
 pub const fn row_plan_fewer_threads(
     plan: RowPlan,
     shape: RowShape,
@@ -458,18 +455,15 @@ pub const fn row_plan_fewer_threads(
     plan
 }
 
-/// Whether a row of `plan` (an operation of `inputs` row inputs of `vector` elements per 16
-/// bytes, writing an output) is split among the [`ROW_CLUSTER_BLOCKS`] blocks of a cluster on a
-/// device that has clusters, where one block alone would keep `kept` of its tiles in shared
-/// memory ([`row_shared_tiles`]): rows of at least that many tiles of [`ROW_MAX_GROUP`] threads
-/// that one block would read partly twice (`kept < tiles - 1`), except the halves' one-input
-/// operations. Measured on an H100 (time / copy, one block -> a cluster): where one block
-/// reads the row once, the cluster only adds its barrier (`f32` softmax 4096 x 65536 1.03 ->
-/// 1.33); where it reads tiles twice the cluster gains (`f32` softmax 1024 x 262144 1.42 ->
-/// 1.11, the `f32` and `bf16` softmax backward at 4096 and 262144 columns 1.9-2.4 -> 1.5-1.9,
-/// the norms' backward 6-9 %), but not for the halves' forward operations, bound by their
-/// instructions with the re-read tiles mostly in L2 (`bf16` softmax 1024 x 262144 1.31 ->
-/// 1.60).
+/// Whether a row of `plan` (an operation of `inputs` row inputs of `vector` elements per 16 bytes,
+/// writing an output) is split among the [`ROW_CLUSTER_BLOCKS`] blocks of a cluster on a device
+/// that has clusters, where one block alone would keep `kept` of its tiles in shared memory
+/// ([`row_shared_tiles`]): rows of at least that many tiles of [`ROW_MAX_GROUP`] threads that one
+/// block would read partly twice (`kept < tiles - 1`), except the halves' one-input operations.
+/// Where one block reads the row once, the cluster only adds its barrier; the halves' forward
+/// operations are bound by their instructions, with the re-read tiles mostly in L2.
+/// H100, `f32` softmax 1024 x 262144: 1.11x the copy in a cluster, 1.42 in one block;
+/// docs/performance.md.
 pub const fn row_cluster(plan: RowPlan, inputs: usize, vector: usize, kept: u32) -> bool {
     plan.group == ROW_MAX_GROUP
         && plan.tiles >= ROW_CLUSTER_BLOCKS as usize

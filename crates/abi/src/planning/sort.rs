@@ -10,13 +10,13 @@ use crate::tuning::{
     SORT_WIDE_PAIRS_BLOCK,
 };
 
-/// Tiles whose status the look-back of a onesweep pass of `tiles` tiles reads at once, on a GPU
-/// of `multiprocessors` running `blocks_per_sm` of its blocks each: [`SORT_LOOK_BACK_TILES`]
-/// where every tile runs at once (one wave: every tile looks back at the same time, over tiles
-/// that have published their counts but mostly not their prefixes: long walks), else 1 (in
-/// later waves the walks are short, and the reads past a walk's end cost more than the overlap
-/// saves). H100, 2^20 `u32` keys (256 tiles): 64.4 -> 59.3 µs with 4 at once; 2^28 (52429
-/// tiles): 5563 -> 5686 µs with 4, 6414 with 8 (docs/performance.md).
+/// Tiles whose status the look-back of a onesweep pass of `tiles` tiles reads at once, on a GPU of
+/// `multiprocessors` running `blocks_per_sm` of its blocks each: [`SORT_LOOK_BACK_TILES`] where
+/// every tile runs at once (one wave: every tile looks back at the same time, over tiles that have
+/// published their counts but mostly not their prefixes: long walks), else 1 (in later waves the
+/// walks are short, and the reads past a walk's end cost more than the overlap saves).
+/// H100, `u32` keys: 59.3 µs with 4 at once at 2^20, 64.4 with 1; 5563 µs with 1 at 2^28, 5686 with
+/// 4; docs/performance.md.
 pub const fn onesweep_look_back_tiles(tiles: usize, multiprocessors: u32, blocks_per_sm: u32) -> u32 {
     if tiles <= (multiprocessors * blocks_per_sm) as usize {
         SORT_LOOK_BACK_TILES as u32
@@ -66,22 +66,21 @@ pub const fn onesweep_items(
     }
 }
 
-/// Whether a onesweep sort of `n` keys of `key_bytes` with values of `value_bytes` bytes (0:
-/// keys alone) takes its small tiles (`small_items` keys a thread, `sort_key_table!`'s small
-/// tiles) over its larger ones (`items`), on a GPU of `multiprocessors`; each tile
-/// [`onesweep_threads`] times its items. Where the small tiles are shorter, either:
+/// Whether a onesweep sort of `n` keys of `key_bytes` with values of `value_bytes` bytes (0: keys
+/// alone) takes its small tiles (`small_items` keys a thread, `sort_key_table!`'s small tiles) over
+/// its larger ones (`items`), on a GPU of `multiprocessors`; each tile [`onesweep_threads`] times
+/// its items. The larger tiles are faster per key, but where the small tiles are shorter, either:
 ///
 /// - the busiest multiprocessor gets more than an eighth fewer keys so (the tiles dealt out
-///   evenly). The larger tiles are faster per key (H100, 2^28 keys: 7 % alone, 15 % with
-///   values), but an input of only a few tiles per multiprocessor splits unevenly: 2^20 4-byte
-///   keys make 205 tiles of 5120 keys on an H200's 132 multiprocessors (10240 keys on the
-///   busiest), 256 of 4096 (8192). H200, keys alone at 2^20: 20 keys per thread 4 % slower than
-///   16, with `u32` values 24 10 % slower;
-/// - or the small tiles take fewer threads (the 8-byte keys with values: 256 against 384) and
-///   all of them run at once (one wave of [`onesweep_blocks_per_sm`]): there the larger
-///   blocks' threads that own no digit wait at the look-back and the barriers with no later
-///   tile to hide it. Session 46, H100, 2^20 `u64` keys with `u32` values: 256 x 20 153.7 µs,
-///   384 x 15 160.1-160.9, 384 x 12 167.6 (docs/performance.md).
+///   evenly): an input of only a few tiles per multiprocessor splits unevenly (2^20 4-byte keys
+///   make 205 tiles of 5120 keys on 132 multiprocessors, 10240 keys on the busiest, or 256 of 4096,
+///   8192);
+/// - or the small tiles take fewer threads (the 8-byte keys with values: 256 against 384) and all
+///   of them run at once (one wave of [`onesweep_blocks_per_sm`]): there the larger blocks' threads
+///   that own no digit wait at the look-back and the barriers with no later tile to hide it.
+///
+/// H100, 2^20 `u64` keys with `u32` values: 153.7 µs in small tiles of 256 x 20, 167.6 in 384 x 12;
+/// docs/performance.md.
 pub const fn onesweep_small_tiles(
     n: usize,
     multiprocessors: u32,
@@ -113,9 +112,9 @@ const fn busiest_keys(n: usize, multiprocessors: u32, tile: usize) -> usize {
 
 /// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort of keys of
 /// `key_bytes` with values of `value_bytes` (0: keys alone) is built for:
-/// [`SEGMENTED_SORT_BLOCKS_PER_SM`], but 2 (128 registers) for 8-byte values (1316 bytes
-/// spilled at 3 blocks, not measured) and for 4-byte values of 1- and 2-byte keys (slower at 3:
-/// above).
+/// [`SEGMENTED_SORT_BLOCKS_PER_SM`], but 2 (128 registers) for 8-byte values (1316 bytes spilled at
+/// 3 blocks, not measured) and for 4-byte values of 1- and 2-byte keys (slower at 3: H100, `f16`
+/// argsort of 65536 x 4096 3.58 ms at 3 blocks, 3.35 at 2; docs/performance.md).
 pub const fn segmented_sort_blocks_per_sm(key_bytes: usize, value_bytes: usize) -> u32 {
     if value_bytes == 8 || (value_bytes == 4 && key_bytes <= 2) {
         2
@@ -134,14 +133,14 @@ pub const fn warp_merge_warps(longest: usize) -> u32 {
     if parts < 2 { 2 } else { parts as u32 }
 }
 
-/// Copies of each digit's counter a block of the upfront histogram keeps for keys of
-/// `key_bytes` bytes (one pass a byte) on a GPU whose blocks may take `max_shared_bytes` of
-/// shared memory, lane `l` of every warp adding to copy `l % copies`: the largest power of two
-/// up to 32 whose counters for every pass fit [`SORT_HISTOGRAM_SHARED_BYTES`] and the GPU (32
-/// on an H100 or an A100, 16 for 8-byte keys; at least 1). With one counter per digit, the 32
-/// lanes' adds of random digits fell on about 3.2 banks' worth of shared-memory wavefronts each
-/// (bank conflicts), which bounded the kernel (H100: one wavefront a cycle, 108 M of them for
-/// 2^28 `u32` keys); with a copy per lane each add is one wavefront (two with 16 copies).
+/// Copies of each digit's counter a block of the upfront histogram keeps for keys of `key_bytes`
+/// bytes (one pass a byte) on a GPU whose blocks may take `max_shared_bytes` of shared memory, lane
+/// `l` of every warp adding to copy `l % copies`: the largest power of two up to 32 whose counters
+/// for every pass fit [`SORT_HISTOGRAM_SHARED_BYTES`] and the GPU (32 on an H100 or an A100, 16 for
+/// 8-byte keys; at least 1). With one counter per digit, a warp's adds of random digits conflict on
+/// the shared-memory banks, which bounded the kernel; with a copy per lane each add is one
+/// wavefront (two with 16 copies).
+/// H100, 2^28 `u32` keys: 366.8 µs with 32 copies, 464 with 1; docs/performance.md.
 pub const fn sort_histogram_copies(key_bytes: u32, max_shared_bytes: u32) -> u32 {
     let budget = if max_shared_bytes < SORT_HISTOGRAM_SHARED_BYTES {
         max_shared_bytes
