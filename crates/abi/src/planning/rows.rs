@@ -11,6 +11,13 @@ use crate::tuning::{
 
 /// What the row planner needs of a row operation's call: the rows' length and element type, and
 /// the operation's register budget (its `row_op_table!` row).
+///
+/// ```
+/// use gpu_primitives_abi::planning::rows::{RowPlan, RowShape, row_plan};
+/// // Softmax of rows of 1025 `f32`: 16 words a thread, one block of 128 threads a row.
+/// let shape = RowShape { cols: 1025, vector: 4, inputs: 1, op_words: 16, tiled_words: 16, max_group: 1024 };
+/// assert_eq!(row_plan(shape), RowPlan { words: 16, group: 128, block: 128, tiles: 1 });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RowShape {
     /// Elements of a row (its columns), at least 1.
@@ -23,8 +30,8 @@ pub struct RowShape {
     pub op_words: u32,
     /// As `op_words`, where the row takes several tiles.
     pub tiled_words: u32,
-    /// Most threads a row takes: a power of two, 64 to [`ROW_MAX_GROUP`] (less under a tuning
-    /// override).
+    /// Most threads a row takes: a power of two, 64 to [`ROW_MAX_GROUP`] (that, unless a tuning
+    /// override or a planner trying fewer threads asks for less).
     pub max_group: u32,
 }
 
