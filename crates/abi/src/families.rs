@@ -27,6 +27,7 @@ use crate::params::{
     ScanParams, SegmentTileStartsParams, SegmentedArgParams, SegmentedReduceParams, SegmentedScanParams,
     SegmentedSortParams, SelectParams, TargetCountParams, TopKParams,
 };
+use crate::planning::sort::{onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm};
 use crate::table::sort_payload_bytes;
 use crate::tuning::{
     HISTOGRAM_BLOCK, NORM_GRAD_BLOCK, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM, REDUCE_BLOCK,
@@ -34,7 +35,7 @@ use crate::tuning::{
     SEGMENTED_ARG_BLOCKS_PER_SM, SEGMENTED_BLOCKS_PER_SM, SEGMENTED_REDUCE_BLOCKS_PER_SM,
     SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, SELECT_BLOCK,
     SELECT_BLOCKS_PER_SM, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, TARGET_COUNT_BLOCK,
-    TOP_K_BLOCKS_PER_SM, onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm,
+    TOP_K_BLOCKS_PER_SM,
 };
 use crate::{
     element_table, histogram_counter_table, histogram_sample_table, operator_table, row_op_table, row_table,

@@ -246,7 +246,7 @@ pub const fn row_staged_word(
 
 /// Dynamic shared memory of the radix sort's upfront histogram, in bytes, for `passes` passes
 /// and `copies` copies of each digit's counter
-/// ([`sort_histogram_copies`](crate::tuning::sort_histogram_copies)): `u32` counters, the copies
+/// ([`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies)): `u32` counters, the copies
 /// of a counter consecutive.
 pub const fn sort_histogram_shared_bytes(passes: u32, copies: u32) -> u32 {
     passes * RADIX_DIGITS * copies * 4
@@ -266,7 +266,7 @@ pub const BLOCKED_RADIX_BITS: u32 = 4;
 pub const BLOCKED_COUNTER_WORDS: u32 = (1 << BLOCKED_RADIX_BITS) / 2;
 /// Copies of each digit's counter a block of the device-wide top-k counts in, lane `l` adding
 /// to copy `l % copies`: one per lane, so that a warp's adds never meet on a bank (as
-/// [`sort_histogram_copies`](crate::tuning::sort_histogram_copies) found for the sort's histogram).
+/// [`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies) found for the sort's histogram).
 pub const RADIX_SELECT_COPIES: u32 = 32;
 /// Largest `k` the top-k takes by radix select; a larger one sorts each row
 /// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.

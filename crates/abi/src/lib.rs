@@ -7,7 +7,8 @@
 //! | [`table`] | the element types (with accumulator, vector width, items per thread) and the operators; macros that expand a callback once per row, so adding a type or an operator is one row |
 //! | [`layout`] | warp size, block limits, the (value, index) pair, a radix digit's and the counters' shapes, the dynamic shared memory of the device kernels (computed from the types); it imports no tuning |
 //! | [`params`] | one `#[repr(C)]` parameter struct per kernel family, passed by value as the kernel's one parameter |
-//! | [`tuning`] | launch shapes and look-back delays the host picks and the kernels are built for, over the layouts |
+//! | [`tuning`] | the tuned values: threads per block, items per thread, blocks per multiprocessor, look-back delays, over the layouts |
+//! | [`planning`] | pure functions of a call's shape over the tuned values that pick its launch (rows, sorts); tested in `tests/` without a GPU |
 //! | [`families`] | the one registry of kernel families: each kernel's name, parameter bytes, block, launch bounds, cluster shape and module |
 //!
 //! A kernel entry point takes its family's parameter struct; the host launches it with the same
@@ -22,5 +23,6 @@ extern crate std;
 pub mod families;
 pub mod layout;
 pub mod params;
+pub mod planning;
 pub mod table;
 pub mod tuning;

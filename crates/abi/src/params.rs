@@ -457,7 +457,7 @@ pub struct ReduceByKeyParams<Key, In, Acc> {
 /// Launch: `block` threads with `group` dividing it (a power of two, `1..=1024`; a group of more
 /// than a warp is the whole block), any grid (the groups stride over the rows),
 /// [`ROW_SHARED_BYTES`](crate::layout::ROW_SHARED_BYTES) of dynamic shared memory. The thread
-/// mapping the host picks is [`row_plan`](crate::tuning::row_plan).
+/// mapping the host picks is [`row_plan`](crate::planning::rows::row_plan).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct RowParams<T> {
@@ -526,7 +526,7 @@ pub struct RowParams<T> {
 ///   the partials instead (`RowParams::column_partials`, a chunk per group of threads).
 ///
 /// The order of every addition depends only on `rows`, `cols` and
-/// [`norm_grad_chunks`](crate::tuning::norm_grad_chunks): the results are deterministic.
+/// [`norm_grad_chunks`](crate::planning::rows::norm_grad_chunks): the results are deterministic.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct NormGradParams<T> {
@@ -606,7 +606,7 @@ pub struct RadixHistogramParams<K> {
     /// Passes of [`RADIX_BITS`](crate::tuning::RADIX_BITS) bits over `begin_bit .. end_bit`.
     pub passes: u32,
     /// Copies of each digit's counter a block keeps, a power of two up to 32
-    /// ([`sort_histogram_copies`](crate::tuning::sort_histogram_copies)).
+    /// ([`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies)).
     pub copies: u32,
 }
 
@@ -780,9 +780,9 @@ pub struct RadixSelectTopKParams<K> {
 /// (Adinets and Merrill, "Onesweep: A Faster Least Significant Digit Radix Sort for GPUs",
 /// 2022).
 ///
-/// Launch: exactly one block of [`onesweep_threads`](crate::tuning::onesweep_threads) threads
+/// Launch: exactly one block of [`onesweep_threads`](crate::planning::sort::onesweep_threads) threads
 /// ([`SORT_BLOCK`](crate::tuning::SORT_BLOCK), or 384 for the larger tiles of 8-byte keys with
-/// values) per tile of that many times [`onesweep_items`](crate::tuning::onesweep_items) keys,
+/// values) per tile of that many times [`onesweep_items`](crate::planning::sort::onesweep_items) keys,
 /// [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
 /// bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -815,6 +815,6 @@ pub struct OnesweepParams<K, V> {
     pub index_values: u32,
     /// Tiles whose status the look-back reads at once, 1 to
     /// [`SORT_LOOK_BACK_TILES`](crate::tuning::SORT_LOOK_BACK_TILES)
-    /// ([`onesweep_look_back_tiles`](crate::tuning::onesweep_look_back_tiles)).
+    /// ([`onesweep_look_back_tiles`](crate::planning::sort::onesweep_look_back_tiles)).
     pub look_back_tiles: u32,
 }

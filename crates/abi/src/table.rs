@@ -184,10 +184,10 @@ macro_rules! segment_arg_table {
 ///   8-byte values (15 spilled 64 bytes).
 /// - *small tiles*: `payload items` for each value payload that also has a pass of shorter
 ///   tiles (`device_radix_sort_onesweep_<values>_small_<key>`, blocks of
-///   [`onesweep_threads`](crate::tuning::onesweep_threads)`(.., true)` = 256 threads of
+///   [`onesweep_threads`](crate::planning::sort::onesweep_threads)`(.., true)` = 256 threads of
 ///   `items` keys), taken for inputs too short for the larger tiles to spread over every
 ///   multiprocessor or, for the 384-thread passes, that fit in one wave of the small ones
-///   ([`onesweep_small_tiles`](crate::tuning::onesweep_small_tiles)). The 8-byte keys with
+///   ([`onesweep_small_tiles`](crate::planning::sort::onesweep_small_tiles)). The 8-byte keys with
 ///   values keep session 45's 256-thread tiles as their small ones (20 keys a thread with
 ///   4-byte values, 16 with 8-byte values; 128 registers, no spill). Checked when the table
 ///   compiles: each listed payload once, its small tiles shorter than its larger ones.
@@ -369,9 +369,10 @@ const fn small_tiles_shorter(key_bytes: usize, items: [usize; 3], small: &[(&str
     while s < small.len() {
         let (name, small_items) = small[s];
         let value_bytes = sort_payload_bytes(name);
-        let large = crate::tuning::onesweep_threads(key_bytes, value_bytes, false) as usize
-            * crate::tuning::onesweep_items(value_bytes, items[0], items[1], items[2]);
-        let short = crate::tuning::onesweep_threads(key_bytes, value_bytes, true) as usize * small_items;
+        let large = crate::planning::sort::onesweep_threads(key_bytes, value_bytes, false) as usize
+            * crate::planning::sort::onesweep_items(value_bytes, items[0], items[1], items[2]);
+        let short =
+            crate::planning::sort::onesweep_threads(key_bytes, value_bytes, true) as usize * small_items;
         let mut t = s + 1;
         while t < small.len() {
             if small[t].0.eq_ignore_ascii_case(name) {
@@ -450,7 +451,7 @@ macro_rules! segment_tile_starts_name {
 /// Calls `$callback! { [args] name => device type, stored as, vector width: words, ...; ... }`
 /// with the element types of the row operations (`rows`; read and written in their own type,
 /// computed in `f32`) and the words of each row input a thread holds, one kernel each
-/// ([`row_plan`](crate::tuning::row_plan) picks one; at most
+/// ([`row_plan`](crate::planning::rows::row_plan) picks one; at most
 /// [`ROW_ITEMS`](crate::tuning::ROW_ITEMS) items).
 #[macro_export]
 macro_rules! row_table {
@@ -481,7 +482,7 @@ macro_rules! row_table {
 /// too: as `split` with a `_cluster` kernel, the one-tile and the cluster kernels holding at
 /// most [`ROW_SUMS_ITEMS`](crate::tuning::ROW_SUMS_ITEMS) items of each input
 /// ([`row_sums_words`](crate::tuning::row_sums_words) of its `words`), the `_tiled` one
-/// `tiled_words` ([`row_sums_launch`](crate::tuning::row_sums_launch): at 8 words of each input
+/// `tiled_words` ([`row_sums_launch`](crate::planning::rows::row_sums_launch): at 8 words of each input
 /// ptxas spilled its `f32` kernel 104 bytes, sm_90).
 /// The kernels of more words than `row_words` (`row_sums_words`) allows,
 /// or given rows they do not take, are never launched (they trap).

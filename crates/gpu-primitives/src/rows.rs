@@ -8,7 +8,7 @@
 //! reduction after it.
 //!
 //! Each thread holds up to 16 items of each row input in registers, and at most 16 words of all
-//! of them (8 for LayerNorm); `gpu_primitives_abi::tuning::row_plan` decides the mapping:
+//! of them (8 for LayerNorm); `gpu_primitives_abi::planning::rows::row_plan` decides the mapping:
 //!
 //! | operation, type | in a warp or less up to (cols) | in one block's registers up to | past it |
 //! |---|---|---|---|
@@ -22,13 +22,13 @@
 //! Rows read in tiles keep every tile but the last in shared memory between the reduction and the
 //! output while the device's shared memory per block holds them
 //! ([`DeviceInfo::max_shared_per_block`](crate::DeviceInfo::max_shared_per_block), split among
-//! the blocks a multiprocessor holds, less 768 bytes; `tuning::row_shared_tiles`), so they are
+//! the blocks a multiprocessor holds, less 768 bytes; `planning::rows::row_shared_tiles`), so they are
 //! read once while the row's inputs take at most 256 KiB on an H100 (227 KiB of shared memory
 //! beside the tile in a block of 1024 threads' registers): 65536 `f32` or 131072 halves for the
 //! forward operations, half that for the backward. Longer rows keep as many tiles as fit and
 //! read the rest again. Rows of several tiles that a block keeps all but the last of go to
 //! blocks of fewer threads (down to 256) while those still do, so that a multiprocessor runs
-//! more of them at once (`tuning::row_plan_fewer_threads`: 65536 halves in 8 tiles of 512
+//! more of them at once (`planning::rows::row_plan_fewer_threads`: 65536 halves in 8 tiles of 512
 //! threads, 2 blocks a multiprocessor). The cross-entropy's rows, of one tile too, go down to
 //! tiles of 64 threads while its rows, a block each, hold half the threads the device runs at
 //! once (`tuning::ROW_SMALL_TILE_OPS`); its loss alone, which writes no output and keeps no
@@ -37,11 +37,11 @@
 //! **Thread-block clusters** (sm_90 and later: H100, H200): a row that one block of 1024 threads
 //! would read partly twice (past 65536 `f32` forward on an H100, past 16384 for the backward) is
 //! shared among the `tuning::ROW_CLUSTER_BLOCKS` (4) blocks of a cluster, on 4
-//! multiprocessors: each block reads a quarter of the tiles (`tuning::row_block_tiles`),
+//! multiprocessors: each block reads a quarter of the tiles (`planning::rows::row_block_tiles`),
 //! keeping them in its registers and shared memory as above, and the blocks exchange only their
 //! statistics, through distributed shared memory. Rows of up to 1 MiB (262144 `f32`) are then
 //! read once on an H100. Not for the halves' forward operations and cross-entropy's loss alone,
-//! which measured slower so (`tuning::row_cluster` has the figures). The blocks' statistics are combined in
+//! which measured slower so (`planning::rows::row_cluster` has the figures). The blocks' statistics are combined in
 //! rank order, so results are still the same from run to run, though not bitwise the same as on
 //! a GPU without clusters (or with the `row_cluster` override 0, which keeps one block a row
 //! for comparisons). Source: CUDA C++ Programming Guide, "Thread Block Clusters" and
@@ -81,11 +81,13 @@ use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes,
 };
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
+use gpu_primitives_abi::planning::rows::{
+    RowPlan, RowSumsLaunch, norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads,
+    row_shared_tiles, row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
+};
 use gpu_primitives_abi::tuning::{
     NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_BLOCKS,
-    ROW_MAX_GROUP, ROW_SMALL_TILE_OPS, RowPlan, RowSumsLaunch, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
-    norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads, row_shared_tiles,
-    row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
+    ROW_MAX_GROUP, ROW_SMALL_TILE_OPS, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
 };
 
 /// The norms' parameter gradients, summed per chunk of rows (`device_rows_norm_grads_partial_<element>`).
@@ -132,6 +134,7 @@ gpu_primitives_abi::row_table!(row_elements);
 /// The row operations' kernel names (from `gpu_primitives_abi::row_op_table!`).
 mod kernels {
     use gpu_primitives_abi::families::{self, Family};
+    use gpu_primitives_abi::planning::rows::RowShape;
 
     #[derive(Clone, Copy)]
     pub(super) struct RowKernel {
@@ -146,6 +149,20 @@ mod kernels {
         pub tiled_words: u32,
         /// Rows of several tiles go to its `_tiled` kernel (a `split` operation).
         pub split: bool,
+    }
+    impl RowKernel {
+        /// The row planner's shape of this operation over rows of `cols` elements of
+        /// `vector` elements per 16 bytes, in groups of at most `max_group` threads.
+        pub(super) const fn shape(&self, cols: usize, vector: usize, max_group: u32) -> RowShape {
+            RowShape {
+                cols,
+                vector,
+                inputs: self.inputs,
+                op_words: self.words,
+                tiled_words: self.tiled_words,
+                max_group,
+            }
+        }
     }
     macro_rules! row_kernels {
         ([] $($op:ident => $ty:ident, $inputs:literal, $words:literal, $tiled_words:literal, $paths:ident;)*) => {
@@ -453,17 +470,14 @@ fn launch_summing<T: RowElement>(
     let limit = on.gpu().info().max_shared_per_block;
     let module = crate::module(on.gpu())?;
     let has_clusters = uses_clusters(&module);
-    let plan: RowPlan = row_plan(cols, T::ROW_VECTOR, k.inputs, k.words, k.tiled_words, max_group());
+    let shape = k.shape(cols, T::ROW_VECTOR, max_group());
+    let plan: RowPlan = row_plan(shape);
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
     // where none is read twice for it.
     let small_tiles = ROW_SMALL_TILE_OPS.contains(&k.name);
     let plan = row_plan_fewer_threads(
         plan,
-        cols,
-        T::ROW_VECTOR,
-        k.inputs,
-        k.words,
-        k.tiled_words,
+        shape,
         small_tiles,
         call.output.is_some(),
         rows,
@@ -498,7 +512,7 @@ fn launch_summing<T: RowElement>(
     // Rows of several tiles keep what the device's shared memory holds of them past the column
     // sums (none where no output is written). Rows one block would read partly twice go to the
     // blocks of a cluster where the module has cluster kernels (sm_90 and later) and
-    // tuning::row_cluster found it faster (row_sums_launch for the sums).
+    // planning::rows::row_cluster found it faster (row_sums_launch for the sums).
     let alone = if call.output.is_some() {
         row_shared_tiles(plan, k.inputs, u64::from(limit))
     } else {
@@ -536,7 +550,7 @@ fn launch_summing<T: RowElement>(
     // the limit less the cluster kernel's static slots.
     let shared_tiles = match sums {
         // The summing kernels: in halves their tiles but the last where they fit past the sums,
-        // in f32 none (tuning::row_sums_kept_tiles).
+        // in f32 none (planning::rows::row_sums_kept_tiles).
         Some(sums) => match sums_kept_tiles() {
             None => row_sums_kept_tiles(sums, T::ROW_VECTOR, k.inputs, u64::from(limit)),
             Some(most) => row_sums_room_tiles(sums, k.inputs, u64::from(limit)).min(most),
@@ -613,12 +627,7 @@ fn summing_launch<T: RowElement>(
     has_clusters: bool,
 ) -> Option<RowSumsLaunch> {
     row_sums_launch(
-        cols,
-        T::ROW_VECTOR,
-        summing.inputs,
-        summing.words,
-        summing.tiled_words,
-        max_group(),
+        summing.shape(cols, T::ROW_VECTOR, max_group()),
         u64::from(limit),
         has_clusters,
     )
@@ -740,7 +749,7 @@ fn max_group() -> u32 {
 
 /// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
 /// cluster (where the GPU has clusters), for measurements beside one block a row: 1, as
-/// `tuning::row_cluster` decides; overridden to 0, never; to 2, the halves' one-input
+/// `planning::rows::row_cluster` decides; overridden to 0, never; to 2, the halves' one-input
 /// operations too, whose rows the rule keeps in one block.
 fn cluster_mode() -> u32 {
     crate::tuning::overrides().row_cluster.unwrap_or(1)
@@ -757,7 +766,7 @@ fn sums_cluster_chunks(active: usize) -> usize {
 
 /// Most tiles of a row the norms' summing kernels keep in shared memory past their column sums,
 /// for every type, where overridden (0 to 64) for measurements; otherwise
-/// `tuning::row_sums_kept_tiles` decides.
+/// `planning::rows::row_sums_kept_tiles` decides.
 fn sums_kept_tiles() -> Option<u32> {
     crate::tuning::overrides().row_sums_kept_tiles
 }
@@ -968,7 +977,7 @@ impl<'o, T> NormGrads<'o, T> {
 ///   and 2048 of halves, tiles past it, kept in shared memory where they fit);
 /// - `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]` where `grads`
 ///   asks for them: summed in the `dx` kernel's shared memory over the rows each block or
-///   cluster takes (`tuning::row_sums_launch`): where one tile of at most 1024 threads of 8
+///   cluster takes (`planning::rows::row_sums_launch`): where one tile of at most 1024 threads of 8
 ///   items of `x` and of `dy` each holds the row (up to 8192 columns); on a GPU with
 ///   thread-block clusters, where the sums of a quarter of such tiles fit a block, the row
 ///   shared among the 4 blocks of a cluster, a chunk of rows a cluster and as many chunks as

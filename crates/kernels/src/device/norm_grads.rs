@@ -15,7 +15,7 @@
 //! The row kernel of the norms' backward can write the partials itself (one chunk per group of
 //! threads, summed over the rows the group took), so that only the finish reads them again.
 //!
-//! Every sum is in an order fixed by the shape (`tuning::norm_grad_chunks`), so the results are
+//! Every sum is in an order fixed by the shape (`planning::rows::norm_grad_chunks`), so the results are
 //! the same bits from run to run, whatever the GPU.
 
 use super::element::RowElement;

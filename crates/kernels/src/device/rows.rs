@@ -5,7 +5,7 @@
 //! ([`row_op`]) so that the row is read once and written once while it fits the registers of
 //! the threads that hold it.
 //!
-//! - **Thread mapping** (the host picks it: `gpu_primitives_abi::tuning::row_plan`): a *group*
+//! - **Thread mapping** (the host picks it: `gpu_primitives_abi::planning::rows::row_plan`): a *group*
 //!   of `G` threads (a power of two) per row. Groups of a warp or less share the block's warps
 //!   (several rows per warp for short rows) and reduce with shuffles; a group of more than a warp
 //!   is the whole block and reduces through shared memory ([`RowGroup`]).
@@ -65,7 +65,8 @@ use gpu_primitives_abi::layout::{
     MAX_WARPS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, ROW_STATS, row_column_sums_bytes, row_staged_word,
 };
 use gpu_primitives_abi::params::RowParams;
-use gpu_primitives_abi::tuning::{ROW_CLUSTER_BLOCKS, row_block_tiles};
+use gpu_primitives_abi::planning::rows::row_block_tiles;
+use gpu_primitives_abi::tuning::ROW_CLUSTER_BLOCKS;
 
 /// `e^x` through `ex2.approx.ftz.f32` (see the [module docs](self) for its error).
 #[inline(always)]

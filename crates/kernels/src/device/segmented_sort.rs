@@ -204,7 +204,7 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
 }
 
 /// The warp merge tier: the launch's segments of `p.shortest ..= p.longest` keys that fit the
-/// tiles of `warps` (= [`warp_merge_warps`](gpu_primitives_abi::tuning::warp_merge_warps)`(p.longest)`: 2 or 4) warps, tiles of `32 * ITEMS`
+/// tiles of `warps` (= [`warp_merge_warps`](gpu_primitives_abi::planning::sort::warp_merge_warps)`(p.longest)`: 2 or 4) warps, tiles of `32 * ITEMS`
 /// keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a group of `warps` warps each: warps
 /// `warps * q ..` of block `b` take segment `p.first_segment + (b * warps_per_block()) / warps +
 /// q`, if there is one and it is of the range. Warp `h` of a group sorts part `h` of the segment
@@ -220,7 +220,7 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
 ///
 /// # Safety
 /// Every thread of the block calls it (blocks of whole warps, a multiple of 4) with the same
-/// `warps`, [`warp_merge_warps`](gpu_primitives_abi::tuning::warp_merge_warps)`(p.longest)`; `p` as [`segmented_radix_sort`] needs it (no
+/// `warps`, [`warp_merge_warps`](gpu_primitives_abi::planning::sort::warp_merge_warps)`(p.longest)`; `p` as [`segmented_radix_sort`] needs it (no
 /// scratch buffers needed; `p.longest` at most
 /// [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)); `own` is
 /// the calling warp's storage, as [`warp_radix_sort_blocked`] needs it for `ITEMS` keys a lane,

@@ -27,9 +27,9 @@ use gpu_primitives_abi::params::{
     OnesweepParams, RadixHistogramParams, RadixSelectTopKParams, SegmentedSortParams, TopKParams,
     radix_select_step,
 };
+use gpu_primitives_abi::planning::sort::{onesweep_items, onesweep_threads, warp_merge_warps};
 use gpu_primitives_abi::tuning::{
-    RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK,
-    onesweep_items, onesweep_threads, top_k_items, warp_merge_warps,
+    RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, top_k_items,
 };
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 

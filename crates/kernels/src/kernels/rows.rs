@@ -108,7 +108,7 @@ macro_rules! row_tiled_entry {
 
 /// The words of each input a `row_op_table!` operation's cluster kernel holds: its tiles'
 /// (`row_words` of `tiled_words`), or for `sums` operations their one tile's (`row_sums_words`
-/// of `op_words`: `tuning::row_sums_launch`). Used by the sm_90 module's entries only.
+/// of `op_words`: `planning::rows::row_sums_launch`). Used by the sm_90 module's entries only.
 #[cfg_attr(not(target_feature = "sm_90"), allow(unused_macros))]
 macro_rules! row_cluster_words {
     (sums, $vec:literal, $inputs:literal, $op_words:literal, $tiled_words:literal) => {

@@ -857,7 +857,7 @@ fn long_rows_kept_in_shared_memory(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// The row plans split a multiprocessor's shared memory among its blocks assuming the driver
-/// reserves `layout::SHARED_RESERVED_PER_BLOCK` bytes a block (`tuning::row_shared_tiles`): this
+/// reserves `layout::SHARED_RESERVED_PER_BLOCK` bytes a block (`planning::rows::row_shared_tiles`): this
 /// GPU reserves that much.
 fn reserved_shared_memory(gpu: &Gpu) -> Result<(), Failed> {
     let reserved = gpu.info().reserved_shared_per_block;

@@ -271,7 +271,7 @@ fn check_all<K: SortKey>(
 const TILE_LENGTHS: &[[usize; 7]] = {
     use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
     const fn tile(key_bytes: usize, value_bytes: usize, items: usize) -> usize {
-        gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes, false) as usize * items
+        gpu_primitives_abi::planning::sort::onesweep_threads(key_bytes, value_bytes, false) as usize * items
     }
     /// The small tiles of `value_bytes` values, or the one-block sort's tile where there are none.
     const fn small_tile(
@@ -282,7 +282,8 @@ const TILE_LENGTHS: &[[usize; 7]] = {
     ) -> usize {
         match onesweep_small_items(small, sort_payload_name(value_bytes)) {
             Some(items) => {
-                gpu_primitives_abi::tuning::onesweep_threads(key_bytes, value_bytes, true) as usize * items
+                gpu_primitives_abi::planning::sort::onesweep_threads(key_bytes, value_bytes, true) as usize
+                    * items
             }
             None => block,
         }
@@ -431,15 +432,15 @@ fn special_floats(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// The onesweep passes of both tile sizes (`sort_key_table!`'s small tiles, taken by
-/// `tuning::onesweep_small_tiles` for this GPU's multiprocessors) and both look-backs (tiles
-/// read at once or one by one, `tuning::onesweep_look_back_tiles`), keys alone, with 4-byte and
+/// `planning::sort::onesweep_small_tiles` for this GPU's multiprocessors) and both look-backs (tiles
+/// read at once or one by one, `planning::sort::onesweep_look_back_tiles`), keys alone, with 4-byte and
 /// with 8-byte values, for every key width whose tiles differ from its small ones, at lengths
 /// one past a whole number of tiles of each: every key and value checked.
 fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
-    use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
-    use gpu_primitives_abi::tuning::{
+    use gpu_primitives_abi::planning::sort::{
         onesweep_blocks_per_sm, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
     };
+    use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {

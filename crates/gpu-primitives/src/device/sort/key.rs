@@ -34,7 +34,7 @@ pub trait SortKey: Copy + Send + Sync + std::fmt::Debug + 'static + sealed::Key 
     const ONESWEEP_V8_ITEMS: usize;
     /// The value payloads ("keys", "v4", "v8") whose onesweep passes also come with small
     /// tiles, with their keys per thread (tiles of `onesweep_threads(.., true)` threads), taken
-    /// for inputs too short for the larger tiles ([`onesweep_small_tiles`](gpu_primitives_abi::tuning::onesweep_small_tiles)).
+    /// for inputs too short for the larger tiles ([`onesweep_small_tiles`](gpu_primitives_abi::planning::sort::onesweep_small_tiles)).
     const ONESWEEP_SMALL: &'static [(&'static str, usize)];
     /// The sort's order (see the trait's docs), computed on the host (the CPU reference).
     fn sort_cmp(&self, other: &Self) -> Ordering;

@@ -12,10 +12,13 @@ use crate::{DeviceInfo, Gpu, LaunchConfig, OnStream, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
+use gpu_primitives_abi::planning::sort::{
+    onesweep_blocks_per_sm, onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads,
+    sort_histogram_copies,
+};
 use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
 use gpu_primitives_abi::tuning::{
-    RADIX_BITS, RADIX_DIGITS, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, onesweep_blocks_per_sm,
-    onesweep_items, onesweep_look_back_tiles, onesweep_small_tiles, onesweep_threads, sort_histogram_copies,
+    RADIX_BITS, RADIX_DIGITS, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM,
 };
 
 /// The sort's upfront digit counts of every pass (`device_radix_sort_histogram_<key>`).

@@ -13,10 +13,11 @@ use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, SegmentedSortTier};
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
+use gpu_primitives_abi::planning::sort::warp_merge_warps;
 use gpu_primitives_abi::tuning::{
     SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_WARP_MERGE_SORT_KEYS,
     SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
-    SORT_MAX_KEYS, warp_merge_warps,
+    SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
