@@ -1,11 +1,13 @@
 //! The CLI's `reduce-by-key` command on two `.npy` files (keys and values): for each run of equal
 //! consecutive keys, its first key and the reduction of its values (or with `--unique` its first
-//! value) on the GPU; report, optionally write both arrays, and (`--check`) compare them bit
-//! for bit with the CPU reference.
+//! value) on the GPU; report, optionally write both arrays, and (`--check`) compare them with
+//! the CPU reference: keys and first values bit for bit, reductions as `reduce --check` compares
+//! one (integers, min and max exactly; a float sum within the rounding bound of any order of
+//! summation, over its run: the GPU adds a run that spans threads or tiles in another order).
 
-use crate::cli_ops::{CliError, OpArg, time_warm};
+use crate::cli_ops::{CliElement, CliError, Fold, OpArg, time_warm};
 use crate::npy;
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, Max, Min, Operator, ScanKey, Sum};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Max, Min, Operator, ScanKey, Sum};
 use gpu_primitives::{Gpu, reference};
 use std::path::{Path, PathBuf};
 
@@ -85,11 +87,13 @@ fn write_runs<K: Written, V: Written>(
     Ok(())
 }
 
-/// Write (`--output`) and compare (`--check`, by bits) the GPU's runs with the CPU's.
+/// Write (`--output`) and compare (`--check`) the GPU's runs with the CPU's: the keys by bits,
+/// the values as `values_agree` says.
 fn report<K: Written + PartialEq, V: Written>(
     job: &ByKeyJob,
     (found_keys, found): (Vec<K>, Vec<V>),
-    (expected_keys, expected): (Vec<K>, Vec<V>),
+    expected_keys: &[K],
+    values_agree: impl FnOnce(&[V]) -> bool,
     value_type: &str,
 ) -> Result<bool, CliError> {
     if let Some(path) = &job.output {
@@ -98,20 +102,55 @@ fn report<K: Written + PartialEq, V: Written>(
     if !job.check {
         return Ok(true);
     }
-    let same = found_keys == expected_keys
-        && bytemuck::cast_slice::<V, u8>(&found) == bytemuck::cast_slice::<V, u8>(&expected);
+    let same = found_keys == expected_keys && values_agree(&found);
     println!(
         "CPU reference: {} runs; {}",
         expected_keys.len(),
-        if same { "identical" } else { "DIFFERENT" }
+        if same { "agree" } else { "DIFFERENT" }
     );
     Ok(same)
+}
+
+/// Whether `found` holds one reduction by `op` a run of equal consecutive `keys`, each agreeing
+/// with the CPU's fold of its run's `values` as `reduce --check` judges one
+/// ([`CliElement::first_mismatch`]: exact but for a float sum, within its rounding bound).
+fn reductions_agree<K: PartialEq, T: CliElement>(
+    keys: &[K],
+    values: &[T],
+    found: &[T::Acc],
+    op: OpArg,
+) -> bool
+where
+    T::Acc: npyz::AutoSerialize,
+{
+    let mut run = 0;
+    let mut start = 0;
+    for end in 1..=keys.len() {
+        if end < keys.len() && keys[end] == keys[end - 1] {
+            continue;
+        }
+        let Some(reduction) = found.get(run) else {
+            return false;
+        };
+        if T::first_mismatch(
+            &values[start..end],
+            std::slice::from_ref(reduction),
+            op,
+            Fold::Reduce,
+        )
+        .is_some()
+        {
+            return false;
+        }
+        (run, start) = (run + 1, end);
+    }
+    run == found.len()
 }
 
 fn run_typed<K, T, Op>(gpu: &Gpu, keys: &[K], values: &[T], job: &ByKeyJob) -> Result<bool, CliError>
 where
     K: ScanKey + Default + Written + PartialEq,
-    T: Element + Written,
+    T: CliElement + Written,
     T::Acc: Written,
     Op: Operator,
 {
@@ -130,7 +169,10 @@ where
         })?;
         let firsts = T::from_raw(&firsts.to_vec(gpu)?).to_vec();
         let found = finish_call(gpu, ("unique_by_key", n, T::NAME), &targets, elapsed, firsts)?;
-        report(job, found, reference::unique_by_key(keys, values), T::NAME)
+        let (expected_keys, expected) = reference::unique_by_key(keys, values);
+        let bits = |v: &[T]| bytemuck::cast_slice::<T, u8>(v).to_vec();
+        let firsts_agree = |found: &[T]| bits(found) == bits(&expected);
+        report(job, found, &expected_keys, firsts_agree, T::NAME)
     } else {
         let mut reductions = gpu.alloc_zeroed::<T::Acc>(n)?;
         let ((), elapsed) = time_warm(gpu, || {
@@ -140,12 +182,9 @@ where
         let reductions = gpu.download(&reductions)?;
         let found = finish_call(gpu, ("reduce_by_key", n, T::NAME), &targets, elapsed, reductions)?;
         let acc = std::any::type_name::<T::Acc>();
-        report(
-            job,
-            found,
-            reference::reduce_by_key::<K, T, Op>(keys, values),
-            acc,
-        )
+        let (expected_keys, _) = reference::reduce_by_key::<K, T, Op>(keys, values);
+        let agree = |found: &[T::Acc]| reductions_agree(keys, values, found, job.op);
+        report(job, found, &expected_keys, agree, acc)
     }
 }
 
@@ -192,4 +231,27 @@ pub fn run(job: &ByKeyJob) -> Result<bool, CliError> {
             }
         })
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_float_sum_in_another_order_agrees_and_a_wrong_one_does_not() {
+        let keys = [1u32, 1, 1, 2, 2];
+        let values = [1.0e8f32, 1.0, -1.0e8, 0.5, 0.25];
+        // In order, in f32: 1e8 + 1 rounds to 1e8, less 1e8 is 0; in another order, 1.
+        assert!(reductions_agree(&keys, &values, &[0.0, 0.75], OpArg::Sum));
+        assert!(reductions_agree(&keys, &values, &[1.0, 0.75], OpArg::Sum));
+        assert!(!reductions_agree(&keys, &values, &[0.0, 0.5], OpArg::Sum));
+        // A reduction short, or one too many.
+        assert!(!reductions_agree(&keys, &values, &[0.0], OpArg::Sum));
+        assert!(!reductions_agree(&keys, &values, &[0.0, 0.75, 0.0], OpArg::Sum));
+        // Max and integers exactly.
+        assert!(reductions_agree(&keys, &values, &[1.0e8, 0.5], OpArg::Max));
+        assert!(!reductions_agree(&keys, &values, &[1.0e8, 0.25], OpArg::Max));
+        assert!(reductions_agree(&[3u64, 3], &[1u32, 2], &[3], OpArg::Sum));
+        assert!(!reductions_agree(&[3u64, 3], &[1u32, 2], &[4], OpArg::Sum));
+    }
 }

@@ -144,7 +144,7 @@ pub struct Job {
 }
 
 /// An element type the CLI reads, with its CPU reference.
-trait CliElement: Element + NpyElement
+pub(crate) trait CliElement: Element + NpyElement
 where
     Self::Acc: npyz::AutoSerialize,
 {

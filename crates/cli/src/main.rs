@@ -141,7 +141,9 @@ struct ByKeyArgs {
     /// place of `.npy` (reductions of f16 values are f32).
     #[arg(long)]
     output: Option<std::path::PathBuf>,
-    /// Also compute the CPU reference and compare bit for bit (exit status 1 if they differ).
+    /// Also compute the CPU reference and compare (exit status 1 if they differ): keys and first
+    /// values bit for bit, reductions exactly but for float sums, each within the rounding bound
+    /// of its run (the GPU adds a long run in another order).
     #[arg(long)]
     check: bool,
 }

@@ -257,6 +257,12 @@ fn reduce_by_key() -> Result<(), Stop> {
         "--check",
     ])?;
     on_gpu(&["reduce-by-key", large_keys, large_values, "--unique", "--check"])?;
+    // Sums that round: a run across threads or tiles adds in another order than the CPU's
+    // (compared bit for bit, these were DIFFERENT; within their bound they agree).
+    let inexact = temp("gpu-by-key-inexact-values.npy");
+    let floats: Vec<f32> = (0..n).map(|i| 1.0e3 + (i % 97) as f32 / 7.0).collect();
+    write_npy(&inexact, "<f4", &format!("({n},)"), &le_bytes(&floats));
+    on_gpu(&["reduce-by-key", large_keys, inexact.to_str().unwrap(), "--check"])?;
     Ok(())
 }
 
