@@ -36,6 +36,16 @@ const fn shape(
     }
 }
 
+/// The plan of `words` words a thread, `group` threads a row, blocks of `block`, `tiles` tiles.
+const fn planned(words: u32, group: u32, block: u32, tiles: usize) -> RowPlan {
+    RowPlan {
+        words,
+        group,
+        block,
+        tiles,
+    }
+}
+
 #[test]
 fn cluster_blocks_share_every_tile_once() {
     for tiles in ROW_CLUSTER_BLOCKS..200 {
@@ -138,12 +148,7 @@ fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
     assert_eq!(row_shared_tiles(less, 1, h100), 7);
     // Blocks of 256 threads, 4 a multiprocessor: 6 tiles of 8 KiB each, as 7 would leave
     // room for 3 blocks with the driver's 1 KiB a block.
-    let quarter = RowPlan {
-        words: 8,
-        group: 256,
-        block: 256,
-        tiles: 8,
-    };
+    let quarter = planned(8, 256, 256, 8);
     assert_eq!(row_shared_tiles(quarter, 1, h100), 6);
     let kept = row_staged_tiles_bytes(6, 8, 1, 256);
     let block = kept + u64::from(ROW_SHARED_BYTES + SHARED_RESERVED_PER_BLOCK);
@@ -361,101 +366,41 @@ fn cluster_sums_take_a_chunk_a_cluster_at_once() {
 #[test]
 fn short_rows_share_a_warp_long_rows_take_a_block() {
     // 8 f32: 4 words (4 items) per thread, 2 threads per row.
-    assert_eq!(
-        row_plan(shape(8, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 4,
-            group: 2,
-            block: 256,
-            tiles: 1
-        }
-    );
+    assert_eq!(row_plan(shape(8, 4, 1, 16, 16, 1024)), planned(4, 2, 256, 1));
     // 1 item: one thread per row.
     assert_eq!(row_plan(shape(1, 4, 1, 16, 16, 1024)).group, 1);
     // 512 f32: a warp of 16 words each; 1024: two warps.
-    assert_eq!(
-        row_plan(shape(512, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 16,
-            group: 32,
-            block: 256,
-            tiles: 1
-        }
-    );
-    assert_eq!(
-        row_plan(shape(1024, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 16,
-            group: 64,
-            block: 64,
-            tiles: 1
-        }
-    );
+    assert_eq!(row_plan(shape(512, 4, 1, 16, 16, 1024)), planned(16, 32, 256, 1));
+    assert_eq!(row_plan(shape(1024, 4, 1, 16, 16, 1024)), planned(16, 64, 64, 1));
     // 512 bf16: a warp of 8 words (16 halves) each.
-    assert_eq!(
-        row_plan(shape(512, 8, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 8,
-            group: 32,
-            block: 256,
-            tiles: 1
-        }
-    );
+    assert_eq!(row_plan(shape(512, 8, 1, 16, 16, 1024)), planned(8, 32, 256, 1));
     // 1025 f32: 128 threads.
     assert_eq!(
         row_plan(shape(1025, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 16,
-            group: 128,
-            block: 128,
-            tiles: 1
-        }
+        planned(16, 128, 128, 1)
     );
     // 16384 f32 in 1024 threads, 16384 halves in four tiles of 256; 65536 f32 in four tiles.
     assert_eq!(
         row_plan(shape(16384, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 16,
-            group: 1024,
-            block: 1024,
-            tiles: 1
-        }
+        planned(16, 1024, 1024, 1)
     );
     assert_eq!(
         row_plan(shape(16384, 8, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 8,
-            group: 256,
-            block: 256,
-            tiles: 4
-        }
+        planned(8, 256, 256, 4)
     );
     // 4096 halves in registers; 65536 in four tiles of 1024 threads.
     assert_eq!(row_plan(shape(4096, 8, 1, 16, 16, 1024)).tiles, 1);
     assert_eq!(row_plan(shape(65536, 8, 1, 16, 16, 1024)).group, 1024);
     assert_eq!(
         row_plan(shape(65536, 4, 1, 16, 16, 1024)),
-        RowPlan {
-            words: 16,
-            group: 1024,
-            block: 1024,
-            tiles: 4
-        }
+        planned(16, 1024, 1024, 4)
     );
     assert_eq!(row_plan(shape(1 << 20, 8, 1, 16, 16, 1024)).tiles, 64);
     // The backward of 16384 halves holds 64 bytes per thread: 1024 threads, in registers.
     assert_eq!(row_plan(shape(16384, 8, 2, 16, 16, 1024)).tiles, 1);
     // The f32 backward holds 8 words of each input; LayerNorm 8 words: 1024 f32 in 128.
     assert_eq!(row_plan(shape(1024, 4, 2, 16, 16, 1024)).words, 8);
-    assert_eq!(
-        row_plan(shape(1024, 4, 1, 8, 8, 1024)),
-        RowPlan {
-            words: 8,
-            group: 128,
-            block: 128,
-            tiles: 1
-        }
-    );
+    assert_eq!(row_plan(shape(1024, 4, 1, 8, 8, 1024)), planned(8, 128, 128, 1));
 }
 
 #[test]
