@@ -8,8 +8,7 @@
 //! `Arc<CudaContext>`: the primary context is released only after the last of them is dropped,
 //! whatever the order of drops, so no handle outlives the context it was made in.
 
-use crate::error::check;
-use crate::{Result, sys};
+use crate::{Result, result, sys};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -29,17 +28,14 @@ impl Drop for Context {
     fn drop(&mut self) {
         // SAFETY: retained once by `retain`, released once here, after every handle holding an
         // `Arc` to it was dropped.
-        unsafe { sys::cuDevicePrimaryCtxRelease_v2(self.device) };
+        unsafe { result::primary_context_release(self.device) };
     }
 }
 
 impl Context {
     /// Retain `device`'s primary context.
     pub(crate) fn retain(device: sys::CUdevice) -> Result<Arc<Self>> {
-        let mut raw: sys::CUcontext = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer and device.
-        let status = unsafe { sys::cuDevicePrimaryCtxRetain(&mut raw, device) };
-        check(status, "retaining the primary context")?;
+        let raw = result::primary_context_retain(device)?;
         Ok(Arc::new(Self { raw, device }))
     }
 
@@ -53,9 +49,8 @@ impl Context {
     /// (`cuCtxPushCurrent` / `cuCtxPopCurrent`): a library call leaves a caller's current
     /// context (cust's, say) as it found it.
     pub(crate) fn push(&self) -> Result<Current<'_>> {
-        // SAFETY: the context is retained for as long as `self`.
-        let status = unsafe { sys::cuCtxPushCurrent_v2(self.raw) };
-        check(status, "making the context current")?;
+        // SAFETY: the context is retained for as long as `self`; `Current`'s drop pops it.
+        unsafe { result::context_push(self.raw)? };
         Ok(Current {
             _context: self,
             _not_send: PhantomData,
@@ -72,9 +67,8 @@ pub(crate) struct Current<'a> {
 
 impl Drop for Current<'_> {
     fn drop(&mut self) {
-        let mut popped: sys::CUcontext = std::ptr::null_mut();
         // SAFETY: pops the context `push` pushed on this thread (guards are dropped in reverse
-        // order of their pushes, as scopes end); a valid out-pointer.
-        unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+        // order of their pushes, as scopes end).
+        unsafe { result::context_pop() };
     }
 }

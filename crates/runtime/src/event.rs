@@ -1,8 +1,7 @@
 //! [`Event`]: a point in a stream's work, to order another stream after it or to time work.
 
 use crate::context::Context;
-use crate::error::check;
-use crate::{Result, Stream, sys};
+use crate::{Result, Stream, result, sys};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,7 +22,7 @@ impl Drop for Event {
     fn drop(&mut self) {
         if let Ok(_current) = self.context.push() {
             // SAFETY: created by `create`, destroyed once here, its context current.
-            unsafe { sys::cuEventDestroy_v2(self.raw) };
+            unsafe { result::event_destroy(self.raw) };
         }
         crate::fault::count_event(-1);
     }
@@ -46,10 +45,7 @@ impl Event {
         } else {
             sys::CUevent_flags_enum::CU_EVENT_DISABLE_TIMING as u32
         };
-        let mut raw: sys::CUevent = std::ptr::null_mut();
-        // SAFETY: a valid out-pointer; the context is current.
-        let status = unsafe { sys::cuEventCreate(&mut raw, flags) };
-        check(status, "creating an event")?;
+        let raw = result::event_create(flags)?;
         crate::fault::count_event(1);
         Ok(Self {
             raw,
@@ -66,10 +62,7 @@ impl Event {
         stream.check_context(&self.context, "recording an event")?;
         let _current = self.context.push()?;
         // SAFETY: a live event and stream of the current context.
-        check(
-            unsafe { sys::cuEventRecord(self.raw, stream.as_raw()) },
-            "recording an event",
-        )
+        unsafe { result::event_record(self.raw, stream.as_raw()) }
     }
 
     /// Wait on the host until the work before the event's last record has run.
@@ -79,10 +72,7 @@ impl Event {
     pub fn synchronize(&self) -> Result<()> {
         let _current = self.context.push()?;
         // SAFETY: a live event.
-        check(
-            unsafe { sys::cuEventSynchronize(self.raw) },
-            "waiting for an event",
-        )
+        unsafe { result::event_synchronize(self.raw) }
     }
 
     /// Whether the work before the event's last record has run, without waiting (for a wait
@@ -94,11 +84,7 @@ impl Event {
     pub fn query(&self) -> Result<bool> {
         let _current = self.context.push()?;
         // SAFETY: a live event.
-        let status = unsafe { sys::cuEventQuery(self.raw) };
-        if status == sys::cudaError_enum::CUDA_ERROR_NOT_READY {
-            return Ok(false);
-        }
-        check(status, "querying an event").map(|()| true)
+        unsafe { result::event_query(self.raw) }
     }
 
     /// Time from `start`'s record to this event's, both recorded with timing and completed.
@@ -107,10 +93,8 @@ impl Event {
     /// Driver errors (an event without timing, or not recorded).
     pub fn elapsed_since(&self, start: &Event) -> Result<Duration> {
         let _current = self.context.push()?;
-        let mut ms = 0f32;
-        // SAFETY: two live events; a valid out-pointer.
-        let status = unsafe { sys::cuEventElapsedTime(&mut ms, start.raw, self.raw) };
-        check(status, "reading an event")?;
+        // SAFETY: two live events.
+        let ms = unsafe { result::event_elapsed_ms(start.raw, self.raw)? };
         Ok(Duration::from_secs_f64(f64::from(ms) / 1e3))
     }
 

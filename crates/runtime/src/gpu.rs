@@ -1,11 +1,10 @@
 //! [`Gpu`]: one device, its primary context, a default stream, and the PTX modules loaded into it.
 
 use crate::context::Context;
-use crate::error::check;
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::module::{Module, Variants};
 use crate::stream::Stream;
-use crate::{DeviceBuffer, DeviceCopy, Error, Result, sys};
+use crate::{DeviceBuffer, DeviceCopy, Error, Result, result, sys};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -60,16 +59,13 @@ struct Inner {
 }
 
 /// `Error::NoDevice` for a failure of the first driver calls (no driver, no device).
-fn no_device(status: sys::CUresult) -> Result<()> {
-    check(status, "initialising the driver").map_err(|e| Error::NoDevice(e.to_string()))
+/// A driver that cannot start or count its devices as [`Error::NoDevice`].
+fn no_device(error: Error) -> Error {
+    Error::NoDevice(error.to_string())
 }
 
 fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32> {
-    let mut value = 0i32;
-    // SAFETY: a valid out-pointer and device.
-    let status = unsafe { sys::cuDeviceGetAttribute(&mut value, attr, device) };
-    check(status, "reading a device attribute")?;
-    Ok(value as u32)
+    result::device_attribute(device, attr)
 }
 
 impl Gpu {
@@ -94,39 +90,19 @@ impl Gpu {
                 "the CUDA driver library (libcuda) was not found".into(),
             ));
         }
-        // SAFETY: cuInit may be called any number of times; no pointers.
-        no_device(unsafe { sys::cuInit(0) })?;
-        let mut count = 0i32;
-        // SAFETY: a valid out-pointer.
-        no_device(unsafe { sys::cuDeviceGetCount(&mut count) })?;
+        result::init().map_err(no_device)?;
+        let count = result::device_count().map_err(no_device)?;
         if count == 0 {
             return Err(Error::NoDevice("the driver reports 0 devices".into()));
         }
-        if ordinal >= count as u32 {
-            return Err(Error::NoSuchDevice {
-                ordinal,
-                count: count as u32,
-            });
+        if ordinal >= count {
+            return Err(Error::NoSuchDevice { ordinal, count });
         }
-        let mut device: sys::CUdevice = 0;
-        // SAFETY: a valid out-pointer; the ordinal is below the count.
-        let status = unsafe { sys::cuDeviceGet(&mut device, ordinal as i32) };
-        check(status, "opening the device")?;
-        let mut name = [0 as std::ffi::c_char; 256];
-        // SAFETY: the buffer's length is passed; the driver NUL-terminates it.
-        let status = unsafe { sys::cuDeviceGetName(name.as_mut_ptr(), name.len() as i32, device) };
-        check(status, "reading the device name")?;
-        // SAFETY: NUL-terminated by the driver within the buffer.
-        let name = unsafe { std::ffi::CStr::from_ptr(name.as_ptr()) }
-            .to_string_lossy()
-            .into_owned();
+        let device = result::device(ordinal)?;
+        let name = result::device_name(device)?;
         let arch = 10 * attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?
             + attribute(device, A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
-        let mut driver_version = 0i32;
-        // SAFETY: a valid out-pointer.
-        let status = unsafe { sys::cuDriverGetVersion(&mut driver_version) };
-        check(status, "reading the driver version")?;
-        let driver_version = driver_version as u32;
+        let driver_version = result::driver_version()?;
         let device_warp = attribute(device, A::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?;
         if device_warp != warp_size {
             return Err(Error::WarpSize {
@@ -134,17 +110,13 @@ impl Gpu {
                 found: device_warp,
             });
         }
-        let mut total_memory = 0usize;
-        // SAFETY: a valid out-pointer and device.
-        let status = unsafe { sys::cuDeviceTotalMem_v2(&mut total_memory, device) };
-        check(status, "reading the memory size")?;
+        let total_memory = result::device_total_memory(device)?;
         // The primary context (the one cudarc and the CUDA runtime use), made current on this
         // thread, as cudarc's `CudaContext::new` does (later calls restore whatever context is
         // current when they are made).
         let context = Context::retain(device)?;
-        // SAFETY: the context was just retained.
-        let status = unsafe { sys::cuCtxSetCurrent(context.raw()) };
-        check(status, "making the context current")?;
+        // SAFETY: the context was just retained, and stays so while any handle holds it.
+        unsafe { result::context_set_current(context.raw())? };
         let stream = Stream::create(&context)?;
         let info = DeviceInfo {
             ordinal,
@@ -200,8 +172,7 @@ impl Gpu {
     /// Driver errors.
     pub fn bind(&self) -> Result<()> {
         // SAFETY: the context is retained for as long as this `Gpu`.
-        let status = unsafe { sys::cuCtxSetCurrent(self.inner.context.raw()) };
-        check(status, "making the context current")
+        unsafe { result::context_set_current(self.inner.context.raw()) }
     }
 
     /// The primary context's driver handle (for the driver API, or to check that another

@@ -28,6 +28,10 @@
 //! holds the primary context it was made in (as cudarc's hold an `Arc<CudaContext>`), and a
 //! [`Kernel`] holds its module's code: any order of drops is sound, and the context is released
 //! after the last handle. See docs/safety.md.
+//!
+//! **Layers.** The driver's functions are called in one module only (`result`: one thin function
+//! each, its status as a [`Result`], as cudarc's `driver::result`); the types above own the
+//! handles and keep them valid.
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -42,6 +46,7 @@ mod memory;
 mod module;
 pub mod packed;
 pub mod ptx;
+mod result;
 mod stream;
 pub mod sys;
 

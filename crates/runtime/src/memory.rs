@@ -3,9 +3,7 @@
 //! passed to a kernel by value).
 
 use crate::context::Context;
-use crate::error::check;
-use crate::fault::{Fault, or_inject};
-use crate::{Error, Result, Stream, sys};
+use crate::{Error, Result, Stream, result, sys};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -125,15 +123,8 @@ impl<T: DeviceCopy> DeviceBuffer<T> {
         let mut address: sys::CUdeviceptr = 0;
         if bytes > 0 {
             let _current = context.push()?;
-            let status = or_inject(Fault::Alloc, || match stream {
-                // SAFETY: a valid out-pointer; the context is current; a live stream of it.
-                Some(stream) => unsafe { sys::cuMemAllocAsync(&mut address, bytes, stream.as_raw()) },
-                // SAFETY: a valid out-pointer; the context is current.
-                None => unsafe { sys::cuMemAlloc_v2(&mut address, bytes) },
-            });
-            if let Err(e) = check(status, "allocating device memory") {
-                return Err(crate::error::out_of_memory(e, bytes));
-            }
+            // SAFETY: the context is current; the stream, where given, a live one of it.
+            address = unsafe { result::mem_alloc(bytes, stream.map(Stream::as_raw))? };
         }
         Ok(Self {
             pointer: DevicePointer::from_raw(address as u64),
@@ -219,11 +210,11 @@ unsafe fn free(context: &Context, address: u64, wait_first: bool) {
         return;
     };
     if wait_first {
-        // SAFETY: no pointers; the context is current.
-        unsafe { sys::cuCtxSynchronize() };
+        result::context_synchronize();
     }
-    // SAFETY: the caller's contract; the context is current.
-    unsafe { sys::cuMemFree_v2(address as sys::CUdeviceptr) };
+    // SAFETY: the caller's contract; the context is current. A failure is dropped: the memory
+    // is then leaked, never freed twice.
+    let _ = unsafe { result::mem_free(address as sys::CUdeviceptr) };
 }
 
 #[cfg(test)]

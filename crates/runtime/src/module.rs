@@ -2,8 +2,6 @@
 //! on first use; [`Kernel`]: one of its functions with a typed parameter struct.
 
 use crate::context::Context;
-use crate::error::check;
-use crate::fault::{Fault, or_inject};
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::packed::{PackedFamily, PackedModule};
 use crate::ptx::{
@@ -11,7 +9,7 @@ use crate::ptx::{
     select_variant,
 };
 use crate::sys as raw;
-use crate::{DeviceInfo, Error, Result, Stream};
+use crate::{DeviceInfo, Error, Result, Stream, result};
 use std::collections::HashMap;
 use std::ffi::{CString, c_void};
 use std::marker::PhantomData;
@@ -180,7 +178,7 @@ impl Drop for Loaded {
         for &(module, _) in functions.values() {
             // SAFETY: each loaded once by `Module::function` in this context (current), unloaded
             // once here, when no `Module` or `Kernel` holding its functions is left.
-            unsafe { raw::cuModuleUnload(module) };
+            unsafe { result::module_unload(module) };
         }
     }
 }
@@ -248,10 +246,9 @@ impl<P> Kernel<P> {
             allow_all_shared_memory(self.function, self.max_shared_per_block)?;
         }
         // SAFETY: a function of a loaded module (held by `self.loaded`); its context is current.
-        let (status, clusters) =
-            unsafe { raw::occupancy_max_active_clusters(self.function, cluster_blocks, block, shared_bytes) };
-        check(status, "counting a kernel's active clusters")?;
-        let clusters = clusters.max(0) as u32;
+        let clusters = unsafe {
+            result::occupancy_max_active_clusters(self.function, cluster_blocks, block, shared_bytes)?
+        };
         known.insert(key, clusters);
         Ok(clusters)
     }
@@ -353,18 +350,19 @@ impl Module {
         let c_name = CString::new(name).map_err(|_| Error::MissingKernel(name.to_owned()))?;
         let _current = self.loaded.context.push()?;
         let module = load_ptx(&text, name, self.arch)?;
-        let mut function: raw::CUfunction = std::ptr::null_mut();
-        // SAFETY: a loaded module, a NUL-terminated name, a valid out-pointer.
-        let status = unsafe { raw::cuModuleGetFunction(&mut function, module, c_name.as_ptr()) };
-        if let Err(e) = check(status, "looking up a kernel") {
-            // SAFETY: loaded just above, not kept.
-            unsafe { raw::cuModuleUnload(module) };
-            return Err(e);
-        }
+        // SAFETY: a module loaded just above.
+        let function = match unsafe { result::module_function(module, &c_name) } {
+            Ok(function) => function,
+            Err(e) => {
+                // SAFETY: loaded just above, not kept.
+                unsafe { result::module_unload(module) };
+                return Err(e);
+            }
+        };
         let mut functions = self.functions();
         if let Some(&(_, first)) = functions.get(name) {
             // SAFETY: loaded just above, not kept: another thread's copy is.
-            unsafe { raw::cuModuleUnload(module) };
+            unsafe { result::module_unload(module) };
             return Ok(first);
         }
         functions.insert(name.to_owned(), (module, function));
@@ -503,22 +501,14 @@ impl Stream {
         }
         // SAFETY: forwarded from the caller; the parameter array outlives the call
         // (cuLaunchKernel copies the values before it returns).
-        let status = or_inject(Fault::Launch, || unsafe {
-            raw::cuLaunchKernel(
+        unsafe {
+            result::launch_kernel(
                 function,
-                config.grid,
-                1,
-                1,
-                config.block,
-                1,
-                1,
-                config.shared_mem_bytes,
+                (config.grid, config.block, config.shared_mem_bytes),
                 self.as_raw(),
                 pointers.as_ptr() as *mut *mut c_void,
-                std::ptr::null_mut(),
             )
-        });
-        check(status, "launching a kernel")
+        }
     }
 }
 
@@ -529,27 +519,25 @@ impl Stream {
 /// another. It is a limit only: each launch uses what it asks for.
 fn allow_all_shared_memory(function: raw::CUfunction, max_shared_per_block: u32) -> Result<()> {
     use raw::CUfunction_attribute_enum as A;
-    let mut static_bytes = 0i32;
-    // SAFETY: a function of a loaded module, a valid out-pointer.
-    let status = unsafe {
-        raw::cuFuncGetAttribute(
-            &mut static_bytes,
-            A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+    // SAFETY: a function of a loaded module.
+    let static_bytes = unsafe {
+        result::function_attribute(
             function,
-        )
+            A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            "reading a kernel's static shared memory",
+        )?
     };
-    check(status, "reading a kernel's static shared memory")?;
     let dynamic = i64::from(max_shared_per_block) - i64::from(static_bytes);
     if dynamic > i64::from(LaunchConfig::DEFAULT_DYNAMIC_SHARED_BYTES) {
         // SAFETY: as above; a value within the device's opt-in limit less the static bytes.
-        let status = unsafe {
-            raw::cuFuncSetAttribute(
+        unsafe {
+            result::function_set_attribute(
                 function,
                 A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 dynamic as i32,
-            )
+                "allowing a kernel the device's shared memory",
+            )?
         };
-        check(status, "allowing a kernel the device's shared memory")?;
     }
     Ok(())
 }
@@ -564,26 +552,10 @@ fn load_ptx(ptx: &str, kernel: &str, arch: u32) -> Result<raw::CUmodule> {
         log: "the PTX text contains a NUL byte".into(),
     })?;
     let mut log = vec![0u8; 16 * 1024];
-    let mut options = [
-        raw::CUjit_option::CU_JIT_ERROR_LOG_BUFFER,
-        raw::CUjit_option::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
-    ];
-    let mut values = [log.as_mut_ptr().cast(), log.len() as *mut c_void];
-    let mut module: raw::CUmodule = std::ptr::null_mut();
-    // SAFETY: `image` is a NUL-terminated PTX string; `options` and `values` have equal length and
-    // the log buffer outlives the call with its size given in bytes, as cuModuleLoadDataEx needs.
-    let status = or_inject(Fault::ModuleLoad, || unsafe {
-        raw::cuModuleLoadDataEx(
-            &mut module,
-            image.as_ptr().cast(),
-            options.len() as u32,
-            options.as_mut_ptr(),
-            values.as_mut_ptr(),
-        )
-    });
-    if status == raw::cudaError_enum::CUDA_SUCCESS {
-        return Ok(module);
-    }
+    let status = match result::module_load_ptx(&image, &mut log) {
+        Ok(module) => return Ok(module),
+        Err(status) => status,
+    };
     let end = log.iter().position(|&b| b == 0).unwrap_or(log.len());
     Err(Error::PtxLoad {
         kernel: kernel.to_owned(),

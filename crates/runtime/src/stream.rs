@@ -1,10 +1,8 @@
 //! [`Stream`]: an ordered queue of GPU work, and the copies, memsets and timing queued on it.
 
 use crate::context::Context;
-use crate::error::check;
-use crate::fault::{Fault, or_inject};
 use crate::sys as raw;
-use crate::{DeviceBuffer, DeviceCopy, Error, Event, Gpu, Result};
+use crate::{DeviceBuffer, DeviceCopy, Error, Event, Gpu, Result, result};
 use std::ffi::c_void;
 use std::sync::Arc;
 use std::time::Duration;
@@ -37,7 +35,7 @@ impl Drop for Stream {
         {
             // SAFETY: an owned stream was created by `create` and is destroyed once, here, its
             // context current; cuStreamDestroy lets queued work finish first.
-            unsafe { raw::cuStreamDestroy_v2(self.raw) };
+            unsafe { result::stream_destroy(self.raw) };
         }
     }
 }
@@ -46,15 +44,7 @@ impl Stream {
     /// A new non-blocking stream in `context`.
     pub(crate) fn create(context: &Arc<Context>) -> Result<Self> {
         let _current = context.push()?;
-        let mut stream: raw::CUstream = std::ptr::null_mut();
-        // SAFETY: the context is current; the out-pointer is valid.
-        let status = unsafe {
-            raw::cuStreamCreate(
-                &mut stream,
-                raw::CUstream_flags_enum::CU_STREAM_NON_BLOCKING as u32,
-            )
-        };
-        check(status, "creating a stream")?;
+        let stream = result::stream_create()?;
         Ok(Self {
             raw: stream,
             context: Arc::clone(context),
@@ -111,8 +101,7 @@ impl Stream {
         let _current = self.context.push()?;
         // SAFETY: a live stream and event (the event may belong to another context: the driver
         // orders the stream after it all the same).
-        let status = unsafe { raw::cuStreamWaitEvent(self.raw, event.as_raw(), 0) };
-        check(status, "ordering a stream after an event")
+        unsafe { result::stream_wait_event(self.raw, event.as_raw()) }
     }
 
     /// A device buffer of `len` elements allocated in stream order (`cuMemAllocAsync`, from the
@@ -150,18 +139,18 @@ impl Stream {
         if address == 0 {
             return Ok(());
         }
-        let status = if pooled {
+        if pooled {
             // SAFETY: pooled memory of this context, given up by its buffer; the caller orders
             // its other uses before this stream's end.
-            unsafe { raw::cuMemFreeAsync(address as raw::CUdeviceptr, self.raw) }
+            unsafe { result::mem_free_async(address as raw::CUdeviceptr, self.raw) }
         } else {
-            // SAFETY: as above; cuMemFree waits for the device's work on memory from cuMemAlloc.
+            // SAFETY: as above; cuMemFree waits for the device's work on memory from cuMemAlloc,
+            // after this stream's (its error, if any, is the stream's to report later).
             unsafe {
-                raw::cuStreamSynchronize(self.raw);
-                raw::cuMemFree_v2(address as raw::CUdeviceptr)
+                let _ = result::stream_synchronize(self.raw);
+                result::mem_free(address as raw::CUdeviceptr)
             }
-        };
-        check(status, "freeing device memory")
+        }
     }
 
     /// A device buffer of `len` elements whose contents are not yet set (allocation is not a
@@ -202,10 +191,7 @@ impl Stream {
         }
         let _current = self.context.push()?;
         // SAFETY: the caller's range, cleared in stream order.
-        let status = or_inject(Fault::Copy, || unsafe {
-            raw::cuMemsetD8Async(address as raw::CUdeviceptr, 0, bytes, self.raw)
-        });
-        check(status, "clearing device memory")
+        unsafe { result::memset_zero_async(address as raw::CUdeviceptr, bytes, self.raw) }
     }
 
     /// Copy `data` into a new device buffer: the copy is queued on this stream, which is then
@@ -238,15 +224,14 @@ impl Stream {
         let _current = self.context.push()?;
         // SAFETY: both ranges are `bytes` long (the caller's word for `address`); the stream is
         // synchronised before `data`'s borrow ends.
-        let status = or_inject(Fault::Copy, || unsafe {
-            raw::cuMemcpyHtoDAsync_v2(
+        unsafe {
+            result::memcpy_to_device_async(
                 address as raw::CUdeviceptr,
                 data.as_ptr().cast::<c_void>(),
                 bytes,
                 self.raw,
-            )
-        });
-        check(status, "copying to the device")?;
+            )?
+        };
         self.synchronize()
     }
 
@@ -283,15 +268,14 @@ impl Stream {
             // SAFETY: both ranges are `bytes` long (the caller's contract for the device one);
             // the stream is synchronised before `dst`'s borrow ends, also on error (the copy
             // may have been queued).
-            let status = or_inject(Fault::Copy, || unsafe {
-                raw::cuMemcpyDtoHAsync_v2(
+            let queued = unsafe {
+                result::memcpy_to_host_async(
                     dst.as_mut_ptr().cast::<c_void>(),
                     address as raw::CUdeviceptr,
                     bytes,
                     self.raw,
                 )
-            });
-            let queued = check(status, "copying from the device");
+            };
             let done = self.synchronize();
             queued?;
             return done;
@@ -349,10 +333,7 @@ impl Stream {
         let _current = self.context.push()?;
         // SAFETY: `count` rows of `width` bytes, the caller's elements on both sides; the copy
         // is ordered on this stream, and the struct is read when the call queues it.
-        let status = or_inject(Fault::Copy, || unsafe {
-            raw::cuMemcpy2DAsync_v2(&copy, self.raw)
-        });
-        check(status, "queueing a strided device-to-device copy")
+        unsafe { result::memcpy_2d_async(&copy, self.raw) }
     }
 
     /// Copy `buffer` to a new `Vec`, after the work queued before on this stream (synchronises).
@@ -394,15 +375,14 @@ impl Stream {
         let _current = self.context.push()?;
         // SAFETY: both ranges are n elements (checked above) of live device allocations of this
         // context, distinct (a `&mut` and a `&` borrow); freeing either one waits for the copy.
-        let status = or_inject(Fault::Copy, || unsafe {
-            raw::cuMemcpyDtoDAsync_v2(
+        unsafe {
+            result::memcpy_device_async(
                 dst.as_device_ptr().as_raw(),
                 src.as_device_ptr().as_raw(),
                 n * size_of::<T>(),
                 self.raw,
             )
-        });
-        check(status, "queueing a device-to-device copy")
+        }
     }
 
     /// Queue a device-to-device copy of `bytes` bytes from device address `src` to `dst`.
@@ -420,10 +400,7 @@ impl Stream {
         }
         let _current = self.context.push()?;
         // SAFETY: the caller's contract.
-        let status = or_inject(Fault::Copy, || unsafe {
-            raw::cuMemcpyDtoDAsync_v2(dst, src, bytes, self.raw)
-        });
-        check(status, "queueing a device-to-device copy")
+        unsafe { result::memcpy_device_async(dst, src, bytes, self.raw) }
     }
 
     /// Wait until all work queued on the stream has finished; reports errors of earlier launches
@@ -434,8 +411,7 @@ impl Stream {
     pub fn synchronize(&self) -> Result<()> {
         let _current = self.context.push()?;
         // SAFETY: a live stream (or null, the legacy default stream).
-        let status = unsafe { raw::cuStreamSynchronize(self.raw) };
-        check(status, "waiting for the stream (a kernel failed)")
+        unsafe { result::stream_synchronize(self.raw) }
     }
 
     /// Time the stream work `work` queues, with CUDA events recorded on this stream before and
