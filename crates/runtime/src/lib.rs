@@ -45,7 +45,7 @@ pub mod ptx;
 mod stream;
 pub mod sys;
 
-pub use error::{Error, OffsetRule, Result};
+pub use error::{BinRule, Error, LevelValue, OffsetRule, Result};
 pub use event::Event;
 pub use gpu::{DeviceInfo, Gpu, OnStream};
 pub use launch::{KernelArgs, LaunchConfig};
