@@ -72,8 +72,9 @@ impl SortJob {
     /// The rows of an array of `shape` (1-D or 2-D), and the keys kept per row, checked.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] for `--top-k` past the row's length, or with a bit range (the
-    /// top-k compares whole keys); rows past the most keys one sort takes.
+    /// [`Error::KPastInput`] for `--top-k` past the row's length; [`Error::UnsupportedArgument`]
+    /// for `--top-k` with a bit range (the top-k compares whole keys); [`Error::TooManyKeys`] for
+    /// rows past the most keys one sort takes.
     pub fn shape(&self, shape: &[usize]) -> Result<SortShape, Error> {
         let (rows, cols) = match *shape {
             [rows, cols] => (rows, cols),
@@ -81,21 +82,26 @@ impl SortJob {
         };
         let most = gpu_primitives_abi::tuning::SORT_MAX_KEYS;
         if cols > most {
-            return Err(Error::InvalidLaunch(format!(
-                "rows of {cols} keys are past the most one sort takes ({most})"
-            )));
+            return Err(Error::TooManyKeys {
+                what: "a row of the sort",
+                keys: cols,
+                max: most,
+            });
         }
         let keep = match self.top_k {
             None => cols,
             Some(_) if self.begin_bit.is_some() || self.end_bit.is_some() => {
-                return Err(Error::InvalidLaunch(
-                    "--top-k compares whole keys: --begin-bit and --end-bit are for the sort alone".into(),
-                ));
+                return Err(Error::UnsupportedArgument {
+                    what: "--top-k",
+                    argument: "--begin-bit or --end-bit (the top-k compares whole keys; they are for the sort alone)",
+                });
             }
             Some(k) if k > cols => {
-                return Err(Error::InvalidLaunch(format!(
-                    "--top-k {k} is past the rows' {cols} keys"
-                )));
+                return Err(Error::KPastInput {
+                    what: "--top-k",
+                    k,
+                    most: cols,
+                });
             }
             Some(k) => k,
         };
@@ -392,18 +398,25 @@ mod tests {
         };
         assert_eq!(top(2).shape(&[3, 5]).unwrap(), shape(3, 5, 2, true));
         assert_eq!(top(0).shape(&[4]).unwrap(), shape(1, 4, 0, false));
-        let err = top(6).shape(&[3, 5]).unwrap_err().to_string();
-        assert!(err.contains("--top-k 6 is past the rows' 5 keys"), "{err}");
+        let err = top(6).shape(&[3, 5]).unwrap_err();
+        assert!(matches!(err, Error::KPastInput { k: 6, most: 5, .. }), "{err:?}");
+        let err = err.to_string();
+        assert!(err.contains("--top-k: k = 6 is past the 5 keys"), "{err}");
         let with_bits = SortJob {
             top_k: Some(1),
             ..job(Some(4), None, false)
         };
+        let err = with_bits.shape(&[8]).unwrap_err();
         assert!(
-            with_bits
-                .shape(&[8])
-                .unwrap_err()
-                .to_string()
-                .contains("whole keys")
+            matches!(err, Error::UnsupportedArgument { what: "--top-k", .. }),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("whole keys"), "{err}");
+        let most = gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+        let err = plain.shape(&[2, most + 1]).unwrap_err();
+        assert!(
+            matches!(err, Error::TooManyKeys { keys, max, .. } if keys == most + 1 && max == most),
+            "{err:?}"
         );
     }
 

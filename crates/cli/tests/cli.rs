@@ -203,7 +203,7 @@ fn sort_takes_rows_and_top_k_of_a_matrix() {
     // --top-k past the rows, or beside a bit range: refused without a GPU.
     refused(
         &["sort", matrix, "--top-k", "4"],
-        "--top-k 4 is past the rows' 3 keys",
+        "--top-k: k = 4 is past the 3 keys",
     );
     refused(
         &["sort", matrix, "--top-k", "2", "--end-bit", "8"],

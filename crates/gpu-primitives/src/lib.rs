@@ -34,7 +34,8 @@ mod tuning;
 
 pub use gpu_primitives_runtime as runtime;
 pub use gpu_primitives_runtime::{
-    DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, OffsetRule, OnStream, Result, Stream,
+    BinRule, DeviceBuffer, DeviceInfo, Error, Gpu, LaunchConfig, LevelValue, OffsetRule, OnStream, Result,
+    Stream,
 };
 /// The `half` crate of the element types `f16` and `bf16`.
 pub use half;

@@ -57,10 +57,12 @@
 //!   the GPU (whether it has clusters; the norms' parameter gradients summed in the `dx` kernel
 //!   also on its multiprocessor count, or the clusters it runs at once), so results are bitwise
 //!   identical from run to run;
-//! - checks its arguments before any launch: [`Error::InvalidLaunch`] for `cols` 0 (with a
-//!   non-empty input) or past 2^31, an input that is not a whole number of rows, an output
-//!   overlapping an input, or a norm's `eps` that is NaN, infinite or negative;
-//!   [`Error::LengthMismatch`] for an output, gradient, weight, bias or saved statistic of the
+//! - checks its arguments before any launch: [`Error::NotWholeRows`] for `cols` 0 (with a
+//!   non-empty input) or an input that is not a whole number of rows, [`Error::PastLimit`] for
+//!   `cols` past 2^31 - 1, [`Error::OutputOverlapsInput`] for an output overlapping an input,
+//!   [`Error::ScalarOutOfRange`] for a norm's `eps` that is NaN, infinite or negative,
+//!   [`Error::UnsupportedArgument`] for an RMSNorm bias, [`Error::PastAddressSpace`] for a view
+//!   past the end of the address space; [`Error::LengthMismatch`] for an output, gradient, weight, bias or saved statistic of the
 //!   wrong length; [`Error::WrongContext`] for a view of another context's memory and
 //!   [`Error::InvalidArgument`] for a cudarc slice borrowed for another stream (as the
 //!   [device-wide calls](crate::device)). An empty input launches nothing.
@@ -191,7 +193,7 @@ pub struct Norm<'w, T> {
     /// `cols` values added after the weight, or none (0). [`layer_norm`] only.
     pub bias: Option<DeviceView<'w, T>>,
     /// Added to the variance (LayerNorm) or the mean square (RMSNorm) before its square root:
-    /// finite and not negative (else [`Error::InvalidLaunch`]).
+    /// finite and not negative (else [`Error::ScalarOutOfRange`]).
     pub eps: f32,
 }
 
@@ -303,8 +305,26 @@ fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
     a.0 < b.1 && b.0 < a.1
 }
 
-fn invalid(kernel: &RowKernel, why: String) -> Error {
-    Error::InvalidLaunch(format!("{}: {why}", kernel.name))
+/// `output` (its address and elements) against each of `inputs`, elements of `size` bytes,
+/// checked: [`Error::OutputOverlapsInput`] naming `output_name` where it shares a byte with one;
+/// [`Error::PastAddressSpace`] for a range past the end of the address space.
+fn check_overlaps(
+    k: &RowKernel,
+    output_name: &'static str,
+    output: (u64, usize),
+    inputs: &[(u64, usize)],
+    size: usize,
+) -> Result<()> {
+    let out = byte_range(k, output.0, output.1, size)?;
+    for &(address, len) in inputs {
+        if overlaps(out, byte_range(k, address, len, size)?) {
+            return Err(Error::OutputOverlapsInput {
+                what: k.name,
+                output: output_name,
+            });
+        }
+    }
+    Ok(())
 }
 
 fn length(what: &'static str, expected: usize, found: usize) -> Result<()> {
@@ -320,51 +340,60 @@ fn length(what: &'static str, expected: usize, found: usize) -> Result<()> {
 }
 
 /// The rows of `n` elements in rows of `cols` (0 for an empty input with `cols` 0), checked:
-/// [`Error::InvalidLaunch`] for `cols` 0 with a non-empty input or past 2^31 - 1, or `n` not a
-/// whole number of rows.
+/// [`Error::NotWholeRows`] for `cols` 0 with a non-empty input or `n` not a whole number of
+/// rows; [`Error::PastLimit`] for `cols` past 2^31 - 1.
 fn row_count(k: &RowKernel, n: usize, cols: usize) -> Result<usize> {
+    let not_whole = Error::NotWholeRows {
+        what: k.name,
+        len: n,
+        row_len: cols,
+    };
     if cols == 0 {
-        return if n == 0 {
-            Ok(0)
-        } else {
-            Err(invalid(k, format!("cols is 0 for {n} elements")))
-        };
+        return if n == 0 { Ok(0) } else { Err(not_whole) };
     }
     if cols > i32::MAX as usize {
-        return Err(invalid(k, format!("rows of {cols} elements; at most 2^31 - 1")));
+        return Err(Error::PastLimit {
+            what: k.name,
+            count: cols,
+            unit: "elements a row",
+            max: i32::MAX as usize,
+        });
     }
     if !n.is_multiple_of(cols) {
-        return Err(invalid(
-            k,
-            format!("{n} elements are not a whole number of rows of {cols}"),
-        ));
+        return Err(not_whole);
     }
     Ok(n / cols)
 }
 
-/// A norm's `eps`, checked: [`Error::InvalidLaunch`] unless it is finite and not negative (a NaN
-/// or infinite `eps` makes every row NaN or 0, a negative one the square root of a negative
+/// A norm's `eps`, checked: [`Error::ScalarOutOfRange`] unless it is finite and not negative (a
+/// NaN or infinite `eps` makes every row NaN or 0, a negative one the square root of a negative
 /// variance).
 fn check_eps(k: &RowKernel, eps: f32) -> Result<()> {
     if eps.is_finite() && eps >= 0.0 {
         Ok(())
     } else {
-        Err(invalid(k, format!("eps {eps} is not a finite number >= 0")))
+        Err(Error::ScalarOutOfRange {
+            what: k.name,
+            argument: "eps",
+            value: eps,
+            valid: "a finite number >= 0",
+        })
     }
 }
 
 /// The bytes of `len` elements of `size` bytes from `address`, `[address, end)`, checked:
-/// [`Error::InvalidLaunch`] where they pass the end of the address space.
+/// [`Error::PastAddressSpace`] where they pass the end of the address space.
 fn byte_range(k: &RowKernel, address: u64, len: usize, size: usize) -> Result<(u64, u64)> {
     len.checked_mul(size)
         .and_then(|bytes| u64::try_from(bytes).ok())
         .and_then(|bytes| address.checked_add(bytes))
         .map(|end| (address, end))
-        .ok_or_else(|| {
-            invalid(
-                k,
-                format!("{len} elements of {size} bytes from {address:#x} pass the end of the address space"),
-            )
+        .ok_or(Error::PastAddressSpace {
+            what: k.name,
+            buffer: "a view",
+            items: len,
+            item_bytes: size,
+            start: address,
         })
 }
 
@@ -384,10 +413,12 @@ fn check_cross_entropy(
     let k = &kernels::cross_entropy;
     let smoothing = options.label_smoothing;
     if !(smoothing.is_finite() && (0.0..=1.0).contains(&smoothing)) {
-        return Err(invalid(
-            k,
-            format!("label smoothing {smoothing} is outside [0, 1]"),
-        ));
+        return Err(Error::ScalarOutOfRange {
+            what: k.name,
+            argument: "label smoothing",
+            value: smoothing,
+            valid: "finite and in [0, 1]",
+        });
     }
     let rows = row_count(k, logits, classes)?;
     let per_row = options.reduction == Reduction::None;
@@ -397,12 +428,12 @@ fn check_cross_entropy(
         length("rows: output", logits, grad)?;
     }
     if options.reduction == Reduction::Mean && u32::try_from(rows).is_err() {
-        return Err(invalid(
-            k,
-            format!(
-                "{rows} rows for the mean: the device counts the valid targets in a u32, so at most 2^32 - 1 rows (Reduction::Sum has no limit)"
-            ),
-        ));
+        return Err(Error::PastLimit {
+            what: k.name,
+            count: rows,
+            unit: "rows for the mean (the device counts the valid targets in a u32; Reduction::Sum has no limit)",
+            max: u32::MAX as usize,
+        });
     }
     Ok(rows)
 }
@@ -452,17 +483,14 @@ fn launch_summing<T: RowElement>(
             length(what, rows, len)?;
         }
     }
-    let bytes = |(address, len): (u64, usize)| byte_range(k, address, len, size_of::<T>());
     if let Some((output, _, _)) = call.output {
-        let out = bytes((output, n))?;
-        for (address, len, _) in [Some(call.input), call.grad, call.weight, call.bias]
+        let inputs: Vec<(u64, usize)> = [Some(call.input), call.grad, call.weight, call.bias]
             .into_iter()
             .flatten()
-        {
-            if len > 0 && overlaps(out, bytes((address, len))?) {
-                return Err(invalid(k, "the output overlaps an input".into()));
-            }
-        }
+            .filter(|&(_, len, _)| len > 0)
+            .map(|(address, len, _)| (address, len))
+            .collect();
+        check_overlaps(k, "the output", (output, n), &inputs, size_of::<T>())?;
     }
     if n == 0 {
         return Ok(None);
@@ -500,10 +528,13 @@ fn launch_summing<T: RowElement>(
         None => None,
     };
     if !T::ROW_WORDS.contains(&plan.words) {
-        return Err(invalid(
-            k,
-            format!("no {} kernel of {} words per thread", T::NAME, plan.words),
-        ));
+        // The plan's choice, not the caller's: a defect of the library's planning.
+        return Err(Error::InvalidLaunch(format!(
+            "{}: no {} kernel of {} words per thread",
+            k.name,
+            T::NAME,
+            plan.words
+        )));
     }
     if let Some((_, summing)) = &column_sums {
         call.kernel = *summing;
@@ -907,7 +938,7 @@ pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
 /// RMSNorm over each row (Zhang and Sennrich, 2019; PyTorch's `rms_norm(x, (cols,), weight,
 /// eps)`): `y = x / sqrt(mean(x^2) + eps) * weight`. Where given, `rstd` (`rows` `f32`) receives
 /// each row's `1 / sqrt(mean(x^2) + eps)`. A `norm` with a bias is an
-/// [`Error::InvalidLaunch`]. See the [module docs](self).
+/// [`Error::UnsupportedArgument`]. See the [module docs](self).
 pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
     on: impl Into<OnStream<'g>>,
     x: impl Into<DeviceView<'a, T>>,
@@ -917,7 +948,10 @@ pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
     rstd: Option<DeviceViewMut<'s, f32>>,
 ) -> Result<()> {
     if norm.bias.is_some() {
-        return Err(invalid(&kernels::rms_norm, "RMSNorm has no bias".into()));
+        return Err(Error::UnsupportedArgument {
+            what: kernels::rms_norm.name,
+            argument: "bias (RMSNorm has none)",
+        });
     }
     check_eps(&kernels::rms_norm, norm.eps)?;
     let (x, y) = (x.into(), y.into());
@@ -1019,7 +1053,8 @@ pub fn layer_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
 /// The backward of [`rms_norm`]: from `x`, `dy`, the weight (none: 1) and the saved `rstd`
 /// (`rows` `f32`), with `g = dy * weight` and `x^ = x * rstd`:
 /// `dx = rstd * (g - x^ * mean(g * x^))`, and `dweight[c] = sum_r dy[r][c] * x^[r][c]` where
-/// `grads` asks for it; as [`layer_norm_backward`]. A `dbias` is an [`Error::InvalidLaunch`].
+/// `grads` asks for it; as [`layer_norm_backward`]. A `dbias` is an
+/// [`Error::UnsupportedArgument`].
 #[allow(clippy::too_many_arguments)]
 pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
     on: impl Into<OnStream<'g>>,
@@ -1032,7 +1067,10 @@ pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
     if grads.dbias.is_some() {
-        return Err(invalid(&kernels::rms_norm_backward, "RMSNorm has no bias".into()));
+        return Err(Error::UnsupportedArgument {
+            what: kernels::rms_norm_backward.name,
+            argument: "bias gradient, dbias (RMSNorm has no bias)",
+        });
     }
     let saved = (None, rstd.into());
     norm_backward(
@@ -1059,7 +1097,6 @@ fn norm_backward<T: RowElement>(
     grads: NormGrads<'_, T>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<()> {
-    let name = kernel.name;
     let call = RowCall {
         grad: Some(view(&dy)),
         weight: weight.as_ref().map(view),
@@ -1071,16 +1108,11 @@ fn norm_backward<T: RowElement>(
     call.check_bounds(&on, &[bound(&grads.dweight), bound(&grads.dbias)])?;
     let mut workspace = workspace.begin(on.stream())?;
     let n = x.len();
-    let bytes = |(address, len): (u64, usize)| byte_range(&kernel, address, len, size_of::<T>());
     for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
         let Some(out) = out else { continue };
         length(what, cols, out.len())?;
-        let written = bytes((out.address(), cols))?;
-        for (address, len, _) in [view(&x), view(&dy)] {
-            if overlaps(written, bytes((address, len))?) {
-                return Err(Error::InvalidLaunch(format!("{name}: {what} overlaps an input")));
-            }
-        }
+        let inputs = [view(&x), view(&dy)].map(|(address, len, _)| (address, len));
+        check_overlaps(&kernel, what, (out.address(), cols), &inputs, size_of::<T>())?;
     }
     let wanted = grads.dweight.is_some() || grads.dbias.is_some();
     // Checks every shape, the saved statistics and dx's overlaps, then queues dx (and where a
@@ -1115,10 +1147,11 @@ fn norm_backward<T: RowElement>(
         let slots = (chunks as usize).checked_mul(cols);
         let grid = chunks.checked_mul(column_blocks);
         let (Some(slots), Some(grid)) = (slots, grid) else {
-            return Err(invalid(
-                &kernel,
-                format!("{chunks} chunks of {cols} columns overflow the partials or the grid"),
-            ));
+            // The plan's chunks (norm_grad_chunks), not the caller's: a defect of the planning.
+            return Err(Error::InvalidLaunch(format!(
+                "{}: {chunks} chunks of {cols} columns overflow the partials or the grid",
+                kernel.name
+            )));
         };
         let (partials, _) = workspace.partials(on.stream(), slots)?;
         params.partials = partials as *mut f32;
@@ -1197,9 +1230,9 @@ impl Default for CrossEntropy {
 ///
 /// # Errors
 /// As the [module docs](self), and [`Error::LengthMismatch`] for `targets`, `loss` or `grad` of
-/// the wrong length; [`Error::InvalidLaunch`] for a label smoothing that is NaN or outside
-/// `[0, 1]`, or for [`Reduction::Mean`] over more than `u32::MAX` rows (the device counts the
-/// valid targets in a `u32`). All checked before the workspace is used or anything is queued.
+/// the wrong length; [`Error::ScalarOutOfRange`] for a label smoothing that is NaN or outside
+/// `[0, 1]`; [`Error::PastLimit`] for [`Reduction::Mean`] over more than `u32::MAX` rows (the
+/// device counts the valid targets in a `u32`). All checked before the workspace is used or anything is queued.
 #[allow(clippy::too_many_arguments)]
 pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     on: impl Into<OnStream<'g>>,
@@ -1285,8 +1318,20 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
 mod tests {
     use super::*;
 
-    fn is_invalid<T>(r: Result<T>) -> bool {
-        matches!(r, Err(Error::InvalidLaunch(_)))
+    fn is_out_of_range<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::ScalarOutOfRange { .. }))
+    }
+
+    fn is_not_whole_rows<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::NotWholeRows { .. }))
+    }
+
+    fn is_past_limit<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::PastLimit { .. }))
+    }
+
+    fn is_past_address_space<T>(r: Result<T>) -> bool {
+        matches!(r, Err(Error::PastAddressSpace { .. }))
     }
 
     fn is_mismatch<T>(r: Result<T>) -> bool {
@@ -1303,7 +1348,7 @@ mod tests {
                 -1e-5,
                 -f32::MIN_POSITIVE,
             ] {
-                assert!(is_invalid(check_eps(k, eps)), "{} eps {eps}", k.name);
+                assert!(is_out_of_range(check_eps(k, eps)), "{} eps {eps}", k.name);
             }
             for eps in [0.0, -0.0, 1e-5, 1.0, f32::MAX] {
                 assert!(check_eps(k, eps).is_ok(), "{} eps {eps}", k.name);
@@ -1321,9 +1366,24 @@ mod tests {
         let k = &kernels::softmax;
         assert_eq!(row_count(k, 0, 0).unwrap(), 0);
         assert_eq!(row_count(k, 12, 4).unwrap(), 3);
-        assert!(is_invalid(row_count(k, 12, 0)));
-        assert!(is_invalid(row_count(k, 12, 5)));
-        assert!(is_invalid(row_count(k, 1 << 31, 1 << 31)));
+        assert!(matches!(
+            row_count(k, 12, 0),
+            Err(Error::NotWholeRows {
+                what: "softmax",
+                len: 12,
+                row_len: 0
+            })
+        ));
+        assert!(is_not_whole_rows(row_count(k, 12, 5)));
+        assert!(matches!(
+            row_count(k, 1 << 31, 1 << 31),
+            Err(Error::PastLimit { count, max, .. }) if count == 1 << 31 && max == (1 << 31) - 1
+        ));
+        let message = row_count(k, 12, 5).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "softmax: 12 elements are not a whole number of rows of 5"
+        );
         assert_eq!(row_count(k, (1 << 31) - 1, (1 << 31) - 1).unwrap(), 1);
     }
 
@@ -1332,9 +1392,13 @@ mod tests {
         let k = &kernels::softmax;
         assert_eq!(byte_range(k, 0x1000, 4, 4).unwrap(), (0x1000, 0x1010));
         // len * size overflows usize.
-        assert!(is_invalid(byte_range(k, 0x1000, usize::MAX / 2, 4)));
+        assert!(is_past_address_space(byte_range(k, 0x1000, usize::MAX / 2, 4)));
         // address + bytes overflows u64.
-        assert!(is_invalid(byte_range(k, u64::MAX - 8, 4, 4)));
+        let r = byte_range(k, u64::MAX - 8, 4, 4);
+        assert!(
+            matches!(r, Err(Error::PastAddressSpace { items: 4, item_bytes: 4, start, .. }) if start == u64::MAX - 8),
+            "{r:?}"
+        );
         assert_eq!(
             byte_range(k, u64::MAX - 16, 4, 4).unwrap(),
             (u64::MAX - 16, u64::MAX)
@@ -1346,8 +1410,8 @@ mod tests {
         let mean = CrossEntropy::default();
         let rows = u32::MAX as usize + 1;
         // One class a row: 2^32 rows would wrap the device's u32 count of valid targets.
-        assert!(is_invalid(check_cross_entropy(rows, 1, rows, 1, None, &mean)));
-        assert!(is_invalid(check_cross_entropy(
+        assert!(is_past_limit(check_cross_entropy(rows, 1, rows, 1, None, &mean)));
+        assert!(is_past_limit(check_cross_entropy(
             rows,
             1,
             rows,
@@ -1379,8 +1443,8 @@ mod tests {
         assert_eq!(check_cross_entropy(12, 4, 3, 1, Some(12), &mean).unwrap(), 3);
         assert_eq!(check_cross_entropy(0, 0, 0, 1, None, &mean).unwrap(), 0);
         // Shapes.
-        assert!(is_invalid(check_cross_entropy(12, 0, 3, 1, None, &mean)));
-        assert!(is_invalid(check_cross_entropy(12, 5, 3, 1, None, &mean)));
+        assert!(is_not_whole_rows(check_cross_entropy(12, 0, 3, 1, None, &mean)));
+        assert!(is_not_whole_rows(check_cross_entropy(12, 5, 3, 1, None, &mean)));
         // Lengths: targets, loss (1 for the mean and the sum, rows for none), gradient.
         assert!(is_mismatch(check_cross_entropy(12, 4, 2, 1, None, &mean)));
         assert!(is_mismatch(check_cross_entropy(12, 4, 3, 3, None, &mean)));
@@ -1397,7 +1461,7 @@ mod tests {
                 ..mean
             };
             assert!(
-                is_invalid(check_cross_entropy(12, 4, 3, 1, None, &options)),
+                is_out_of_range(check_cross_entropy(12, 4, 3, 1, None, &options)),
                 "{s}"
             );
         }
@@ -1408,5 +1472,44 @@ mod tests {
             };
             assert!(check_cross_entropy(12, 4, 3, 1, None, &options).is_ok(), "{s}");
         }
+    }
+
+    #[test]
+    fn outputs_overlapping_an_input_are_rejected() {
+        let k = &kernels::softmax;
+        // 4-byte elements: [0x1000, 0x1030) and [0x1010, 0x1030) share bytes.
+        let r = check_overlaps(k, "the output", (0x1010, 8), &[(0x1000, 12)], 4);
+        assert!(
+            matches!(
+                r,
+                Err(Error::OutputOverlapsInput {
+                    what: "softmax",
+                    output: "the output"
+                })
+            ),
+            "{r:?}"
+        );
+        assert_eq!(
+            r.unwrap_err().to_string(),
+            "softmax: the output overlaps an input"
+        );
+        // Side by side, and an empty range at the output's end: no overlap.
+        assert!(check_overlaps(k, "the output", (0x1030, 4), &[(0x1000, 12), (0x1040, 0)], 4).is_ok());
+        let r = check_overlaps(k, "rows: dweight", (0x2000, 4), &[(0x1000, 4), (0x1ffc, 2)], 4);
+        assert!(matches!(
+            r,
+            Err(Error::OutputOverlapsInput {
+                output: "rows: dweight",
+                ..
+            })
+        ));
+        // A range past the address space is refused as such.
+        assert!(is_past_address_space(check_overlaps(
+            k,
+            "the output",
+            (0x1000, 4),
+            &[(u64::MAX - 8, 4)],
+            4
+        )));
     }
 }

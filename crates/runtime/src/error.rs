@@ -176,7 +176,114 @@ pub enum Error {
         /// The rule it breaks.
         rule: OffsetRule,
     },
-    /// A launch shape or argument the kernel cannot take.
+    /// An input of more tiles (one block each) than a grid holds ([`LaunchConfig::MAX_GRID`]
+    /// blocks); nothing was queued.
+    ///
+    /// [`LaunchConfig::MAX_GRID`]: crate::LaunchConfig::MAX_GRID
+    #[error("{what}: {items} elements need {tiles} tiles, past the grid limit ({max_tiles})")]
+    PastGridLimit {
+        /// Which call.
+        what: &'static str,
+        /// The input's length, in elements.
+        items: usize,
+        /// The tiles it needs.
+        tiles: usize,
+        /// The most tiles (blocks) a grid holds.
+        max_tiles: usize,
+    },
+    /// A count past the most one call takes: the elements of a row, the segments of an input,
+    /// a histogram's levels or bins, the rows a mean counts; nothing was queued.
+    #[error("{what}: {count} {unit}, past the most it takes ({max})")]
+    PastLimit {
+        /// Which call.
+        what: &'static str,
+        /// The count given, in `unit`s.
+        count: usize,
+        /// What is counted ("elements a row", "segments", ...), and why the limit where it is
+        /// not the call's own.
+        unit: &'static str,
+        /// The most it takes, in `unit`s.
+        max: usize,
+    },
+    /// A number argument outside its valid range (a norm's `eps` NaN, infinite or negative, a
+    /// label smoothing outside `[0, 1]`); nothing was queued.
+    #[error("{what}: {argument} {value} is not {valid}")]
+    ScalarOutOfRange {
+        /// Which call.
+        what: &'static str,
+        /// Which argument ("eps", "label smoothing").
+        argument: &'static str,
+        /// The value given.
+        value: f32,
+        /// The valid range, in words ("a finite number >= 0").
+        valid: &'static str,
+    },
+    /// A size or stride that must be at least 1 is 0; nothing was queued.
+    #[error("{what}: {argument} is 0; it must be at least 1")]
+    ZeroArgument {
+        /// Which call.
+        what: &'static str,
+        /// Which argument, with its unit ("stride (elements)").
+        argument: &'static str,
+    },
+    /// An output that shares bytes with an input of the same call; nothing was queued.
+    #[error("{what}: {output} overlaps an input")]
+    OutputOverlapsInput {
+        /// Which call (kernel).
+        what: &'static str,
+        /// Which output ("the output", "rows: dweight").
+        output: &'static str,
+    },
+    /// An argument (or a combination of arguments) the call does not take: a bias for RMSNorm,
+    /// a bit range for a top-k; nothing was queued.
+    #[error("{what} takes no {argument}")]
+    UnsupportedArgument {
+        /// Which call (kernel, or command-line option).
+        what: &'static str,
+        /// The argument it does not take, and why.
+        argument: &'static str,
+    },
+    /// A buffer whose bytes pass the end of the 64-bit address space (its length times its
+    /// element size past `usize`, or its start plus its bytes past `u64`); nothing was queued.
+    #[error(
+        "{what}: {buffer} of {items} elements of {item_bytes} bytes from {start:#x} passes the end of the address space"
+    )]
+    PastAddressSpace {
+        /// Which call.
+        what: &'static str,
+        /// Which buffer ("a view", "scratch").
+        buffer: &'static str,
+        /// Its length, in elements.
+        items: usize,
+        /// The bytes of one element.
+        item_bytes: usize,
+        /// Its device address (0 for a buffer not yet allocated).
+        start: u64,
+    },
+    /// Indices numbered from `first_index` that pass `u64::MAX` before the last key (a
+    /// top-k's); nothing was queued.
+    #[error("{what}: indices from {first_index} for {keys} keys pass u64::MAX")]
+    IndicesPastU64 {
+        /// Which call.
+        what: &'static str,
+        /// The first key's index.
+        first_index: u64,
+        /// The keys numbered.
+        keys: usize,
+    },
+    /// Histogram bins (even bins' count and bounds, or a range's levels) that break a rule;
+    /// nothing was queued.
+    #[error("{what}: {rule}")]
+    InvalidBins {
+        /// Which call ("histogram_even", "histogram_range").
+        what: &'static str,
+        /// The rule they break.
+        rule: BinRule,
+    },
+    /// A launch the library planned that the kernels cannot take, or a kernel's result the
+    /// host cannot go on from: a defect of the library (or a launch shape given to the
+    /// runtime's [`LaunchConfig`](crate::LaunchConfig) past the hardware's limits), not of a
+    /// call's arguments.
     #[error("invalid launch: {0}")]
     InvalidLaunch(String),
     /// Allocation failed: the device has too little free memory.
@@ -254,4 +361,204 @@ pub enum OffsetRule {
         /// The input's length, in items.
         items: usize,
     },
+}
+
+/// A histogram level as the call was given it, in its level type (`i64` for integer samples,
+/// `f32` for `f32`, `f16` and `bf16` samples, `f64` for `f64`), for [`BinRule`]'s messages.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum LevelValue {
+    /// A level of integer samples.
+    I64(i64),
+    /// A level of `f32`, `f16` or `bf16` samples.
+    F32(f32),
+    /// A level of `f64` samples.
+    F64(f64),
+}
+
+impl std::fmt::Display for LevelValue {
+    /// As the level type's `Debug` (`1.0`, `NaN`, `-3`).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LevelValue::I64(v) => write!(f, "{v:?}"),
+            LevelValue::F32(v) => write!(f, "{v:?}"),
+            LevelValue::F64(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// The rule the bins of [`Error::InvalidBins`] break.
+#[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum BinRule {
+    /// Even bins: their count is 0.
+    #[error("no bins")]
+    NoBins,
+    /// Even bins: a bound is NaN or infinite, or `lower >= upper`.
+    #[error("levels [{lower}, {upper}) are not finite and increasing")]
+    NotIncreasing {
+        /// The lower bound.
+        lower: LevelValue,
+        /// The upper bound.
+        upper: LevelValue,
+    },
+    /// Even bins: `upper - lower` overflows the level type.
+    #[error("the width of [{lower}, {upper}) overflows")]
+    WidthOverflows {
+        /// The lower bound.
+        lower: LevelValue,
+        /// The upper bound.
+        upper: LevelValue,
+    },
+    /// Even bins: `bins / (upper - lower)`, what the kernel multiplies by, is not finite in the
+    /// level type: the range is too narrow for the bins.
+    #[error(
+        "the bin scale {bins} / ({upper} - {lower}) = {scale} is not finite: the range is too narrow for {bins} bins"
+    )]
+    ScaleNotFinite {
+        /// The bins.
+        bins: u32,
+        /// The lower bound.
+        lower: LevelValue,
+        /// The upper bound.
+        upper: LevelValue,
+        /// The scale as computed, widened to f64.
+        scale: f64,
+    },
+    /// Even bins of integer samples: a bound outside the sample type's domain (`[T::MIN,
+    /// T::MAX + 1]`).
+    #[error("levels [{lower}, {upper}) outside the {sample} domain [{min}, {max}]")]
+    OutsideDomain {
+        /// The lower bound.
+        lower: LevelValue,
+        /// The upper bound.
+        upper: LevelValue,
+        /// The sample type's name ("u8", ...).
+        sample: &'static str,
+        /// The lowest level it takes.
+        min: LevelValue,
+        /// The highest level it takes (one past its largest value).
+        max: LevelValue,
+    },
+    /// Range bins: fewer than two levels (`bins + 1` levels make `bins` bins).
+    #[error("{levels} levels make no bin (bins + 1 levels are needed)")]
+    TooFewLevels {
+        /// The levels given.
+        levels: usize,
+    },
+    /// Range bins: a level is NaN or infinite.
+    #[error("level {at} ({level}) is not finite")]
+    LevelNotFinite {
+        /// Its index among the levels.
+        at: usize,
+        /// Its value.
+        level: LevelValue,
+    },
+    /// Range bins: a level below the one before it.
+    #[error("levels not sorted: level {at} ({level}) is below level {} ({before})", .at - 1)]
+    Decreasing {
+        /// Its index among the levels (at least 1).
+        at: usize,
+        /// Its value.
+        level: LevelValue,
+        /// The level before it.
+        before: LevelValue,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The argument variants' messages keep what the strings they replaced said: the call, the
+    /// numbers, the rule.
+    #[test]
+    fn argument_errors_name_the_call_and_the_numbers() {
+        let cases: [(Error, &str); 9] = [
+            (
+                Error::PastGridLimit {
+                    what: "scan",
+                    items: 10,
+                    tiles: 5,
+                    max_tiles: 4,
+                },
+                "scan: 10 elements need 5 tiles, past the grid limit (4)",
+            ),
+            (
+                Error::PastLimit {
+                    what: "softmax",
+                    count: 1 << 31,
+                    unit: "elements a row",
+                    max: (1 << 31) - 1,
+                },
+                "softmax: 2147483648 elements a row, past the most it takes (2147483647)",
+            ),
+            (
+                Error::ScalarOutOfRange {
+                    what: "layer_norm",
+                    argument: "eps",
+                    value: f32::NAN,
+                    valid: "a finite number >= 0",
+                },
+                "layer_norm: eps NaN is not a finite number >= 0",
+            ),
+            (
+                Error::ZeroArgument {
+                    what: "copy_strided",
+                    argument: "stride (elements)",
+                },
+                "copy_strided: stride (elements) is 0; it must be at least 1",
+            ),
+            (
+                Error::OutputOverlapsInput {
+                    what: "softmax",
+                    output: "the output",
+                },
+                "softmax: the output overlaps an input",
+            ),
+            (
+                Error::UnsupportedArgument {
+                    what: "rms_norm",
+                    argument: "bias (RMSNorm has none)",
+                },
+                "rms_norm takes no bias (RMSNorm has none)",
+            ),
+            (
+                Error::PastAddressSpace {
+                    what: "softmax",
+                    buffer: "a view",
+                    items: 4,
+                    item_bytes: 4,
+                    start: 0xfff0,
+                },
+                "softmax: a view of 4 elements of 4 bytes from 0xfff0 passes the end of the address space",
+            ),
+            (
+                Error::IndicesPastU64 {
+                    what: "top_k_of_all",
+                    first_index: u64::MAX,
+                    keys: 2,
+                },
+                "top_k_of_all: indices from 18446744073709551615 for 2 keys pass u64::MAX",
+            ),
+            (
+                Error::InvalidBins {
+                    what: "histogram_range",
+                    rule: BinRule::LevelNotFinite {
+                        at: 1,
+                        level: LevelValue::F64(f64::INFINITY),
+                    },
+                },
+                "histogram_range: level 1 (inf) is not finite",
+            ),
+        ];
+        for (error, message) in cases {
+            assert_eq!(error.to_string(), message);
+        }
+        let rule = BinRule::NotIncreasing {
+            lower: LevelValue::I64(-3),
+            upper: LevelValue::F32(1.0),
+        };
+        assert_eq!(rule.to_string(), "levels [-3, 1.0) are not finite and increasing");
+    }
 }

@@ -50,7 +50,7 @@ mod result;
 mod stream;
 pub mod sys;
 
-pub use error::{Error, OffsetRule, Result};
+pub use error::{BinRule, Error, LevelValue, OffsetRule, Result};
 pub use event::Event;
 pub use gpu::{DeviceInfo, Gpu, OnStream};
 pub use launch::{KernelArgs, LaunchConfig};

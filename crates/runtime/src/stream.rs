@@ -294,7 +294,7 @@ impl Stream {
     /// them; both stay allocated until the copy has run, and nothing else writes them meanwhile.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] for `stride` 0; driver errors (a pitch past the device's
+    /// [`Error::ZeroArgument`] for `stride` 0; driver errors (a pitch past the device's
     /// `MAX_PITCH`, 2^31 - 1 bytes on the GPUs we run).
     pub unsafe fn copy_strided<T: DeviceCopy>(
         &self,
@@ -304,9 +304,10 @@ impl Stream {
         count: usize,
     ) -> Result<()> {
         if stride == 0 {
-            return Err(Error::InvalidLaunch(
-                "copy_strided: a stride of 0 elements".into(),
-            ));
+            return Err(Error::ZeroArgument {
+                what: "copy_strided",
+                argument: "stride (elements)",
+            });
         }
         if count == 0 {
             return Ok(());

@@ -296,7 +296,7 @@ impl Bench<'_> {
                 match $name_value {
                     $(stringify!($name) if $compaction => $bench.measure_compaction::<gpu_primitives::host_type!($name)>($sizes),)*
                     $(stringify!($name) => $bench.measure::<gpu_primitives::host_type!($name)>($sizes),)*
-                    other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown type {other}"))),
+                    other => Err(gpu_primitives::Error::InvalidArgument(format!("bench: unknown type {other}"))),
                 }
             };
         }
@@ -391,7 +391,7 @@ impl Bench<'_> {
              $($name:ident => $device:ty, $stored:ty, $level:ty, $vec:literal;)*) => {
                 match $name_value {
                     $(stringify!($name) => $bench.measure_histogram::<gpu_primitives::host_type!($name)>($sizes),)*
-                    other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sample type {other}"))),
+                    other => Err(gpu_primitives::Error::InvalidArgument(format!("bench: unknown sample type {other}"))),
                 }
             };
         }
@@ -688,7 +688,7 @@ impl Bench<'_> {
 /// Run the benchmark; shows a progress bar on a terminal.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`](gpu_primitives::Error::InvalidLaunch) for an unknown type or operator name;
+/// [`Error::InvalidArgument`](gpu_primitives::Error::InvalidArgument) for an unknown type or operator name;
 /// device errors (out of memory for the largest size, among others).
 ///
 /// # Example
@@ -700,7 +700,9 @@ impl Bench<'_> {
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn run(gpu: &Gpu, config: &BenchConfig) -> Result<Vec<BenchRow>> {
-    config.validate().map_err(gpu_primitives::Error::InvalidLaunch)?;
+    config
+        .validate()
+        .map_err(gpu_primitives::Error::InvalidArgument)?;
     let sizes: Vec<usize> = (config.min_log2..=config.max_log2)
         .step_by(config.step_log2.max(1) as usize)
         .map(|k| 1usize << k)

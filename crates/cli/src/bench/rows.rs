@@ -150,7 +150,7 @@ pub fn run_named(gpu: &Gpu, name: &str, runs: usize) -> Result<Vec<BenchRow>> {
         "f32" => run::<f32>(gpu, runs, |v| v),
         "f16" => run::<half::f16>(gpu, runs, half::f16::from_f32),
         "bf16" => run::<half::bf16>(gpu, runs, half::bf16::from_f32),
-        other => Err(gpu_primitives::Error::InvalidLaunch(format!(
+        other => Err(gpu_primitives::Error::InvalidArgument(format!(
             "bench: unknown row type {other}"
         ))),
     }

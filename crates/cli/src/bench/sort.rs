@@ -170,7 +170,7 @@ fn run<K: SortKey>(gpu: &Gpu, sizes: &[usize], values: &[String], runs: usize) -
             other => {
                 let known = SORT_VALUE_TYPES.join(", ");
                 let message = format!("bench: unknown sort value type {other}; known: {known}");
-                return Err(gpu_primitives::Error::InvalidLaunch(message));
+                return Err(gpu_primitives::Error::InvalidArgument(message));
             }
         });
     }
@@ -201,7 +201,7 @@ impl<R: DeviceCopy> Sorted<'_, R> {
             .map(V::try_from)
             .collect::<std::result::Result<_, _>>()
             .map_err(|_| {
-                gpu_primitives::Error::InvalidLaunch(format!("bench: {max} indices past the value type"))
+                gpu_primitives::Error::InvalidArgument(format!("bench: {max} indices past the value type"))
             })?;
         let d_values = gpu.upload(&values)?;
         drop(values);
@@ -263,7 +263,7 @@ pub fn run_named(
            $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
             match $name_value {
                 $(stringify!($name) => run::<gpu_primitives::host_type!($name)>($gpu, $sizes, $values, $runs),)*
-                other => Err(gpu_primitives::Error::InvalidLaunch(format!("bench: unknown sort key type {other}"))),
+                other => Err(gpu_primitives::Error::InvalidArgument(format!("bench: unknown sort key type {other}"))),
             }
         };
     }

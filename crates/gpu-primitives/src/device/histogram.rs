@@ -5,7 +5,7 @@
 use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{DeviceBuffer, Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{BinRule, DeviceBuffer, Error, Gpu, LaunchConfig, LevelValue, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
 use gpu_primitives_abi::params::HistogramParams;
@@ -43,10 +43,12 @@ pub trait HistogramLevel:
     fn is_finite(self) -> bool;
     /// `upper - lower` is a usable width (finite for floats).
     fn width_is_finite(lower: Self, upper: Self) -> bool;
+    /// The level as an error names it ([`Error::InvalidBins`]).
+    fn value(self) -> LevelValue;
 }
 
 macro_rules! float_level {
-    ($t:ty) => {
+    ($t:ty, $value:ident) => {
         impl sealed::Level for $t {}
         impl HistogramLevel for $t {
             fn scale(lower: $t, upper: $t, bins: u32) -> f64 {
@@ -62,11 +64,14 @@ macro_rules! float_level {
             fn width_is_finite(lower: $t, upper: $t) -> bool {
                 (upper - lower).is_finite()
             }
+            fn value(self) -> LevelValue {
+                LevelValue::$value(self)
+            }
         }
     };
 }
-float_level!(f32);
-float_level!(f64);
+float_level!(f32, F32);
+float_level!(f64, F64);
 
 impl sealed::Level for i64 {}
 impl HistogramLevel for i64 {
@@ -81,6 +86,9 @@ impl HistogramLevel for i64 {
     }
     fn width_is_finite(_lower: i64, _upper: i64) -> bool {
         true
+    }
+    fn value(self) -> LevelValue {
+        LevelValue::I64(self)
     }
 }
 
@@ -208,7 +216,7 @@ impl<L: HistogramLevel> Bins<'_, L> {
 /// `bins / (upper - lower)` are finite, within the samples' domain.
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] naming the rule that failed.
+/// [`Error::InvalidBins`] with the rule that failed.
 pub fn check_even_bins<S: HistogramSample>(bins: u32, lower: S::Level, upper: S::Level) -> Result<()> {
     check_bins::<S>(&Bins::Even { lower, upper, bins })
 }
@@ -228,69 +236,84 @@ impl TempStorage {
 /// finite, in increasing order (equal neighbours make an empty bin).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] naming the rule that failed.
+/// [`Error::InvalidBins`] with the rule that failed; [`Error::PastLimit`] past `u32::MAX`
+/// levels.
 pub fn check_range_levels<S: HistogramSample>(levels: &[S::Level]) -> Result<()> {
     check_bins::<S>(&Bins::Range(levels))
 }
 
 /// Check `bins` against the sample type; the error says which rule failed.
 fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
-    let invalid = |what: String| Err(Error::InvalidLaunch(what));
+    let what = match bins {
+        Bins::Even { .. } => "histogram_even",
+        Bins::Range(_) => "histogram_range",
+    };
+    let invalid = |rule: BinRule| Err(Error::InvalidBins { what, rule });
     match *bins {
         Bins::Even { lower, upper, bins } => {
             if bins == 0 {
-                return invalid("histogram_even: no bins".into());
+                return invalid(BinRule::NoBins);
             }
+            let (lower_value, upper_value) = (lower.value(), upper.value());
             if !(lower.is_finite() && upper.is_finite() && lower < upper) {
-                return invalid(format!(
-                    "histogram_even: levels [{lower:?}, {upper:?}) are not finite and increasing"
-                ));
+                return invalid(BinRule::NotIncreasing {
+                    lower: lower_value,
+                    upper: upper_value,
+                });
             }
             if !S::Level::width_is_finite(lower, upper) {
-                return invalid(format!(
-                    "histogram_even: the width of [{lower:?}, {upper:?}) overflows"
-                ));
+                return invalid(BinRule::WidthOverflows {
+                    lower: lower_value,
+                    upper: upper_value,
+                });
             }
             // bins / (upper - lower), as the kernel multiplies by it: infinite for a width too
             // small for the bins (NaN bins for every sample).
             let scale = S::Level::scale(lower, upper, bins);
             if !(scale.is_finite() && scale > 0.0) {
-                return invalid(format!(
-                    "histogram_even: the bin scale {bins} / ({upper:?} - {lower:?}) = {scale} is not finite: the range is too narrow for {bins} bins"
-                ));
+                return invalid(BinRule::ScaleNotFinite {
+                    bins,
+                    lower: lower_value,
+                    upper: upper_value,
+                    scale,
+                });
             }
             if let Some((min, max)) = S::LEVEL_DOMAIN
                 && (lower < min || upper > max)
             {
-                return invalid(format!(
-                    "histogram_even: levels [{lower:?}, {upper:?}) outside the {} domain [{min:?}, {max:?}]",
-                    S::NAME
-                ));
+                return invalid(BinRule::OutsideDomain {
+                    lower: lower_value,
+                    upper: upper_value,
+                    sample: S::NAME,
+                    min: min.value(),
+                    max: max.value(),
+                });
             }
         }
         Bins::Range(levels) => {
             if levels.len() < 2 {
-                return invalid(format!(
-                    "histogram_range: {} levels make no bin (bins + 1 levels are needed)",
-                    levels.len()
-                ));
+                return invalid(BinRule::TooFewLevels { levels: levels.len() });
             }
             if levels.len() > u32::MAX as usize {
-                return invalid(format!("histogram_range: {} levels, past 2^32 - 1", levels.len()));
+                return Err(Error::PastLimit {
+                    what,
+                    count: levels.len(),
+                    unit: "levels",
+                    max: u32::MAX as usize,
+                });
             }
-            if let Some(i) = levels.iter().position(|l| !l.is_finite()) {
-                return invalid(format!(
-                    "histogram_range: level {i} ({:?}) is not finite",
-                    levels[i]
-                ));
+            if let Some(at) = levels.iter().position(|l| !l.is_finite()) {
+                return invalid(BinRule::LevelNotFinite {
+                    at,
+                    level: levels[at].value(),
+                });
             }
             if let Some(i) = levels.windows(2).position(|w| w[1] < w[0]) {
-                return invalid(format!(
-                    "histogram_range: levels not sorted: level {} ({:?}) is below level {i} ({:?})",
-                    i + 1,
-                    levels[i + 1],
-                    levels[i]
-                ));
+                return invalid(BinRule::Decreasing {
+                    at: i + 1,
+                    level: levels[i + 1].value(),
+                    before: levels[i].value(),
+                });
             }
         }
     }
@@ -334,9 +357,12 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
     }
     let (Some(counter_bytes), Ok(bins_u32)) = (count.checked_mul(size_of::<C>()), u32::try_from(count))
     else {
-        return Err(Error::InvalidLaunch(format!(
-            "{family}: {count} bins, past 2^32 - 1"
-        )));
+        return Err(Error::PastLimit {
+            what: family,
+            count,
+            unit: "bins",
+            max: u32::MAX as usize,
+        });
     };
     // SAFETY: the first `count` counters of the caller's output, cleared in stream order.
     unsafe { on.stream().clear(histogram.address, counter_bytes)? };
@@ -410,7 +436,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
 /// global atomic (correct for any number of bins, slower).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for no bins, levels not finite and increasing, a range too narrow
+/// [`Error::InvalidBins`] for no bins, levels not finite and increasing, a range too narrow
 /// for the bins (`bins / (upper - lower)` not finite in the level type), or integer levels
 /// outside the sample type's domain (`[T::MIN, T::MAX + 1]`); [`Error::LengthMismatch`] for a
 /// histogram shorter than `bins`; all before anything is queued. Device errors.
@@ -452,7 +478,7 @@ pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
 /// earlier work (the call then returns once the histogram is queued).
 ///
 /// # Errors
-/// [`Error::InvalidLaunch`] for fewer than two levels, a level that is NaN or infinite, or
+/// [`Error::InvalidBins`] for fewer than two levels, a level that is NaN or infinite, or
 /// levels that decrease; [`Error::LengthMismatch`] for a histogram shorter than the bins; all
 /// before anything is queued. Device errors.
 pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
@@ -510,38 +536,77 @@ pub fn histogram_range_slice<S: HistogramSample>(
 mod tests {
     use super::*;
 
-    fn is_invalid(r: Result<()>) -> bool {
-        matches!(r, Err(Error::InvalidLaunch(_)))
+    /// The rule `r` breaks, if it is an [`Error::InvalidBins`].
+    fn rule(r: Result<()>) -> Option<BinRule> {
+        match r {
+            Err(Error::InvalidBins { rule, .. }) => Some(rule),
+            _ => None,
+        }
     }
 
     fn even<S: HistogramSample>(lower: S::Level, upper: S::Level, bins: u32) -> Result<()> {
         check_bins::<S>(&Bins::Even { lower, upper, bins })
     }
 
+    fn scale_not_finite(r: Result<()>) -> bool {
+        matches!(rule(r), Some(BinRule::ScaleNotFinite { .. }))
+    }
+
     #[test]
     fn even_bins_whose_scale_is_not_finite_are_rejected() {
         // A finite width, but bins / width overflows the level type to infinity.
-        assert!(is_invalid(even::<f32>(0.0, 1e-38, 1_000_000_000)));
-        assert!(is_invalid(even::<f32>(0.0, f32::from_bits(1), 1)));
-        assert!(is_invalid(even::<half::f16>(0.0, 1e-38, 1_000_000_000)));
-        assert!(is_invalid(even::<f64>(0.0, f64::from_bits(1), 1)));
-        assert!(is_invalid(even::<f64>(0.0, 1e-300, u32::MAX)));
+        assert!(scale_not_finite(even::<f32>(0.0, 1e-38, 1_000_000_000)));
+        assert!(scale_not_finite(even::<f32>(0.0, f32::from_bits(1), 1)));
+        assert!(scale_not_finite(even::<half::f16>(0.0, 1e-38, 1_000_000_000)));
+        assert!(scale_not_finite(even::<f64>(0.0, f64::from_bits(1), 1)));
+        assert!(scale_not_finite(even::<f64>(0.0, 1e-300, u32::MAX)));
         // Narrow but representable.
         assert!(even::<f32>(1.0, 1.0 + f32::EPSILON, 1 << 20).is_ok());
         assert!(even::<f64>(0.0, 1e-300, 4).is_ok());
         assert!(even::<u8>(0, 1, u32::MAX).is_ok());
+        let message = even::<f32>(0.0, 1e-38, 1_000_000_000).unwrap_err().to_string();
+        assert!(
+            message.starts_with("histogram_even: the bin scale 1000000000 / (1e-38 - 0.0) = inf"),
+            "{message}"
+        );
     }
 
     #[test]
     fn even_bins_other_rules_are_kept() {
-        assert!(is_invalid(even::<f32>(0.0, 1.0, 0)));
-        assert!(is_invalid(even::<f32>(1.0, 1.0, 4)));
-        assert!(is_invalid(even::<f32>(2.0, 1.0, 4)));
-        assert!(is_invalid(even::<f32>(f32::NAN, 1.0, 4)));
-        assert!(is_invalid(even::<f32>(0.0, f32::INFINITY, 4)));
-        assert!(is_invalid(even::<f32>(-f32::MAX, f32::MAX, 4)));
-        assert!(is_invalid(even::<u8>(-1, 256, 4)));
-        assert!(is_invalid(even::<u8>(0, 257, 4)));
+        assert_eq!(rule(even::<f32>(0.0, 1.0, 0)), Some(BinRule::NoBins));
+        for (lower, upper) in [(1.0, 1.0), (2.0, 1.0), (f32::NAN, 1.0), (0.0, f32::INFINITY)] {
+            assert!(
+                matches!(
+                    rule(even::<f32>(lower, upper, 4)),
+                    Some(BinRule::NotIncreasing { .. })
+                ),
+                "[{lower}, {upper})"
+            );
+        }
+        assert_eq!(
+            rule(even::<f32>(-f32::MAX, f32::MAX, 4)),
+            Some(BinRule::WidthOverflows {
+                lower: LevelValue::F32(-f32::MAX),
+                upper: LevelValue::F32(f32::MAX)
+            })
+        );
+        for (lower, upper) in [(-1, 256), (0, 257)] {
+            assert_eq!(
+                rule(even::<u8>(lower, upper, 4)),
+                Some(BinRule::OutsideDomain {
+                    lower: LevelValue::I64(lower),
+                    upper: LevelValue::I64(upper),
+                    sample: "u8",
+                    min: LevelValue::I64(0),
+                    max: LevelValue::I64(256),
+                })
+            );
+        }
+        let message = even::<u8>(0, 257, 4).unwrap_err().to_string();
+        assert_eq!(
+            message,
+            "histogram_even: levels [0, 257) outside the u8 domain [0, 256]"
+        );
         assert!(even::<u8>(0, 256, 256).is_ok());
         assert!(even::<i32>(i32::MIN as i64, i32::MAX as i64 + 1, u32::MAX).is_ok());
     }
@@ -549,11 +614,31 @@ mod tests {
     #[test]
     fn range_levels_are_checked() {
         let range = |levels: &[f32]| check_bins::<f32>(&Bins::Range(levels));
-        assert!(is_invalid(range(&[])));
-        assert!(is_invalid(range(&[0.0])));
-        assert!(is_invalid(range(&[0.0, f32::NAN, 2.0])));
-        assert!(is_invalid(range(&[f32::NEG_INFINITY, 0.0])));
-        assert!(is_invalid(range(&[0.0, 2.0, 1.0])));
+        assert_eq!(rule(range(&[])), Some(BinRule::TooFewLevels { levels: 0 }));
+        assert_eq!(rule(range(&[0.0])), Some(BinRule::TooFewLevels { levels: 1 }));
+        assert!(matches!(
+            rule(range(&[0.0, f32::NAN, 2.0])),
+            Some(BinRule::LevelNotFinite { at: 1, .. })
+        ));
+        assert_eq!(
+            rule(range(&[f32::NEG_INFINITY, 0.0])),
+            Some(BinRule::LevelNotFinite {
+                at: 0,
+                level: LevelValue::F32(f32::NEG_INFINITY)
+            })
+        );
+        assert_eq!(
+            rule(range(&[0.0, 2.0, 1.0])),
+            Some(BinRule::Decreasing {
+                at: 2,
+                level: LevelValue::F32(1.0),
+                before: LevelValue::F32(2.0)
+            })
+        );
+        assert_eq!(
+            range(&[0.0, 2.0, 1.0]).unwrap_err().to_string(),
+            "histogram_range: levels not sorted: level 2 (1.0) is below level 1 (2.0)"
+        );
         assert!(range(&[0.0, 1.0, 2.0]).is_ok());
         // Repeated levels are an empty bin (documented; the GPU tests draw them).
         assert!(range(&[0.0, 1.0, 1.0, 2.0]).is_ok());

@@ -88,6 +88,41 @@ impl Selection {
     }
 }
 
+/// [`top_k_of_all`]'s arguments past the views' bounds, checked without a GPU: `k` within the
+/// `n` keys, at most [`SORT_MAX_KEYS`] keys, their indices from `first_index` within `u64`,
+/// outputs of at least `k`.
+fn check_arguments(
+    n: usize,
+    k: usize,
+    first_index: u64,
+    values_out: usize,
+    indices_out: usize,
+) -> Result<()> {
+    if k > n {
+        return Err(Error::KPastInput {
+            what: "top_k_of_all",
+            k,
+            most: n,
+        });
+    }
+    if n > SORT_MAX_KEYS {
+        return Err(Error::TooManyKeys {
+            what: "top_k_of_all",
+            keys: n,
+            max: SORT_MAX_KEYS,
+        });
+    }
+    if n > 0 && first_index.checked_add(n as u64 - 1).is_none() {
+        return Err(Error::IndicesPastU64 {
+            what: "top_k_of_all",
+            first_index,
+            keys: n,
+        });
+    }
+    check_len("top_k_of_all: values_out", k, values_out)?;
+    check_len("top_k_of_all: indices_out", k, indices_out)
+}
+
 /// The `k` largest (or smallest) keys of the whole of `keys_in` and their indices (CUB's
 /// `DeviceTopK`, torch's `topk(x.flatten(), k, largest, sorted=True)`), best first:
 /// `values_out[j]` is the `j`-th largest key (smallest with `largest` false) and
@@ -111,10 +146,11 @@ impl Selection {
 /// Temporary storage: [`TempStorage::top_k_of_all`]. `k == 0` or an empty input queues nothing.
 ///
 /// # Errors
-/// [`Error::KPastInput`] for `k` past the input's length; [`Error::InvalidLaunch`] for indices
-/// past `u64::MAX`;
-/// [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`] keys; [`Error::LengthMismatch`] for an output shorter than `k`; device
-/// errors. Nothing is launched on an argument error.
+/// [`Error::KPastInput`] for `k` past the input's length; [`Error::IndicesPastU64`] for indices
+/// past `u64::MAX`; [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`] keys;
+/// [`Error::LengthMismatch`] for an output shorter than `k`; nothing is launched on an argument
+/// error. [`Error::InvalidLaunch`] where the digit counts or the gather contradict each other
+/// (a defect, not an argument error); device errors.
 ///
 /// # Example
 /// ```no_run
@@ -148,27 +184,7 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
         &[keys_in.bound, values_out.bound, indices_out.bound],
     )?;
     let n = keys_in.len;
-    if k > n {
-        return Err(Error::KPastInput {
-            what: "top_k_of_all",
-            k,
-            most: n,
-        });
-    }
-    if n > SORT_MAX_KEYS {
-        return Err(Error::TooManyKeys {
-            what: "top_k_of_all",
-            keys: n,
-            max: SORT_MAX_KEYS,
-        });
-    }
-    if n > 0 && first_index.checked_add(n as u64 - 1).is_none() {
-        return Err(Error::InvalidLaunch(format!(
-            "top_k_of_all: indices from {first_index} for {n} keys pass u64::MAX"
-        )));
-    }
-    check_len("top_k_of_all: values_out", k, values_out.len)?;
-    check_len("top_k_of_all: indices_out", k, indices_out.len)?;
+    check_arguments(n, k, first_index, values_out.len, indices_out.len)?;
     if k == 0 {
         return Ok(());
     }
@@ -273,6 +289,39 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn arguments_are_checked_without_a_gpu() {
+        assert!(check_arguments(6, 3, 0, 3, 3).is_ok());
+        assert!(check_arguments(0, 0, u64::MAX, 0, 0).is_ok());
+        // The last index, u64::MAX, fits; one more does not.
+        assert!(check_arguments(6, 1, u64::MAX - 5, 1, 1).is_ok());
+        let r = check_arguments(6, 1, u64::MAX - 4, 1, 1);
+        assert!(
+            matches!(
+                r,
+                Err(Error::IndicesPastU64 {
+                    first_index,
+                    keys: 6,
+                    ..
+                }) if first_index == u64::MAX - 4
+            ),
+            "{r:?}"
+        );
+        let message = r.unwrap_err().to_string();
+        assert!(
+            message.contains("top_k_of_all") && message.contains(&(u64::MAX - 4).to_string()),
+            "{message}"
+        );
+        assert!(matches!(
+            check_arguments(6, 7, 0, 7, 7),
+            Err(Error::KPastInput { k: 7, most: 6, .. })
+        ));
+        assert!(matches!(
+            check_arguments(6, 3, 0, 2, 3),
+            Err(Error::LengthMismatch { .. })
+        ));
+    }
 
     /// The selection against a sort: the k best of `keys` (smallest pairs (bits, index)) are
     /// those whose fixed bits are at most the prefixes once `step` says complete.

@@ -17,9 +17,12 @@ fn scan_tiles<T: Element>(n: usize) -> Result<usize> {
     let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{n} elements need {tiles} tiles, past the grid limit"
-        )));
+        return Err(Error::PastGridLimit {
+            what: "scan",
+            items: n,
+            tiles,
+            max_tiles: LaunchConfig::MAX_GRID as usize,
+        });
     }
     Ok(tiles)
 }
@@ -35,7 +38,7 @@ impl TempStorage {
     /// tile counter; nothing for `n = 0`.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn scan<T: Element>(n: usize) -> Result<Self> {
         if n == 0 {
             return Ok(Self::default());

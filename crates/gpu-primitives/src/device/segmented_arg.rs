@@ -46,7 +46,7 @@ impl TempStorage {
     /// tile for where each starts.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn segmented_arg<T: SegmentArgElement>(n: usize) -> Result<Self> {
         segmented_storage("segmented_argmin / argmax", n, segmented_arg_tile::<T>(), true)
     }

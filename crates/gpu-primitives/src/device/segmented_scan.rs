@@ -126,10 +126,12 @@ pub(crate) fn check_offsets(offsets: &[u64]) -> Result<()> {
         });
     }
     if offsets.len() > u32::MAX as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "segment offsets: {} segments; at most 2^32 - 2",
-            offsets.len() - 1
-        )));
+        return Err(Error::PastLimit {
+            what: "segment offsets",
+            count: offsets.len() - 1,
+            unit: "segments",
+            max: u32::MAX as usize - 1,
+        });
     }
     if let Some(s) = offsets.windows(2).position(|w| w[1] < w[0]) {
         return Err(Error::InvalidOffsets {
@@ -301,7 +303,7 @@ fn segmented_tile<T: Element>(family: Family, key_vector: Option<u32>) -> usize 
 /// look-back status of its tiles and, by offsets, their starts (from
 /// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, see [`tile_starts`]).
 pub(crate) fn segmented_storage(
-    family: &str,
+    family: &'static str,
     n: usize,
     tile: usize,
     by_offsets: bool,
@@ -324,7 +326,7 @@ impl TempStorage {
     /// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, 4 bytes a tile for where each starts.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn segmented_scan<T: Element>(n: usize) -> Result<Self> {
         let family = Family::Scan(ScanKind::Inclusive);
         segmented_storage("segmented_scan", n, segmented_tile::<T>(family, None), true)
@@ -334,7 +336,7 @@ impl TempStorage {
     /// `K`: 16 bytes of look-back status a tile.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn scan_by_key<K: ScanKey, T: Element>(n: usize) -> Result<Self> {
         let tile = segmented_tile::<T>(Family::Scan(ScanKind::Inclusive), Some(key_vector::<K, T>()));
         segmented_storage("scan by key", n, tile, false)
@@ -345,7 +347,7 @@ impl TempStorage {
     /// needs nothing).
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn segmented_reduce<T: Element>(n: usize) -> Result<Self> {
         segmented_storage(
             "segmented_reduce_by_offsets",
@@ -369,12 +371,15 @@ fn key_vector<K: ScanKey, T: Element>() -> u32 {
 
 /// The tiles of a segmented grid over `n` items (at least one, so that a reduce of empty input
 /// still gives every segment its identity), or an error past the grid limit.
-pub(crate) fn tiles_for(family: &str, n: usize, tile: usize) -> Result<usize> {
+pub(crate) fn tiles_for(family: &'static str, n: usize, tile: usize) -> Result<usize> {
     let tiles = n.div_ceil(tile).max(1);
     if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{family}: {n} elements need {tiles} tiles, past the grid limit"
-        )));
+        return Err(Error::PastGridLimit {
+            what: family,
+            items: n,
+            tiles,
+            max_tiles: LaunchConfig::MAX_GRID as usize,
+        });
     }
     Ok(tiles)
 }

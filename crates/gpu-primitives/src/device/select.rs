@@ -144,9 +144,12 @@ fn select_tiles<T: Element>(n: usize) -> Result<(usize, usize)> {
     let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
-        return Err(Error::InvalidLaunch(format!(
-            "{n} elements need {tiles} tiles, past the grid limit"
-        )));
+        return Err(Error::PastGridLimit {
+            what: "select",
+            items: n,
+            tiles,
+            max_tiles: LaunchConfig::MAX_GRID as usize,
+        });
     }
     Ok((tile, tiles))
 }
@@ -158,7 +161,7 @@ impl TempStorage {
     /// `n = 0`.
     ///
     /// # Errors
-    /// [`Error::InvalidLaunch`] where the call would fail: tiles past the grid limit.
+    /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
     pub fn select<T: Element>(n: usize) -> Result<Self> {
         if n == 0 {
             return Ok(Self::default());

@@ -111,10 +111,43 @@ mod tests {
     #[test]
     fn queries_without_a_gpu_refuse_what_the_call_would() {
         // Tiles past the grid limit, lengths past the u32 offsets: the call's own errors.
-        assert!(TempStorage::scan::<f32>(usize::MAX / 2).is_err());
-        assert!(TempStorage::select::<u32>(usize::MAX / 2).is_err());
+        let past_grid = |r: crate::Result<TempStorage>, call: &str| match r {
+            Err(crate::Error::PastGridLimit {
+                what,
+                items,
+                tiles,
+                max_tiles,
+            }) => {
+                assert_eq!((what, items), (call, usize::MAX / 2));
+                assert!(tiles > max_tiles && max_tiles == crate::LaunchConfig::MAX_GRID as usize);
+            }
+            other => panic!("{call}: {other:?}"),
+        };
+        past_grid(TempStorage::scan::<f32>(usize::MAX / 2), "scan");
+        past_grid(TempStorage::select::<u32>(usize::MAX / 2), "select");
         assert!(TempStorage::run_length_encode::<i32>(1 << 32).is_err());
-        assert!(TempStorage::segmented_scan::<f64>(usize::MAX / 2).is_err());
+        past_grid(
+            TempStorage::segmented_scan::<f64>(usize::MAX / 2),
+            "segmented_scan",
+        );
+        past_grid(
+            TempStorage::scan_by_key::<u32, f32>(usize::MAX / 2),
+            "scan by key",
+        );
+        past_grid(
+            TempStorage::segmented_reduce::<f32>(usize::MAX / 2),
+            "segmented_reduce_by_offsets",
+        );
+        past_grid(
+            TempStorage::segmented_arg::<f32>(usize::MAX / 2),
+            "segmented_argmin / argmax",
+        );
+        let message = TempStorage::scan::<f32>(usize::MAX / 2).unwrap_err().to_string();
+        assert!(
+            message.starts_with(&format!("scan: {} elements need ", usize::MAX / 2))
+                && message.contains("grid limit"),
+            "{message}"
+        );
         // Empty inputs need nothing; a range histogram needs a copy of its levels.
         assert_eq!(TempStorage::scan::<f32>(0).ok(), Some(TempStorage::default()));
         assert_eq!(TempStorage::select::<i64>(0).ok(), Some(TempStorage::default()));

@@ -264,7 +264,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let ws = &mut DeviceWorkspace::new();
     let x = ok(gpu.upload(&[1.0f32, 2.0, 3.0]))?;
     let mut out = ok(gpu.upload(&[7u32; 4]))?;
-    let invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidLaunch(_)));
+    let invalid = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::InvalidBins { .. }));
     let short = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
     let cases: [(&str, bool); 9] = [
         (

@@ -408,8 +408,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let invalid = |r: gpu_primitives::Result<()>| {
         matches!(
             r,
-            Err(Error::InvalidLaunch(_)
-                | Error::InvalidBitRange { .. }
+            Err(Error::InvalidBitRange { .. }
                 | Error::TooManyKeys { .. }
                 | Error::InvalidOffsets { .. }
                 | Error::NotWholeRows { .. }
@@ -420,12 +419,12 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     if !invalid(device::segmented_sort_keys::<u32>(
         gpu, &keys, &mut out, 4, asc, ws,
     )) {
-        return Err("rows of 4 over 6 keys: no invalid-launch error".into());
+        return Err("rows of 4 over 6 keys: no argument error".into());
     }
     if !invalid(device::segmented_sort_keys::<u32>(
         gpu, &keys, &mut out, 0, asc, ws,
     )) {
-        return Err("rows of 0: no invalid-launch error".into());
+        return Err("rows of 0: no argument error".into());
     }
     if !invalid(device::segmented_sort_keys::<u32>(
         gpu,
@@ -435,7 +434,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
         asc.bits(0..40),
         ws,
     )) {
-        return Err("bits 0..40 of u32: no invalid-launch error".into());
+        return Err("bits 0..40 of u32: no argument error".into());
     }
     let past = ok(gpu.upload(&[0u64, 4, 7]))?;
     let past = ok(SegmentOffsets::new(gpu, &past))?;
@@ -458,7 +457,7 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     if !invalid(device::top_k::<u32>(
         gpu, &keys, 3, 4, true, &mut out, &mut idx, ws,
     )) {
-        return Err("top_k with k past the row: no invalid-launch error".into());
+        return Err("top_k with k past the row: no argument error".into());
     }
     if !short_error(device::top_k::<u32>(
         gpu, &keys, 3, 3, true, &mut short, &mut idx, ws,

@@ -21,6 +21,7 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     ("streams::sub_slices_and_raw_addresses", sub_slices),
     ("streams::gpu_used_from_another_thread", other_thread),
     ("streams::parameter_struct_checked_against_ptx", param_mismatch),
+    ("streams::strided_copy_of_stride_0_is_refused", stride_0),
     ("streams::every_library_kernel_compiles_alone", compile_all),
 ];
 
@@ -296,6 +297,23 @@ fn param_mismatch(gpu: &Gpu) -> Result<(), Failed> {
         Err(e) => Err(format!("expected ParamMismatch, got {e}").into()),
         Ok(()) => Err("a u32 was accepted for a usize parameter".into()),
     }
+}
+
+/// `Stream::copy_strided` with a stride of 0 elements: [`Error::ZeroArgument`], nothing copied.
+fn stride_0(gpu: &Gpu) -> Result<(), Failed> {
+    let src = ok(gpu.upload(&[1u32, 2, 3, 4]))?;
+    let dst = ok(gpu.upload(&[9u32; 2]))?;
+    let (src_address, dst_address) = (src.as_device_ptr().as_raw(), dst.as_device_ptr().as_raw());
+    // SAFETY: 2 elements of `src` at any stride up to 2 and `dst`'s 2, both live for the call;
+    // a stride of 0 is refused before anything is queued.
+    let r = unsafe { gpu.stream().copy_strided::<u32>(src_address, 0, dst_address, 2) };
+    match r {
+        Err(Error::ZeroArgument {
+            what: "copy_strided", ..
+        }) => {}
+        other => return Err(format!("stride 0: expected ZeroArgument, got {other:?}").into()),
+    }
+    check_eq("dst untouched", ok(gpu.download(&dst))?, vec![9u32; 2])
 }
 
 /// Device memory that the compiled kernels may take, on average a kernel: the budget this test

@@ -156,28 +156,14 @@ fn bad_input(gpu: &Gpu) -> Result<(), Failed> {
     let mut values = ok(gpu.upload(&[9u32; 6]))?;
     let mut indices = ok(gpu.upload(&[9u64; 6]))?;
     let mut short = ok(gpu.upload(&[9u64; 2]))?;
-    let invalid = |r: gpu_primitives::Result<()>| {
-        matches!(
-            r,
-            Err(Error::InvalidLaunch(_) | Error::InvalidBitRange { .. } | Error::TooManyKeys { .. })
-        )
-    };
     let short_error = |r: gpu_primitives::Result<()>| matches!(r, Err(Error::LengthMismatch { .. }));
     match device::top_k_of_all::<u32>(gpu, &keys, 7, true, 0, &mut values, &mut indices, ws) {
         Err(Error::KPastInput { k: 7, most: 6, .. }) => {}
         other => return Err(format!("k past the input: {other:?}").into()),
     }
-    if !invalid(device::top_k_of_all::<u32>(
-        gpu,
-        &keys,
-        2,
-        true,
-        u64::MAX - 3,
-        &mut values,
-        &mut indices,
-        ws,
-    )) {
-        return Err("indices past u64::MAX: no invalid-launch error".into());
+    match device::top_k_of_all::<u32>(gpu, &keys, 2, true, u64::MAX - 3, &mut values, &mut indices, ws) {
+        Err(Error::IndicesPastU64 { keys: 6, .. }) => {}
+        other => return Err(format!("indices past u64::MAX: {other:?}").into()),
     }
     if !short_error(device::top_k_of_all::<u32>(
         gpu,

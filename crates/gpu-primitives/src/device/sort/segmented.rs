@@ -67,8 +67,8 @@ pub(in crate::device) fn layout(
 
 /// The scratch buffers' bytes for segments past a tile, indexed as the input's `end` keys: two
 /// copies of the keys (`key_bytes` each, rounded up to 16 bytes) and of the values
-/// (`value_bytes` each): (the keys' bytes, the total), checked: [`Error::InvalidLaunch`] where
-/// they pass `usize`. Its success also bounds every `key * bytes` offset into the buffers.
+/// (`value_bytes` each): (the keys' bytes, the total), checked: [`Error::PastAddressSpace`]
+/// where they pass `usize`. Its success also bounds every `key * bytes` offset into the buffers.
 fn scratch_bytes(
     what: &'static str,
     end: usize,
@@ -79,10 +79,12 @@ fn scratch_bytes(
     let sizes = both(key_bytes)
         .and_then(|keys| keys.checked_next_multiple_of(16))
         .and_then(|keys| Some((keys, keys.checked_add(both(value_bytes)?)?)));
-    sizes.ok_or_else(|| {
-        Error::InvalidLaunch(format!(
-            "{what}: scratch for {end} keys of {key_bytes} bytes and values of {value_bytes} passes the address space"
-        ))
+    sizes.ok_or(Error::PastAddressSpace {
+        what,
+        buffer: "scratch (two copies of each key and value)",
+        items: end,
+        item_bytes: key_bytes.saturating_add(value_bytes),
+        start: 0,
     })
 }
 
@@ -683,7 +685,7 @@ mod tests {
         ] {
             let r = scratch_bytes("t", end, key, value);
             assert!(
-                matches!(r, Err(Error::InvalidLaunch(_))),
+                matches!(r, Err(Error::PastAddressSpace { items, .. }) if items == end),
                 "{end} {key} {value}: {r:?}"
             );
         }
