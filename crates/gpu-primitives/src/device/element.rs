@@ -1,7 +1,7 @@
 //! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
 //! elements, and views of any device memory as elements.
 
-use crate::{DeviceBuffer, Gpu, OnStream, Result};
+use crate::{DeviceBuffer, Error, Gpu, OnStream, Result};
 use gpu_primitives_runtime::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Range, RangeTo};
@@ -437,6 +437,33 @@ pub(crate) fn check_bound(on: &OnStream<'_>, what: &'static str, views: &[Bound]
     views.iter().try_for_each(|bound| bound.check(on, what))
 }
 
+/// The outputs' room of a call that writes up to `most` items (kept items, runs) into each of
+/// `outputs` (`(what, len)`) and their number into `count` (`(what, len)`, one `u64`): an
+/// empty count, else the first output shorter than `most`, as [`Error::LengthMismatch`] named
+/// by its `what`. CUB asks the same: every item may be kept, or start a run.
+pub(crate) fn check_room(
+    count: (&'static str, usize),
+    outputs: &[(&'static str, usize)],
+    most: usize,
+) -> Result<()> {
+    let (what, found) = count;
+    if found == 0 {
+        return Err(Error::LengthMismatch {
+            what,
+            expected: 1,
+            found,
+        });
+    }
+    match outputs.iter().find(|&&(_, len)| len < most) {
+        Some(&(what, found)) => Err(Error::LengthMismatch {
+            what,
+            expected: most,
+            found,
+        }),
+        None => Ok(()),
+    }
+}
+
 impl<'a, T> DeviceView<'a, T> {
     /// A view of `len` elements of `T` (as the device stores them: `u16` bits for halves) at
     /// device address `address`.
@@ -599,8 +626,34 @@ impl<'a, T> From<&'a DeviceViewMut<'_, T>> for DeviceView<'a, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bound, DeviceView, DeviceViewMut};
+    use super::{Bound, DeviceView, DeviceViewMut, check_room};
     use crate::Error;
+
+    #[test]
+    fn room_needs_a_count_then_every_output_as_long_as_the_most_items() {
+        let outputs = [("keys", 10), ("values", 9)];
+        assert!(check_room(("count", 1), &outputs, 9).is_ok());
+        let err = check_room(("count", 0), &outputs, 9).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::LengthMismatch {
+                what: "count",
+                expected: 1,
+                found: 0
+            }
+        ));
+        let err = check_room(("count", 1), &outputs, 10).unwrap_err();
+        assert!(matches!(
+            err,
+            Error::LengthMismatch {
+                what: "values",
+                expected: 10,
+                found: 9
+            }
+        ));
+        // No item: any output will do, but the count is still written.
+        assert!(check_room(("count", 1), &[("keys", 0)], 0).is_ok());
+    }
 
     /// The raw handles of a call's stream: context 0x100, stream 0x200.
     const CONTEXT: usize = 0x100;

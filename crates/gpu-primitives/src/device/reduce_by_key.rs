@@ -3,7 +3,7 @@
 //! consecutive keys (kernels `device::reduce_by_key`).
 
 use super::SCAN_BLOCK;
-use super::element::{DeviceView, DeviceViewMut, Element, Operator, Sum, check_bound};
+use super::element::{DeviceView, DeviceViewMut, Element, Operator, Sum, check_bound, check_room};
 use super::segmented_scan::{SEGMENTED_DELAY, ScanKey};
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
@@ -119,26 +119,15 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
         });
     }
     let plan = ReduceByKeyPlan::new::<K, T>(what, n)?;
-    if out.num_runs.is_empty() {
-        return Err(Error::LengthMismatch {
-            what: "by key: num_runs",
-            expected: 1,
-            found: 0,
-        });
-    }
     // Every item may start a run.
-    for (name, len) in [
-        ("by key: keys output too short", out.keys.len()),
-        ("by key: values output too short", values_len),
-    ] {
-        if len < n {
-            return Err(Error::LengthMismatch {
-                what: name,
-                expected: n,
-                found: len,
-            });
-        }
-    }
+    check_room(
+        ("by key: num_runs", out.num_runs.len()),
+        &[
+            ("by key: keys output too short", out.keys.len()),
+            ("by key: values output too short", values_len),
+        ],
+        n,
+    )?;
     if n == 0 {
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream().clear(out.num_runs.address, size_of::<u64>()) };

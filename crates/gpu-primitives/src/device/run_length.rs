@@ -3,7 +3,7 @@
 //! decoupled look-back (kernels `device::run_length`), as CUB's `DeviceRunLengthEncode`.
 
 use super::SELECT_BLOCK;
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound, check_room};
 use super::select::SELECT_DELAY;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
@@ -97,15 +97,8 @@ fn launch<T: Element>(
     if n > u32::MAX as usize {
         return Err(too_long(family, n));
     }
-    if out.num_runs.is_empty() {
-        return Err(Error::LengthMismatch {
-            what: "run-length: num_runs",
-            expected: 1,
-            found: 0,
-        });
-    }
     // Every item may start a run (every pair, for runs longer than one).
-    let shortest = [
+    let outputs: Vec<_> = [
         out.unique
             .as_ref()
             .map(|u| ("run_length_encode: unique output too short", u.len())),
@@ -113,14 +106,11 @@ fn launch<T: Element>(
             .as_ref()
             .map(|o| ("non_trivial_runs: offsets output too short", o.len())),
         Some(("run-length: lengths output too short", out.lengths.len())),
-    ];
-    if let Some((what, found)) = shortest.into_iter().flatten().find(|(_, len)| *len < most_runs) {
-        return Err(Error::LengthMismatch {
-            what,
-            expected: most_runs,
-            found,
-        });
-    }
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    check_room(("run-length: num_runs", out.num_runs.len()), &outputs, most_runs)?;
     if n == 0 {
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream().clear(out.num_runs.address, size_of::<u64>()) };

@@ -1,7 +1,7 @@
 //! Stream compaction: select, partition, unique (one pass with decoupled look-back, kernels
 //! `device::select`).
 
-use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound};
+use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound, check_room};
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
@@ -185,21 +185,11 @@ fn launch<T: Element>(
 ) -> Result<()> {
     check_bound(&on, "select", &[input.bound, output.bound, num_selected.bound])?;
     let n = input.len;
-    if num_selected.is_empty() {
-        return Err(Error::LengthMismatch {
-            what: "select: num_selected",
-            expected: 1,
-            found: 0,
-        });
-    }
-    // Every item may be kept: the output must hold the input (CUB asks the same).
-    if output.len() < n {
-        return Err(Error::LengthMismatch {
-            what: "select: output too short",
-            expected: n,
-            found: output.len(),
-        });
-    }
+    check_room(
+        ("select: num_selected", num_selected.len()),
+        &[("select: output too short", output.len())],
+        n,
+    )?;
     if n == 0 {
         // SAFETY: one u64 of the caller's count, cleared in stream order.
         return unsafe { on.stream().clear(num_selected.address, size_of::<u64>()) };
