@@ -9,12 +9,13 @@
 //! | [`thread`] | one thread | thread / block / grid indices and sizes, lane id, warp id |
 //! | [`sync`] | block, device | barrier, memory fences |
 //! | [`op`] | thread | associative operators (sum, min, max) for reductions and scans |
+//! | [`math`] | thread | fast `f32` math, one PTX instruction each: `exp`, `ln`, `1 / x`, `1 / sqrt`, fused multiply-add |
 //! | [`radix`] | thread | the radix sort's key order (ordered bits, digits) and values |
 //! | [`atomic`] | device | atomic add / min / max / compare-and-swap, acquire / release |
 //! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
 //! | [`warp`] | warp | shuffles (down / up / xor / idx), votes (ballot / any / all) |
-//! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory) |
-//! | [`cluster`] | cluster | the blocks of a thread-block cluster (sm_90): barrier, ranks, distributed shared memory |
+//! | [`block`] | block | reduce, scan, broadcast over a block (temp storage in shared memory); the row groups' reduction |
+//! | [`cluster`] | cluster | the blocks of a thread-block cluster (sm_90): barrier, ranks, distributed shared memory, the row operations' combination of the blocks' statistics |
 //! | [`device`] | grid | the device-wide agents: reduce, scans, compaction, run-length, histograms, radix sorts, top-k, row operations |
 //! | [`unroll`] | thread | loops written out at compile time (register arrays stay in registers) |
 //! | [`kernels`] | grid | the `extern "ptx-kernel"` entry points the host launches |
@@ -36,6 +37,7 @@ pub mod cluster;
 pub mod device;
 #[cfg(any(feature = "device", feature = "lessons", feature = "probes"))]
 pub mod kernels;
+pub mod math;
 pub mod op;
 pub mod radix;
 pub mod shared;

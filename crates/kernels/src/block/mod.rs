@@ -14,6 +14,8 @@
 //! | [`block_segmented_scan_warp_striped`] | all -> each, restarting at head flags (scans by key) | every thread | 1 |
 //! | [`block_rank_flags_warp_striped`] | each flagged item's rank among the tile's flagged ones (compaction) | every thread | 1 |
 //! | [`block_broadcast`] | one -> all | every thread | 1 |
+//! | [`RowGroup::all`] | a row group (part of a warp to the block) -> all, a few `f32` statistics | every thread of the group | 0 (a group of the block: 1) |
+//! | [`cluster_all`] | each block of a cluster (sm_90) -> every thread of the cluster, through distributed shared memory | every thread of the cluster | 1 cluster barrier |
 //! | [`block_flag_heads_warp_striped`] | each item against its predecessor (head flags) | the calling lane | 0 |
 //! | [`block_flag_tails_warp_striped`] | tail flags from head flags: where the next item starts a run | the calling lane | 0 |
 //! | [`block_radix_rank_warp_striped`] | each item's place in the tile ordered by one digit (stable) | every thread | 3 + the scan's |
@@ -41,6 +43,7 @@ pub mod load;
 pub mod radix_rank;
 pub mod radix_sort;
 pub mod reduce;
+pub mod row_group;
 pub mod scan;
 pub mod store;
 
@@ -65,6 +68,7 @@ pub use radix_sort::{
     BlockRadixSortStorage, BlockedSortStorage, block_radix_sort_blocked, block_radix_sort_warp_striped,
 };
 pub use reduce::{BlockReduceStorage, block_reduce, block_reduce_all};
+pub use row_group::{RowGroup, Stats, cluster_all};
 pub use scan::{
     BlockScanStorage, block_exclusive_scan, block_inclusive_scan, block_rank_flags_warp_striped,
     block_scan_warp_striped, block_scan_warp_striped_rows, block_segmented_scan_warp_striped,

@@ -19,7 +19,7 @@
 //! the same bits from run to run, whatever the GPU.
 
 use super::element::RowElement;
-use super::rows::fma;
+use crate::math::fma;
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
