@@ -111,40 +111,23 @@ fn report<K: Written + PartialEq, V: Written>(
     Ok(same)
 }
 
-/// Whether `found` holds one reduction by `op` a run of equal consecutive `keys`, each agreeing
-/// with the CPU's fold of its run's `values` as `reduce --check` judges one
+/// Whether `found` holds one reduction by `op` a run (`runs`: item ranges of `values`), each
+/// agreeing with the CPU's fold of its run's values as `reduce --check` judges one
 /// ([`CliElement::first_mismatch`]: exact but for a float sum, within its rounding bound).
-fn reductions_agree<K: PartialEq, T: CliElement>(
-    keys: &[K],
-    values: &[T],
-    found: &[T::Acc],
-    op: OpArg,
-) -> bool
+fn reductions_agree<T: CliElement>(runs: &[(usize, usize)], values: &[T], found: &[T::Acc], op: OpArg) -> bool
 where
     T::Acc: npyz::AutoSerialize,
 {
-    let mut run = 0;
-    let mut start = 0;
-    for end in 1..=keys.len() {
-        if end < keys.len() && keys[end] == keys[end - 1] {
-            continue;
-        }
-        let Some(reduction) = found.get(run) else {
-            return false;
-        };
-        if T::first_mismatch(
-            &values[start..end],
-            std::slice::from_ref(reduction),
-            op,
-            Fold::Reduce,
-        )
-        .is_some()
-        {
-            return false;
-        }
-        (run, start) = (run + 1, end);
-    }
-    run == found.len()
+    found.len() == runs.len()
+        && runs.iter().zip(found).all(|(&(start, end), reduction)| {
+            T::first_mismatch(
+                &values[start..end],
+                std::slice::from_ref(reduction),
+                op,
+                Fold::Reduce,
+            )
+            .is_none()
+        })
 }
 
 fn run_typed<K, T, Op>(gpu: &Gpu, keys: &[K], values: &[T], job: &ByKeyJob) -> Result<bool, CliError>
@@ -170,7 +153,7 @@ where
         let firsts = T::from_raw(&firsts.to_vec(gpu)?).to_vec();
         let found = finish_call(gpu, ("unique_by_key", n, T::NAME), &targets, elapsed, firsts)?;
         let (expected_keys, expected) = reference::unique_by_key(keys, values);
-        let bits = |v: &[T]| bytemuck::cast_slice::<T, u8>(v).to_vec();
+        let bits = bytemuck::cast_slice::<T, u8>;
         let firsts_agree = |found: &[T]| bits(found) == bits(&expected);
         report(job, found, &expected_keys, firsts_agree, T::NAME)
     } else {
@@ -182,8 +165,9 @@ where
         let reductions = gpu.download(&reductions)?;
         let found = finish_call(gpu, ("reduce_by_key", n, T::NAME), &targets, elapsed, reductions)?;
         let acc = std::any::type_name::<T::Acc>();
-        let (expected_keys, _) = reference::reduce_by_key::<K, T, Op>(keys, values);
-        let agree = |found: &[T::Acc]| reductions_agree(keys, values, found, job.op);
+        let runs: Vec<_> = reference::run_ranges(keys).collect();
+        let expected_keys: Vec<K> = runs.iter().map(|&(start, _)| keys[start]).collect();
+        let agree = |found: &[T::Acc]| reductions_agree(&runs, values, found, job.op);
         report(job, found, &expected_keys, agree, acc)
     }
 }
@@ -240,18 +224,20 @@ mod tests {
     #[test]
     fn a_float_sum_in_another_order_agrees_and_a_wrong_one_does_not() {
         let keys = [1u32, 1, 1, 2, 2];
+        let runs: Vec<_> = reference::run_ranges(&keys).collect();
         let values = [1.0e8f32, 1.0, -1.0e8, 0.5, 0.25];
         // In order, in f32: 1e8 + 1 rounds to 1e8, less 1e8 is 0; in another order, 1.
-        assert!(reductions_agree(&keys, &values, &[0.0, 0.75], OpArg::Sum));
-        assert!(reductions_agree(&keys, &values, &[1.0, 0.75], OpArg::Sum));
-        assert!(!reductions_agree(&keys, &values, &[0.0, 0.5], OpArg::Sum));
+        assert!(reductions_agree(&runs, &values, &[0.0, 0.75], OpArg::Sum));
+        assert!(reductions_agree(&runs, &values, &[1.0, 0.75], OpArg::Sum));
+        assert!(!reductions_agree(&runs, &values, &[0.0, 0.5], OpArg::Sum));
         // A reduction short, or one too many.
-        assert!(!reductions_agree(&keys, &values, &[0.0], OpArg::Sum));
-        assert!(!reductions_agree(&keys, &values, &[0.0, 0.75, 0.0], OpArg::Sum));
+        assert!(!reductions_agree(&runs, &values, &[0.0], OpArg::Sum));
+        assert!(!reductions_agree(&runs, &values, &[0.0, 0.75, 0.0], OpArg::Sum));
         // Max and integers exactly.
-        assert!(reductions_agree(&keys, &values, &[1.0e8, 0.5], OpArg::Max));
-        assert!(!reductions_agree(&keys, &values, &[1.0e8, 0.25], OpArg::Max));
-        assert!(reductions_agree(&[3u64, 3], &[1u32, 2], &[3], OpArg::Sum));
-        assert!(!reductions_agree(&[3u64, 3], &[1u32, 2], &[4], OpArg::Sum));
+        assert!(reductions_agree(&runs, &values, &[1.0e8, 0.5], OpArg::Max));
+        assert!(!reductions_agree(&runs, &values, &[1.0e8, 0.25], OpArg::Max));
+        let one_run = [(0, 2)];
+        assert!(reductions_agree(&one_run, &[1u32, 2], &[3], OpArg::Sum));
+        assert!(!reductions_agree(&one_run, &[1u32, 2], &[4], OpArg::Sum));
     }
 }

@@ -163,8 +163,14 @@ pub fn unique_by_key<K: PartialEq + Copy, V: Copy>(keys: &[K], x: &[V]) -> (Vec<
     run_ranges(keys).map(|(start, _)| (keys[start], x[start])).unzip()
 }
 
-/// The runs of equal consecutive keys, as `(start, end)` item ranges.
-fn run_ranges<K: PartialEq>(keys: &[K]) -> impl Iterator<Item = (usize, usize)> + '_ {
+/// The runs of equal consecutive keys (compared with `==`), as `(start, end)` item ranges, in
+/// order: the runs [`reduce_by_key`] and [`unique_by_key`] reduce.
+///
+/// ```
+/// let runs: Vec<_> = gpu_primitives::reference::run_ranges(&[7u32, 7, 3, 7]).collect();
+/// assert_eq!(runs, [(0, 2), (2, 3), (3, 4)]);
+/// ```
+pub fn run_ranges<K: PartialEq>(keys: &[K]) -> impl Iterator<Item = (usize, usize)> + '_ {
     let heads: Vec<usize> = (0..keys.len())
         .filter(|&i| i == 0 || keys[i] != keys[i - 1])
         .collect();
