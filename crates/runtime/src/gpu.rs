@@ -3,6 +3,7 @@
 use crate::context::Context;
 use crate::launch::{KernelArgs, LaunchConfig};
 use crate::module::{Module, Variants};
+use crate::result::device_attribute as attribute;
 use crate::stream::Stream;
 use crate::{DeviceBuffer, DeviceCopy, Error, Result, result, sys};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -58,14 +59,10 @@ struct Inner {
     context: Arc<Context>,
 }
 
-/// `Error::NoDevice` for a failure of the first driver calls (no driver, no device).
-/// A driver that cannot start or count its devices as [`Error::NoDevice`].
+/// A failure of the first driver calls (no driver, no device: the driver cannot start or count
+/// its devices) as [`Error::NoDevice`].
 fn no_device(error: Error) -> Error {
     Error::NoDevice(error.to_string())
-}
-
-fn attribute(device: sys::CUdevice, attr: sys::CUdevice_attribute) -> Result<u32> {
-    result::device_attribute(device, attr)
 }
 
 impl Gpu {
