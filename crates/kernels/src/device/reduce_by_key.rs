@@ -121,8 +121,9 @@ pub struct ReduceByKeyOutput<K, T, A> {
 /// hold `0 < n < 2^32` readable items each; the outputs have room for every run (`n` is enough)
 /// and overlap neither the inputs nor each other; `status` points at 16 bytes per tile, 16-byte
 /// aligned, every slot from an older epoch; `storage` is this block's, `keys` and `firsts` at
-/// least [`padded_slots`](crate::block::exchange::padded_slots)`(block_dim() * ITEMS)` long and `reductions` `block_dim() * ITEMS + 1`;
-/// `KEY_VEC` keys and `VEC` values are 16 bytes, each dividing 32 and `ITEMS`.
+/// least [`padded_slots`](crate::block::exchange::padded_slots)`(block_dim() * ITEMS)` long
+/// and `reductions` `block_dim() * ITEMS + 1`; `KEY_VEC` keys and `VEC` values are 16 bytes,
+/// each dividing 32 and `ITEMS`.
 #[inline(always)]
 pub unsafe fn reduce_by_key_tile<
     K,
