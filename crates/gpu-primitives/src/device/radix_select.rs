@@ -2,16 +2,14 @@
 //! over the grid, on the steps of the kernels' `device::radix_select`.
 
 use super::element::{DeviceView, DeviceViewMut, check_bound};
-use super::sort::{SortKey, SortOptions, check_len, sort_keys_in_place, sort_pairs_in_place};
+use super::sort::{SortKey, SortOptions, check_len, check_sort_len, sort_keys_in_place, sort_pairs_in_place};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::radix_select_shared_bytes;
 use gpu_primitives_abi::params::{RadixSelectTopKParams, radix_select_step};
-use gpu_primitives_abi::tuning::{
-    RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM, SORT_MAX_KEYS,
-};
+use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM};
 
 /// The steps of the device-wide top-k (`device_radix_select_top_k_<key>`).
 const RADIX_SELECT: &Family = families::family("device_radix_select_top_k");
@@ -21,7 +19,7 @@ impl TempStorage {
     /// and the sorts of its `k` results in place (the indices, then the pairs by key).
     ///
     /// # Errors
-    /// As the sorts: more than [`SORT_MAX_KEYS`] keys.
+    /// As the sorts: more than [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys.
     pub fn top_k_of_all<K: SortKey>(gpu: &Gpu, k: usize) -> Result<Self> {
         let counts = TempStorage {
             sort_counts: RADIX_DIGITS as usize + 1,
@@ -89,7 +87,7 @@ impl Selection {
 }
 
 /// [`top_k_of_all`]'s arguments past the views' bounds, checked without a GPU: `k` within the
-/// `n` keys, at most [`SORT_MAX_KEYS`] keys, their indices from `first_index` within `u64`,
+/// `n` keys, at most [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys, their indices from `first_index` within `u64`,
 /// outputs of at least `k`.
 fn check_arguments(
     n: usize,
@@ -105,13 +103,7 @@ fn check_arguments(
             most: n,
         });
     }
-    if n > SORT_MAX_KEYS {
-        return Err(Error::TooManyKeys {
-            what: "top_k_of_all",
-            keys: n,
-            max: SORT_MAX_KEYS,
-        });
-    }
+    check_sort_len("top_k_of_all", n)?;
     if n > 0 && first_index.checked_add(n as u64 - 1).is_none() {
         return Err(Error::IndicesPastU64 {
             what: "top_k_of_all",
@@ -147,7 +139,7 @@ fn check_arguments(
 ///
 /// # Errors
 /// [`Error::KPastInput`] for `k` past the input's length; [`Error::IndicesPastU64`] for indices
-/// past `u64::MAX`; [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`] keys;
+/// past `u64::MAX`; [`Error::TooManyKeys`] for more than [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys;
 /// [`Error::LengthMismatch`] for an output shorter than `k`; nothing is launched on an argument
 /// error. [`Error::InvalidLaunch`] where the digit counts or the gather contradict each other
 /// (a defect, not an argument error); device errors.

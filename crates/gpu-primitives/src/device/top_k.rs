@@ -4,14 +4,14 @@
 use super::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use super::segmented::Segments;
 use super::sort::{SegmentedCall, layout, segmented_launch as segmented_sort, segmented_scratch};
-use super::sort::{SortBuffers, SortKey, SortOptions, Values, check_len};
+use super::sort::{SortBuffers, SortKey, SortOptions, Values, check_len, check_sort_len};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::top_k_layout;
 use gpu_primitives_abi::params::TopKParams;
-use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS, TOP_K_SELECT_MAX_K};
+use gpu_primitives_abi::tuning::{SORT_BLOCK, TOP_K_SELECT_MAX_K};
 
 /// The top-k by radix select (`device_top_k_<key>`).
 const TOP_K: &Family = families::family("device_top_k");
@@ -65,7 +65,7 @@ impl TempStorage {
 ///
 /// # Errors
 /// [`Error::KPastInput`] for `k > row_len`; [`Error::NotWholeRows`] for rows that do not divide
-/// the input; [`Error::TooManyKeys`] for a row past [`SORT_MAX_KEYS`] keys;
+/// the input; [`Error::TooManyKeys`] for a row past [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys;
 /// [`Error::LengthMismatch`] when an output is shorter than `rows * k`;
 /// device errors. Nothing is launched on an error.
 ///
@@ -104,13 +104,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
             most: row_len,
         });
     }
-    if row_len > SORT_MAX_KEYS {
-        return Err(Error::TooManyKeys {
-            what: "top_k (a row)",
-            keys: row_len,
-            max: SORT_MAX_KEYS,
-        });
-    }
+    check_sort_len("top_k (a row)", row_len)?;
     let (rows, ..) = layout("top_k", Segments::Rows(row_len), n)?;
     check_len("top_k: values_out", rows * k, values_out.len)?;
     check_len("top_k: indices_out", rows * k, indices.len)?;

@@ -174,11 +174,12 @@ pub(in crate::device) fn check_len(what: &'static str, n: usize, len: usize) -> 
     Ok(())
 }
 
-/// `n` keys, at most [`SORT_MAX_KEYS`].
-pub(in crate::device) fn check_sort_len(n: usize) -> Result<()> {
+/// `n` keys sorted together (a whole sort, a segment, a top-k's row or array), at most
+/// [`SORT_MAX_KEYS`]: else [`Error::TooManyKeys`] naming the call by `what`.
+pub(in crate::device) fn check_sort_len(what: &'static str, n: usize) -> Result<()> {
     if n > SORT_MAX_KEYS {
         return Err(Error::TooManyKeys {
-            what: "sort",
+            what,
             keys: n,
             max: SORT_MAX_KEYS,
         });

@@ -43,7 +43,7 @@ fn launch_with<K: SortKey>(
     }
     options.bit_range::<K>()?;
     let n = buffers.n;
-    check_sort_len(n)?;
+    check_sort_len("sort", n)?;
     if n == 0 {
         return Ok(SortedIn::Current);
     }

@@ -17,7 +17,7 @@ mod key;
 mod onesweep;
 mod segmented;
 
-pub(in crate::device) use common::{SortBuffers, Values, check_len};
+pub(in crate::device) use common::{SortBuffers, Values, check_len, check_sort_len};
 pub use common::{SortOptions, SortedIn};
 pub use dispatch::{
     argsort, argsort_slice, sort_keys, sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice,

@@ -69,7 +69,7 @@ impl OnesweepPlan {
         overrides: &TuningOverrides,
     ) -> Result<Self> {
         let (begin_bit, end_bit) = options.bit_range::<K>()?;
-        check_sort_len(n)?;
+        check_sort_len("sort", n)?;
         debug_assert!(!fits_one_tile::<K>(n), "one tile is the block radix sort's");
         let key_bytes = size_of::<K::Raw>();
         let shape = onesweep_shape::<K>(info.multiprocessors, n, value_bytes, overrides.sort_tiles);
@@ -387,7 +387,7 @@ pub(in crate::device) fn storage<K: SortKey>(
     up_to: bool,
 ) -> Result<TempStorage> {
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
-    check_sort_len(n)?;
+    check_sort_len("sort", n)?;
     if fits_one_tile::<K>(n) {
         // One tile: sorted in one block's shared memory, no onesweep pass.
         return Ok(TempStorage::default());

@@ -2,7 +2,7 @@
 //! [`segmented_argsort`] (CUB's `DeviceSegmentedRadixSort`, torch's `sort(dim=-1)`), on the
 //! kernels of `device::segmented_sort`; also the sort behind [`top_k`](crate::device::top_k) for large k.
 
-use super::common::{SortBuffers, SortOptions, ValueBytes, Values, check_len};
+use super::common::{SortBuffers, SortOptions, ValueBytes, Values, check_len, check_sort_len};
 use super::key::SortKey;
 use super::onesweep;
 use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
@@ -17,7 +17,6 @@ use gpu_primitives_abi::planning::sort::warp_merge_warps;
 use gpu_primitives_abi::tuning::{
     SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_WARP_MERGE_SORT_KEYS,
     SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
-    SORT_MAX_KEYS,
 };
 use gpu_primitives_runtime::DeviceCopy;
 
@@ -241,13 +240,7 @@ pub(in crate::device) fn launch<K: SortKey>(
     let mut workspace = workspace.begin(on.stream())?;
     let buffers = call.buffers;
     let (segments, offsets, row_len, longest, end) = layout(what, call.segments, buffers.n)?;
-    if longest > SORT_MAX_KEYS {
-        return Err(Error::TooManyKeys {
-            what,
-            keys: longest,
-            max: SORT_MAX_KEYS,
-        });
-    }
+    check_sort_len(what, longest)?;
     if segments == 0 || call.keep == Some(0) {
         return Ok(());
     }
@@ -468,7 +461,7 @@ enum Tier {
 /// [`Error::LengthMismatch`] when `keys_out` is shorter than `keys_in`;
 /// [`Error::InvalidBitRange`] for a bit range past the key's width; [`Error::InvalidOffsets`] for
 /// offsets past the input; [`Error::NotWholeRows`] for rows that do not divide the input;
-/// [`Error::TooManyKeys`] for a segment past [`SORT_MAX_KEYS`] keys; device errors (out
+/// [`Error::TooManyKeys`] for a segment past [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys; device errors (out
 /// of memory). Nothing is launched on an input error or when memory runs out (the scratch
 /// buffers and the longest segment's device sort are allocated before anything is launched,
 /// and the later device sorts need no more).
