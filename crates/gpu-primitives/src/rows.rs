@@ -76,7 +76,9 @@
 //! `-inf` gives NaN from softmax and log-softmax (as PyTorch). LayerNorm's variance is the biased
 //! one (divided by `cols`), as PyTorch's.
 
-use crate::device::{Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, TempStorage, check_bound};
+use crate::device::{
+    Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, InUse, Region, TempStorage, check_bound,
+};
 use crate::{DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family, row_words_part};
 use gpu_primitives_abi::layout::{
@@ -443,24 +445,37 @@ fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result
     launch_summing::<T>(on, cols, call, None).map(|_| ())
 }
 
+/// What [`launch_summing`] did with the norms' workspace: the workspace in use (begun once the
+/// call's arguments are checked, before anything is queued; `None` where it was not given or
+/// `cols` is 0), and where the summing kernel wrote its partial sums (their address and number
+/// of chunks), if it ran.
+struct Summing<'w, 's> {
+    workspace: Option<InUse<'w, 's>>,
+    partials: Option<(u64, u32)>,
+}
+
 /// As [`launch`]; with `column_sums` (the norms' backward), where the sums of a block's tiles
 /// fit its shared memory, one block or a cluster a row (`row_sums_plan`, `row_sums_launch`),
 /// its kernel (the `_sums` one) also writes the weight's and bias's gradients summed over a
 /// chunk of rows into the workspace's partials (a chunk a block, the grid capped at the blocks
 /// the GPU holds at once; or a chunk a cluster, `row_sums_cluster_chunks` of them): returns
 /// their address and number of chunks, or `None` where it did not.
-fn launch_summing<T: RowElement>(
-    on: OnStream<'_>,
+fn launch_summing<'w, 's, T: RowElement>(
+    on: OnStream<'s>,
     cols: usize,
     mut call: RowCall,
-    column_sums: Option<(&mut DeviceWorkspace, RowKernel)>,
-) -> Result<Option<(u64, u32)>> {
+    column_sums: Option<(&'w mut DeviceWorkspace, &NormScratch, RowKernel)>,
+) -> Result<Summing<'w, 's>> {
+    let none = Summing {
+        workspace: None,
+        partials: None,
+    };
     call.check_bounds(&on, &[])?;
     let k = &call.kernel;
     let (input, n, _) = call.input;
     let rows = row_count(k, n, cols)?;
     if cols == 0 {
-        return Ok(None);
+        return Ok(none);
     }
     if let Some((_, len, _)) = call.output {
         length("rows: output", n, len)?;
@@ -492,8 +507,20 @@ fn launch_summing<T: RowElement>(
             .collect();
         check_overlaps(k, "the output", (output, n), &inputs, size_of::<T>())?;
     }
+    // The workspace in use on this stream, grown to the norm's need, until the launches that
+    // use it are queued (here and by the caller).
+    let (workspace, column_sums) = match column_sums {
+        Some((workspace, need, summing)) => (
+            Some(workspace.begin(on.stream(), &need.need)?),
+            Some((need.partials, summing)),
+        ),
+        None => (None, None),
+    };
     if n == 0 {
-        return Ok(None);
+        return Ok(Summing {
+            workspace,
+            partials: None,
+        });
     }
     let limit = on.gpu().info().max_shared_per_block;
     let module = crate::module(on.gpu())?;
@@ -521,11 +548,6 @@ fn launch_summing<T: RowElement>(
     let (plan, sums, column_sums) = match summing {
         Some(sums) => (sums.plan, Some(sums), column_sums),
         None => (plan, None, None),
-    };
-    // The workspace in use on this stream until the launches below are queued.
-    let mut column_sums = match column_sums {
-        Some((workspace, summing)) => Some((workspace.begin(on.stream())?, summing)),
-        None => None,
     };
     if !T::ROW_WORDS.contains(&plan.words) {
         // The plan's choice, not the caller's: a defect of the library's planning.
@@ -601,7 +623,7 @@ fn launch_summing<T: RowElement>(
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
     let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
     let mut column_partials = None;
-    if let Some((workspace, _)) = column_sums.as_mut() {
+    if let (Some(workspace), Some((region, _))) = (&workspace, &column_sums) {
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
             let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
@@ -612,7 +634,10 @@ fn launch_summing<T: RowElement>(
             grid = grid.min(resident_blocks(on.gpu().info(), plan));
             grid * rows_per_block as u32
         };
-        let (partials, _) = workspace.partials(on.stream(), chunks as usize * cols)?;
+        // 8-byte slots (two f32) a column a chunk, at most the TempStorage's.
+        let partials = workspace
+            .arena()
+            .carve(*region, (chunks as usize * cols).saturating_mul(8))?;
         column_partials = Some((partials, chunks));
     }
     let config = LaunchConfig::new(grid, plan.block).with_shared_mem(shared);
@@ -645,7 +670,10 @@ fn launch_summing<T: RowElement>(
     // row_sums_launch); a cluster kernel gets a whole number of clusters and rows of at least
     // ROW_CLUSTER_BLOCKS tiles of whole blocks (row_cluster, row_sums_launch).
     unsafe { on.stream().launch(&kernel, config, &params)? };
-    Ok(column_partials)
+    Ok(Summing {
+        workspace,
+        partials: column_partials,
+    })
 }
 
 /// The launch of the kernel `summing` (a norm's backward summing its parameters' gradients)
@@ -701,39 +729,50 @@ fn cluster_sum_chunks(info: &DeviceInfo, plan: RowPlan, rows: usize, active: u32
     row_sums_cluster_chunks(rows, sums_cluster_chunks((active as usize).clamp(1, most.max(1))))
 }
 
+/// A norm's backward's need of the workspace and the scratch region of its partial column
+/// sums ([`norm_backward_scratch`]).
+#[derive(Default)]
+struct NormScratch {
+    need: TempStorage,
+    partials: Region,
+}
+
 /// The partial column sums (8-byte slots) the backward `kernels` (dx, then dx summing the
 /// parameters' gradients) of a norm over `rows` rows of `cols` elements of `T` need on `gpu`,
 /// at most: where the summing kernel takes the rows, a chunk of `cols` sums a block (or
-/// cluster) the device holds at once; else the separate sums' chunks.
-fn norm_backward_storage<T: RowElement>(
+/// cluster) the device holds at once; else the separate sums' chunks (one chunk, of zeros,
+/// for no rows).
+fn norm_backward_scratch<T: RowElement>(
     gpu: &Gpu,
     summing: &RowKernel,
     rows: usize,
     cols: usize,
-) -> Result<TempStorage> {
-    if rows == 0 || cols == 0 {
-        return Ok(TempStorage::default());
+) -> Result<NormScratch> {
+    if cols == 0 {
+        return Ok(NormScratch::default());
     }
-    let module = crate::module(gpu)?;
-    let has_clusters = uses_clusters(&module);
-    let info = gpu.info();
-    let chunks = match summing_launch::<T>(summing, cols, info.max_shared_per_block, has_clusters) {
-        Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
-        Some(sums) => {
-            let per_block = rows_per_block(sums.plan);
-            let wave = wave_blocks(info, sums.plan);
-            let grid = rows
-                .div_ceil(per_block)
-                .min(wave * 16)
-                .min(resident_blocks(info, sums.plan) as usize);
-            grid * per_block
+    let chunks = if rows == 0 {
+        norm_grad_chunks(rows, cols).0 as usize
+    } else {
+        let module = crate::module(gpu)?;
+        let has_clusters = uses_clusters(&module);
+        let info = gpu.info();
+        match summing_launch::<T>(summing, cols, info.max_shared_per_block, has_clusters) {
+            Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
+            Some(sums) => {
+                let per_block = rows_per_block(sums.plan);
+                let wave = wave_blocks(info, sums.plan);
+                let grid = rows
+                    .div_ceil(per_block)
+                    .min(wave * 16)
+                    .min(resident_blocks(info, sums.plan) as usize);
+                grid * per_block
+            }
+            None => norm_grad_chunks(rows, cols).0 as usize,
         }
-        None => norm_grad_chunks(rows, cols).0 as usize,
     };
-    Ok(TempStorage {
-        partials: chunks.saturating_mul(cols),
-        ..TempStorage::default()
-    })
+    let (need, partials) = TempStorage::region(chunks.saturating_mul(cols).saturating_mul(8));
+    Ok(NormScratch { need, partials })
 }
 
 impl TempStorage {
@@ -745,7 +784,7 @@ impl TempStorage {
     /// # Errors
     /// Errors of loading the module.
     pub fn layer_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
-        norm_backward_storage::<T>(gpu, &kernels::layer_norm_backward_sums, rows, cols)
+        Ok(norm_backward_scratch::<T>(gpu, &kernels::layer_norm_backward_sums, rows, cols)?.need)
     }
 
     /// [`rms_norm_backward`] with `dweight`: as [`layer_norm_backward`](Self::layer_norm_backward).
@@ -753,22 +792,38 @@ impl TempStorage {
     /// # Errors
     /// Errors of loading the module.
     pub fn rms_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
-        norm_backward_storage::<T>(gpu, &kernels::rms_norm_backward_sums, rows, cols)
+        Ok(norm_backward_scratch::<T>(gpu, &kernels::rms_norm_backward_sums, rows, cols)?.need)
     }
 
     /// [`cross_entropy`] of `rows` rows on `gpu` with a mean or sum reduction (with none it
     /// needs nothing): the count of valid targets and each row's loss, 4 bytes each, and the
     /// [`reduce`](crate::device::reduce) of the rows' losses.
     pub fn cross_entropy(gpu: &Gpu, rows: usize) -> Self {
-        cross_entropy_rows(rows).max(TempStorage::reduce::<f32>(gpu, rows))
+        cross_entropy_scratch(gpu, rows).need
     }
 }
 
-/// Cross-entropy's count of valid targets and per-row losses over `rows` rows.
-fn cross_entropy_rows(rows: usize) -> TempStorage {
-    TempStorage {
-        row_values: rows.saturating_add(1),
-        ..TempStorage::default()
+/// A cross-entropy mean's or sum's need of the workspace over `rows` rows, and its scratch
+/// regions: the count of valid targets (a `u32`), the per-row losses (an `f32` each) and,
+/// used at the same time (it reads the losses), the reduce of the losses.
+struct CrossEntropyScratch {
+    need: TempStorage,
+    count: Region,
+    losses: Region,
+    reduce: Region,
+}
+
+/// The [`CrossEntropyScratch`] of `rows` rows on `gpu`.
+fn cross_entropy_scratch(gpu: &Gpu, rows: usize) -> CrossEntropyScratch {
+    let mut need = TempStorage::default();
+    let count = need.scratch.push(size_of::<u32>());
+    let losses = need.scratch.push(rows.saturating_mul(size_of::<f32>()));
+    let reduce = need.nest(TempStorage::reduce::<f32>(gpu, rows));
+    CrossEntropyScratch {
+        need,
+        count,
+        losses,
+        reduce,
     }
 }
 
@@ -1106,7 +1161,6 @@ fn norm_backward<T: RowElement>(
     };
     let bound = |out: &Option<DeviceViewMut<'_, T>>| out.as_ref().map_or(Bound::default(), |v| v.bound);
     call.check_bounds(&on, &[bound(&grads.dweight), bound(&grads.dbias)])?;
-    let mut workspace = workspace.begin(on.stream())?;
     let n = x.len();
     for (what, out) in [("rows: dweight", &grads.dweight), ("rows: dbias", &grads.dbias)] {
         let Some(out) = out else { continue };
@@ -1115,13 +1169,22 @@ fn norm_backward<T: RowElement>(
         check_overlaps(&kernel, what, (out.address(), cols), &inputs, size_of::<T>())?;
     }
     let wanted = grads.dweight.is_some() || grads.dbias.is_some();
-    // Checks every shape, the saved statistics and dx's overlaps, then queues dx (and where a
-    // tile holds the row, each group's sums of the parameters' gradients).
-    let summed = launch_summing::<T>(on, cols, call, wanted.then_some((&mut *workspace, summing)))?;
-    if !wanted || cols == 0 {
-        return Ok(());
-    }
-    let rows = n / cols;
+    let rows = n.checked_div(cols).unwrap_or(0);
+    let need = if wanted {
+        norm_backward_scratch::<T>(on.gpu(), &summing, rows, cols)?
+    } else {
+        NormScratch::default()
+    };
+    // Checks every shape, the saved statistics and dx's overlaps, begins the workspace's use
+    // (grown to `need`), then queues dx (and where a tile holds the row, each group's sums of
+    // the parameters' gradients).
+    let Summing {
+        workspace,
+        partials: summed,
+    } = launch_summing::<T>(on, cols, call, wanted.then_some((workspace, &need, summing)))?;
+    let Some(workspace) = workspace else {
+        return Ok(()); // no gradient of the parameters asked for, or no columns
+    };
     let (chunks, rows_per_chunk) = norm_grad_chunks(rows, cols);
     let column_blocks = cols.div_ceil(NORM_GRAD_BLOCK as usize) as u32;
     let pointer = |given: &Option<DeviceViewMut<'_, T>>| given.as_ref().map_or(0, |v| v.address());
@@ -1153,7 +1216,7 @@ fn norm_backward<T: RowElement>(
                 kernel.name
             )));
         };
-        let (partials, _) = workspace.partials(on.stream(), slots)?;
+        let partials = workspace.arena().carve(need.partials, slots.saturating_mul(8))?;
         params.partials = partials as *mut f32;
         let partial = module
             .kernel::<NormGradParams<T::Raw>>(crate::registered(NORM_GRADS_PARTIAL, &[T::NAME])?.name)?;
@@ -1269,8 +1332,11 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         call.loss = Some(view_mut(&loss));
         return launch::<T>(on, classes, call);
     }
-    let mut workspace = workspace.begin(on.stream())?;
-    let (count, row_losses) = workspace.count_and_rows(on.stream(), cross_entropy_rows(rows))?;
+    let scratch = cross_entropy_scratch(on.gpu(), rows);
+    let workspace = workspace.begin(on.stream(), &scratch.need)?;
+    let arena = workspace.arena();
+    let count = workspace.carve_zeroed(arena, scratch.count, size_of::<u32>())?;
+    let row_losses = arena.carve(scratch.losses, rows * size_of::<f32>())?;
     call.loss = Some((row_losses, rows, Bound::default()));
     let module = crate::module(on.gpu())?;
     let count_params = TargetCountParams {
@@ -1301,7 +1367,14 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     // SAFETY: `row_losses` holds `rows` f32 of the workspace, written by the row kernel before
     // on this stream; `loss` one f32.
     let losses = unsafe { DeviceView::<f32>::from_raw_parts(row_losses, rows) };
-    crate::device::reduce_to_address::<f32, crate::device::Sum>(on, losses, loss.address(), &mut workspace)?;
+    let reduce_arena = arena.part(scratch.reduce)?;
+    crate::device::reduce_to_address::<f32, crate::device::Sum>(
+        on,
+        losses,
+        loss.address(),
+        &workspace,
+        reduce_arena,
+    )?;
     if mean {
         let kernel = module.kernel::<TargetCountParams>(crate::registered(CROSS_ENTROPY_MEAN, &[])?.name)?;
         // SAFETY: one thread dividing the loss (one f32) by the count (one u32), after the count

@@ -1,7 +1,7 @@
 //! Device-wide argmin and argmax.
 
 use super::element::{DeviceView, Element, check_bound};
-use super::reduce::{reduce_params, two_level, two_level_storage};
+use super::reduce::{reduce_params, two_level, two_level_plan, two_level_storage};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Gpu, OnStream, Result};
@@ -53,18 +53,18 @@ fn arg<T: Element>(
     let final_kernel = module.kernel::<ArgFinalParams<T::Acc>>(
         crate::registered(which.last, &[<T::Acc as Element>::NAME])?.name,
     )?;
-    let mut ws = ws.begin(on.stream())?;
-    let result = ws.result_slot(on.stream())?;
+    let plan = two_level_plan(on.gpu(), input.len, T::VECTOR, ARG_SLOT_WORDS);
+    let ws = ws.begin(on.stream(), &plan.need)?;
+    let result = ws.result_slot()?;
     // SAFETY (both closures): `input` holds n elements; the workspace gives two 8-byte words per
     // block (one 16-byte `Indexed` partial), a 16-byte result slot and a counter that is 0
     // between launches (or null), as `ArgReduceParams` and `ArgFinalParams` require.
     two_level(
-        on,
         input.len,
-        T::VECTOR,
-        ARG_SLOT_WORDS,
+        &plan,
         result,
-        &mut ws,
+        &ws,
+        ws.arena(),
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
             on.stream().launch(
@@ -84,7 +84,7 @@ fn arg<T: Element>(
         },
     )?;
     // An `Indexed<T::Acc>`: the value in the first bytes of word 0, the index in word 1.
-    let [value, index]: [u64; 2] = ws.read_result(on.stream())?;
+    let [value, index]: [u64; 2] = ws.read_result()?;
     let value = bytemuck::pod_read_unaligned(&value.to_le_bytes()[..size_of::<T::Acc>()]);
     Ok(Some((value, index as usize)))
 }

@@ -1,7 +1,7 @@
 //! Device-wide dot product.
 
 use super::element::{DeviceView, Element, check_bound};
-use super::reduce::{reduce_kernel_name, reduce_params, two_level, two_level_storage};
+use super::reduce::{reduce_kernel_name, reduce_params, two_level, two_level_plan, two_level_storage};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, OnStream, Result};
@@ -62,19 +62,19 @@ pub fn dot<'a, 'g, T: DotElement>(
     let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(crate::registered(DOT, &[T::NAME])?.name)?;
     let final_kernel = module
         .kernel::<ReduceParams<T::Acc, T::Acc>>(reduce_kernel_name(<T::Acc as Element>::NAME, "sum")?)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let result = workspace.result_slot(on.stream())?;
+    let plan = two_level_plan(on.gpu(), a.len, T::VECTOR, DOT_SLOT_WORDS);
+    let workspace = workspace.begin(on.stream(), &plan.need)?;
+    let result = workspace.result_slot()?;
     // SAFETY (both closures): a and b hold n elements; the workspace gives one 8-byte slot per
     // block (a T::Acc), the result slot and a counter that is 0 between launches (or null), as
     // `DotParams` requires. The second pass is the Acc sum reduce kernel over the `count`
     // partials.
     two_level(
-        on,
         a.len,
-        T::VECTOR,
-        DOT_SLOT_WORDS,
+        &plan,
         result,
-        &mut workspace,
+        &workspace,
+        workspace.arena(),
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
             let params = DotParams {
@@ -96,5 +96,5 @@ pub fn dot<'a, 'g, T: DotElement>(
             )
         },
     )?;
-    workspace.read_result(on.stream())
+    workspace.read_result()
 }

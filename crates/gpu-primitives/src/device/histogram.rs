@@ -225,10 +225,7 @@ impl TempStorage {
     /// [`histogram_range`] with `levels` levels of samples of `S`: a copy of the levels
     /// (`size_of::<S::Level>()` bytes each). [`histogram_even`] needs nothing.
     pub fn histogram_range<S: HistogramSample>(levels: usize) -> Self {
-        Self {
-            levels: levels.saturating_mul(size_of::<S::Level>()),
-            ..Self::default()
-        }
+        Self::region(levels.saturating_mul(size_of::<S::Level>())).0
     }
 }
 
@@ -343,10 +340,6 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
     };
     check_bound(&on, family, &[samples.bound, histogram.bound])?;
     check_bins::<S>(&bins)?;
-    let mut workspace = match workspace {
-        Some(workspace) => Some(workspace.begin(on.stream())?),
-        None => None,
-    };
     let count = bins.count();
     if histogram.len() < count {
         return Err(Error::LengthMismatch {
@@ -364,6 +357,15 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             max: u32::MAX as usize,
         });
     };
+    // A range histogram's copy of its levels, in the scratch arena.
+    let (need, levels_region) = match bins {
+        Bins::Range(levels) if samples.len > 0 => TempStorage::region(size_of_val(levels)),
+        _ => TempStorage::region(0),
+    };
+    let workspace = match workspace {
+        Some(workspace) => Some(workspace.begin(on.stream(), &need)?),
+        None => None,
+    };
     // SAFETY: the first `count` counters of the caller's output, cleared in stream order.
     unsafe { on.stream().clear(histogram.address, counter_bytes)? };
     let n = samples.len;
@@ -380,8 +382,9 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             histogram_shared_bytes(bins, 0),
         ),
         Bins::Range(levels) => {
-            let workspace = workspace.as_mut().expect("range histograms pass a workspace");
-            let address = workspace.levels(on.stream(), bytemuck::cast_slice(levels))?;
+            let workspace = workspace.as_ref().expect("range histograms pass a workspace");
+            let address =
+                workspace.carve_copy(workspace.arena(), levels_region, bytemuck::cast_slice(levels))?;
             (
                 levels[0],
                 levels[levels.len() - 1],

@@ -53,8 +53,9 @@
 //! rounding bound (CUB's decoupled look-back scan behaves the same). Integer results are exact.
 //!
 //! **Temporary storage.** Each call needs some device memory (per-block partials; per-tile
-//! status words). A [`DeviceWorkspace`] holds it and grows on demand; pass the same one to
-//! repeated calls to avoid allocations. Each algorithm says what it needs ahead of the call
+//! status words). A [`DeviceWorkspace`] holds it: persistent look-back state, and one scratch
+//! arena carved per call; it grows once at the start of a call that needs more, never in the
+//! middle of one. Pass the same one to repeated calls to avoid allocations. Each algorithm says what it needs ahead of the call
 //! ([`TempStorage`], CUB's `temp_storage_bytes`): [`DeviceWorkspace::reserve_for`] allocates it
 //! once, and the calls it covers allocate nothing. The `*_slice` helpers make a workspace per
 //! call.
@@ -125,8 +126,10 @@ pub use sort::{
     sort_keys, sort_keys_double_buffer, sort_keys_in_place, sort_keys_slice, sort_pairs,
     sort_pairs_double_buffer, sort_pairs_in_place, sort_pairs_slice,
 };
-pub use temp_storage::TempStorage;
+pub(crate) use temp_storage::Region;
+pub use temp_storage::{SCRATCH_ALIGN, TempStorage};
 pub use top_k::top_k;
+pub(crate) use workspace::InUse;
 pub use workspace::{DeviceWorkspace, LookBackTicket};
 
 /// Inclusive (`y[i] = x[0] ⊕ ... ⊕ x[i]`) or exclusive (`y[i] = x[0] ⊕ ... ⊕ x[i-1]`, `y[0]` =

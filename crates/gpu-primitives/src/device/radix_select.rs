@@ -3,7 +3,7 @@
 
 use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::sort::{SortKey, SortOptions, check_len, check_sort_len, sort_keys_in_place, sort_pairs_in_place};
-use super::temp_storage::TempStorage;
+use super::temp_storage::{Region, TempStorage};
 use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
@@ -21,14 +21,28 @@ impl TempStorage {
     /// # Errors
     /// As the sorts: more than [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys.
     pub fn top_k_of_all<K: SortKey>(gpu: &Gpu, k: usize) -> Result<Self> {
-        let counts = TempStorage {
-            sort_counts: RADIX_DIGITS as usize + 1,
-            ..TempStorage::default()
-        };
-        let by_index = TempStorage::sort_keys::<u64>(gpu, k, SortOptions::ascending())?;
-        let by_key = TempStorage::sort_pairs::<K, u64>(gpu, k, SortOptions::ascending())?;
-        Ok(by_index.max(by_key).max(counts))
+        let ascending = SortOptions::ascending();
+        top_k_of_all_storage::<K>(gpu, k, (ascending, ascending))
     }
+}
+
+/// The counts' region of [`top_k_of_all`]: the digit counts and, past them, the gather's
+/// counter (`u32` each).
+fn counts_region() -> (TempStorage, Region) {
+    TempStorage::region((RADIX_DIGITS as usize + 1) * size_of::<u32>())
+}
+
+/// What [`top_k_of_all`] of `k` keys of `K` needs with the sorts' options (by index, by key):
+/// its steps, then each sort, one after another in stream order (each writes its scratch
+/// before reading it), so that they share the arena: the largest of the three.
+fn top_k_of_all_storage<K: SortKey>(
+    gpu: &Gpu,
+    k: usize,
+    (by_index, by_key): (SortOptions, SortOptions),
+) -> Result<TempStorage> {
+    let by_index = TempStorage::sort_keys::<u64>(gpu, k, by_index)?;
+    let by_key = TempStorage::sort_pairs::<K, u64>(gpu, k, by_key)?;
+    Ok(counts_region().0.max(by_index).max(by_key))
 }
 
 /// Where a radix select stands: the pair (ordered bits, index) has its bits fixed from the
@@ -212,11 +226,22 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
         params.index_prefix = s.index_prefix;
         params.index_shift = s.index_shift;
     };
+    // The sorts' options, known before anything is queued: the workspace grows once, here, for
+    // the steps and both sorts (whose own uses below then find it grown).
+    let index_bits = u64::BITS - (first_index + n as u64 - 1).leading_zeros();
+    let by_index = SortOptions::ascending().bits(0..index_bits.max(1));
+    let by_key = SortOptions::descending_if(largest);
+    let need = top_k_of_all_storage::<K>(on.gpu(), k, (by_index, by_key))?;
     {
-        let mut workspace = workspace.begin(stream)?;
+        let workspace = workspace.begin(stream, &need)?;
+        let (_, counts_region) = counts_region();
         loop {
             // The digit counts and, past them, the gather's counter: cleared each call.
-            let counts = workspace.sort_counts(stream, RADIX_DIGITS as usize + 1)?;
+            let counts = workspace.carve_zeroed(
+                workspace.arena(),
+                counts_region,
+                (RADIX_DIGITS as usize + 1) * size_of::<u32>(),
+            )?;
             params.counts = counts as *mut u32;
             params.gathered = (counts as *mut u32).wrapping_add(RADIX_DIGITS as usize);
             at(&mut params, &selection);
@@ -241,7 +266,7 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
         }
         at(&mut params, &selection);
         params.step = radix_select_step::GATHER;
-        // SAFETY: the gather's counter is zeroed (the last `sort_counts`); it writes at most k
+        // SAFETY: the gather's counter is zeroed (the last `carve_zeroed`); it writes at most k
         // indices, the outputs' first k places (checked).
         unsafe { stream.launch(&kernel, config, &params)? };
         let mut gathered = [0u32];
@@ -256,8 +281,6 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     }
     // In the stable sort's order: the indices sorted, then their keys loaded beside them (the
     // gather wrote the indices in no order), then the pairs sorted stably by key.
-    let index_bits = u64::BITS - (first_index + n as u64 - 1).leading_zeros();
-    let by_index = SortOptions::ascending().bits(0..index_bits.max(1));
     sort_keys_in_place::<u64>(on, indices_out.slice(0..k), by_index, workspace)?;
     params.step = radix_select_step::LOAD_KEYS;
     let load = LaunchConfig::new(
@@ -268,7 +291,6 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     // SAFETY: the k indices the gather wrote (checked: exactly k), sorted in place, each
     // first_index + i for an i < n; k keys written to values_out's first k places (checked).
     unsafe { stream.launch(&kernel, load, &params)? };
-    let by_key = SortOptions::descending_if(largest);
     sort_pairs_in_place::<K, u64>(
         on,
         values_out.slice(0..k),

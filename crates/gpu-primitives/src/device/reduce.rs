@@ -1,8 +1,8 @@
 //! Device-wide reduce.
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
-use super::temp_storage::TempStorage;
-use super::workspace::DeviceWorkspace;
+use super::temp_storage::{Region, TempStorage};
+use super::workspace::{Arena, DeviceWorkspace, InUse};
 use super::{
     DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
     REDUCE_SINGLE_LAUNCH_MAX,
@@ -31,30 +31,52 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
 }
 
+/// The first pass's blocks over `n` elements and the workspace of a reduction in up to two
+/// levels ([`two_level`]): `words_per_slot` 8-byte words a first-pass block in one scratch
+/// region, and the control block (the block counter, the result slot of the reductions that
+/// return to the host).
+pub(crate) struct TwoLevel {
+    blocks: u32,
+    partials: Region,
+    pub(crate) need: TempStorage,
+}
+
+/// The [`TwoLevel`] plan of a reduction of `n` elements loaded `vector` at a time on `gpu`.
+pub(crate) fn two_level_plan(gpu: &Gpu, n: usize, vector: u32, words_per_slot: usize) -> TwoLevel {
+    let blocks = first_pass_blocks(gpu, n, vector);
+    let (scratch, partials) = TempStorage::region((blocks as usize).saturating_mul(8 * words_per_slot));
+    TwoLevel {
+        blocks,
+        partials,
+        need: TempStorage {
+            control: true,
+            ..scratch
+        },
+    }
+}
+
 /// Queue a reduction of `n` elements in up to two levels, the shape every device reduction
-/// shares (reduce, argmin / argmax, dot):
+/// shares (reduce, argmin / argmax, dot), as `plan` (of `n` elements) says:
 /// - one block (`n <= REDUCE_SINGLE_BLOCK_MAX`): `first(1, result, null)` writes the result;
 /// - one launch (`n <= REDUCE_SINGLE_LAUNCH_MAX`): `first(blocks, partials, counter)`, whose last
 ///   block reduces the partials into `result`;
 /// - two launches: `first(blocks, partials, null)`, then `second(partials, blocks)` (one block).
 ///
 /// `first(grid, partials, blocks_done)` and `second(partials, count)` queue the kernels (both
-/// write the device address `result` where the list above says so); each partial takes
-/// `words_per_slot` 8-byte words.
-#[allow(clippy::too_many_arguments)]
+/// write the device address `result` where the list above says so). The partials are carved
+/// from `arena` (where the call's need holds `plan.need`), the counter is the workspace's.
 pub(crate) fn two_level(
-    on: OnStream<'_>,
     n: usize,
-    vector: u32,
-    words_per_slot: usize,
+    plan: &TwoLevel,
     result: u64,
-    workspace: &mut DeviceWorkspace,
+    workspace: &InUse<'_, '_>,
+    arena: Arena,
     first: impl FnOnce(LaunchConfig, u64, u64) -> Result<()>,
     second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
 ) -> Result<()> {
-    let blocks = first_pass_blocks(on.gpu(), n, vector);
-    let need = two_level_storage(on.gpu(), n, vector, words_per_slot);
-    let (partials, blocks_done) = workspace.partials(on.stream(), need.partials)?;
+    let blocks = plan.blocks;
+    let partials = arena.carve(plan.partials, plan.partials.bytes)?;
+    let blocks_done = workspace.blocks_done()?;
     let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     if blocks == 1 {
         first(shape(1), result, 0)
@@ -66,14 +88,9 @@ pub(crate) fn two_level(
     }
 }
 
-/// What [`two_level`] over `n` elements needs of the workspace: `words_per_slot` 8-byte words
-/// a first-pass block, and the result slot of the reductions that return to the host.
+/// What [`two_level`] over `n` elements needs of the workspace ([`TwoLevel::need`]).
 pub(crate) fn two_level_storage(gpu: &Gpu, n: usize, vector: u32, words_per_slot: usize) -> TempStorage {
-    TempStorage {
-        partials: first_pass_blocks(gpu, n, vector) as usize * words_per_slot,
-        result: true,
-        ..TempStorage::default()
-    }
+    two_level_plan(gpu, n, vector, words_per_slot).need
 }
 
 impl TempStorage {
@@ -115,14 +132,16 @@ pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> Result<&'static str
     Ok(crate::registered(REDUCE, &[element, op])?.name)
 }
 
-/// Queue the reduction of `input` into the device address `result` (one T::Acc).
+/// Queue the reduction of `input` into the device address `result` (one T::Acc), its partials
+/// carved from `arena`, which holds [`TempStorage::reduce`] of `input`'s length.
 pub(crate) fn launch<T: Element, Op: Operator>(
     on: OnStream<'_>,
     input: DeviceView<'_, T>,
     result: u64,
-    workspace: &mut DeviceWorkspace,
+    workspace: &InUse<'_, '_>,
+    arena: Arena,
 ) -> Result<()> {
-    let mut workspace = workspace.begin(on.stream())?;
+    let plan = two_level_plan(on.gpu(), input.len, T::VECTOR, REDUCE_SLOT_WORDS);
     let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(reduce_kernel_name(T::NAME, Op::NAME)?)?;
     let final_kernel = module
@@ -132,12 +151,11 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     // (or null), as `ReduceParams` requires; the second pass runs the Acc kernel over the
     // `count` packed partials with `result` as its one partial.
     two_level(
-        on,
         input.len,
-        T::VECTOR,
-        REDUCE_SLOT_WORDS,
+        &plan,
         result,
-        &mut workspace,
+        workspace,
+        arena,
         // SAFETY: as the comment above the call says.
         |config, partials, blocks_done| unsafe {
             on.stream().launch(
@@ -184,10 +202,10 @@ pub fn reduce<'a, 'g, T: Element, Op: Operator>(
 ) -> Result<T::Acc> {
     let (on, input) = (on.into(), input.into());
     check_bound(&on, "reduce: input", &[input.bound])?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let result = workspace.result_slot(on.stream())?;
-    launch::<T, Op>(on, input, result, &mut workspace)?;
-    workspace.read_result(on.stream())
+    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on.gpu(), input.len))?;
+    let result = workspace.result_slot()?;
+    launch::<T, Op>(on, input, result, &workspace, workspace.arena())?;
+    workspace.read_result()
 }
 
 /// [`reduce`] into `output[0]` on the device, without synchronising (stream-ordered: the result
@@ -221,7 +239,8 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
             found: 0,
         });
     }
-    launch::<T, Op>(on, input, output.address, workspace)
+    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on.gpu(), input.len))?;
+    launch::<T, Op>(on, input, output.address, &workspace, workspace.arena())
 }
 
 /// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).

@@ -136,8 +136,8 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
     // The key type of the parameters is a pointer's: any key of the kernel's width has the same
     // layout.
     let kernel = crate::module(on.gpu())?.kernel::<ReduceByKeyParams<K, T::Raw, T::Acc>>(name)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, plan.tiles)?;
+    let mut workspace = workspace.begin(on.stream(), &plan.temp_storage())?;
+    let status = workspace.look_back_tiles(StatusLayout::Pair, plan.tiles)?;
     let config = LaunchConfig::new(plan.tiles as u32, SCAN_BLOCK).with_shared_mem(plan.shared_bytes);
     let params = ReduceByKeyParams {
         keys: keys.address as *const K,

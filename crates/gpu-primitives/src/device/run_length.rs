@@ -118,8 +118,8 @@ fn launch<T: Element>(
     let (tile, tiles) = run_tiles::<T>(n);
     let kernel =
         crate::module(on.gpu())?.kernel::<RunParams<T::Raw>>(crate::registered(kernels, &[T::NAME])?.name)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
+    let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(StatusLayout::Pair, tiles))?;
+    let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = RunParams {

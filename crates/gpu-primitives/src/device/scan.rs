@@ -65,8 +65,8 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     let kernel = crate::module(on.gpu())?.kernel::<ScanParams<T::Raw, T::Acc>>(
         crate::registered(const { families::family("device_scan") }, &[T::NAME, Op::NAME])?.name,
     )?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), scan_layout::<T>(), tiles)?;
+    let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(scan_layout::<T>(), tiles))?;
+    let status = workspace.look_back_tiles(scan_layout::<T>(), tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,

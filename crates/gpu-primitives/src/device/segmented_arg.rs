@@ -6,7 +6,7 @@
 use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element, check_bound};
 use super::segmented_scan::{
-    SEGMENTED_DELAY, SegmentOffsets, check_fit, segmented_storage, tile_starts, tiles_for,
+    SEGMENTED_DELAY, SegmentOffsets, check_fit, segmented_need, segmented_storage, tile_starts, tiles_for,
 };
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
@@ -94,9 +94,10 @@ fn segmented_arg<T: SegmentArgElement>(
     let tiles = tiles_for(family, n, tile)?;
     let kernel = crate::module(on.gpu())?
         .kernel::<SegmentedArgParams<T::Raw, T::Acc>>(crate::registered(kernels, &[T::NAME])?.name)?;
-    let starts = tile_starts(on, segments, tile, tiles, workspace)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
+    let (need, starts) = segmented_need(tiles, true);
+    let mut workspace = workspace.begin(on.stream(), &need)?;
+    let starts = tile_starts(on, segments, tile, tiles, &workspace, starts)?;
+    let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let config =
         LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {

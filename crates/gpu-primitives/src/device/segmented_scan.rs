@@ -8,8 +8,8 @@
 //! costs what a plain scan of the same items costs).
 
 use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
-use super::temp_storage::TempStorage;
-use super::workspace::{DeviceWorkspace, StatusLayout};
+use super::temp_storage::{Region, TempStorage};
+use super::workspace::{DeviceWorkspace, InUse, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
 use crate::{Error, LaunchConfig, OffsetRule, OnStream, Result};
 use gpu_primitives_abi::families;
@@ -237,8 +237,11 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         ),
     };
     let tiles = tiles_for(family, n, tile)?;
+    let by_offsets = matches!(heads, Heads::Offsets { .. });
+    let (need, starts) = segmented_need(tiles, by_offsets);
+    let mut workspace = workspace.begin(on.stream(), &need)?;
     let starts = match heads {
-        Heads::Offsets { segments, .. } => tile_starts(on, segments, tile, tiles, workspace)?,
+        Heads::Offsets { segments, .. } => tile_starts(on, segments, tile, tiles, &workspace, starts)?,
         Heads::Keys { .. } => 0,
     };
     let (name, keys, offsets, segments, shared) = match heads {
@@ -261,8 +264,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     };
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
     let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(name)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
+    let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
     let params = SegmentedScanParams {
         input: input.address as *const T::Raw,
@@ -308,16 +310,23 @@ pub(crate) fn segmented_storage(
     tile: usize,
     by_offsets: bool,
 ) -> Result<TempStorage> {
-    let tiles = tiles_for(family, n, tile)?;
+    Ok(segmented_need(tiles_for(family, n, tile)?, by_offsets).0)
+}
+
+/// [`segmented_storage`] of `tiles` tiles, and the scratch region of their starts (empty where
+/// the kernel reads none).
+pub(crate) fn segmented_need(tiles: usize, by_offsets: bool) -> (TempStorage, Region) {
     let starts = if by_offsets && reads_tile_starts(tiles) {
         tiles + 1
     } else {
         0
     };
-    Ok(TempStorage {
-        tile_starts: starts,
+    let (starts, region) = TempStorage::region(starts * size_of::<u32>());
+    let need = TempStorage {
+        scratch: starts.scratch,
         ..TempStorage::look_back(StatusLayout::Pair, tiles)
-    })
+    };
+    (need, region)
 }
 
 impl TempStorage {
@@ -387,19 +396,20 @@ pub(crate) fn tiles_for(family: &'static str, n: usize, tile: usize) -> Result<u
 /// From [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, queue the kernel that finds where each of
 /// `tiles` tiles of `tile` items starts among the segments of `segments` (the kernels by
 /// offsets read it instead of searching) and return the device address of the `tiles + 1`
-/// starts, in the workspace; below, 0 (each tile searches).
+/// starts, carved from `region` of the call's arena ([`segmented_need`]); below, 0 (each
+/// tile searches).
 pub(crate) fn tile_starts(
     on: OnStream<'_>,
     segments: &SegmentOffsets<'_>,
     tile: usize,
     tiles: usize,
-    workspace: &mut DeviceWorkspace,
+    workspace: &InUse<'_, '_>,
+    region: Region,
 ) -> Result<u64> {
     if !reads_tile_starts(tiles) {
         return Ok(0);
     }
-    let mut workspace = workspace.begin(on.stream())?;
-    let starts = workspace.tile_starts(on.stream(), tiles + 1)?;
+    let starts = workspace.arena().carve(region, (tiles + 1) * size_of::<u32>())?;
     let kernel = crate::module(on.gpu())?
         .kernel::<SegmentTileStartsParams>(crate::registered(TILE_STARTS, &[])?.name)?;
     // One warp per start.

@@ -210,8 +210,8 @@ fn launch<T: Element>(
     };
     let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<SelectParams<T::Raw>>(crate::registered(family, &[T::NAME])?.name)?;
-    let mut workspace = workspace.begin(on.stream())?;
-    let status = workspace.look_back_tiles(on.stream(), StatusLayout::Pair, tiles)?;
+    let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(StatusLayout::Pair, tiles))?;
+    let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
     let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
     let params = SelectParams {

@@ -1,23 +1,36 @@
-//! [`DeviceWorkspace`]: the device memory the device-wide algorithms need between calls.
+//! [`DeviceWorkspace`]: the device memory the device-wide algorithms need, kept between calls:
+//! a few persistent buffers, and one scratch arena carved per call.
 
-use super::temp_storage::TempStorage;
+use super::temp_storage::{CONTROL_BYTES, Region, TempStorage};
 use crate::{DeviceBuffer, Error, OnStream, Result, Stream};
 use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 use gpu_primitives_abi::params::LookBackStatus;
 use gpu_primitives_runtime::{DeviceCopy, Event};
 
-/// Temporary device storage for the reductions and the scans, reused across calls and grown on
+/// Temporary device storage for the device-wide algorithms, reused across calls and grown on
 /// demand (never shrunk); size it ahead of the calls with [`TempStorage`] and
 /// [`DeviceWorkspace::reserve_for`] (CUB's `temp_storage_bytes`).
 ///
-/// Holds: the reduce's per-block partials, block counter and result (8 bytes per block + 28),
-/// the scan's per-tile status (16 bytes per tile) and tile counter, a range histogram's
-/// levels, where each tile of a segmented call by offsets starts (4 bytes per tile), and
-/// cross-entropy's per-row losses and count (4 bytes per row + 4), and the radix sort's digit
-/// counts (1 KiB per pass), per-digit tile status (2 KiB per tile) and alternate keys and
-/// values (as many bytes as the keys and values sorted). The scan's status needs
-/// no clearing between calls: each call has its own epoch number (see kernels
-/// `device::tile_status`).
+/// **Layout.** Persistent parts, kept from call to call because the kernels rely on what the
+/// last call left there: a 32-byte control block (the look-back tile counter, the single-launch
+/// reduce's block counter, 0 between launches, and the 16-byte result slot of the reductions
+/// that return to the host) and the look-back status slots, a buffer for each layout of status
+/// (16 bytes per tile; 8 bytes per digit per tile for the radix sort). The
+/// slots need no clearing between calls: each call has its own epoch number, newer than every
+/// slot's (see kernels `device::tile_status`). That is why they are not carved from the
+/// scratch: a region reused for other data between two look-back calls could hold bits that
+/// pass for a current epoch's flag. Everything else is one **scratch arena**, carved per call
+/// into regions aligned to [`SCRATCH_ALIGN`](super::SCRATCH_ALIGN) bytes (CUB's
+/// `AliasTemporaries`): the reductions' per-block partials, a range histogram's levels, where
+/// each tile of a segmented call by offsets starts, cross-entropy's count and per-row losses,
+/// the radix sort's digit counts and alternate keys and values. What a call reads of its
+/// regions it wrote first, or cleared on its stream (the sort's digit counts, the
+/// cross-entropy count).
+///
+/// **Growth once a call.** A call states its whole need first (its [`TempStorage`], computed
+/// by the functions its launches plan with); the workspace grows then, before anything of the
+/// call is queued, and the call carves its regions from that arena without allocating: no
+/// call ever frees memory that a queued operation of its own was handed.
 ///
 /// **Stream order.** What a call adds is allocated and cleared in stream order on that call's
 /// stream (`cuMemAllocAsync` from the device's memory pool; a buffer it outgrows is freed with
@@ -38,21 +51,17 @@ use gpu_primitives_runtime::{DeviceCopy, Event};
 /// Dropping it waits for its last use (that event, not the device), then frees its memory.
 #[derive(Default)]
 pub struct DeviceWorkspace {
-    partials: Option<DeviceBuffer<u64>>,
-    blocks_done: Option<DeviceBuffer<u32>>,
-    result: Option<DeviceBuffer<u64>>,
-    /// Look-back status slots, one buffer a [`StatusLayout`].
+    /// Persistent: the tile counter at [`TILE_COUNTER`], the reduce's block counter at
+    /// [`BLOCKS_DONE`], the result slot at [`RESULT`] ([`CONTROL_BYTES`] in all).
+    control: Option<DeviceBuffer<u64>>,
+    /// Persistent: look-back status slots, one buffer a [`StatusLayout`].
     word_slots: Option<DeviceBuffer<u64>>,
     pair_slots: Option<DeviceBuffer<u64>>,
     /// The pair slots may hold words of a layout not the library's (a caller's kernel through
     /// [`DeviceWorkspace::look_back_status`]): cleared before the next use.
     pair_slots_foreign: bool,
-    counter: Option<DeviceBuffer<u64>>,
-    levels: Option<DeviceBuffer<u64>>,
-    tile_starts: Option<DeviceBuffer<u32>>,
-    row_values: Option<DeviceBuffer<u32>>,
-    sort_counts: Option<DeviceBuffer<u32>>,
-    sort_scratch: Option<DeviceBuffer<u64>>,
+    /// The scratch arena, carved per call ([`Arena`]).
+    arena: Option<DeviceBuffer<u64>>,
     /// The first ticket of the next look-back launch: the tile counter's value once every
     /// launch that took a status has run.
     tile_base: u64,
@@ -65,6 +74,13 @@ pub struct DeviceWorkspace {
     last_use: Option<Event>,
 }
 
+/// Offsets in the control block, in bytes: the look-back tile counter (a `u64`), the
+/// single-launch reduce's block counter (a `u32`, 0 between launches), the 16-byte result slot.
+const TILE_COUNTER: u64 = 0;
+const BLOCKS_DONE: u64 = 8;
+const RESULT: u64 = 16;
+const _: () = assert!(RESULT as usize + 16 == CONTROL_BYTES);
+
 impl Drop for DeviceWorkspace {
     fn drop(&mut self) {
         // Wait for the last call's work (not the device's), then free without waiting again.
@@ -75,46 +91,30 @@ impl Drop for DeviceWorkspace {
         if !idle {
             return; // the buffers' own drops synchronise their context first
         }
-        fn free<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>) {
+        for buffer in [
+            &mut self.control,
+            &mut self.word_slots,
+            &mut self.pair_slots,
+            &mut self.arena,
+        ] {
             if let Some(buffer) = buffer.take() {
                 // SAFETY: the event recorded after the workspace's last use has completed, so
                 // no work using the buffer is pending.
                 unsafe { buffer.free_idle() };
             }
         }
-        free(&mut self.partials);
-        free(&mut self.blocks_done);
-        free(&mut self.result);
-        free(&mut self.word_slots);
-        free(&mut self.pair_slots);
-        free(&mut self.counter);
-        free(&mut self.levels);
-        free(&mut self.tile_starts);
-        free(&mut self.row_values);
-        free(&mut self.sort_counts);
-        free(&mut self.sort_scratch);
     }
 }
 
 /// A [`DeviceWorkspace`] in use by one call on one stream ([`DeviceWorkspace::begin`]): made
-/// after the stream waits for the workspace's previous use; on drop, after the call's work is
-/// queued, it records where this use ends.
+/// after the stream waits for the workspace's previous use, then grown to the call's need; on
+/// drop, after the call's work is queued, it records where this use ends.
+///
+/// It borrows the workspace exclusively and has no method that allocates or frees: while it
+/// lives, the arena and the buffers it hands out stay where they are.
 pub(crate) struct InUse<'w, 's> {
     workspace: &'w mut DeviceWorkspace,
     stream: &'s Stream,
-}
-
-impl std::ops::Deref for InUse<'_, '_> {
-    type Target = DeviceWorkspace;
-    fn deref(&self) -> &DeviceWorkspace {
-        self.workspace
-    }
-}
-
-impl std::ops::DerefMut for InUse<'_, '_> {
-    fn deref_mut(&mut self) -> &mut DeviceWorkspace {
-        self.workspace
-    }
 }
 
 impl Drop for InUse<'_, '_> {
@@ -132,6 +132,47 @@ impl Drop for InUse<'_, '_> {
             // reports its error at the next call).
             let _ = self.stream.synchronize();
         }
+    }
+}
+
+/// The scratch a call (or a part of one) carves its regions from: `len` bytes at the device
+/// address `base` (a multiple of [`SCRATCH_ALIGN`](super::SCRATCH_ALIGN)), the workspace's arena as its call's
+/// [`DeviceWorkspace::begin`] grew it, or a region of it ([`Arena::part`]). Valid while that
+/// call's [`InUse`] lives, on its stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Arena {
+    base: u64,
+    len: usize,
+}
+
+impl Arena {
+    /// The device address of the first `bytes` bytes of `region` (aligned to
+    /// [`SCRATCH_ALIGN`](super::SCRATCH_ALIGN) where the arena holds anything). Allocates nothing.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] where `bytes` is past the region or the region past the arena:
+    /// the call's [`TempStorage`] and its carving disagree (a defect of the library's planning).
+    pub(crate) fn carve(&self, region: Region, bytes: usize) -> Result<u64> {
+        if bytes > region.bytes || region.end() > self.len {
+            return Err(Error::InvalidLaunch(format!(
+                "{bytes} bytes of a scratch region of {} at {} past an arena of {} bytes: more \
+                 than the call's TempStorage reserved (a defect of the library's planning)",
+                region.bytes, region.offset, self.len
+            )));
+        }
+        Ok(self.base + region.offset as u64)
+    }
+
+    /// The arena of a part of the call that carves its own regions from `region`
+    /// ([`TempStorage::nest`]).
+    ///
+    /// # Errors
+    /// As [`carve`](Self::carve).
+    pub(crate) fn part(&self, region: Region) -> Result<Arena> {
+        Ok(Arena {
+            base: self.carve(region, region.bytes)?,
+            len: region.bytes,
+        })
     }
 }
 
@@ -176,20 +217,20 @@ impl StatusLayout {
 impl TempStorage {
     /// `words` 8-byte look-back status words in `layout` (and the tile counter).
     pub(crate) fn look_back_words(layout: StatusLayout, words: usize) -> Self {
-        match layout {
-            StatusLayout::Word => Self {
-                word_slots: words,
-                ..Self::default()
-            },
-            StatusLayout::Pair => Self {
-                pair_slots: words,
-                ..Self::default()
-            },
+        let (word_slots, pair_slots) = match layout {
+            StatusLayout::Word => (words, 0),
+            StatusLayout::Pair => (0, words),
+        };
+        Self {
+            control: true,
+            word_slots,
+            pair_slots,
+            ..Self::default()
         }
     }
 
     /// The look-back status of `tiles` tiles of [`TILE_STATUS_BYTES`] each in `layout`, as
-    /// [`DeviceWorkspace::look_back_tiles`] takes it.
+    /// [`InUse::look_back_tiles`] takes it.
     pub(crate) fn look_back(layout: StatusLayout, tiles: usize) -> Self {
         Self::look_back_words(layout, tiles.saturating_mul(TILE_STATUS_BYTES / 8))
     }
@@ -206,6 +247,13 @@ fn status_words_for(tiles: usize) -> Result<usize> {
 
 fn address<T: DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
     buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw())
+}
+
+/// The error of a call that uses a persistent part its [`TempStorage`] did not ask for.
+fn unplanned(what: &str) -> Error {
+    Error::InvalidLaunch(format!(
+        "{what}: more than the call's TempStorage reserved (a defect of the library's planning)"
+    ))
 }
 
 /// `len` zeroed elements allocated in order on `stream`: from the device's memory pool, or
@@ -228,32 +276,184 @@ fn alloc_zeroed<T: DeviceCopy>(stream: &Stream, len: usize) -> Result<DeviceBuff
     Ok(buffer)
 }
 
-/// Free `buffer` in order on `stream`.
-fn release<T: DeviceCopy>(stream: &Stream, buffer: DeviceBuffer<T>) -> Result<()> {
-    // SAFETY: every earlier use of a workspace buffer is ordered before this stream's end: the
-    // stream waited for the workspace's last use when the call began (`begin`).
-    unsafe { stream.free_async(buffer) }
-}
-
-/// [`grow`] where `len` is not 0 (a need of nothing allocates nothing).
-fn grow_to<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>, len: usize, stream: &Stream) -> Result<()> {
-    if len > 0 {
-        grow(buffer, len, stream)?;
-    }
-    Ok(())
-}
-
 /// `buffer`, grown to at least `len` zeroed elements on `stream` (the old one freed in stream
-/// order); whether it was replaced. On error it is left as it was.
+/// order) where `len` is not 0 (a need of nothing allocates nothing); whether it was replaced.
+/// On error it is left as it was.
 fn grow<T: DeviceCopy>(buffer: &mut Option<DeviceBuffer<T>>, len: usize, stream: &Stream) -> Result<bool> {
-    if buffer.as_ref().is_some_and(|b| b.len() >= len) {
+    if len == 0 || buffer.as_ref().is_some_and(|b| b.len() >= len) {
         return Ok(false);
     }
-    let new = alloc_zeroed(stream, len.max(1))?;
+    let new = alloc_zeroed(stream, len)?;
     if let Some(old) = buffer.replace(new) {
-        release(stream, old)?;
+        // SAFETY: every earlier use of a workspace buffer is ordered before this stream's end:
+        // the stream waited for the workspace's last use when the call began (`begin`), and
+        // nothing of this call has been queued yet (growth comes first).
+        unsafe { stream.free_async(old)? };
     }
     Ok(true)
+}
+
+impl InUse<'_, '_> {
+    /// Grow every part of the workspace to `need` (what it holds already is kept: it never
+    /// shrinks). On error each part is as it was or grown.
+    fn grow(&mut self, need: &TempStorage) -> Result<()> {
+        let (ws, stream) = (&mut *self.workspace, self.stream);
+        if need.control && grow(&mut ws.control, CONTROL_BYTES / 8, stream)? {
+            // A fresh counter is 0: no launch has taken a tile from it.
+            ws.tile_base = 0;
+            ws.counter_unknown = false;
+        }
+        // Fresh, zeroed slots belong to epoch 0, which no call uses; slots of the other layout
+        // keep their (older) epochs.
+        grow(&mut ws.word_slots, need.word_slots, stream)?;
+        if grow(&mut ws.pair_slots, need.pair_slots, stream)? {
+            ws.pair_slots_foreign = false;
+        }
+        grow(&mut ws.arena, need.scratch.bytes() / 8, stream)?;
+        Ok(())
+    }
+
+    /// The call's scratch arena, as [`DeviceWorkspace::begin`] grew it.
+    pub(crate) fn arena(&self) -> Arena {
+        Arena {
+            base: address(&self.workspace.arena),
+            len: self.workspace.arena.as_ref().map_or(0, |b| b.bytes()),
+        }
+    }
+
+    /// The device address `offset` bytes into the control block.
+    fn control(&self, offset: u64, what: &str) -> Result<u64> {
+        match &self.workspace.control {
+            Some(control) => Ok(control.as_device_ptr().as_raw() + offset),
+            None => Err(unplanned(what)),
+        }
+    }
+
+    /// Address of the single-launch reduce's block counter (a `u32`, 0 between launches).
+    pub(crate) fn blocks_done(&self) -> Result<u64> {
+        self.control(BLOCKS_DONE, "the reduce's block counter")
+    }
+
+    /// Address of the 16-byte slot the host-returning reductions return their result through.
+    pub(crate) fn result_slot(&self) -> Result<u64> {
+        self.control(RESULT, "the result slot")
+    }
+
+    /// The result slot as a `V` (its first `size_of::<V>()` bytes, at most 16), after the work
+    /// queued on the call's stream (synchronises it).
+    pub(crate) fn read_result<V: bytemuck::Pod>(&self) -> Result<V> {
+        let mut words = [0u64; 2];
+        // SAFETY: the 16 bytes of the result slot, in the control block of the stream's
+        // context; the copy is ordered after the work queued before it on the stream.
+        unsafe { self.stream.copy_to_host(self.result_slot()?, &mut words)? };
+        let bytes: &[u8] = bytemuck::cast_slice(&words);
+        Ok(bytemuck::pod_read_unaligned(&bytes[..size_of::<V>()]))
+    }
+
+    /// The address of `bytes` bytes of `region` of `arena`, zeroed on the call's stream (the
+    /// radix sort's digit counts, the cross-entropy count: counters a kernel adds to).
+    ///
+    /// # Errors
+    /// As [`Arena::carve`]; the clear's.
+    pub(crate) fn carve_zeroed(&self, arena: Arena, region: Region, bytes: usize) -> Result<u64> {
+        let address = arena.carve(region, bytes)?;
+        // SAFETY: `bytes` bytes of the arena (checked by the carve), cleared on the stream of
+        // the call that uses them, after the workspace's earlier uses (`begin`).
+        unsafe { self.stream.clear(address, bytes)? };
+        Ok(address)
+    }
+
+    /// The address of a copy of `bytes` in `region` of `arena` (a range histogram's levels),
+    /// copied on the call's stream (after the workspace's earlier uses, which may have read
+    /// the region), which is then synchronised.
+    ///
+    /// # Errors
+    /// As [`Arena::carve`]; the copy's.
+    pub(crate) fn carve_copy(&self, arena: Arena, region: Region, bytes: &[u8]) -> Result<u64> {
+        let address = arena.carve(region, bytes.len())?;
+        // SAFETY: `bytes.len()` bytes of the arena (checked by the carve); every earlier use of
+        // them is ordered before this copy on the stream (`begin`).
+        unsafe { self.stream.copy_from_host(address, bytes)? };
+        Ok(address)
+    }
+
+    /// Status storage of `words` 8-byte slots in `layout` for a single-pass launch of `tiles`
+    /// tiles (the radix sort's onesweep pass: one word per digit per tile), with the call's
+    /// epoch and tile base. Call [`look_back_launched`](Self::look_back_launched) once the
+    /// launch is queued; until then (a launch that failed, or never came) the counter counts as
+    /// unknown and is cleared before the next status is taken. Allocates nothing: the slots
+    /// are the call's [`TempStorage`]'s.
+    ///
+    /// # Errors
+    /// [`Error::InvalidLaunch`] for more slots than the call's [`TempStorage`] asked for (a
+    /// defect of the library's planning); a clear's errors.
+    pub(crate) fn look_back_words(
+        &mut self,
+        layout: StatusLayout,
+        words: usize,
+        tiles: usize,
+    ) -> Result<LookBackStatus> {
+        let (ws, stream) = (&mut *self.workspace, self.stream);
+        let counter = match &ws.control {
+            Some(control) => control.as_device_ptr().as_raw() + TILE_COUNTER,
+            None => return Err(unplanned("the look-back tile counter")),
+        };
+        let slots = match layout {
+            StatusLayout::Word => &ws.word_slots,
+            StatusLayout::Pair => &ws.pair_slots,
+        };
+        if slots.as_ref().map_or(0, |s| s.len()) < words {
+            return Err(unplanned(&format!("{words} look-back status words ({layout:?})")));
+        }
+        let slots = address(slots);
+        if ws.epoch >= MAX_EPOCH {
+            // Every slot belongs to an older epoch than the next: start again from zeroed ones
+            // (epoch 0), in the same buffers.
+            for buffer in [&ws.word_slots, &ws.pair_slots].into_iter().flatten() {
+                // SAFETY: the whole buffer, of the stream's context, cleared on the stream of the
+                // calls that use it, after every launch that used it (`begin`).
+                unsafe { stream.clear(buffer.as_device_ptr().as_raw(), buffer.bytes())? };
+            }
+            ws.pair_slots_foreign = false;
+            ws.epoch = 0;
+        }
+        if layout == StatusLayout::Pair && ws.pair_slots_foreign {
+            // SAFETY: the first `words` slots of the pair buffer (checked above), cleared on the
+            // stream of the calls that use them, after the caller's kernel that wrote them.
+            unsafe { stream.clear(slots, 8 * words)? };
+            ws.pair_slots_foreign = false;
+        }
+        if ws.counter_unknown {
+            // SAFETY: the counter's 8 bytes in the control block, cleared on the stream of the
+            // calls that use it (after any launch that may have taken tiles from it).
+            unsafe { stream.clear(counter, 8)? };
+            ws.tile_base = 0;
+            ws.counter_unknown = false;
+        }
+        ws.epoch += 1;
+        let status = LookBackStatus {
+            slots: slots as *mut u64,
+            tile_counter: counter as *mut u64,
+            tile_base: ws.tile_base,
+            epoch: ws.epoch,
+        };
+        ws.tile_base += tiles as u64;
+        ws.counter_unknown = true;
+        Ok(status)
+    }
+
+    /// The launch that took the last [`look_back_words`](Self::look_back_words) status is
+    /// queued: the counter will be at the tile base once it has run.
+    pub(crate) fn look_back_launched(&mut self) {
+        self.workspace.counter_unknown = false;
+    }
+
+    /// [`look_back_words`](Self::look_back_words) for a launch of `tiles` tiles of
+    /// [`TILE_STATUS_BYTES`] each (the scans, compaction, run-length encoding) in `layout`.
+    pub(crate) fn look_back_tiles(&mut self, layout: StatusLayout, tiles: usize) -> Result<LookBackStatus> {
+        let words = status_words_for(tiles)?;
+        self.look_back_words(layout, words, tiles)
+    }
 }
 
 impl DeviceWorkspace {
@@ -262,11 +462,17 @@ impl DeviceWorkspace {
         Self::default()
     }
 
-    /// Use the workspace for one call on `stream`: refused for a stream of another context
-    /// than its last use's; otherwise `stream` first waits for that use (an event, no host
-    /// wait). The returned guard records this use's end when dropped: keep it until the call's
-    /// last launch is queued.
-    pub(crate) fn begin<'w, 's>(&'w mut self, stream: &'s Stream) -> Result<InUse<'w, 's>> {
+    /// Use the workspace for one call on `stream` that needs `need`: refused for a stream of
+    /// another context than its last use's; otherwise `stream` first waits for that use (an
+    /// event, no host wait), then each part grows to `need` (the only place the workspace
+    /// allocates). The returned guard records this use's end when dropped (also when growth
+    /// failed: what was allocated is queued on `stream`): keep it until the call's last launch
+    /// is queued, and use nothing carved from it after.
+    pub(crate) fn begin<'w, 's>(
+        &'w mut self,
+        stream: &'s Stream,
+        need: &TempStorage,
+    ) -> Result<InUse<'w, 's>> {
         if let Some(event) = &self.last_use {
             if event.context_raw() != stream.context_raw() {
                 return Err(Error::WrongContext(
@@ -275,28 +481,20 @@ impl DeviceWorkspace {
             }
             stream.wait(event)?;
         }
-        Ok(InUse {
+        let mut in_use = InUse {
             workspace: self,
             stream,
-        })
+        };
+        in_use.grow(need)?;
+        Ok(in_use)
     }
 
     /// Device memory held, in bytes.
     pub fn bytes(&self) -> usize {
-        fn bytes<T: DeviceCopy>(b: &Option<DeviceBuffer<T>>) -> usize {
-            b.as_ref().map_or(0, |b| b.bytes())
-        }
-        bytes(&self.partials)
-            + bytes(&self.result)
-            + bytes(&self.word_slots)
-            + bytes(&self.pair_slots)
-            + bytes(&self.counter)
-            + bytes(&self.levels)
-            + bytes(&self.blocks_done)
-            + bytes(&self.tile_starts)
-            + bytes(&self.row_values)
-            + bytes(&self.sort_counts)
-            + bytes(&self.sort_scratch)
+        [&self.control, &self.word_slots, &self.pair_slots, &self.arena]
+            .into_iter()
+            .map(|b| b.as_ref().map_or(0, |b| b.bytes()))
+            .sum()
     }
 
     /// Allocate now, on `on`'s stream, what the calls `need` describes (a [`TempStorage`] of
@@ -319,29 +517,7 @@ impl DeviceWorkspace {
     /// # Ok::<(), gpu_primitives::Error>(())
     /// ```
     pub fn reserve_for<'g>(&mut self, on: impl Into<OnStream<'g>>, need: &TempStorage) -> Result<()> {
-        let stream = on.into().stream();
-        let mut ws = self.begin(stream)?;
-        if need.partials > 0 {
-            ws.partials(stream, need.partials)?;
-        }
-        if need.result {
-            ws.result_slot(stream)?;
-        }
-        for (layout, words) in [
-            (StatusLayout::Word, need.word_slots),
-            (StatusLayout::Pair, need.pair_slots),
-        ] {
-            if words > 0 {
-                ws.status_words(stream, layout, words)?;
-            }
-        }
-        let ws = &mut *ws;
-        grow_to(&mut ws.tile_starts, need.tile_starts, stream)?;
-        grow_to(&mut ws.row_values, need.row_values, stream)?;
-        grow_to(&mut ws.sort_counts, need.sort_counts, stream)?;
-        grow_to(&mut ws.sort_scratch, need.sort_scratch.div_ceil(8), stream)?;
-        grow_to(&mut ws.levels, need.levels.div_ceil(8), stream)?;
-        Ok(())
+        self.begin(on.into().stream(), need).map(drop)
     }
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
@@ -361,172 +537,15 @@ impl DeviceWorkspace {
         max_tiles: usize,
     ) -> Result<()> {
         let words = status_words_for(max_tiles)?;
+        // 16 bytes of partials a block (argmin / argmax's (value, index) pairs).
+        let (partials, _) = TempStorage::region(max_blocks.saturating_mul(16));
         let need = TempStorage {
-            partials: max_blocks.saturating_mul(2),
-            result: true,
-            word_slots: max_tiles,
+            control: true,
+            word_slots: words,
             pair_slots: words,
-            ..TempStorage::default()
+            ..partials
         };
         self.reserve_for(on, &need)
-    }
-
-    /// Addresses of `count` partial slots (8 bytes each) and of the single-launch reduce's
-    /// block counter (a u32, 0 between launches).
-    pub(crate) fn partials(&mut self, stream: &Stream, count: usize) -> Result<(u64, u64)> {
-        grow(&mut self.partials, count, stream)?;
-        grow(&mut self.blocks_done, 1, stream)?;
-        Ok((address(&self.partials), address(&self.blocks_done)))
-    }
-
-    /// Address of the 16-byte slot the host-returning reductions return their result through.
-    pub(crate) fn result_slot(&mut self, stream: &Stream) -> Result<u64> {
-        grow(&mut self.result, 2, stream)?;
-        Ok(address(&self.result))
-    }
-
-    /// The result slot as a `V` (its first `size_of::<V>()` bytes, at most 16), after the work
-    /// queued on `stream` (synchronises it).
-    pub(crate) fn read_result<V: bytemuck::Pod>(&self, stream: &Stream) -> Result<V> {
-        let result = self.result.as_ref().expect("result_slot is called first");
-        let words = stream.download(result)?;
-        let bytes: &[u8] = bytemuck::cast_slice(&words);
-        Ok(bytemuck::pod_read_unaligned(&bytes[..size_of::<V>()]))
-    }
-
-    /// Device address of a copy of `bytes` (a range histogram's levels), 8-byte aligned: copied
-    /// in order on `stream` (after the previous call, which read the last copy), which is then
-    /// synchronised.
-    pub(crate) fn levels(&mut self, stream: &Stream, bytes: &[u8]) -> Result<u64> {
-        let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(bytes);
-        grow(&mut self.levels, words.len(), stream)?;
-        let address = address(&self.levels);
-        // SAFETY: the buffer holds at least `words.len()` u64 of the stream's context; every
-        // earlier use of it is ordered before this copy on the stream (`begin`).
-        unsafe { stream.copy_from_host(address, &words)? };
-        Ok(address)
-    }
-
-    /// Address of `count` u32 (a segmented call's tile starts), written by a kernel on the
-    /// call's stream before the kernel that reads them.
-    pub(crate) fn tile_starts(&mut self, stream: &Stream, count: usize) -> Result<u64> {
-        grow(&mut self.tile_starts, count, stream)?;
-        Ok(address(&self.tile_starts))
-    }
-
-    /// Addresses of a `u32` count, zeroed on `stream`, and of `need.row_values - 1` `f32` after
-    /// it (cross-entropy's valid targets and per-row losses).
-    pub(crate) fn count_and_rows(&mut self, stream: &Stream, need: TempStorage) -> Result<(u64, u64)> {
-        grow(&mut self.row_values, need.row_values, stream)?;
-        let count = address(&self.row_values);
-        // SAFETY: the first of the buffer's u32, on the stream of the calls that use it.
-        unsafe { stream.clear(count, 4)? };
-        Ok((count, count + 4))
-    }
-
-    /// Address of `words` `u32` counters (the radix sort's digit counts), zeroed on `stream`.
-    pub(crate) fn sort_counts(&mut self, stream: &Stream, words: usize) -> Result<u64> {
-        grow(&mut self.sort_counts, words, stream)?;
-        let address = address(&self.sort_counts);
-        // SAFETY: the first `words` u32 of the buffer, on the stream of the calls that use them.
-        unsafe { stream.clear(address, 4 * words)? };
-        Ok(address)
-    }
-
-    /// Address of `bytes` bytes of scratch memory (the radix sort's alternate keys and values),
-    /// 16-byte aligned, contents undefined.
-    pub(crate) fn sort_scratch(&mut self, stream: &Stream, bytes: usize) -> Result<u64> {
-        grow(&mut self.sort_scratch, bytes.div_ceil(8), stream)?;
-        Ok(address(&self.sort_scratch))
-    }
-
-    /// Status storage of `words` 8-byte slots in `layout` for a single-pass launch of `tiles`
-    /// tiles (the radix sort's onesweep pass: one word per digit per tile), with the call's
-    /// epoch and tile base. Call [`look_back_launched`](Self::look_back_launched) once the
-    /// launch is queued; until then (a launch that failed, or never came) the counter counts as
-    /// unknown and is cleared before the next status is taken.
-    pub(crate) fn look_back_words(
-        &mut self,
-        stream: &Stream,
-        layout: StatusLayout,
-        words: usize,
-        tiles: usize,
-    ) -> Result<LookBackStatus> {
-        self.status_words(stream, layout, words)?;
-        if self.epoch >= MAX_EPOCH {
-            // Every slot belongs to an older epoch than the next: start again from fresh ones.
-            for slots in [&mut self.word_slots, &mut self.pair_slots] {
-                if let Some(old) = slots.take() {
-                    release(stream, old)?;
-                }
-            }
-            self.epoch = 0;
-            self.status_words(stream, layout, words)?;
-        }
-        if layout == StatusLayout::Pair && self.pair_slots_foreign {
-            // SAFETY: the first `words` slots of the pair buffer, cleared on the stream of the
-            // calls that use them, after the caller's kernel that wrote them.
-            unsafe { stream.clear(address(&self.pair_slots), 8 * words)? };
-            self.pair_slots_foreign = false;
-        }
-        if self.counter_unknown {
-            // SAFETY: the counter's 8 bytes, cleared on the stream of the calls that use it
-            // (after any launch that may have taken tiles from it).
-            unsafe { stream.clear(address(&self.counter), 8)? };
-            self.tile_base = 0;
-            self.counter_unknown = false;
-        }
-        self.epoch += 1;
-        let slots = match layout {
-            StatusLayout::Word => &self.word_slots,
-            StatusLayout::Pair => &self.pair_slots,
-        };
-        let status = LookBackStatus {
-            slots: address(slots) as *mut u64,
-            tile_counter: address(&self.counter) as *mut u64,
-            tile_base: self.tile_base,
-            epoch: self.epoch,
-        };
-        self.tile_base += tiles as u64;
-        self.counter_unknown = true;
-        Ok(status)
-    }
-
-    /// The launch that took the last [`look_back_words`](Self::look_back_words) status is
-    /// queued: the counter will be at the tile base once it has run.
-    pub(crate) fn look_back_launched(&mut self) {
-        self.counter_unknown = false;
-    }
-
-    /// `words` 8-byte status slots of `layout` and the tile counter.
-    fn status_words(&mut self, stream: &Stream, layout: StatusLayout, words: usize) -> Result<()> {
-        // Fresh, zeroed slots belong to epoch 0, which no call uses; slots of the other layout
-        // keep their (older) epochs.
-        let slots = match layout {
-            StatusLayout::Word => &mut self.word_slots,
-            StatusLayout::Pair => &mut self.pair_slots,
-        };
-        if grow(slots, words, stream)? && layout == StatusLayout::Pair {
-            self.pair_slots_foreign = false;
-        }
-        if grow(&mut self.counter, 1, stream)? {
-            self.tile_base = 0;
-            self.counter_unknown = false;
-        }
-        Ok(())
-    }
-
-    /// [`look_back_words`](Self::look_back_words) for a launch of `tiles` tiles of
-    /// [`TILE_STATUS_BYTES`] each (the scans, compaction, run-length encoding) in `layout`.
-    pub(crate) fn look_back_tiles(
-        &mut self,
-        stream: &Stream,
-        layout: StatusLayout,
-        tiles: usize,
-    ) -> Result<LookBackStatus> {
-        let words = status_words_for(tiles)?;
-        self.look_back_words(stream, layout, words, tiles)
     }
 
     /// The look-back status of one single-pass launch of `tiles` tiles on `on`'s stream
@@ -538,9 +557,9 @@ impl DeviceWorkspace {
     /// Valid for one launch of exactly `tiles` blocks on `on`'s stream, each taking one tile
     /// from the counter, queued while the ticket is held (dropping it records the end of this
     /// use, so that the workspace's next call, on any stream, comes after your kernel). Safe to
-    /// call and drop without a launch: the next call clears the tile counter first. No other
-    /// clearing is queued: slots left by earlier calls belong to older epochs, and fresh ones
-    /// are zeroed (epoch 0) on the stream when the workspace grows.
+    /// call and drop without a launch: the next call clears the tile counter first. The
+    /// ticket's slots are cleared on the stream before your kernel (and again before the
+    /// library's next use of them); slots are persistent, never part of the scratch arena.
     ///
     /// # Errors
     /// Out of device memory; [`Error::WrongContext`]; [`Error::InvalidArgument`] for a number
@@ -552,14 +571,15 @@ impl DeviceWorkspace {
     ) -> Result<LookBackTicket<'w, 's>> {
         let stream = on.into().stream();
         let words = status_words_for(tiles)?;
-        let mut in_use = self.begin(stream)?;
+        let mut in_use = self.begin(stream, &TempStorage::look_back_words(StatusLayout::Pair, words))?;
         // The caller's launch is never confirmed: the counter stays unknown, and the next
         // status taken clears it first. Its kernel may write the slots in either layout: they
         // are cleared before it, and again before the library's next use.
-        let status = in_use.look_back_words(stream, StatusLayout::Pair, words, tiles)?;
-        // SAFETY: the ticket's slots, cleared on its stream before the caller's launch.
+        let status = in_use.look_back_words(StatusLayout::Pair, words, tiles)?;
+        // SAFETY: the ticket's slots (the first `words` of the pair buffer, checked by
+        // look_back_words), cleared on its stream before the caller's launch.
         unsafe { stream.clear(status.slots as u64, 8 * words)? };
-        in_use.pair_slots_foreign = true;
+        in_use.workspace.pair_slots_foreign = true;
         Ok(LookBackTicket {
             _in_use: in_use,
             status,

@@ -66,7 +66,10 @@ fn launch_with<K: SortKey>(
         options,
         crate::tuning::overrides(),
     )?;
-    onesweep::launch::<K>(on, &plan, buffers, alternate, workspace)
+    let need = plan.scratch(alternate.is_none()).need;
+    let mut workspace = workspace.begin(on.stream(), &need)?;
+    let arena = workspace.arena();
+    onesweep::launch::<K>(on, &plan, buffers, alternate, &mut workspace, arena)
 }
 
 impl TempStorage {

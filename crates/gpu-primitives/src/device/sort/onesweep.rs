@@ -6,8 +6,8 @@
 use super::common::{SortBuffers, SortOptions, SortedIn, Values, check_sort_len, fits_one_tile};
 use super::key::SortKey;
 use crate::device::element::Bound;
-use crate::device::temp_storage::TempStorage;
-use crate::device::workspace::{DeviceWorkspace, StatusLayout};
+use crate::device::temp_storage::{Region, TempStorage};
+use crate::device::workspace::{Arena, InUse, StatusLayout};
 use crate::{DeviceInfo, Gpu, LaunchConfig, OnStream, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
@@ -101,13 +101,56 @@ impl OnesweepPlan {
 
     /// What the sort needs of the workspace where the caller gives no alternate buffers: the
     /// scratch of the alternate keys and values, every pass's digit counts, and the look-back
-    /// status of a pass (with alternate buffers, all but the scratch).
+    /// status of a pass (with alternate buffers, all but the alternates).
     pub(in crate::device) fn temp_storage(&self) -> TempStorage {
-        TempStorage {
-            sort_scratch: onesweep_scratch_bytes(self.n, self.key_bytes, self.value_bytes).1,
-            sort_counts: sort_counts(self.passes),
-            ..TempStorage::look_back_words(StatusLayout::Word, onesweep_status_words(self.shape.tiles))
-        }
+        self.scratch(true).need
+    }
+
+    /// [`temp_storage`](Self::temp_storage) and its regions, with the alternate keys and values
+    /// where `alternates` (the caller gives none).
+    pub(in crate::device) fn scratch(&self, alternates: bool) -> OnesweepScratch {
+        onesweep_scratch(
+            (self.n, self.key_bytes, self.value_bytes),
+            self.passes,
+            self.shape.tiles,
+            alternates,
+        )
+    }
+}
+
+/// A onesweep sort's need of the workspace and its scratch regions: every pass's digit counts
+/// (4 bytes each), the alternate keys and the alternate values (empty where the caller gives
+/// alternate buffers).
+#[derive(Clone, Copy, Debug)]
+pub(in crate::device) struct OnesweepScratch {
+    pub(in crate::device) need: TempStorage,
+    counts: Region,
+    keys: Region,
+    values: Region,
+}
+
+/// The [`OnesweepScratch`] of `n` keys of `key_bytes` with `value_bytes`-byte values, in
+/// `passes` passes of `tiles` tiles, with the alternates where `alternates`.
+fn onesweep_scratch(
+    (n, key_bytes, value_bytes): (usize, usize, usize),
+    passes: u32,
+    tiles: usize,
+    alternates: bool,
+) -> OnesweepScratch {
+    let mut need = TempStorage::look_back_words(StatusLayout::Word, onesweep_status_words(tiles));
+    let counts = need.scratch.push(sort_counts(passes) * size_of::<u32>());
+    let (keys, values) = if alternates {
+        (n * key_bytes, n * value_bytes)
+    } else {
+        (0, 0)
+    };
+    let keys = need.scratch.push(keys);
+    let values = need.scratch.push(values);
+    OnesweepScratch {
+        need,
+        counts,
+        keys,
+        values,
     }
 }
 
@@ -125,7 +168,8 @@ pub(in crate::device) fn launch<K: SortKey>(
     plan: &OnesweepPlan,
     mut buffers: SortBuffers,
     alternate: Option<Alternate>,
-    workspace: &mut DeviceWorkspace,
+    workspace: &mut InUse<'_, '_>,
+    arena: Arena,
 ) -> Result<SortedIn> {
     let OnesweepPlan {
         n,
@@ -145,7 +189,7 @@ pub(in crate::device) fn launch<K: SortKey>(
         "a onesweep plan of other buffers"
     );
     let stream = on.stream();
-    let mut workspace = workspace.begin(stream)?;
+    let scratch = plan.scratch(alternate.is_none());
     let sorted_in = match alternate {
         Some(_) if passes % 2 == 1 => SortedIn::Alternate,
         _ => SortedIn::Current,
@@ -168,12 +212,11 @@ pub(in crate::device) fn launch<K: SortKey>(
             }
             scratch
         }
-        None => {
-            // Scratch: the alternate keys, then the alternate values (16-byte aligned).
-            let (keys_scratch_bytes, scratch_bytes) = onesweep_scratch_bytes(n, key_bytes, value_bytes);
-            let scratch = workspace.sort_scratch(stream, scratch_bytes)?;
-            (scratch, scratch + keys_scratch_bytes as u64)
-        }
+        None => (
+            // Scratch: the alternate keys, then the alternate values (each region aligned).
+            arena.carve(scratch.keys, n * key_bytes)?,
+            arena.carve(scratch.values, n * value_bytes)?,
+        ),
     };
     let in_place_keys = buffers.keys_in == buffers.keys_out;
     // Pass p writes the final output when passes - 1 - p is even, the scratch otherwise.
@@ -210,7 +253,7 @@ pub(in crate::device) fn launch<K: SortKey>(
     }
 
     let module = crate::module(on.gpu())?;
-    let counts = workspace.sort_counts(stream, sort_counts(passes))?;
+    let counts = workspace.carve_zeroed(arena, scratch.counts, sort_counts(passes) * size_of::<u32>())?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(crate::registered(SORT_HISTOGRAM, &[K::NAME])?.name)?;
     let config = LaunchConfig::new(histogram_blocks, SORT_HISTOGRAM_BLOCK)
@@ -249,8 +292,7 @@ pub(in crate::device) fn launch<K: SortKey>(
                 values_from.is_none(),
             ),
         };
-        let status =
-            workspace.look_back_words(stream, StatusLayout::Word, onesweep_status_words(tiles), tiles)?;
+        let status = workspace.look_back_words(StatusLayout::Word, onesweep_status_words(tiles), tiles)?;
         let params = OnesweepParams::<K::Raw, u64> {
             keys_in: keys_from as *const K::Raw,
             keys_out: keys_to as *mut K::Raw,
@@ -353,13 +395,6 @@ fn onesweep_most_tiles<K: SortKey>(n: usize, value_bytes: usize) -> usize {
         .unwrap_or(0)
 }
 
-/// The onesweep scratch of `n` keys of `key_bytes` and values of `value_bytes`: the alternate
-/// keys' bytes (rounded up to 16, where the alternate values start) and the whole.
-fn onesweep_scratch_bytes(n: usize, key_bytes: usize, value_bytes: usize) -> (usize, usize) {
-    let keys = (n * key_bytes).next_multiple_of(16);
-    (keys, keys + n * value_bytes)
-}
-
 /// The digit counters of `passes` passes.
 fn sort_counts(passes: u32) -> usize {
     passes as usize * RADIX_DIGITS as usize
@@ -402,14 +437,13 @@ pub(in crate::device) fn storage<K: SortKey>(
 /// What any onesweep sort of at most `n` keys of `K` over `bits` needs, whichever tiles it
 /// takes, on any device.
 fn most_storage<K: SortKey>(n: usize, value_bytes: usize, (begin_bit, end_bit): (u32, u32)) -> TempStorage {
-    TempStorage {
-        sort_scratch: onesweep_scratch_bytes(n, size_of::<K::Raw>(), value_bytes).1,
-        sort_counts: sort_counts(sort_passes(begin_bit, end_bit)),
-        ..TempStorage::look_back_words(
-            StatusLayout::Word,
-            onesweep_status_words(onesweep_most_tiles::<K>(n, value_bytes)),
-        )
-    }
+    onesweep_scratch(
+        (n, size_of::<K::Raw>(), value_bytes),
+        sort_passes(begin_bit, end_bit),
+        onesweep_most_tiles::<K>(n, value_bytes),
+        true,
+    )
+    .need
 }
 
 #[cfg(test)]
@@ -452,13 +486,20 @@ mod tests {
         let keys = plan::<u32>(n, 0, SortOptions::ascending(), &none);
         assert_eq!(keys.passes, 4);
         assert_eq!(keys.shape.tiles, n.div_ceil(keys.shape.tile));
-        let storage = keys.temp_storage();
-        assert_eq!(storage.sort_scratch, n * 4);
-        assert_eq!(storage.sort_counts, 4 * 256);
+        let scratch = keys.scratch(true);
+        assert_eq!((scratch.keys.bytes, scratch.values.bytes), (n * 4, 0));
+        assert_eq!(scratch.counts.bytes, 4 * 256 * 4);
+        assert_eq!(scratch.need, keys.temp_storage());
+        // With the caller's alternate buffers, only the counts.
+        let counts_only = keys.scratch(false);
+        assert_eq!(counts_only.need.scratch.bytes(), 4 * 256 * 4);
+        assert_eq!(counts_only.need.word_slots, scratch.need.word_slots);
         // Pairs of f16 keys and 8-byte values over the low 12 bits: 2 passes, scratch of both.
         let pairs = plan::<f16>(n, 8, SortOptions::descending().bits(0..12), &none);
         assert_eq!((pairs.passes, pairs.descending), (2, true));
-        assert_eq!(pairs.temp_storage().sort_scratch, n * 2 + n * 8);
+        let scratch = pairs.scratch(true);
+        assert_eq!((scratch.keys.bytes, scratch.values.bytes), (n * 2, n * 8));
+        assert_eq!(scratch.need.scratch.bytes(), 2 * 256 * 4 + n * 2 + n * 8);
         // An empty range still takes one pass (a stable copy).
         assert_eq!(
             plan::<u64>(n, 4, SortOptions::ascending().bits(8..8), &none).passes,

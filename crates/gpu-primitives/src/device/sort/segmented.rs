@@ -7,7 +7,7 @@ use super::key::SortKey;
 use super::onesweep;
 use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use crate::device::segmented::Segments;
-use crate::device::temp_storage::TempStorage;
+use crate::device::temp_storage::{Region, TempStorage};
 use crate::device::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, SegmentedSortTier};
@@ -90,15 +90,24 @@ fn scratch_bytes(
 /// The segmented kernels' scratch for `n` keys of `K` with `value_bytes`-byte values, at most:
 /// two alternates of each key (and value) where a segment is longer than a tile.
 pub(in crate::device) fn segmented_scratch<K: SortKey>(n: usize, value_bytes: usize) -> Result<TempStorage> {
-    let (_, scratch) = scratch_bytes("segmented sort", n, size_of::<K::Raw>(), value_bytes)?;
-    Ok(TempStorage {
-        sort_scratch: if n > SORT_BLOCK as usize * K::ITEMS {
-            scratch
-        } else {
-            0
-        },
-        ..TempStorage::default()
-    })
+    let used = n > SORT_BLOCK as usize * K::ITEMS;
+    Ok(tiers_scratch("segmented sort", n, (size_of::<K::Raw>(), value_bytes), used)?.0)
+}
+
+/// The segmented kernels' scratch regions where `used` (else empty ones), indexed as the
+/// input's `end` keys: the keys' two alternates, then the values' ([`scratch_bytes`]).
+fn tiers_scratch(
+    what: &'static str,
+    end: usize,
+    (key_bytes, value_bytes): (usize, usize),
+    used: bool,
+) -> Result<(TempStorage, Region, Region)> {
+    let (keys, total) = scratch_bytes(what, end, key_bytes, value_bytes)?;
+    let (keys, values) = if used { (keys, total - keys) } else { (0, 0) };
+    let mut need = TempStorage::default();
+    let keys = need.scratch.push(keys);
+    let values = need.scratch.push(values);
+    Ok((need, keys, values))
 }
 
 /// What a segmented sort of `n` keys needs, at most: [`segmented_scratch`], and the
@@ -237,7 +246,6 @@ pub(in crate::device) fn launch<K: SortKey>(
     check_bound(&on, what, &call.buffers.bounds)?;
     check_bound(&on, what, &[call.segments.bound()])?;
     let (begin_bit, end_bit) = options.bit_range::<K>()?;
-    let mut workspace = workspace.begin(on.stream())?;
     let buffers = call.buffers;
     let (segments, offsets, row_len, longest, end) = layout(what, call.segments, buffers.n)?;
     check_sort_len(what, longest)?;
@@ -247,10 +255,32 @@ pub(in crate::device) fn launch<K: SortKey>(
     let tile = SORT_BLOCK as usize * K::ITEMS;
     let key_bytes = size_of::<K::Raw>();
     let value_bytes = buffers.value_bytes();
-    let (keys_bytes, scratch_total) = scratch_bytes(what, end, key_bytes, value_bytes)?;
+    scratch_bytes(what, end, key_bytes, value_bytes)?;
     let plan = plan(on, call, tile, longest, end)?;
     let longest = plan.longest_left;
     let by_kernels = plan.large.len() < segments;
+    // The call's whole need, before anything of it is queued: the blocks' scratch where a
+    // segment they take is longer than a tile, and each large segment's device-wide sort. Those
+    // run first, one after another in stream order, each over the whole arena, and the blocks'
+    // kernels write their scratch before reading it: they share the arena (the larger need).
+    let tiers_use_scratch = by_kernels && longest > tile;
+    let (mut need, keys_region, values_region) =
+        tiers_scratch(what, end, (key_bytes, value_bytes), tiers_use_scratch)?;
+    let mut large = Vec::with_capacity(plan.large.len());
+    for &(begin, len) in &plan.large {
+        // Longer than a tile and than a multiprocessor's share: onesweep.
+        let sort = onesweep::OnesweepPlan::new::<K>(
+            on.gpu().info(),
+            len,
+            value_bytes,
+            options,
+            crate::tuning::overrides(),
+        )?;
+        need = need.max(sort.temp_storage());
+        large.push((begin, len, sort));
+    }
+    let mut workspace = workspace.begin(on.stream(), &need)?;
+    let arena = workspace.arena();
 
     let (values_in, values_out, index_values) = match buffers.values {
         Values::None => (0, 0, false),
@@ -258,9 +288,12 @@ pub(in crate::device) fn launch<K: SortKey>(
     };
     let stream = on.stream();
     // Segments longer than a tile alternate between two scratch buffers, indexed as the input.
-    let (keys_scratch, values_scratch, scratch_len) = if by_kernels && longest > tile {
-        let scratch = workspace.sort_scratch(stream, scratch_total)?;
-        (scratch, scratch + keys_bytes as u64, end)
+    let (keys_scratch, values_scratch, scratch_len) = if tiers_use_scratch {
+        (
+            arena.carve(keys_region, keys_region.bytes)?,
+            arena.carve(values_region, values_region.bytes)?,
+            end,
+        )
     } else {
         (0, 0, 0)
     };
@@ -330,9 +363,9 @@ pub(in crate::device) fn launch<K: SortKey>(
         launches.push((tier, shortest, most, items, kernel));
     }
     // The large segments, each through the device-wide sort, which spreads it over the whole
-    // GPU (one block on it would leave most multiprocessors idle); longest first, so that only
-    // the first grows the workspace: after it, as before it, nothing more is allocated.
-    for &(begin, len) in &plan.large {
+    // GPU (one block on it would leave most multiprocessors idle); longest first. Each carves
+    // its scratch from the whole arena, grown for the largest above.
+    for (begin, len, sort) in large {
         let at = |address: u64, bytes: usize| address + (begin * bytes) as u64;
         let values = match buffers.values {
             Values::None => Values::None,
@@ -349,16 +382,8 @@ pub(in crate::device) fn launch<K: SortKey>(
             values,
             bounds: buffers.bounds,
         };
-        // Longer than a tile and than a multiprocessor's share: onesweep, its bounds checked
-        // above as the whole input's.
-        let plan = onesweep::OnesweepPlan::new::<K>(
-            on.gpu().info(),
-            len,
-            value_bytes,
-            options,
-            crate::tuning::overrides(),
-        )?;
-        onesweep::launch::<K>(on, &plan, segment, None, &mut workspace)?;
+        // Its bounds checked above as the whole input's.
+        onesweep::launch::<K>(on, &sort, segment, None, &mut workspace, arena)?;
     }
     for (tier, shortest, most, items, kernel) in launches {
         (params.shortest, params.longest) = (shortest, most);
