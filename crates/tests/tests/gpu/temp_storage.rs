@@ -3,9 +3,11 @@
 //! `TempStorage::bytes`, and the call then allocates nothing (the runtime's count of
 //! allocations, `fault::calls`) and is right. Every algorithm of the fault-injection table at
 //! several sizes, and the norms' backward with their parameters' gradients, whose sums take the
-//! workspace in three ways (in the dx kernel, one block or a cluster a row, or apart).
+//! workspace in three ways (in the dx kernel, one block or a cluster a row, or apart). And the
+//! workspace's growth once a call: every call grows it before its first launch, never in the
+//! middle of its work (where growth would free memory an earlier launch of the call was given).
 
-use crate::faults::{ALGORITHMS, Call, Mode, Workspace, text};
+use crate::faults::{ALGORITHMS, Call, Mode, Outcome, Workspace, text};
 use crate::support::{GpuTest, check_eq, ok, rng};
 use gpu_primitives::Gpu;
 use gpu_primitives::device::{DeviceVec, DeviceWorkspace, TempStorage};
@@ -20,6 +22,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
     (
         "temp_storage::norm_backward_reserved_allocates_nothing",
         norm_backward,
+    ),
+    (
+        "temp_storage::every_call_grows_the_workspace_before_its_first_launch",
+        grows_before_the_first_launch,
     ),
 ];
 
@@ -54,6 +60,58 @@ fn every_algorithm(gpu: &Gpu) -> Result<(), Failed> {
     println!(
         "{calls} calls of {} algorithms on reserved workspaces, {} problems",
         ALGORITHMS.len(),
+        problems.len()
+    );
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("\n").into())
+    }
+}
+
+/// Each algorithm of [`ALGORITHMS`] at each of [`SIZES`], twice on new workspaces with the
+/// same seed: once whole, once failing at its first kernel launch. A call grows its workspace
+/// once, before anything of it is queued, so the workspace the failed call leaves holds as many
+/// bytes as the whole call's; a call that grew it in the middle of its work (after its first
+/// launch: a second scratch region, the sort's counts after its scratch, cross-entropy's reduce
+/// after the losses) would leave less.
+fn grows_before_the_first_launch(gpu: &Gpu) -> Result<(), Failed> {
+    let mut problems = Vec::new();
+    let mut cut = 0;
+    for (i, &(name, check)) in ALGORITHMS.iter().enumerate() {
+        for (j, &n) in SIZES.iter().enumerate() {
+            let seed = 0x9a0e + (i * 16 + j) as u64;
+            let run = |mode: Mode| -> Result<(usize, Outcome, String), Failed> {
+                let mut workspace = DeviceWorkspace::new();
+                let mut call = Call::new(gpu.into(), Workspace::Own(&mut workspace), n, seed, mode);
+                check(&mut call)?;
+                let (outcome, what) = (call.outcome, call.what.clone());
+                drop(call);
+                Ok((workspace.bytes(), outcome, what))
+            };
+            let first_launch = Mode::Fail {
+                kind: Fault::Launch,
+                step: 1,
+                must_fire: false,
+            };
+            match (run(Mode::Check), run(first_launch)) {
+                (Ok((whole, ..)), Ok((failed, outcome, what))) => {
+                    cut += usize::from(outcome == Outcome::Injected);
+                    if failed != whole {
+                        problems.push(format!(
+                            "{what} (n = {n}): {failed} bytes of workspace when its first launch \
+                             failed, {whole} after the whole call"
+                        ));
+                    }
+                }
+                (Err(e), _) | (_, Err(e)) => problems.push(format!("{name} (n = {n}): {}", text(&e))),
+            }
+        }
+    }
+    println!(
+        "{} algorithms at {} sizes, {cut} calls cut at their first launch, {} problems",
+        ALGORITHMS.len(),
+        SIZES.len(),
         problems.len()
     );
     if problems.is_empty() {
