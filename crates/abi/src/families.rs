@@ -20,7 +20,7 @@
 //! parameter and spills against it; the host finds the kernel it launches with
 //! [`Family::kernel`] and launches the block it gives.
 
-use crate::layout::{Indexed, MAX_BLOCK_THREADS};
+use crate::layout::{Indexed, MAX_BLOCK_THREADS, SORT_BLOCK};
 use crate::params::{
     ArgFinalParams, DotParams, HistogramParams, NormGradParams, OnesweepParams, RadixHistogramParams,
     RadixSelectTopKParams, ReduceByKeyParams, ReduceParams, ReverseTailParams, RowParams, RunParams,
@@ -30,12 +30,8 @@ use crate::params::{
 use crate::planning::sort::{onesweep_blocks_per_sm, onesweep_threads, segmented_sort_blocks_per_sm};
 use crate::table::sort_payload_bytes;
 use crate::tuning::{
-    HISTOGRAM_BLOCK, NORM_GRAD_BLOCK, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM, REDUCE_BLOCK,
-    REDUCE_BLOCKS_PER_SM, REDUCE_BY_KEY_BLOCKS_PER_SM, ROW_CLUSTER_BLOCKS, ROW_REGISTER_LIMITS, SCAN_BLOCK,
-    SEGMENTED_ARG_BLOCKS_PER_SM, SEGMENTED_BLOCKS_PER_SM, SEGMENTED_REDUCE_BLOCKS_PER_SM,
-    SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM, SELECT_BLOCK,
-    SELECT_BLOCKS_PER_SM, SORT_BLOCK, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM, TARGET_COUNT_BLOCK,
-    TOP_K_BLOCKS_PER_SM,
+    HistogramPolicy, NormGradPolicy, ReducePolicy, RowPolicy, ScanPolicy, SegmentedPolicy,
+    SegmentedSortPolicy, SelectPolicy, SortPolicy, TopKPolicy,
 };
 use crate::{
     element_table, histogram_counter_table, histogram_sample_table, operator_table, row_op_table, row_table,
@@ -163,12 +159,26 @@ const fn kernel(name: &'static str, params_bytes: usize, block: u32, bounds: Opt
     }
 }
 
+// The policies the registry's blocks and bounds come from. It holds one block and one set of
+// bounds a kernel for every architecture's module, so it takes sm_80's, and its tests check that
+// sm_90's launch the same; the row clusters, in sm_90's module only, take sm_90's.
+const REDUCE: ReducePolicy = ReducePolicy::SM80;
+const SCAN: ScanPolicy = ScanPolicy::SM80;
+const SELECT: SelectPolicy = SelectPolicy::SM80;
+const SEGMENTED: SegmentedPolicy = SegmentedPolicy::SM80;
+const HISTOGRAM: HistogramPolicy = HistogramPolicy::SM80;
+const ROWS: RowPolicy = RowPolicy::SM80;
+const NORM_GRAD: NormGradPolicy = NormGradPolicy::SM80;
+const SORT: SortPolicy = SortPolicy::SM80;
+const SEGMENTED_SORT: SegmentedSortPolicy = SegmentedSortPolicy::SM80;
+const TOP_K: TopKPolicy = TopKPolicy::SM80;
+
 /// The reduce's passes, argmin / argmax and the dot product.
-const REDUCE_BOUNDS: Option<LaunchBounds> = bounds(REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM);
+const REDUCE_BOUNDS: Option<LaunchBounds> = bounds(REDUCE.block_threads, REDUCE.blocks_per_sm);
 /// The compaction (select, partition, unique, run-length).
-const SELECT_BOUNDS: Option<LaunchBounds> = bounds(SELECT_BLOCK, SELECT_BLOCKS_PER_SM);
+const SELECT_BOUNDS: Option<LaunchBounds> = bounds(SELECT.block_threads, SELECT.blocks_per_sm);
 /// The segmented scans (by key and by offsets).
-const SEGMENTED_BOUNDS: Option<LaunchBounds> = bounds(SCAN_BLOCK, SEGMENTED_BLOCKS_PER_SM);
+const SEGMENTED_BOUNDS: Option<LaunchBounds> = bounds(SEGMENTED.block_threads, SEGMENTED.scan_blocks_per_sm);
 
 /// Most bytes a compaction or segmented-scan kernel may spill a thread under its bounds (4
 /// blocks a multiprocessor, 64 registers: a few spilled words measured faster than no bound).
@@ -246,7 +256,7 @@ macro_rules! scan_only {
         &[$($(kernel(
             $crate::kernel_name!(scan, $element, $op),
             size_of::<ScanParams<$element, $element>>(),
-            SCAN_BLOCK,
+            SCAN.block_threads,
             None,
         )),*),*]
     };
@@ -310,7 +320,7 @@ macro_rules! scan_by_key_operators {
         &[$(kernel(
             $crate::scan_by_key_name!($key, $name, $op),
             size_of::<SegmentedScanParams<$stored, $acc, $key_ty>>(),
-            SCAN_BLOCK,
+            SEGMENTED.block_threads,
             SEGMENTED_BOUNDS,
         )),*]
     };
@@ -334,8 +344,8 @@ macro_rules! reduce_by_key_operators {
         &[$(kernel(
             $crate::reduce_by_key_name!($key, $name, $op),
             size_of::<ReduceByKeyParams<$key_ty, $stored, $acc>>(),
-            SCAN_BLOCK,
-            bounds(SCAN_BLOCK, REDUCE_BY_KEY_BLOCKS_PER_SM),
+            SEGMENTED.block_threads,
+            bounds(SEGMENTED.block_threads, SEGMENTED.reduce_by_key_blocks_per_sm),
         )),*]
     };
 }
@@ -346,8 +356,8 @@ macro_rules! segmented_arg {
         &[&[$(kernel(
             $crate::kernel_name!($family, $name),
             size_of::<SegmentedArgParams<$device, $device>>(),
-            SCAN_BLOCK,
-            bounds(SCAN_BLOCK, SEGMENTED_ARG_BLOCKS_PER_SM),
+            SEGMENTED.block_threads,
+            bounds(SEGMENTED.block_threads, SEGMENTED.arg_blocks_per_sm),
         )),*]]
     };
 }
@@ -365,24 +375,18 @@ macro_rules! histogram_counters {
         &[$(kernel(
             concat!($family, "_", stringify!($sample), "_", stringify!($counter)),
             size_of::<HistogramParams<$stored, $level, $c>>(),
-            HISTOGRAM_BLOCK,
+            HISTOGRAM.block_threads,
             None,
         )),*]
     };
 }
 
 /// A row kernel: at most [`MAX_BLOCK_THREADS`] threads and one block a multiprocessor (64
-/// registers), fewer registers where [`ROW_REGISTER_LIMITS`] names it, in clusters of
-/// [`ROW_CLUSTER_BLOCKS`] blocks from sm_90 where `cluster`.
+/// registers), fewer registers where the policy's
+/// [`register_limits`](RowPolicy::register_limits) name it, in clusters of sm_90's
+/// [`cluster_blocks`](RowPolicy::cluster_blocks) blocks from sm_90 where `cluster`.
 const fn row_kernel(name: &'static str, params_bytes: usize, cluster: bool) -> Kernel {
-    let mut max_registers = None;
-    let mut i = 0;
-    while i < ROW_REGISTER_LIMITS.len() {
-        if str_eq(ROW_REGISTER_LIMITS[i].0, name) {
-            max_registers = Some(ROW_REGISTER_LIMITS[i].1);
-        }
-        i += 1;
-    }
+    let max_registers = ROWS.register_limit(name);
     Kernel {
         name,
         params_bytes,
@@ -394,7 +398,11 @@ const fn row_kernel(name: &'static str, params_bytes: usize, cluster: bool) -> K
             min_blocks_per_sm: 1,
             max_registers,
         }),
-        cluster_blocks: if cluster { Some(ROW_CLUSTER_BLOCKS) } else { None },
+        cluster_blocks: if cluster {
+            Some(RowPolicy::SM90.cluster_blocks)
+        } else {
+            None
+        },
         min_arch: if cluster { 90 } else { 80 },
     }
 }
@@ -441,7 +449,7 @@ macro_rules! row_paths {
 macro_rules! norm_grads {
     ([$stage:ident] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
         &[&[$(Kernel {
-            block: BlockThreads::Fixed(NORM_GRAD_BLOCK),
+            block: BlockThreads::Fixed(NORM_GRAD.block_threads),
             ..row_kernel($crate::norm_grads_kernel_name!($stage, $name), size_of::<NormGradParams<$stored>>(), false)
         }),*]]
     };
@@ -450,7 +458,7 @@ macro_rules! norm_grads {
 /// A cross-entropy step of its own (`count` or `mean`), one kernel.
 const fn cross_entropy_step(name: &'static str) -> Kernel {
     Kernel {
-        block: BlockThreads::Fixed(TARGET_COUNT_BLOCK),
+        block: BlockThreads::Fixed(ROWS.target_count_block_threads),
         ..row_kernel(name, size_of::<TargetCountParams>(), false)
     }
 }
@@ -479,24 +487,30 @@ const fn sort_kernel(
     let (block, bounds) = match tier {
         SortTier::Onesweep | SortTier::OnesweepSmall => {
             let small = matches!(tier, SortTier::OnesweepSmall);
-            let threads = onesweep_threads(key_bytes, value_bytes, small);
+            let threads = onesweep_threads(SORT, key_bytes, value_bytes, small);
             (
                 threads,
-                bounds(threads, onesweep_blocks_per_sm(key_bytes, value_bytes, small)),
+                bounds(
+                    threads,
+                    onesweep_blocks_per_sm(SORT, key_bytes, value_bytes, small),
+                ),
             )
         }
         SortTier::Segmented => (
             SORT_BLOCK,
-            bounds(SORT_BLOCK, segmented_sort_blocks_per_sm(key_bytes, value_bytes)),
+            bounds(
+                SORT_BLOCK,
+                segmented_sort_blocks_per_sm(SEGMENTED_SORT, key_bytes, value_bytes),
+            ),
         ),
         SortTier::WarpMerge => (
             SORT_BLOCK,
-            bounds(SORT_BLOCK, SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM),
+            bounds(SORT_BLOCK, SEGMENTED_SORT.warp_merge_sort_blocks_per_sm),
         ),
         SortTier::WarpSort => (SORT_BLOCK, None),
         SortTier::WarpRadix => (
             SORT_BLOCK,
-            bounds(SORT_BLOCK, SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM),
+            bounds(SORT_BLOCK, SEGMENTED_SORT.warp_radix_sort_blocks_per_sm),
         ),
     };
     kernel(name, params_bytes, block, bounds)
@@ -615,7 +629,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             reduce,
             stored_acc,
             ReduceParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -628,7 +642,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored_indexed,
             ReduceParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -641,7 +655,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored_indexed,
             ReduceParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -654,7 +668,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             finals,
             acc,
             ArgFinalParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -667,7 +681,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             finals,
             acc,
             ArgFinalParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -680,7 +694,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             dot,
             stored_acc,
             DotParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             REDUCE_BOUNDS
         )],
         spill_bytes: 0,
@@ -692,7 +706,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             segmented_reduce,
             stored_acc,
             SegmentedReduceParams,
-            REDUCE_BLOCK,
+            REDUCE.block_threads,
             None
         )],
         spill_bytes: 0,
@@ -705,7 +719,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
                 scan,
                 stored_acc,
                 ScanParams,
-                SCAN_BLOCK,
+                SCAN.block_threads,
                 None
             ),
             &[scan_operator_table!(scan_only)],
@@ -730,7 +744,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             segmented_scan,
             by_offsets,
             SegmentedScanParams,
-            SCAN_BLOCK,
+            SEGMENTED.block_threads,
             SEGMENTED_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -742,8 +756,8 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             segmented_reduce_by_offsets,
             by_offsets,
             SegmentedScanParams,
-            SCAN_BLOCK,
-            bounds(SCAN_BLOCK, SEGMENTED_REDUCE_BLOCKS_PER_SM)
+            SEGMENTED.block_threads,
+            bounds(SEGMENTED.block_threads, SEGMENTED.reduce_blocks_per_sm)
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
     },
@@ -762,7 +776,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
         tables: &[&[&[kernel(
             crate::segment_tile_starts_name!(),
             size_of::<SegmentTileStartsParams>(),
-            SCAN_BLOCK,
+            SEGMENTED.block_threads,
             None,
         )]]],
         spill_bytes: 0,
@@ -775,7 +789,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             SelectParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             SELECT_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -788,7 +802,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             SelectParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             SELECT_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -801,7 +815,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             SelectParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             SELECT_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -814,7 +828,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             ReverseTailParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             None
         )],
         spill_bytes: 0,
@@ -827,7 +841,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             RunParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             SELECT_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -840,7 +854,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             all,
             stored,
             RunParams,
-            SELECT_BLOCK,
+            SELECT.block_threads,
             SELECT_BOUNDS
         )],
         spill_bytes: COMPACTION_SPILL_BYTES,
@@ -887,8 +901,8 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             sort_per_key,
             histogram,
             RadixHistogramParams,
-            SORT_HISTOGRAM_BLOCK,
-            bounds(SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM)
+            SORT.histogram_block_threads,
+            bounds(SORT.histogram_block_threads, SORT.histogram_blocks_per_sm)
         )],
         spill_bytes: 0,
     },
@@ -899,7 +913,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             top_k,
             TopKParams,
             SORT_BLOCK,
-            bounds(SORT_BLOCK, TOP_K_BLOCKS_PER_SM)
+            bounds(SORT_BLOCK, TOP_K.blocks_per_sm)
         )],
         spill_bytes: TOP_K_SPILL_BYTES,
     },
@@ -909,8 +923,8 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
             sort_per_key,
             radix_select_top_k,
             RadixSelectTopKParams,
-            RADIX_SELECT_BLOCK,
-            bounds(RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM)
+            TOP_K.radix_select_block_threads,
+            bounds(TOP_K.radix_select_block_threads, TOP_K.radix_select_blocks_per_sm)
         )],
         spill_bytes: 0,
     },
@@ -1186,10 +1200,10 @@ mod tests {
         let cluster = kernel("device_rows_softmax_f32_w4_cluster");
         assert_eq!(
             (cluster.cluster_blocks, cluster.min_arch),
-            (Some(ROW_CLUSTER_BLOCKS), 90)
+            (Some(RowPolicy::SM90.cluster_blocks), 90)
         );
         assert_eq!(kernel("device_rows_softmax_f32_w4").min_arch, 80);
-        for &(entry, registers) in ROW_REGISTER_LIMITS {
+        for &(entry, registers) in RowPolicy::SM80.register_limits {
             assert_eq!(
                 kernel(entry).bounds.and_then(|b| b.max_registers),
                 Some(registers),
@@ -1202,6 +1216,76 @@ mod tests {
                 assert!(k.block.threads() <= bounds.max_threads, "{}", k.name);
             }
         }
+    }
+
+    /// The registry holds one block and one set of bounds a kernel for both modules, from the
+    /// sm_80 policies: sm_90's must launch the same (its other fields, delays and thresholds the
+    /// host reads per GPU, may differ).
+    #[test]
+    fn every_architecture_launches_the_registry_s_blocks_and_bounds() {
+        let launch = |arch: u32| {
+            let (reduce, scan, select) = (
+                ReducePolicy::for_arch(arch),
+                ScanPolicy::for_arch(arch),
+                SelectPolicy::for_arch(arch),
+            );
+            let (segmented, histogram, rows) = (
+                SegmentedPolicy::for_arch(arch),
+                HistogramPolicy::for_arch(arch),
+                RowPolicy::for_arch(arch),
+            );
+            let (sort, segmented_sort, top_k) = (
+                SortPolicy::for_arch(arch),
+                SegmentedSortPolicy::for_arch(arch),
+                TopKPolicy::for_arch(arch),
+            );
+            std::vec![
+                reduce.block_threads,
+                reduce.blocks_per_sm,
+                scan.block_threads,
+                select.block_threads,
+                select.blocks_per_sm,
+                segmented.block_threads,
+                segmented.scan_blocks_per_sm,
+                segmented.reduce_blocks_per_sm,
+                segmented.arg_blocks_per_sm,
+                segmented.reduce_by_key_blocks_per_sm,
+                histogram.block_threads,
+                rows.target_count_block_threads,
+                NormGradPolicy::for_arch(arch).block_threads,
+                sort.keys_blocks_per_sm,
+                sort.pairs_blocks_per_sm,
+                sort.wide_keys_blocks_per_sm,
+                sort.wide_pairs_block_threads,
+                sort.histogram_block_threads,
+                sort.histogram_blocks_per_sm,
+                segmented_sort.blocks_per_sm,
+                segmented_sort.warp_radix_sort_blocks_per_sm,
+                segmented_sort.warp_merge_sort_blocks_per_sm,
+                top_k.blocks_per_sm,
+                top_k.radix_select_block_threads,
+                top_k.radix_select_blocks_per_sm,
+            ]
+        };
+        assert_eq!(launch(80), launch(90));
+        assert_eq!(RowPolicy::SM80.register_limits, RowPolicy::SM90.register_limits);
+        // The tile shapes too: the host sizes a workspace asked without a GPU by them
+        // (`gpu-primitives`' `tuning::SHAPES_ARCH`).
+        let tiles = |arch: u32| {
+            let (select, segmented) = (SelectPolicy::for_arch(arch), SegmentedPolicy::for_arch(arch));
+            std::vec![
+                select.rows,
+                select.run_rows,
+                select.run_max_items,
+                segmented.scan_rows,
+                segmented.scan_thread_bytes,
+                segmented.reduce_thread_bytes,
+                segmented.reduce_by_key_thread_bytes,
+                segmented.tile_starts_min_tiles,
+                SegmentedSortPolicy::for_arch(arch).warp_radix_sort_items,
+            ]
+        };
+        assert_eq!(tiles(80), tiles(90));
     }
 
     #[test]

@@ -271,6 +271,14 @@ pub const RADIX_SELECT_COPIES: u32 = 32;
 /// Largest `k` the top-k takes by radix select; a larger one sorts each row
 /// (`device::top_k`). The `k` keys found are put in order by counting, `k` comparisons each.
 pub const TOP_K_SELECT_MAX_K: u32 = 256;
+/// Most keys a radix sort call takes (and one segment of a segmented sort, and one top-k): tile
+/// counts and digit offsets are `u32`.
+pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
+/// Threads per block of the onesweep pass (but the larger tiles of 8-byte keys with values,
+/// [`SortPolicy::wide_pairs_block_threads`](crate::tuning::SortPolicy::wide_pairs_block_threads)),
+/// the segmented sort and the per-row top-k: one per digit (the block's per-digit steps, its
+/// counts, their scan and the look-back, take one thread each).
+pub const SORT_BLOCK: u32 = RADIX_DIGITS;
 
 /// Dynamic shared memory of a block of the device-wide top-k (`device_radix_select_top_k_<key>`):
 /// [`RADIX_SELECT_COPIES`] copies of each digit's counter,

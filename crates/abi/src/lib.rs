@@ -5,9 +5,9 @@
 //! | module | what |
 //! |---|---|
 //! | [`table`] | the element types (with accumulator, vector width, items per thread) and the operators; macros that expand a callback once per row, so adding a type or an operator is one row |
-//! | [`layout`] | warp size, block limits, the (value, index) pair, a radix digit's and the counters' shapes, the dynamic shared memory of the device kernels (computed from the types); it imports no tuning |
+//! | [`layout`] | warp size, block limits, the (value, index) pair, a radix digit's and the counters' shapes, the limits of the API (`SORT_MAX_KEYS`, `TOP_K_SELECT_MAX_K`), the dynamic shared memory of the device kernels (computed from the types); it imports no tuning |
 //! | [`params`] | one `#[repr(C)]` parameter struct per kernel family, passed by value as the kernel's one parameter |
-//! | [`tuning`] | the tuned values: threads per block, items per thread, blocks per multiprocessor, look-back delays, over the layouts |
+//! | [`tuning`] | the tuned values as a policy type a kernel family (threads per block, items per thread, blocks per multiprocessor, look-back delays), a value of each per architecture (`SM80`, `SM90`, `for_arch`) |
 //! | [`planning`] | pure functions of a call's shape over the tuned values that pick its launch (rows, sorts); tested in `tests/` without a GPU |
 //! | [`families`] | the one registry of kernel families: each kernel's name, parameter bytes, block, launch bounds, cluster shape and module |
 //!

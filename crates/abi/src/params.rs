@@ -134,9 +134,9 @@ pub struct ScanParams<In, Out> {
 /// (`device_segmented_reduce_by_offsets_<type>_<op>`), segment `s` being
 /// `offsets[s] .. offsets[s + 1]`.
 ///
-/// Launch: exactly `max(1, ceil(n / tile))` blocks of [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK)
-/// threads, a tile being `SCAN_BLOCK * segmented_items(vector width, accumulator bytes)` items
-/// ([`segmented_items`](crate::tuning::segmented_items)); dynamic shared memory
+/// Launch: exactly `max(1, ceil(n / tile))` blocks of [`SegmentedPolicy::block_threads`](crate::tuning::SegmentedPolicy::block_threads)
+/// threads, a tile being `block_threads * scan_items(vector width, accumulator bytes)` items
+/// ([`SegmentedPolicy::scan_items`](crate::tuning::SegmentedPolicy::scan_items)); dynamic shared memory
 /// [`segmented_shared_bytes`](crate::layout::segmented_shared_bytes) (by offsets) or
 /// [`DEVICE_SHARED_BYTES`](crate::layout::DEVICE_SHARED_BYTES) (by key).
 #[derive(Clone, Copy, Debug)]
@@ -170,7 +170,7 @@ pub struct SegmentedScanParams<In, Out, Key> {
 /// `s`, the first smallest (largest) item's value to `values[s]` and its index within the
 /// segment to `indices[s]` (a NaN wins; an empty segment gets the operator's identity and
 /// `u32::MAX`). Launch as [`SegmentedScanParams`] by offsets, the tile of the reduce
-/// ([`segmented_reduce_items`](crate::tuning::segmented_reduce_items)).
+/// ([`SegmentedPolicy::reduce_items`](crate::tuning::SegmentedPolicy::reduce_items)).
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
 pub struct SegmentedArgParams<In, Acc> {
@@ -280,8 +280,8 @@ pub struct Comparison<T> {
 /// rejected items fill the back of `output` in reverse input order (`device_reverse_tail_<type>`
 /// then restores their order).
 ///
-/// Launch: exactly one block of [`SELECT_BLOCK`](crate::tuning::SELECT_BLOCK) threads per tile of
-/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements, [`select_shared_bytes`](crate::layout::select_shared_bytes)
+/// Launch: exactly one block of [`SelectPolicy::block_threads`](crate::tuning::SelectPolicy::block_threads) threads per tile of
+/// `block_threads * vector width * rows` elements, [`select_shared_bytes`](crate::layout::select_shared_bytes)
 /// of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
@@ -302,7 +302,7 @@ pub struct SelectParams<T> {
     /// the back end then tests it as one 64-bit compare and keeps the two gathers (select,
     /// partition) apart; in a low half it hoists their common bit tests above the branch, and
     /// the kernels of 4-byte or of 2-byte items (by where the word falls) spill under
-    /// `SELECT_BLOCKS_PER_SM`'s 64 registers (ptxas sm_80 and sm_90, 24 to 188 bytes).
+    /// `SelectPolicy::blocks_per_sm`'s 64 registers (ptxas sm_80 and sm_90, 24 to 188 bytes).
     pub partition: u32,
     /// `select_if` only: the test each item must pass (at an 8-byte offset: the
     /// back end reads a parameter that straddles 8-byte words through local memory).
@@ -337,7 +337,7 @@ pub struct ReverseTailParams<T> {
 /// - **Range**: `levels` holds `bins + 1` sorted levels; bin `b` is `[levels[b], levels[b + 1])`.
 ///
 /// Launch: any grid (blocks stride over 16-byte vectors of samples), blocks of
-/// [`HISTOGRAM_BLOCK`](crate::tuning::HISTOGRAM_BLOCK) threads; with `privatized`,
+/// [`HistogramPolicy::block_threads`](crate::tuning::HistogramPolicy::block_threads) threads; with `privatized`,
 /// [`histogram_shared_bytes`](crate::layout::histogram_shared_bytes) of dynamic shared memory
 /// (each block counts in shared memory, then adds its counts to `histogram`), else none (every
 /// sample is an atomic add to `histogram`).
@@ -376,8 +376,8 @@ pub struct HistogramParams<T, L, C> {
 /// `*num_runs` = the number of runs written (by the last tile). Offsets and lengths are `u32`:
 /// `n` is below 2^32.
 ///
-/// Launch: exactly one block of [`SELECT_BLOCK`](crate::tuning::SELECT_BLOCK) threads per tile of
-/// `SELECT_BLOCK * run_items(vector width)` elements ([`run_items`](crate::tuning::run_items)),
+/// Launch: exactly one block of [`SelectPolicy::block_threads`](crate::tuning::SelectPolicy::block_threads) threads per tile of
+/// `block_threads * run_items(vector width)` elements ([`SelectPolicy::run_items`](crate::tuning::SelectPolicy::run_items)),
 /// [`run_layout`](crate::layout::run_layout)`.total` bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
 #[repr(C)]
@@ -409,8 +409,8 @@ pub struct RunParams<T> {
 /// (written by the last tile). Counts are `u32`: `n` is below 2^32.
 ///
 /// Launch: exactly `ceil(n / tile)` blocks (`n > 0`) of
-/// [`SCAN_BLOCK`](crate::tuning::SCAN_BLOCK) threads, a tile being `SCAN_BLOCK *`
-/// [`reduce_by_key_items`](crate::tuning::reduce_by_key_items)`(key bytes, accumulator bytes)`
+/// [`SegmentedPolicy::block_threads`](crate::tuning::SegmentedPolicy::block_threads) threads, a tile being `block_threads *`
+/// [`SegmentedPolicy::reduce_by_key_items`](crate::tuning::SegmentedPolicy::reduce_by_key_items)`(key bytes, accumulator bytes)`
 /// items; [`reduce_by_key_layout`](crate::layout::reduce_by_key_layout)`.total` bytes of dynamic
 /// shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -513,13 +513,13 @@ pub struct RowParams<T> {
 /// `dweight[c] = sum_r dy[r][c] * x^[r][c]` and `dbias[c] = sum_r dy[r][c]`, with
 /// `x^ = (x - mean_r) * rstd_r` (LayerNorm) or `x * rstd_r` (RMSNorm: `mean` null).
 ///
-/// - The partial launch: block `b` of [`NORM_GRAD_BLOCK`](crate::tuning::NORM_GRAD_BLOCK)
+/// - The partial launch: block `b` of [`NormGradPolicy::block_threads`](crate::tuning::NormGradPolicy::block_threads)
 ///   threads sums the rows of chunk `b / column_blocks` (`rows_per_chunk` rows from
 ///   `chunk * rows_per_chunk`) for the columns of block `b % column_blocks`, one thread per
 ///   column, into `partials`; `chunks * column_blocks` blocks, no shared memory.
-/// - The finish launch: `cols.div_ceil(NORM_GRAD_FINISH_COLUMNS)` blocks of
-///   [`NORM_GRAD_BLOCK`](crate::tuning::NORM_GRAD_BLOCK) threads and
-///   [`NORM_GRAD_FINISH_SHARED_BYTES`](crate::tuning::NORM_GRAD_FINISH_SHARED_BYTES) of dynamic
+/// - The finish launch: `cols.div_ceil(finish_columns)` blocks of
+///   [`NormGradPolicy::block_threads`](crate::tuning::NormGradPolicy::block_threads) threads and
+///   [`NormGradPolicy::finish_shared_bytes`](crate::tuning::NormGradPolicy::finish_shared_bytes) of dynamic
 ///   shared memory add each column's `chunks` partials (warp `w` of the block chunks
 ///   `w, w + warps, ...`, then the warps' sums in order) and write `dweight` / `dbias` (each null
 ///   or `cols` elements), rounded to `T`. The row kernel of the norms' backward may have written
@@ -553,7 +553,7 @@ pub struct NormGradParams<T> {
     pub rows_per_chunk: usize,
     /// Number of chunks: `rows.div_ceil(rows_per_chunk)`, at least 1.
     pub chunks: u32,
-    /// Blocks across the columns: `cols.div_ceil(NORM_GRAD_BLOCK)`.
+    /// Blocks across the columns: `cols.div_ceil(block_threads)`.
     pub column_blocks: u32,
 }
 
@@ -585,7 +585,7 @@ pub struct TargetCountParams {
 /// order, inverted when `descending` is non-zero): pass `p` takes bits `begin_bit + 8 p ..
 /// min(begin_bit + 8 (p + 1), end_bit)`.
 ///
-/// Launch: any grid, [`SORT_HISTOGRAM_BLOCK`](crate::tuning::SORT_HISTOGRAM_BLOCK) threads,
+/// Launch: any grid, [`SortPolicy::histogram_block_threads`](crate::tuning::SortPolicy::histogram_block_threads) threads,
 /// [`sort_histogram_shared_bytes`](crate::layout::sort_histogram_shared_bytes) of dynamic
 /// shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -603,7 +603,7 @@ pub struct RadixHistogramParams<K> {
     pub end_bit: u32,
     /// Non-zero: sort in descending order (the ordered bits are inverted).
     pub descending: u32,
-    /// Passes of [`RADIX_BITS`](crate::tuning::RADIX_BITS) bits over `begin_bit .. end_bit`.
+    /// Passes of [`RADIX_BITS`](crate::layout::RADIX_BITS) bits over `begin_bit .. end_bit`.
     pub passes: u32,
     /// Copies of each digit's counter a block keeps, a power of two up to 32
     /// ([`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies)).
@@ -624,7 +624,7 @@ pub struct RadixHistogramParams<K> {
 /// `s * row_len .. (s + 1) * row_len`. Its sorted keys go to the same positions of `keys_out`,
 /// or with `keep` below `usize::MAX` its first `min(keep, len)` to `s * keep ..` (top-k).
 ///
-/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, a block a segment (block `b`
+/// Launch: [`SORT_BLOCK`](crate::layout::SORT_BLOCK) threads, a block a segment (block `b`
 /// sorts segment `first_segment + b`; more segments than a grid holds take a launch each
 /// chunk), [`segmented_sort_layout`](crate::layout::segmented_sort_layout)`.total` bytes of
 /// dynamic shared memory for the kernel's tile; the warp sort: a warp a segment, 8 a block,
@@ -665,9 +665,9 @@ pub struct SegmentedSortParams<K, V> {
     /// alone: the segments are split by length between the warp sort, the warp radix, the warp
     /// merge and the block kernels (each launched over all of them) and the device-wide sort
     /// (the longest, by the host). The warp sort's range is always `0 ..=`
-    /// [`SEGMENTED_WARP_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_SORT_KEYS) (it does not read
+    /// [`SegmentedSortPolicy::warp_sort_keys`](crate::tuning::SegmentedSortPolicy::warp_sort_keys) (it does not read
     /// these); the warp merge kernel's at most
-    /// [`SEGMENTED_WARP_MERGE_SORT_KEYS`](crate::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS).
+    /// [`SegmentedSortPolicy::warp_merge_sort_keys`](crate::tuning::SegmentedSortPolicy::warp_merge_sort_keys).
     pub shortest: usize,
     /// See `shortest`.
     pub longest: usize,
@@ -687,7 +687,7 @@ pub struct SegmentedSortParams<K, V> {
 /// k-th key's ordered bits one 8-bit digit at a time from the top (a count of the candidates'
 /// digits per pass), gathers the keys before it and the first of its ties, and orders those `k`.
 ///
-/// Launch: [`SORT_BLOCK`](crate::tuning::SORT_BLOCK) threads, a block a row (`rows` blocks;
+/// Launch: [`SORT_BLOCK`](crate::layout::SORT_BLOCK) threads, a block a row (`rows` blocks;
 /// more rows than a grid holds take a launch each chunk, `keys` and the outputs moved on),
 /// [`top_k_layout`](crate::layout::top_k_layout)`.total` bytes of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -703,7 +703,7 @@ pub struct TopKParams<K> {
     pub rows: usize,
     /// Keys per row, below 2^32.
     pub row_len: usize,
-    /// Keys kept per row: 1 to [`TOP_K_SELECT_MAX_K`](crate::tuning::TOP_K_SELECT_MAX_K), at
+    /// Keys kept per row: 1 to [`TOP_K_SELECT_MAX_K`](crate::layout::TOP_K_SELECT_MAX_K), at
     /// most `row_len`.
     pub k: u32,
     /// Non-zero: the largest keys (the order of a descending sort), else the smallest.
@@ -736,7 +736,7 @@ pub mod radix_select_step {
 /// - [`LOAD_KEYS`](radix_select_step::LOAD_KEYS): `values_out[j] = keys[indices[j] -
 ///   index_offset]` for `j < k`.
 ///
-/// Launch: [`RADIX_SELECT_BLOCK`](crate::tuning::RADIX_SELECT_BLOCK) threads, any grid (the
+/// Launch: [`TopKPolicy::radix_select_block_threads`](crate::tuning::TopKPolicy::radix_select_block_threads) threads, any grid (the
 /// keys grid-strided), [`radix_select_shared_bytes`](crate::layout::radix_select_shared_bytes)
 /// of dynamic shared memory.
 #[derive(Clone, Copy, Debug)]
@@ -746,7 +746,7 @@ pub struct RadixSelectTopKParams<K> {
     pub keys: *const K,
     /// Number of keys, below 2^32.
     pub n: usize,
-    /// [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) counters, added to (`COUNT_DIGITS`).
+    /// [`RADIX_DIGITS`](crate::layout::RADIX_DIGITS) counters, added to (`COUNT_DIGITS`).
     pub counts: *mut u32,
     /// One counter of the indices written, zeroed before `GATHER`.
     pub gathered: *mut u32,
@@ -781,7 +781,7 @@ pub struct RadixSelectTopKParams<K> {
 /// 2022).
 ///
 /// Launch: exactly one block of [`onesweep_threads`](crate::planning::sort::onesweep_threads) threads
-/// ([`SORT_BLOCK`](crate::tuning::SORT_BLOCK), or 384 for the larger tiles of 8-byte keys with
+/// ([`SORT_BLOCK`](crate::layout::SORT_BLOCK), or 384 for the larger tiles of 8-byte keys with
 /// values) per tile of that many times [`onesweep_items`](crate::planning::sort::onesweep_items) keys,
 /// [`onesweep_layout`](crate::layout::onesweep_layout)`.total`
 /// bytes of dynamic shared memory.
@@ -799,22 +799,22 @@ pub struct OnesweepParams<K, V> {
     pub values_out: *mut V,
     /// Number of keys, below 2^32.
     pub n: usize,
-    /// This pass's [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS) counts of the whole input (the
+    /// This pass's [`RADIX_DIGITS`](crate::layout::RADIX_DIGITS) counts of the whole input (the
     /// histogram kernel's row for the pass).
     pub histogram: *const u32,
-    /// The tiles' look-back status for this pass: [`RADIX_DIGITS`](crate::tuning::RADIX_DIGITS)
+    /// The tiles' look-back status for this pass: [`RADIX_DIGITS`](crate::layout::RADIX_DIGITS)
     /// status words (8 bytes) per tile, each `epoch << 2 | state` over a `u32` count.
     pub status: LookBackStatus,
     /// First bit of this pass's digit in the ordered bits.
     pub shift: u32,
-    /// Bits of this pass's digit (1 to [`RADIX_BITS`](crate::tuning::RADIX_BITS)).
+    /// Bits of this pass's digit (1 to [`RADIX_BITS`](crate::layout::RADIX_BITS)).
     pub digit_bits: u32,
     /// Non-zero: descending order (as [`RadixHistogramParams::descending`]).
     pub descending: u32,
     /// Non-zero: the values are the keys' indices in `keys_in` (`values_in` is not read).
     pub index_values: u32,
     /// Tiles whose status the look-back reads at once, 1 to
-    /// [`SORT_LOOK_BACK_TILES`](crate::tuning::SORT_LOOK_BACK_TILES)
+    /// [`SortPolicy::look_back_tiles`](crate::tuning::SortPolicy::look_back_tiles)
     /// ([`onesweep_look_back_tiles`](crate::planning::sort::onesweep_look_back_tiles)).
     pub look_back_tiles: u32,
 }

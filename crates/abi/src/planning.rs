@@ -1,5 +1,5 @@
-//! Pure planning: functions of a call's shape (and of the device's limits) over the tuned values
-//! of [`tuning`](crate::tuning) and the layouts of [`layout`](crate::layout), which pick a
+//! Pure planning: functions of a call's shape (and of the device's limits) over a policy of
+//! [`tuning`](crate::tuning), passed in, and the layouts of [`layout`](crate::layout), which pick a
 //! launch: threads, tiles, kernel variant. No GPU is needed to run them; `crates/abi/tests/`
 //! tests them so.
 //!

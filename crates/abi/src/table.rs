@@ -179,7 +179,7 @@ macro_rules! segment_arg_table {
 ///   with 4-byte keys and values leave the tile's arrays in local memory (544-568 bytes of
 ///   stack, 40 registers: LLVM does not keep them in registers). Since session 46 the 8-byte
 ///   keys with values run blocks of 384 threads
-///   ([`SORT_WIDE_PAIRS_BLOCK`](crate::tuning::SORT_WIDE_PAIRS_BLOCK)) at 2 a multiprocessor,
+///   ([`wide_pairs_block_threads`](crate::tuning::SortPolicy::wide_pairs_block_threads)) at 2 a multiprocessor,
 ///   80 registers: 15 keys a thread with 4-byte values (4 bytes spilled on sm_90), 12 with
 ///   8-byte values (15 spilled 64 bytes).
 /// - *small tiles*: `payload items` for each value payload that also has a pass of shorter
@@ -331,6 +331,12 @@ macro_rules! sort_table_checks {
           $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
         $(const _: () = assert!(
             small_tiles_shorter(
+                $crate::tuning::SortPolicy::SM80,
+                size_of::<$bits>(),
+                [$keys_items, $v4_items, $v8_items],
+                small_tiles_list!($small),
+            ) && small_tiles_shorter(
+                $crate::tuning::SortPolicy::SM90,
                 size_of::<$bits>(),
                 [$keys_items, $v4_items, $v8_items],
                 small_tiles_list!($small),
@@ -363,16 +369,21 @@ pub const fn onesweep_small_items(small: &[(&str, usize)], payload: &str) -> Opt
 
 /// Whether each payload of `small` (keys of `key_bytes`) is listed once and its small tiles
 /// are shorter than its larger ones (`items`: keys a thread of the larger tiles, keys alone,
-/// with 4-byte and with 8-byte values; the table's check).
-const fn small_tiles_shorter(key_bytes: usize, items: [usize; 3], small: &[(&str, usize)]) -> bool {
+/// with 4-byte and with 8-byte values; the table's check) under the sort's `policy`.
+const fn small_tiles_shorter(
+    policy: crate::tuning::SortPolicy,
+    key_bytes: usize,
+    items: [usize; 3],
+    small: &[(&str, usize)],
+) -> bool {
     let mut s = 0;
     while s < small.len() {
         let (name, small_items) = small[s];
         let value_bytes = sort_payload_bytes(name);
-        let large = crate::planning::sort::onesweep_threads(key_bytes, value_bytes, false) as usize
+        let large = crate::planning::sort::onesweep_threads(policy, key_bytes, value_bytes, false) as usize
             * crate::planning::sort::onesweep_items(value_bytes, items[0], items[1], items[2]);
-        let short =
-            crate::planning::sort::onesweep_threads(key_bytes, value_bytes, true) as usize * small_items;
+        let short = crate::planning::sort::onesweep_threads(policy, key_bytes, value_bytes, true) as usize
+            * small_items;
         let mut t = s + 1;
         while t < small.len() {
             if small[t].0.eq_ignore_ascii_case(name) {
@@ -452,7 +463,7 @@ macro_rules! segment_tile_starts_name {
 /// with the element types of the row operations (`rows`; read and written in their own type,
 /// computed in `f32`) and the words of each row input a thread holds, one kernel each
 /// ([`row_plan`](crate::planning::rows::row_plan) picks one; at most
-/// [`ROW_ITEMS`](crate::tuning::ROW_ITEMS) items).
+/// [`RowPolicy::items`](crate::tuning::RowPolicy::items) items).
 #[macro_export]
 macro_rules! row_table {
     ($callback:ident $(, $($args:tt)*)?) => {
@@ -468,7 +479,7 @@ macro_rules! row_table {
 /// Calls `$callback! { [args] name => Type, inputs, words, tiled_words, paths; ... }` with the
 /// row operations: the kernel-name part, the device type implementing it, the row inputs it
 /// reads (2 for the backward: the forward's output and its gradient), the most 32-bit words of
-/// all its inputs a thread holds ([`row_words`](crate::tuning::row_words)) for rows one group
+/// all its inputs a thread holds ([`RowPolicy::words`](crate::tuning::RowPolicy::words)) for rows one group
 /// holds in registers, and for rows read in several tiles (8 for the norms' backward, whose
 /// halves spilled at 16, and for cross-entropy, whose `f32` kernel spilled at 16; LayerNorm
 /// holds 16 `f32` words where one tile holds the row and 8 in tiles: H100, time / copy at
@@ -480,11 +491,11 @@ macro_rules! row_table {
 /// sm_90; RMSNorm stays `any`, its `f32` one-tile kernel of 16 words spilled 56 bytes where
 /// the joined one spills none); `sums`, the kernels summing the norms' parameter gradients
 /// too: as `split` with a `_cluster` kernel, the one-tile and the cluster kernels holding at
-/// most [`ROW_SUMS_ITEMS`](crate::tuning::ROW_SUMS_ITEMS) items of each input
-/// ([`row_sums_words`](crate::tuning::row_sums_words) of its `words`), the `_tiled` one
+/// most [`RowPolicy::sums_items`](crate::tuning::RowPolicy::sums_items) items of each input
+/// ([`RowPolicy::sums_words`](crate::tuning::RowPolicy::sums_words) of its `words`), the `_tiled` one
 /// `tiled_words` ([`row_sums_launch`](crate::planning::rows::row_sums_launch): at 8 words of each input
 /// ptxas spilled its `f32` kernel 104 bytes, sm_90).
-/// The kernels of more words than `row_words` (`row_sums_words`) allows,
+/// The kernels of more words than `RowPolicy::words` (`RowPolicy::sums_words`) allows,
 /// or given rows they do not take, are never launched (they trap).
 #[macro_export]
 macro_rules! row_op_table {

@@ -1,438 +1,708 @@
-//! The tuned values the host launches with and the kernels are built for: threads per block,
-//! items per thread, blocks per multiprocessor, look-back delays, each with one line of
-//! provenance (docs/performance.md has the sweeps behind them). Items per thread and vector
-//! widths are per element type, in [`table`](crate::table); the functions that pick among these
-//! values for a call's shape are in [`planning`](crate::planning), which imports this module
-//! (never the reverse).
+//! The tuned values the host launches with and the kernels are built for, as CUB keeps them
+//! (`cub/device/dispatch/tuning/tuning_<algorithm>.cuh`): a policy type a kernel family (threads
+//! per block, items per thread, blocks per multiprocessor, look-back delays), and a value of it
+//! per architecture, `SM80` and `SM90`, each value with one line of provenance (docs/performance.md
+//! has the sweeps behind them). `for_arch` picks the value of a compute capability.
+//!
+//! Who reads which value: the kernels take the policies of the architecture they are compiled for
+//! (`crates/kernels/src/policy.rs`, one place), the host those of the GPU it launches on
+//! (`gpu-primitives`' `tuning`, where `TuningOverrides` may change a field for a measurement), the
+//! functions of [`planning`](crate::planning) the policy they are given; the registry of
+//! [`families`](crate::families) holds one block and one set of launch bounds a kernel, for every
+//! architecture's module, so the policies' launch shapes must agree across architectures (its
+//! tests check it). Items per thread and vector widths per element type are in
+//! [`table`](crate::table); the limits of the API and the digit shapes in [`layout`](crate::layout).
+//!
+//! The sm_80 values are the sm_90 ones: every measurement behind them was taken on an H100 or an
+//! H200; on sm_80 only `ptxas` checks their bounds and spills (`crates/tests/tests/ptx.rs`).
 
-/// The digit and counter shapes that the shared-memory layouts are computed from, defined in
-/// [`layout`](crate::layout) and named here too, beside the launch shapes built on them.
-pub use crate::layout::{
-    BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_COPIES,
-    TOP_K_SELECT_MAX_K,
-};
+use crate::layout::RADIX_DIGITS;
 
-/// Threads per block of the device reduce kernels.
-pub const REDUCE_BLOCK: u32 = 256;
-/// Most blocks per multiprocessor of the reduce's first pass.
-pub const REDUCE_BLOCKS_PER_SM: u32 = 4;
-/// Up to this many elements, the reduce is one block in one launch.
-pub const REDUCE_SINGLE_BLOCK_MAX: usize = 1 << 12;
-/// Up to this many elements, the reduce is one launch (the last block to finish reduces the
-/// partials); above, two launches (the second, one block over the partials).
-pub const REDUCE_SINGLE_LAUNCH_MAX: usize = 1 << 22;
-/// 16-byte loads each thread of the reduce's first pass keeps in flight.
-pub const REDUCE_LOADS_IN_FLIGHT: u32 = 4;
-/// Threads per block of the scan kernels (a tile is `SCAN_BLOCK * scan items` elements).
-pub const SCAN_BLOCK: u32 = 256;
-/// Threads per block of the compaction kernels (select, partition, unique).
-pub const SELECT_BLOCK: u32 = 256;
-/// 16-byte rows of input each thread of the compaction kernels holds: a tile is
-/// `SELECT_BLOCK * vector width * SELECT_ROWS` elements (6144 f32). Fewer rows
-/// than the scan's: the flags, ranks and gathered items take registers the scan does not need,
-/// and 4 blocks per multiprocessor hide the look-back (docs/performance.md: 6 rows x 4 blocks
-/// measured ahead of 4 x 4, 4 x 5 and 8 x 3 on an H100).
-pub const SELECT_ROWS: usize = 6;
-/// Pairs of elements each thread of a stable partition's second pass (`device_reverse_tail_*`,
-/// [`SELECT_BLOCK`] threads a block) swaps per step, all loaded before any is stored: one pair a
-/// thread leaves two loads in flight, far from the DRAM bandwidth.
-/// H100, partition_if of 2^28 f32: 1.72x the copy at 8 pairs (96 registers), 1.85 at 4, 2.36 at 1;
-/// docs/performance.md.
-pub const REVERSE_TAIL_ITEMS: usize = 8;
-/// Nanoseconds each scan tile waits after publishing its aggregate before it looks back at its
-/// predecessors, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
-pub const SCAN_LOOK_BACK_DELAY_NS: u32 = 3000;
-/// Smaller scans look back at once: their tiles are all resident together (about one wave on
-/// an H100), and the delay would only add to the call's latency.
-pub const SCAN_LOOK_BACK_DELAY_MIN_TILES: usize = 1024;
-
-/// Most blocks of [`SELECT_BLOCK`] threads per multiprocessor the compaction kernels are built for
-/// (their PTX declares it, as the reduce's): the compaction is bound by the latency of each
-/// tile's phases (load, block scan, look-back, gather, write), so its speed follows the tiles
-/// in flight per multiprocessor, and the bound keeps ptxas from taking the registers that
-/// would cost one.
-pub const SELECT_BLOCKS_PER_SM: u32 = 4;
-
-/// Nanoseconds each compaction tile (and run-length encoding tile) waits after publishing its
-/// count before it looks back, in grids of at least [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
-pub const SELECT_LOOK_BACK_DELAY_NS: u32 = 2000;
-
-/// As [`SELECT_LOOK_BACK_DELAY_NS`], for the non-trivial runs, whose tiles publish sooner (no items
-/// are gathered, 6 % of them written).
-/// H100, 2^28 `f32`: 1.040x the copy at 1000 ns, 1.094 at 2000; docs/performance.md.
-pub const NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS: u32 = 1000;
-
-/// Threads per block of the histogram kernels.
-pub const HISTOGRAM_BLOCK: u32 = 256;
-/// Blocks per multiprocessor of the histogram's grid (fewer for small inputs): one wave of the
-/// blocks that fit at once (4 of the 4-byte even kernels' 46-56 registers x 256 threads), so that
-/// no partial second wave trails; each block adds its counts to the output once.
-/// H100, 256 even bins, 2^28 `f32` / `u32`: 0.498 / 0.494x the copy at 4 blocks, 0.521 / 0.492 at
-/// 8; docs/performance.md.
-pub const HISTOGRAM_BLOCKS_PER_SM: u32 = 4;
-/// 16-byte loads each histogram thread issues before it counts them.
-pub const HISTOGRAM_LOADS_IN_FLIGHT: u32 = 4;
-/// Most dynamic shared memory a privatized histogram block takes, in bytes (its `u32`
-/// counters, and a range histogram's levels): past it, samples are counted by global atomics.
-pub const HISTOGRAM_MAX_SHARED_BYTES: u32 = 48 * 1024;
-
-/// Items per thread of the run-length kernels for elements of `vector` per 16-byte load: four
-/// 16-byte rows, at most 16 items (a tile is `SELECT_BLOCK` times that: 4096 4-byte items), so
-/// that the tile's items, run starts and ends fit the shared memory ([`run_layout`](crate::layout::run_layout)).
-pub const fn run_items(vector: usize) -> usize {
-    let items = vector * 4;
-    if items < 16 { items } else { 16 }
+/// `for_arch` of each policy: sm_90 and later take `SM90`, the architectures below `SM80`.
+macro_rules! for_arch {
+    ($($policy:ident),* $(,)?) => {$(
+        impl $policy {
+            /// The value for a GPU of compute capability `compute_capability_x10` (90 for
+            /// sm_90): [`SM90`](Self::SM90) from sm_90 on, [`SM80`](Self::SM80) below.
+            pub const fn for_arch(compute_capability_x10: u32) -> Self {
+                if compute_capability_x10 >= 90 { Self::SM90 } else { Self::SM80 }
+            }
+        }
+    )*};
 }
 
-/// Items per thread of reduce by key and unique by key for keys of `key_bytes` and values
-/// accumulated in `acc_bytes`: 64 bytes of the wider, consecutive in each thread (a tile of 4096
-/// items of 4-byte keys and values with [`SCAN_BLOCK`]), as the segmented reduce by offsets
-/// ([`segmented_reduce_items`]).
-pub const fn reduce_by_key_items(key_bytes: usize, acc_bytes: usize) -> usize {
-    let wider = if key_bytes > acc_bytes {
-        key_bytes
-    } else {
-        acc_bytes
+for_arch!(
+    ReducePolicy,
+    ScanPolicy,
+    SelectPolicy,
+    SegmentedPolicy,
+    HistogramPolicy,
+    RowPolicy,
+    NormGradPolicy,
+    SortPolicy,
+    SegmentedSortPolicy,
+    TopKPolicy,
+);
+
+/// The device reduce (`device_reduce*`, argmin / argmax, dot): per-block partials from 16-byte
+/// loads, then one block over them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReducePolicy {
+    /// Threads per block of every reduce kernel.
+    pub block_threads: u32,
+    /// Most blocks per multiprocessor of the first pass (its launch bounds, and its grid).
+    pub blocks_per_sm: u32,
+    /// 16-byte loads each thread of the first pass keeps in flight.
+    pub loads_in_flight: u32,
+    /// Up to this many items, the reduce is one block in one launch.
+    pub single_block_max_items: usize,
+    /// Up to this many items, one launch (the last block to finish reduces the partials); above,
+    /// two (the second, one block over the partials).
+    pub single_launch_max_items: usize,
+}
+
+impl ReducePolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // Every kernel of the family (no sweep recorded).
+        block_threads: 256,
+        // A wave of 4 blocks (no sweep recorded; `GPU_PRIMITIVES_REDUCE_BLOCKS_PER_SM` sweeps it).
+        blocks_per_sm: 4,
+        // 64 bytes a thread in flight (no sweep recorded).
+        loads_in_flight: 4,
+        // Below, a second block costs more than it saves (no sweep recorded).
+        single_block_max_items: 1 << 12,
+        // Past it, the last block's walk over the partials (no sweep recorded).
+        single_launch_max_items: 1 << 22,
     };
-    64 / wider
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
 }
 
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor reduce by key is built for: 64
-/// registers a thread, the tile's keys and values held in registers between the reduce and
-/// the write.
-pub const REDUCE_BY_KEY_BLOCKS_PER_SM: u32 = 4;
-
-/// Items per thread of the segmented scans and reduce ([`SegmentedScanParams`](crate::params::SegmentedScanParams)) for rows of
-/// `vector` elements accumulated in `acc_bytes`-byte values: four rows, at most 64 bytes of
-/// values (a tile of 4096 4-byte items with [`SCAN_BLOCK`], 2048 8-byte ones). Each item is
-/// carried with its segment through the block scan, twice the registers of a plain scan's
-/// item, hence half the scan's items.
-pub const fn segmented_items(vector: usize, acc_bytes: usize) -> usize {
-    let items = vector * 4;
-    let most = 64 / acc_bytes;
-    if items < most { items } else { most }
+/// The scans (`device_scan*`): one pass, decoupled look-back. Items per thread are per element
+/// type (`table`'s scan items).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScanPolicy {
+    /// Threads per block (a tile is this times the type's scan items).
+    pub block_threads: u32,
+    /// Nanoseconds each tile waits after publishing its aggregate before it looks back at its
+    /// predecessors, in grids of at least `look_back_delay_min_tiles` tiles.
+    pub look_back_delay_ns: u32,
+    /// Smaller grids look back at once: their tiles are all resident together (about one wave on
+    /// an H100), and the delay would only add to the call's latency.
+    pub look_back_delay_min_tiles: usize,
 }
 
-/// Items per thread of the segmented reduce by offsets for values accumulated in `acc_bytes`
-/// bytes: 64 bytes of values, consecutive in each thread (a tile of 4096 4-byte items with
-/// [`SCAN_BLOCK`]). Each thread reads its items with 16-byte loads 64 bytes apart across the
-/// warp; at 128 bytes (32 items) the lines no longer stay in L1 between a thread's loads and the
-/// reduce took 2.3x the copy instead of 1.75x (H100, 2^28 f32; docs/performance.md).
-pub const fn segmented_reduce_items(acc_bytes: usize) -> usize {
-    64 / acc_bytes
+impl ScanPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // The tile's items per thread come from the element table (no sweep recorded).
+        block_threads: 256,
+        // H100, 2^28 f32: 1.085x the copy at 3000 ns, 1.127 at 2000, a cliff at 5000; docs/performance.md.
+        look_back_delay_ns: 3000,
+        // About one wave of tiles on an H100.
+        look_back_delay_min_tiles: 1024,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
 }
 
-/// Nanoseconds each tile of the segmented reduce (sums and arg-extremes by offsets) waits after
-/// publishing its aggregate before it looks back, in grids of at least
-/// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles.
-pub const SEGMENTED_LOOK_BACK_DELAY_NS: u32 = 1000;
-
-/// As [`SEGMENTED_LOOK_BACK_DELAY_NS`], for the segmented scans (by key and by offsets), whose
-/// tiles wait longer at the barrier after the look-back since their block scan got cheaper.
-/// H100, 2^28 `f32` scan by key: 1.67x the copy at 2000 ns, 1.73 at 1000 (the reduce keeps 1000);
-/// docs/performance.md.
-pub const SEGMENTED_SCAN_LOOK_BACK_DELAY_NS: u32 = 2000;
-
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented scans are built for
-/// (their PTX declares it): like the compaction, they are bound by the latency of each tile's
-/// phases, so their speed follows the tiles in flight per multiprocessor.
-pub const SEGMENTED_BLOCKS_PER_SM: u32 = 4;
-
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented reduce by offsets (sum,
-/// min, max) is built for: its tile carries one value per item and one pair per thread, so ptxas
-/// fits it in 40 registers without spilling, and it is bound by each tile's latency more than the
-/// scans.
-/// H100, 2^28 `f32`, 1000-item segments: 1.35x the copy at 6 blocks, 1.55 at 4, 1.61 at 8
-/// (spilling); docs/performance.md.
-pub const SEGMENTED_REDUCE_BLOCKS_PER_SM: u32 = 6;
-
-/// Most blocks of [`SCAN_BLOCK`] threads per multiprocessor the segmented argmin / argmax are built
-/// for: as the segmented reduce, 40 registers and no spills since each item is one packed `u64` key
-/// carried from its loaded value in the reduce (at 5 the kernels took 40 registers too, so ran 6
-/// blocks a multiprocessor as well).
-/// H100, 2^28 `f32`, 1000-item segments: 1.60 -> 1.08x the copy; docs/performance.md.
-pub const SEGMENTED_ARG_BLOCKS_PER_SM: u32 = 6;
-
-/// From this many tiles on, a segmented call by offsets first finds every tile's first segment in a
-/// small kernel of its own (`device_segment_tile_starts`) instead of each tile searching the
-/// offsets on its critical path; below, the extra launch costs more than the searches.
-/// H100, `f32` 1000-item segments: reduce 1.74 -> 1.54x the copy at 2^28, 13.5 -> 19.8 µs at 2^20;
-/// docs/performance.md.
-pub const SEGMENT_TILE_STARTS_MIN_TILES: usize = 1024;
-
-/// Threads per block of the row operations when a row takes a warp or less (several rows per
-/// block); a row of more than a warp takes a whole block of its group's size.
-pub const ROW_BLOCK: u32 = 256;
-
-/// Items of each row input a row thread holds at most (16 `f32` in 16 words, 16 halves in 8): ptxas
-/// keeps them in registers within the 64 a thread has at 1024 threads (32 spill), and 8 halves a
-/// thread ran slower than 16. Each operation also caps the words of all its inputs together
-/// (`row_op_table!`).
-/// H100, 16384 x 16384 `bf16` softmax: 1.18x the copy at 16 halves a thread, 2.00 at 8;
-/// docs/performance.md.
-pub const ROW_ITEMS: usize = 16;
-
-/// Words of each of `inputs` row inputs a thread holds, for an operation holding at most `op_words`
-/// words of all of them and elements of `vector` per 16 bytes: the smaller of `op_words / inputs`
-/// and [`ROW_ITEMS`]' words (the `f32` backward and LayerNorm spilled at 16 words of each input).
-/// H100, `f32` backward at 1024 to 16384 columns: 1.50-1.60x the copy at 8 words of each input,
-/// 1.70 at 16; docs/performance.md.
-pub const fn row_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
-    let per_input = op_words / inputs as u32;
-    let most = (ROW_ITEMS / (vector / 4)) as u32;
-    if per_input < most { per_input } else { most }
+/// The compaction (select, partition, unique; `SelectParams`), its stable partition's second pass
+/// (`device_reverse_tail_*`) and the run-length encoding (`RunParams`), which share its block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelectPolicy {
+    /// Threads per block of the compaction and run-length kernels (and the reverse tail's).
+    pub block_threads: u32,
+    /// 16-byte rows of input each compaction thread holds: a tile is `block_threads * vector
+    /// width * rows` items (6144 `f32`). Fewer than the scan's: the flags, ranks and gathered
+    /// items take registers the scan does not need.
+    pub rows: usize,
+    /// Most blocks per multiprocessor the compaction kernels are built for (their PTX declares
+    /// it): the compaction is bound by the latency of each tile's phases (load, block scan,
+    /// look-back, gather, write), so its speed follows the tiles in flight per multiprocessor.
+    pub blocks_per_sm: u32,
+    /// Nanoseconds each compaction tile (and run-length encoding tile) waits after publishing its
+    /// count before it looks back, in grids of at least `look_back_delay_min_tiles` tiles.
+    pub look_back_delay_ns: u32,
+    /// As `look_back_delay_ns`, for the non-trivial runs, whose tiles publish sooner (no items are
+    /// gathered, 6 % of them written).
+    pub non_trivial_runs_look_back_delay_ns: u32,
+    /// Smaller grids look back at once (as the scan's).
+    pub look_back_delay_min_tiles: usize,
+    /// Pairs of items each thread of a stable partition's second pass swaps per step, all loaded
+    /// before any is stored.
+    pub reverse_tail_items: usize,
+    /// 16-byte rows of input each run-length thread holds, up to `run_max_items` items.
+    pub run_rows: usize,
+    /// Most items per thread of the run-length kernels, so that the tile's items, run starts and
+    /// ends fit the shared memory ([`run_layout`](crate::layout::run_layout)).
+    pub run_max_items: usize,
 }
 
-/// Items of each row input a thread of the kernels summing the norms' weight and bias gradients
-/// holds at most (the `sums` operations of `row_op_table!`,
-/// [`row_sums_plan`](crate::planning::rows::row_sums_plan)): 8; the halves' kernels of 16 spilled
-/// and ran slower.
-/// H100, `f32` LayerNorm backward 65536 x 4096: 1.58x the copy at 8 items, 2.02 at 4;
-/// docs/performance.md.
-pub const ROW_SUMS_ITEMS: usize = 8;
+impl SelectPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // As the scan's block (no sweep recorded).
+        block_threads: 256,
+        // H100: 6 rows x 4 blocks ahead of 4 x 4, 4 x 5 and 8 x 3; docs/performance.md.
+        rows: 6,
+        // The fourth block hides the look-back; the bound keeps ptxas from costing one.
+        blocks_per_sm: 4,
+        // H100, 2^28 f32 select_if: 0.885x the copy at 2000 ns, 0.965 at 2500; docs/performance.md.
+        look_back_delay_ns: 2000,
+        // H100, 2^28 f32: 1.040x the copy at 1000 ns, 1.094 at 2000; docs/performance.md.
+        non_trivial_runs_look_back_delay_ns: 1000,
+        // As the scan's.
+        look_back_delay_min_tiles: 1024,
+        // H100, partition_if of 2^28 f32: 1.72x the copy at 8 pairs, 1.85 at 4, 2.36 at 1.
+        reverse_tail_items: 8,
+        // Four 16-byte rows: a tile of 4096 4-byte items (no sweep recorded).
+        run_rows: 4,
+        // The tile's items, run starts and ends fit the shared memory.
+        run_max_items: 16,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
 
-/// Words of each of `inputs` row inputs a thread of a summing kernel holds (`op_words` of all of
-/// them): [`row_words`], and at most [`ROW_SUMS_ITEMS`] items.
-pub const fn row_sums_words(vector: usize, inputs: usize, op_words: u32) -> u32 {
-    let words = row_words(vector, inputs, op_words);
-    let most = (ROW_SUMS_ITEMS / (vector / 4)) as u32;
-    if words < most { words } else { most }
-}
-
-/// Threads per block of the norms' weight and bias gradients (`NormGradParams`), one per
-/// column.
-pub const NORM_GRAD_BLOCK: u32 = 256;
-/// Dynamic shared memory of the finish of the norms' weight and bias gradients
-/// (`NormGradParams`), in bytes: two `f32` per thread of its block.
-pub const NORM_GRAD_FINISH_SHARED_BYTES: u32 = 2 * 4 * NORM_GRAD_BLOCK;
-
-/// The first launch of the norms' weight and bias gradients aims at about this many blocks
-/// (16 per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident blocks).
-pub const NORM_GRAD_BLOCKS: usize = 2048;
-
-/// Threads per block of cross-entropy's count of valid targets (`TargetCountParams`; whole
-/// warps).
-pub const TARGET_COUNT_BLOCK: u32 = 256;
-
-/// Most blocks of that count (each thread strides over the targets past them).
-pub const TARGET_COUNT_MAX_BLOCKS: usize = 1024;
-
-/// Columns one block of the norms' weight and bias gradients' finish takes (a warp's lanes;
-/// its [`NORM_GRAD_BLOCK`] threads split the chunks by warp).
-pub const NORM_GRAD_FINISH_COLUMNS: u32 = 32;
-
-/// Fewest rows a chunk of the norms' weight and bias gradients sums.
-pub const NORM_GRAD_MIN_ROWS: usize = 32;
-
-/// Most threads a row of more than a warp takes (a power of two, 64 to 1024).
-pub const ROW_MAX_GROUP: u32 = 1024;
-
-/// Most threads a row held in registers takes when each thread holds `words` words of each of
-/// `inputs` row inputs: 1024 where that is 64 bytes or more (16 `f32`, or 8 words of each of two
-/// inputs), else 256. A block of 1024 threads is alone on its multiprocessor (64 registers each),
-/// so nothing overlaps its phases (load, reduce, write): that pays for 64 KiB of rows, not for 32
-/// KiB, which gains more from four blocks of 256 threads reading their rows twice.
-/// H100, 16384 x 16384 `bf16` softmax: 1.18x the copy in four tiles of 256 threads, 1.63 in
-/// registers; docs/performance.md.
-pub const fn row_register_group(words: u32, inputs: usize) -> u32 {
-    if 4 * words as usize * inputs >= 64 {
-        1024
-    } else {
-        256
+    /// Items per thread of the run-length kernels for elements of `vector` per 16-byte load:
+    /// `run_rows` rows, at most `run_max_items` (a tile is `block_threads` times that).
+    pub const fn run_items(self, vector: usize) -> usize {
+        let items = vector * self.run_rows;
+        if items < self.run_max_items {
+            items
+        } else {
+            self.run_max_items
+        }
     }
 }
 
-/// Rows of at most this many tiles of [`row_register_group`] threads are read in such tiles; longer
-/// ones in tiles of [`ROW_MAX_GROUP`] threads.
-/// H100, 4096 x 65536 `bf16` softmax: 1.29x the copy in 4 tiles of 1024 threads, 1.45 in 16 of 256;
-/// docs/performance.md.
-pub const ROW_FEW_TILES: usize = 4;
-
-/// Row kernels held to fewer registers than the row operations' bounds (1024 threads, one block)
-/// allow (`.maxnreg`), with the limit: the halves' softmax, log-softmax, RMSNorm and LayerNorm of 8
-/// words, which take rows of 1024 to 4096 halves in blocks of 64 to 256 threads, and rows past that
-/// in tiles. At 48 registers (56 without the limit) a multiprocessor holds 5 blocks of 256 threads
-/// instead of 4, without a spill (LayerNorm, one tile only, spills 20 bytes and still gains; at 40
-/// they all spill).
-/// H100, `bf16` 65536 x 4096 softmax: 1.034x the copy at 48 registers, 1.116 at 56;
-/// docs/performance.md.
-pub const ROW_REGISTER_LIMITS: &[(&str, u32)] = &[
-    ("device_rows_softmax_bf16_w8", 48),
-    ("device_rows_softmax_bf16_w8_tiled", 48),
-    ("device_rows_log_softmax_bf16_w8", 48),
-    ("device_rows_log_softmax_bf16_w8_tiled", 48),
-    ("device_rows_rms_norm_bf16_w8", 48),
-    ("device_rows_softmax_f16_w8", 48),
-    ("device_rows_softmax_f16_w8_tiled", 48),
-    ("device_rows_log_softmax_f16_w8", 48),
-    ("device_rows_log_softmax_f16_w8_tiled", 48),
-    ("device_rows_rms_norm_f16_w8", 48),
-    ("device_rows_layer_norm_bf16_w8", 48),
-    ("device_rows_layer_norm_f16_w8", 48),
-];
-
-/// Threads of a block of the clusters summing the norms' parameter gradients over `f32` rows that
-/// tiles of [`ROW_MAX_GROUP`] threads would cut into fewer tiles than a cluster has blocks (on an
-/// H100 8193 to 24576 columns, which one block of 1024 threads a multiprocessor took, its sums of
-/// all the row's tiles in its shared memory): four blocks of 256 threads a row, each summing 2 or 3
-/// tiles, several blocks a multiprocessor. Not for halves, slower so, as their other re-read tiles.
-/// H100, `f32` 16384 x 16384 LayerNorm backward: 1.788x the copy at 256 threads, 1.935 at 1024;
-/// docs/performance.md.
-pub const ROW_SUMS_CLUSTER_GROUP: u32 = 256;
-
-/// Threads of a tile of the norms' backward summing kernels over rows of halves that one tile of
-/// more threads would hold, where tiles of this many cut the row into at most
-/// [`ROW_SUMS_HALVES_TILES`] (one block a row, its sums of both tiles in shared memory, the row
-/// read twice from L2): on an H100 `f16` and `bf16` rows of 2049 to 4096 columns, one tile of 512
-/// threads before. Rows of 4 tiles of 256 (8192 columns) were not measured and keep their one tile.
-/// H100, `bf16` 65536 x 4096 LayerNorm backward: 1.997x the copy in tiles of 256 threads, 2.112 in
-/// one of 1024; docs/performance.md.
-pub const ROW_SUMS_HALVES_GROUP: u32 = 256;
-/// Most tiles of [`ROW_SUMS_HALVES_GROUP`] threads a row of halves is cut into for its summing
-/// kernel instead of one tile of more threads.
-pub const ROW_SUMS_HALVES_TILES: usize = 2;
-
-/// Fewest threads a row of several tiles takes ([`row_plan_fewer_threads`](crate::planning::rows::row_plan_fewer_threads)), but for
-/// [`ROW_SMALL_TILE_OPS`].
-pub const ROW_MIN_TILE_GROUP: u32 = 256;
-
-/// Row operations whose rows go to tiles of as few as [`ROW_SMALL_TILE_GROUP`] threads
-/// ([`row_plan_fewer_threads`](crate::planning::rows::row_plan_fewer_threads)), rows of one tile
-/// too: the cross-entropy; not the others (RMSNorm and LayerNorm ran slower so). Below
-/// [`ROW_MIN_TILE_GROUP`] threads only while the rows, a block each, hold at least half the threads
-/// the device runs at once: fewer rows in such small blocks leave the device partly idle.
-/// H100, `bf16` 65536 x 4096 cross-entropy loss: 0.650x the copy in tiles of 64 threads, 1.110 in
-/// one tile; docs/performance.md.
-pub const ROW_SMALL_TILE_OPS: &[&str] = &["cross_entropy"];
-
-/// Fewest threads a tile of [`ROW_SMALL_TILE_OPS`] takes.
-pub const ROW_SMALL_TILE_GROUP: u32 = 64;
-
-/// Blocks of a thread-block cluster that share one row of the row operations (sm_90 and later):
-/// a row of at least this many tiles of [`ROW_MAX_GROUP`] threads is split among them, each
-/// block holding its share of the tiles (in registers and its own shared memory) and the
-/// blocks exchanging only their statistics through distributed shared memory, so that rows of
-/// up to this many times what one block holds are read once. 4 is portable (the limit is 8),
-/// and a GPC of an H100 (16 or 18 multiprocessors) holds four such clusters of one block each.
-pub const ROW_CLUSTER_BLOCKS: u32 = 4;
-
-/// Threads per block of the onesweep pass: one per digit (the block's per-digit steps, its
-/// counts, their scan and the look-back, take one thread each).
-pub const SORT_BLOCK: u32 = RADIX_DIGITS;
-/// Most tiles whose status a onesweep pass's look-back reads at once, per digit (one thread
-/// each), before adding their counts in order: a walk of `t` tiles costs
-/// `t / SORT_LOOK_BACK_TILES` round trips to L2 instead of `t`. See
-/// [`onesweep_look_back_tiles`](crate::planning::sort::onesweep_look_back_tiles).
-pub const SORT_LOOK_BACK_TILES: usize = 4;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the onesweep passes of keys alone
-/// (`device_radix_sort_onesweep_keys_*`) are built for (their PTX declares it): 64 registers, no
-/// spill at 20 keys a thread (each key stored to the exchange as it is ranked, each digit made from
-/// its key where the rank uses it); the fourth block hides more of the look-back's and the
-/// barriers' latency.
-/// H100, 2^28 `u32` keys: 5577 µs at 4 blocks, 6116 at 3; docs/performance.md.
-pub const SORT_KEYS_BLOCKS_PER_SM: u32 = 4;
-/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes that move values too: at 3 blocks their values
-/// spill, and without spills (the values loaded after the rank, 80 registers) 3 blocks still ran
-/// slower.
-/// H100, `u32` pairs at 2^28: 21.8 Gpairs/s at 2 blocks, 15.9 at 3; docs/performance.md.
-pub const SORT_PAIRS_BLOCKS_PER_SM: u32 = 2;
-/// As [`SORT_KEYS_BLOCKS_PER_SM`], for the passes of 8-byte keys alone in their larger tiles
-/// (`u64`, `i64`, `f64`: 24 keys a thread, 128 registers, no spill).
-/// H100, 2^28 keys: 2 blocks of 24 keys fastest of 2 x 24, 3 x 16 and 4 x 12 for `f64` (16234.5
-/// µs), 1.6 % behind 3 x 16 for `u64`; docs/performance.md.
-pub const SORT_WIDE_KEYS_BLOCKS_PER_SM: u32 = 2;
-/// Threads per block of the onesweep passes of 8-byte keys with values (CUB 3.0's shape for 8-byte
-/// keys with 4-byte values on sm_90: 384 threads of 15 keys at 2 blocks a multiprocessor, 80
-/// registers): thread `t < RADIX_DIGITS` owns digit `t`, every thread ranks and moves its keys. At
-/// 2^20 they lost to blocks of 256, so their small tiles, taken where they fit in one wave, stay in
-/// blocks of 256 ([`onesweep_small_tiles`](crate::planning::sort::onesweep_small_tiles)).
-/// H200, 2^28 `u64` keys with `u32` values: 20187 µs in 384 x 15, 21880 in 256 x 20 (CUB 20071);
-/// docs/performance.md.
-pub const SORT_WIDE_PAIRS_BLOCK: u32 = 384;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the segmented radix sort is built for
-/// (its PTX declares it), but for those
-/// [`segmented_sort_blocks_per_sm`](crate::planning::sort::segmented_sort_blocks_per_sm) gives 2: a
-/// block takes one segment and stores its keys as ranked, and 3 blocks (80 registers) outrun 2
-/// though they spill more.
-/// H100, 65536 rows of 4096 `f32` keys: 3616 µs at 3 blocks, 4182 at 2; docs/performance.md.
-pub const SEGMENTED_SORT_BLOCKS_PER_SM: u32 = 3;
-/// Keys per lane of the segmented sort's warp sort: segments of at most
-/// [`SEGMENTED_WARP_SORT_KEYS`] keys are sorted by one warp each, every key ranked against the
-/// segment's others (a shuffle a key of the segment, a comparison a key of the lane), in registers;
-/// segments of at most half as many take half the keys a lane. The comparisons grow as the
-/// segment's length squared, so longer segments go to the warp radix tier (8 passes of about 29
-/// instructions a key).
-/// Estimated, H100: about 640 instructions a key at 256 keys, 320 at 128; docs/performance.md.
-pub const SEGMENTED_WARP_SORT_ITEMS: usize = 4;
-/// The longest segment the segmented sort's warp sort takes.
-pub const SEGMENTED_WARP_SORT_KEYS: usize = 32 * SEGMENTED_WARP_SORT_ITEMS;
-/// A device-wide sort's fixed time, in the keys one block of the segmented sort sorts by passes
-/// over global memory in that time: the segmented sort gives a segment longer than a tile to
-/// the device sort when the estimate says so (`device_sorted_count` in the host's
-/// `device::sort::segmented`). Estimated from two figures, not tuned: a sort of up to 2^16 keys
-/// takes 26-45 µs (the histogram's and the passes' launches; H200, docs/performance.md), and
-/// one block sorted a segment of 2^24 `f32` keys in 261 ms, about 15.5 ns a key (H100, four
-/// passes); 30 µs / 15 ns is about 2000.
-pub const SEGMENT_DEVICE_SORT_FIXED_KEYS: usize = 2048;
-/// How many times faster a device-wide sort takes a key than one block of the segmented sort:
-/// about 30 Gkeys/s from 2^24 keys (15 at 2^20) against 1 / 15.5 ns (the figures above).
-pub const SEGMENT_DEVICE_SORT_SPEEDUP: usize = 460;
-/// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile of half
-/// as many.
-/// H100, 524288 rows of 512 `f32` keys: 2755 µs in the warp radix tier, 9330 in the medium tier's
-/// block a row; docs/performance.md.
-pub const SEGMENTED_WARP_RADIX_SORT_ITEMS: usize = 16;
-/// The longest segment the warp radix tier takes: one tile of its warp.
-pub const SEGMENTED_WARP_RADIX_SORT_KEYS: usize = 32 * SEGMENTED_WARP_RADIX_SORT_ITEMS;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp radix tier is built for
-/// (its PTX declares it).
-pub const SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM: u32 = 3;
-/// Most warps the warp merge tier gives one segment.
-pub const SEGMENTED_WARP_MERGE_MAX_WARPS: usize = 4;
-/// The longest segment the warp merge tier takes: a tile of the warp radix tier for each of
-/// [`SEGMENTED_WARP_MERGE_MAX_WARPS`] warps.
-pub const SEGMENTED_WARP_MERGE_SORT_KEYS: usize =
-    SEGMENTED_WARP_MERGE_MAX_WARPS * SEGMENTED_WARP_RADIX_SORT_KEYS;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the warp merge tier is built for
-/// (its PTX declares it): the warp radix tier's, whose tiles and shared memory it has.
-pub const SEGMENTED_WARP_MERGE_SORT_BLOCKS_PER_SM: u32 = SEGMENTED_WARP_RADIX_SORT_BLOCKS_PER_SM;
-/// Most blocks of [`SORT_BLOCK`] threads per multiprocessor the top-k by radix select is built
-/// for (its PTX declares it).
-pub const TOP_K_BLOCKS_PER_SM: u32 = 4;
-/// Keys per thread of the top-k by radix select for keys of `key_bytes`: a row of up to
-/// `SORT_BLOCK` times this many keys stays in registers (4096 keys of up to 4 bytes; 2048 of 8,
-/// which at 16 per thread spill under [`TOP_K_BLOCKS_PER_SM`]'s 64 registers).
-pub const fn top_k_items(key_bytes: u32) -> usize {
-    if key_bytes > 4 { 8 } else { 16 }
+/// The segmented scans and reduce (by key and by offsets: `SegmentedScanParams`,
+/// `SegmentedReduceParams`, `SegmentedArgParams`) and reduce / unique by key
+/// (`ReduceByKeyParams`): single-pass kernels over (value, segment) pairs in blocks of the scan's
+/// shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentedPolicy {
+    /// Threads per block of every kernel of the family.
+    pub block_threads: u32,
+    /// 16-byte rows of values each thread of the segmented scans holds (at most
+    /// `scan_thread_bytes` of accumulated values).
+    pub scan_rows: usize,
+    /// Most bytes of accumulated values a thread of the segmented scans holds: each item is
+    /// carried with its segment through the block scan, twice the registers of a plain scan's.
+    pub scan_thread_bytes: usize,
+    /// Bytes of accumulated values each thread of the segmented reduce by offsets (sums and
+    /// arg-extremes) holds, consecutive in the thread.
+    pub reduce_thread_bytes: usize,
+    /// Bytes of the wider of key and accumulated value each thread of reduce / unique by key
+    /// holds, consecutive in the thread.
+    pub reduce_by_key_thread_bytes: usize,
+    /// Most blocks per multiprocessor the segmented scans are built for (their PTX declares it).
+    pub scan_blocks_per_sm: u32,
+    /// Most blocks per multiprocessor the segmented reduce by offsets (sum, min, max) is built for.
+    pub reduce_blocks_per_sm: u32,
+    /// Most blocks per multiprocessor the segmented argmin / argmax are built for.
+    pub arg_blocks_per_sm: u32,
+    /// Most blocks per multiprocessor reduce by key is built for.
+    pub reduce_by_key_blocks_per_sm: u32,
+    /// Nanoseconds each tile of the segmented reduce (by offsets, and by key) waits after
+    /// publishing its aggregate before it looks back, in grids of at least
+    /// `look_back_delay_min_tiles` tiles.
+    pub reduce_look_back_delay_ns: u32,
+    /// As `reduce_look_back_delay_ns`, for the segmented scans (by key and by offsets).
+    pub scan_look_back_delay_ns: u32,
+    /// Smaller grids look back at once (as the scan's).
+    pub look_back_delay_min_tiles: usize,
+    /// From this many tiles on, a call by offsets first finds every tile's first segment in a
+    /// small kernel of its own (`device_segment_tile_starts`) instead of each tile searching the
+    /// offsets on its critical path; below, the extra launch costs more than the searches.
+    pub tile_starts_min_tiles: usize,
 }
-/// Threads per block of the device-wide top-k's steps (`device_radix_select_top_k_<key>`).
-pub const RADIX_SELECT_BLOCK: u32 = 512;
-/// Blocks of the device-wide top-k per multiprocessor (its PTX declares it; the grid is this
-/// many per multiprocessor), each with [`RADIX_SELECT_COPIES`] copies of the digit counters
-/// (32 KiB): three, 1536 threads (40 registers a thread at most), 24 KiB of 16-byte loads in
-/// flight a multiprocessor. Four (32 registers) made the `u8` kernel spill 32 bytes (ptxas):
-/// each lane's 16 keys a round, a warp vote each in the gather.
-pub const RADIX_SELECT_BLOCKS_PER_SM: u32 = 3;
-/// Largest `k` whose top-k threshold (the k-th smallest of the threads' best keys) is found
-/// by sorting each warp's best keys (a shuffle network) and ranking the warps' first `k`
-/// (`SORT_BLOCK / 32 * k` of them, each against all), instead of by radix select over the
-/// threads' best keys.
-pub const TOP_K_WARP_SORT_MAX_K: u32 = 16;
-// The warps' first k each, and the k-th after them, fit the gather's slots; a warp's first k
-// are among its 32 lanes.
-const _: () =
-    assert!(SORT_BLOCK / 32 * TOP_K_WARP_SORT_MAX_K < TOP_K_SELECT_MAX_K && TOP_K_WARP_SORT_MAX_K <= 32);
-/// Threads per block of the radix sort's upfront histogram.
-pub const SORT_HISTOGRAM_BLOCK: u32 = 1024;
-/// Blocks of the upfront histogram per multiprocessor (its PTX declares it): one, as its
-/// counters take [`SORT_HISTOGRAM_SHARED_BYTES`] of shared memory; each block adds its counters
-/// to the global ones once.
-pub const SORT_HISTOGRAM_BLOCKS_PER_SM: u32 = 1;
-/// Most shared memory a block of the upfront histogram counts in, in bytes: its copies of every
-/// pass's counters ([`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies)).
-pub const SORT_HISTOGRAM_SHARED_BYTES: u32 = 128 * 1024;
-/// 16-byte loads of keys each thread of the upfront histogram issues before it counts them: 2
-/// keeps its loop over the keys loaded within 32 (16 one-byte keys a load).
-pub const SORT_HISTOGRAM_LOADS_IN_FLIGHT: u32 = 2;
-/// Most keys a radix sort call takes: tile counts and digit offsets are `u32`.
-pub const SORT_MAX_KEYS: usize = u32::MAX as usize;
+
+impl SegmentedPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // As the scan's block (no sweep recorded).
+        block_threads: 256,
+        // Four rows: a tile of 4096 4-byte items, 2048 8-byte ones.
+        scan_rows: 4,
+        // Half the scan's items: each carries its segment.
+        scan_thread_bytes: 64,
+        // H100, 2^28 f32: 1.75x the copy at 64 bytes, 2.3x at 128 (L1 misses); docs/performance.md.
+        reduce_thread_bytes: 64,
+        // As the segmented reduce by offsets: a tile of 4096 items of 4-byte keys and values.
+        reduce_by_key_thread_bytes: 64,
+        // Latency-bound as the compaction; the bound keeps ptxas from costing a block.
+        scan_blocks_per_sm: 4,
+        // H100, 2^28 f32, 1000-item segments: 1.35x the copy at 6, 1.55 at 4, 1.61 at 8 (spilling).
+        reduce_blocks_per_sm: 6,
+        // H100, 2^28 f32, 1000-item segments: 1.60 -> 1.08x the copy at 6; docs/performance.md.
+        arg_blocks_per_sm: 6,
+        // 64 registers a thread, the tile's keys and values held between the reduce and the write.
+        reduce_by_key_blocks_per_sm: 4,
+        // H100, 2^28 f32, 1000-item segments: 0.815x the copy at 1000 ns, 0.881 at 500, 0.874 at 1500.
+        reduce_look_back_delay_ns: 1000,
+        // H100, 2^28 f32 scan by key: 1.67x the copy at 2000 ns, 1.73 at 1000; docs/performance.md.
+        scan_look_back_delay_ns: 2000,
+        // As the scan's.
+        look_back_delay_min_tiles: 1024,
+        // H100, f32 1000-item segments: reduce 1.74 -> 1.54x the copy at 2^28, 13.5 -> 19.8 µs at 2^20.
+        tile_starts_min_tiles: 1024,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+
+    /// Items per thread of the segmented scans and of the segmented reduce's CSR rows
+    /// (`SegmentedScanParams`) for rows of `vector` elements accumulated in `acc_bytes`-byte
+    /// values: `scan_rows` rows, at most `scan_thread_bytes` of values.
+    pub const fn scan_items(self, vector: usize, acc_bytes: usize) -> usize {
+        let items = vector * self.scan_rows;
+        let most = self.scan_thread_bytes / acc_bytes;
+        if items < most { items } else { most }
+    }
+
+    /// Items per thread of the segmented reduce by offsets for values accumulated in `acc_bytes`
+    /// bytes: `reduce_thread_bytes` of values, consecutive in each thread.
+    pub const fn reduce_items(self, acc_bytes: usize) -> usize {
+        self.reduce_thread_bytes / acc_bytes
+    }
+
+    /// Items per thread of reduce by key and unique by key for keys of `key_bytes` and values
+    /// accumulated in `acc_bytes`: `reduce_by_key_thread_bytes` of the wider.
+    pub const fn reduce_by_key_items(self, key_bytes: usize, acc_bytes: usize) -> usize {
+        let wider = if key_bytes > acc_bytes {
+            key_bytes
+        } else {
+            acc_bytes
+        };
+        self.reduce_by_key_thread_bytes / wider
+    }
+}
+
+/// The histograms (`HistogramParams`): a grid-stride loop of 16-byte loads, counters per block in
+/// shared memory while they fit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HistogramPolicy {
+    /// Threads per block.
+    pub block_threads: u32,
+    /// Blocks per multiprocessor of the grid (fewer for small inputs): one wave of the blocks
+    /// that fit at once, so that no partial second wave trails; each block adds its counts to
+    /// the output once.
+    pub blocks_per_sm: u32,
+    /// 16-byte loads each thread issues before it counts them.
+    pub loads_in_flight: u32,
+    /// Most dynamic shared memory a privatized block takes, in bytes (its `u32` counters, and a
+    /// range histogram's levels): past it, samples are counted by global atomics.
+    pub max_shared_bytes: u32,
+}
+
+impl HistogramPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // As the scan's block (no sweep recorded).
+        block_threads: 256,
+        // H100, 256 even bins, 2^28 f32 / u32: 0.498 / 0.494x the copy at 4, 0.521 / 0.492 at 8.
+        blocks_per_sm: 4,
+        // Four 16-byte loads a thread in flight, as the reduce.
+        loads_in_flight: 4,
+        // 48 KiB: 12,288 even bins (no sweep recorded).
+        max_shared_bytes: 48 * 1024,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+}
+
+/// The row operations (`RowParams`: softmax, log-softmax, the norms, their backward,
+/// cross-entropy) and cross-entropy's count of valid targets (`TargetCountParams`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RowPolicy {
+    /// Threads per block when a row takes a warp or less (several rows per block); a row of more
+    /// than a warp takes a whole block of its group's size.
+    pub block_threads: u32,
+    /// Items of each row input a row thread holds at most. Each operation also caps the words of
+    /// all its inputs together (`row_op_table!`).
+    pub items: usize,
+    /// Items of each row input a thread of the kernels summing the norms' weight and bias
+    /// gradients holds at most (the `sums` operations of `row_op_table!`).
+    pub sums_items: usize,
+    /// Most threads a row of more than a warp takes (a power of two, 64 to 1024).
+    pub max_group: u32,
+    /// Threads a row held in registers takes when each thread holds at least
+    /// `register_group_bytes` of its inputs: a block alone on its multiprocessor.
+    pub wide_register_group: u32,
+    /// Threads a row held in registers takes when each thread holds less.
+    pub narrow_register_group: u32,
+    /// Bytes of the row inputs a thread holds from which a row takes `wide_register_group`.
+    pub register_group_bytes: usize,
+    /// Rows of at most this many tiles of [`register_group`](Self::register_group) threads are
+    /// read in such tiles; longer ones in tiles of `max_group` threads.
+    pub few_tiles: usize,
+    /// Row kernels held to fewer registers than the row operations' bounds (1024 threads, one
+    /// block) allow (`.maxnreg`), with the limit.
+    pub register_limits: &'static [(&'static str, u32)],
+    /// Threads of a block of the clusters summing the norms' parameter gradients over `f32` rows
+    /// that tiles of `max_group` threads would cut into fewer tiles than a cluster has blocks.
+    pub sums_cluster_group: u32,
+    /// Threads of a tile of the norms' summing kernels over rows of halves that one tile of more
+    /// threads would hold, where tiles of this many cut the row into at most `sums_halves_tiles`.
+    pub sums_halves_group: u32,
+    /// Most tiles of `sums_halves_group` threads a row of halves is cut into for its summing
+    /// kernel instead of one tile of more threads.
+    pub sums_halves_tiles: usize,
+    /// Fewest threads a row of several tiles takes
+    /// ([`row_plan_fewer_threads`](crate::planning::rows::row_plan_fewer_threads)), but for
+    /// `small_tile_ops`.
+    pub min_tile_group: u32,
+    /// Row operations whose rows go to tiles of as few as `small_tile_group` threads, rows of one
+    /// tile too; below `min_tile_group` threads only while the rows, a block each, hold at least
+    /// half the threads the device runs at once.
+    pub small_tile_ops: &'static [&'static str],
+    /// Fewest threads a tile of `small_tile_ops` takes.
+    pub small_tile_group: u32,
+    /// Blocks of a thread-block cluster that share one row (sm_90 and later; the sm_80 module has
+    /// no cluster kernels): a row of at least this many tiles of `max_group` threads is split
+    /// among them, the blocks exchanging only their statistics through distributed shared memory.
+    pub cluster_blocks: u32,
+    /// Threads per block of cross-entropy's count of valid targets (whole warps).
+    pub target_count_block_threads: u32,
+    /// Most blocks of that count (each thread strides over the targets past them).
+    pub target_count_max_blocks: usize,
+}
+
+impl RowPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // Several rows of a warp or less a block (no sweep recorded).
+        block_threads: 256,
+        // H100, 16384 x 16384 bf16 softmax: 1.18x the copy at 16 halves a thread, 2.00 at 8.
+        items: 16,
+        // H100, f32 LayerNorm backward 65536 x 4096: 1.58x the copy at 8 items, 2.02 at 4.
+        sums_items: 8,
+        // The most threads a block has.
+        max_group: 1024,
+        // H100, 16384 x 16384 bf16 softmax: 1.63x the copy in four tiles of 256, 1.18 in registers.
+        wide_register_group: 1024,
+        // Four blocks of 256 threads a multiprocessor overlap their phases.
+        narrow_register_group: 256,
+        // 64 bytes (16 f32): where a block of 1024 threads alone pays for itself.
+        register_group_bytes: 64,
+        // H100, 4096 x 65536 bf16 softmax: 1.29x the copy in 4 tiles of 1024 threads, 1.45 in 16 of 256.
+        few_tiles: 4,
+        // H100, bf16 65536 x 4096 softmax: 1.034x the copy at 48 registers, 1.116 at 56.
+        register_limits: &[
+            ("device_rows_softmax_bf16_w8", 48),
+            ("device_rows_softmax_bf16_w8_tiled", 48),
+            ("device_rows_log_softmax_bf16_w8", 48),
+            ("device_rows_log_softmax_bf16_w8_tiled", 48),
+            ("device_rows_rms_norm_bf16_w8", 48),
+            ("device_rows_softmax_f16_w8", 48),
+            ("device_rows_softmax_f16_w8_tiled", 48),
+            ("device_rows_log_softmax_f16_w8", 48),
+            ("device_rows_log_softmax_f16_w8_tiled", 48),
+            ("device_rows_rms_norm_f16_w8", 48),
+            ("device_rows_layer_norm_bf16_w8", 48),
+            ("device_rows_layer_norm_f16_w8", 48),
+        ],
+        // H100, f32 16384 x 16384 LayerNorm backward: 1.788x the copy at 256 threads, 1.935 at 1024.
+        sums_cluster_group: 256,
+        // H100, bf16 65536 x 4096 LayerNorm backward: 1.997x the copy in tiles of 256, 2.112 in one.
+        sums_halves_group: 256,
+        // Rows of 4 tiles of 256 (8192 columns) were not measured and keep their one tile.
+        sums_halves_tiles: 2,
+        // RMSNorm and LayerNorm ran slower in smaller tiles; docs/performance.md.
+        min_tile_group: 256,
+        // H100, bf16 65536 x 4096 cross-entropy: 0.650x the copy in tiles of 64 threads, 1.110 in one.
+        small_tile_ops: &["cross_entropy"],
+        // The tile of the cross-entropy's measurement above.
+        small_tile_group: 64,
+        // Portable (the limit is 8); a GPC of an H100 holds four such clusters of one block each.
+        cluster_blocks: 4,
+        // Whole warps (no sweep recorded).
+        target_count_block_threads: 256,
+        // Each thread strides over the targets past them (no sweep recorded).
+        target_count_max_blocks: 1024,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80; `cluster_blocks` unused there).
+    pub const SM80: Self = Self::SM90;
+
+    /// Words of each of `inputs` row inputs a thread holds, for an operation holding at most
+    /// `op_words` words of all of them and elements of `vector` per 16 bytes: the smaller of
+    /// `op_words / inputs` and `items`' words (the `f32` backward and LayerNorm spilled at 16
+    /// words of each input; H100, `f32` backward at 1024 to 16384 columns: 1.50-1.60x the copy at
+    /// 8 words of each input, 1.70 at 16; docs/performance.md).
+    pub const fn words(self, vector: usize, inputs: usize, op_words: u32) -> u32 {
+        let per_input = op_words / inputs as u32;
+        let most = (self.items / (vector / 4)) as u32;
+        if per_input < most { per_input } else { most }
+    }
+
+    /// Words of each of `inputs` row inputs a thread of a summing kernel holds (`op_words` of all
+    /// of them): [`words`](Self::words), and at most `sums_items` items.
+    pub const fn sums_words(self, vector: usize, inputs: usize, op_words: u32) -> u32 {
+        let words = self.words(vector, inputs, op_words);
+        let most = (self.sums_items / (vector / 4)) as u32;
+        if words < most { words } else { most }
+    }
+
+    /// Most threads a row held in registers takes when each thread holds `words` words of each
+    /// of `inputs` row inputs: `wide_register_group` where that is `register_group_bytes` or
+    /// more, else `narrow_register_group`.
+    pub const fn register_group(self, words: u32, inputs: usize) -> u32 {
+        if 4 * words as usize * inputs >= self.register_group_bytes {
+            self.wide_register_group
+        } else {
+            self.narrow_register_group
+        }
+    }
+
+    /// The `.maxnreg` limit of the row kernel `name`, where
+    /// [`register_limits`](Self::register_limits) names it.
+    pub const fn register_limit(self, name: &str) -> Option<u32> {
+        let mut i = 0;
+        while i < self.register_limits.len() {
+            if str_eq(self.register_limits[i].0, name) {
+                return Some(self.register_limits[i].1);
+            }
+            i += 1;
+        }
+        None
+    }
+}
+
+/// Whether `a` and `b` are the same string (a `const fn`).
+const fn str_eq(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The norms' weight and bias gradients (`NormGradParams`): a partial launch over chunks of rows
+/// (a thread a column), then a finish over the chunks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NormGradPolicy {
+    /// Threads per block of both launches (the partial's one per column).
+    pub block_threads: u32,
+    /// Blocks the first launch aims at.
+    pub blocks: usize,
+    /// Columns one block of the finish takes (a warp's lanes; its `block_threads` threads split
+    /// the chunks by warp).
+    pub finish_columns: u32,
+    /// Fewest rows a chunk sums.
+    pub min_rows: usize,
+}
+
+impl NormGradPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // One thread a column (no sweep recorded).
+        block_threads: 256,
+        // 16 blocks per multiprocessor of a 132-multiprocessor H100, whole waves of 8 resident.
+        blocks: 2048,
+        // A warp's lanes, one column each.
+        finish_columns: 32,
+        // No sweep recorded.
+        min_rows: 32,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+
+    /// Dynamic shared memory of the finish, in bytes: two `f32` per thread of its block.
+    pub const fn finish_shared_bytes(self) -> u32 {
+        2 * 4 * self.block_threads
+    }
+}
+
+/// The device-wide radix sort (`OnesweepParams`, `RadixHistogramParams`): one upfront count of
+/// every pass's digits, then a onesweep pass a digit. Items per thread are per key type
+/// (`sort_key_table!`); the block of one thread a digit is
+/// [`SORT_BLOCK`](crate::layout::SORT_BLOCK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SortPolicy {
+    /// Most tiles whose status a onesweep pass's look-back reads at once, per digit (one thread
+    /// each), before adding their counts in order: a walk of `t` tiles costs `t /
+    /// look_back_tiles` round trips to L2 instead of `t`.
+    pub look_back_tiles: usize,
+    /// Most blocks per multiprocessor the passes of keys alone are built for.
+    pub keys_blocks_per_sm: u32,
+    /// Most blocks per multiprocessor the passes that move values too are built for.
+    pub pairs_blocks_per_sm: u32,
+    /// Most blocks per multiprocessor the passes of 8-byte keys alone in their larger tiles are
+    /// built for.
+    pub wide_keys_blocks_per_sm: u32,
+    /// Threads per block of the passes of 8-byte keys with values in their larger tiles: thread
+    /// `t < RADIX_DIGITS` owns digit `t`, every thread ranks and moves its keys.
+    pub wide_pairs_block_threads: u32,
+    /// Threads per block of the upfront histogram.
+    pub histogram_block_threads: u32,
+    /// Blocks of the upfront histogram per multiprocessor (its PTX declares it).
+    pub histogram_blocks_per_sm: u32,
+    /// Most shared memory a block of the upfront histogram counts in, in bytes: its copies of
+    /// every pass's counters ([`sort_histogram_copies`](crate::planning::sort::sort_histogram_copies)).
+    pub histogram_shared_bytes: u32,
+    /// 16-byte loads of keys each thread of the upfront histogram issues before it counts them.
+    pub histogram_loads_in_flight: u32,
+}
+
+impl SortPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // H100, u32 keys: 59.3 µs with 4 at once at 2^20, 64.4 with 1; docs/performance.md.
+        look_back_tiles: 4,
+        // H100, 2^28 u32 keys: 5577 µs at 4 blocks, 6116 at 3; docs/performance.md.
+        keys_blocks_per_sm: 4,
+        // H100, u32 pairs at 2^28: 21.8 Gpairs/s at 2 blocks, 15.9 at 3; docs/performance.md.
+        pairs_blocks_per_sm: 2,
+        // H100, 2^28 keys: 2 x 24 fastest of 2 x 24, 3 x 16 and 4 x 12 for f64; docs/performance.md.
+        wide_keys_blocks_per_sm: 2,
+        // H200, 2^28 u64 keys with u32 values: 20187 µs in 384 x 15, 21880 in 256 x 20 (CUB 20071).
+        wide_pairs_block_threads: 384,
+        // No sweep recorded; the block's copies of the counters take the shared memory.
+        histogram_block_threads: 1024,
+        // One: its counters take the shared memory of a multiprocessor.
+        histogram_blocks_per_sm: 1,
+        // H100, 2^28 u32 keys: 366.8 µs with 32 copies in 128 KiB, 464 with 1; docs/performance.md.
+        histogram_shared_bytes: 128 * 1024,
+        // 2 keeps its loop over the keys loaded within 32 registers (16 one-byte keys a load).
+        histogram_loads_in_flight: 2,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+}
+
+/// The segmented sort (`SegmentedSortParams`): a tier a length range, from a warp a segment in
+/// registers to a block a segment; blocks of [`SORT_BLOCK`](crate::layout::SORT_BLOCK) threads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SegmentedSortPolicy {
+    /// Most blocks per multiprocessor the block tier is built for, but for those
+    /// [`segmented_sort_blocks_per_sm`](crate::planning::sort::segmented_sort_blocks_per_sm)
+    /// gives 2.
+    pub blocks_per_sm: u32,
+    /// Keys per lane of the warp sort (every key ranked against the segment's others in
+    /// registers); segments of at most half as many take half the keys a lane.
+    pub warp_sort_items: usize,
+    /// Keys per lane of the warp radix tier's tile; segments of at most half a tile take a tile
+    /// of half as many.
+    pub warp_radix_sort_items: usize,
+    /// Most blocks per multiprocessor the warp radix tier is built for.
+    pub warp_radix_sort_blocks_per_sm: u32,
+    /// Most warps the warp merge tier gives one segment.
+    pub warp_merge_max_warps: usize,
+    /// Most blocks per multiprocessor the warp merge tier is built for.
+    pub warp_merge_sort_blocks_per_sm: u32,
+    /// A device-wide sort's fixed time, in the keys one block of the block tier sorts by passes
+    /// over global memory in that time: the host gives a segment longer than a tile to the
+    /// device sort when the estimate says so (`device::sort::segmented`).
+    pub device_sort_fixed_keys: usize,
+    /// How many times faster a device-wide sort takes a key than one block of the block tier.
+    pub device_sort_speedup: usize,
+}
+
+impl SegmentedSortPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // H100, 65536 rows of 4096 f32 keys: 3616 µs at 3 blocks, 4182 at 2; docs/performance.md.
+        blocks_per_sm: 3,
+        // Estimated, H100: about 640 instructions a key at 256 keys, 320 at 128; docs/performance.md.
+        warp_sort_items: 4,
+        // H100, 524288 rows of 512 f32 keys: 2755 µs in the warp radix tier, 9330 a block a row.
+        warp_radix_sort_items: 16,
+        // As the block tier's.
+        warp_radix_sort_blocks_per_sm: 3,
+        // Two levels of merges, written out in the kernel.
+        warp_merge_max_warps: 4,
+        // The warp radix tier's, whose tiles and shared memory it has.
+        warp_merge_sort_blocks_per_sm: 3,
+        // Estimated, not tuned: 30 µs of a small device sort (H200) / 15.5 ns a key (H100).
+        device_sort_fixed_keys: 2048,
+        // Estimated: about 30 Gkeys/s of the device sort against 1 / 15.5 ns; docs/performance.md.
+        device_sort_speedup: 460,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+
+    /// The longest segment the warp sort takes: a warp of `warp_sort_items` keys a lane.
+    pub const fn warp_sort_keys(self) -> usize {
+        32 * self.warp_sort_items
+    }
+
+    /// The longest segment the warp radix tier takes: one tile of its warp.
+    pub const fn warp_radix_sort_keys(self) -> usize {
+        32 * self.warp_radix_sort_items
+    }
+
+    /// The longest segment the warp merge tier takes: a tile of the warp radix tier for each of
+    /// `warp_merge_max_warps` warps.
+    pub const fn warp_merge_sort_keys(self) -> usize {
+        self.warp_merge_max_warps * self.warp_radix_sort_keys()
+    }
+}
+
+/// The top-k: per row by radix select (`TopKParams`, blocks of
+/// [`SORT_BLOCK`](crate::layout::SORT_BLOCK) threads) and of a whole array
+/// (`RadixSelectTopKParams`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopKPolicy {
+    /// Most blocks per multiprocessor the per-row top-k is built for (its PTX declares it).
+    pub blocks_per_sm: u32,
+    /// Keys per thread of the per-row top-k for keys of up to 4 bytes: a row of up to `SORT_BLOCK`
+    /// times this many keys stays in registers.
+    pub items: usize,
+    /// As `items`, for 8-byte keys.
+    pub wide_items: usize,
+    /// Largest `k` whose threshold (the k-th smallest of the threads' best keys) is found by
+    /// sorting each warp's best keys and ranking the warps' first `k`, instead of by radix select
+    /// over the threads' best keys.
+    pub warp_sort_max_k: u32,
+    /// Threads per block of the device-wide top-k's steps (`device_radix_select_top_k_<key>`).
+    pub radix_select_block_threads: u32,
+    /// Blocks of the device-wide top-k per multiprocessor (its PTX declares it; the grid is this
+    /// many per multiprocessor).
+    pub radix_select_blocks_per_sm: u32,
+}
+
+impl TopKPolicy {
+    /// sm_90 (H100, H200).
+    pub const SM90: Self = Self {
+        // 64 registers a thread (no sweep recorded).
+        blocks_per_sm: 4,
+        // 16 keys of up to 4 bytes a thread: 4096 a row.
+        items: 16,
+        // 8-byte keys spill at 16 a thread under 64 registers.
+        wide_items: 8,
+        // The warps' first k each fit the gather's slots (checked below; no sweep recorded).
+        warp_sort_max_k: 16,
+        // No sweep recorded.
+        radix_select_block_threads: 512,
+        // Three (40 registers, 24 KiB of loads in flight); four made the u8 kernel spill (ptxas).
+        radix_select_blocks_per_sm: 3,
+    };
+    /// sm_80 (A100): the sm_90 values (not measured on sm_80).
+    pub const SM80: Self = Self::SM90;
+
+    /// Keys per thread of the per-row top-k for keys of `key_bytes`.
+    pub const fn items_for(self, key_bytes: u32) -> usize {
+        if key_bytes > 4 {
+            self.wide_items
+        } else {
+            self.items
+        }
+    }
+}
+
+// The warps' first k each, and the k-th after them, fit the gather's slots; a warp's first k are
+// among its 32 lanes.
+const _: () = {
+    let max_k = crate::layout::TOP_K_SELECT_MAX_K;
+    let sm80 = TopKPolicy::SM80.warp_sort_max_k;
+    let sm90 = TopKPolicy::SM90.warp_sort_max_k;
+    assert!(RADIX_DIGITS / 32 * sm80 < max_k && sm80 <= 32);
+    assert!(RADIX_DIGITS / 32 * sm90 < max_k && sm90 <= 32);
+};

@@ -10,10 +10,12 @@ use gpu_primitives_abi::planning::rows::{
     row_plan_fewer_threads, row_shared_tiles, row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch,
     row_sums_plan, row_sums_room_tiles,
 };
-use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCKS, NORM_GRAD_MIN_ROWS, ROW_CLUSTER_BLOCKS, ROW_FEW_TILES, ROW_ITEMS, ROW_MIN_TILE_GROUP,
-    row_sums_words, row_words,
-};
+use gpu_primitives_abi::tuning::{NormGradPolicy, RowPolicy};
+
+/// The row policy these tests plan with: sm_90's, the H100's of their figures.
+const P: RowPolicy = RowPolicy::SM90;
+/// The norms' gradients' policy, sm_90's.
+const G: NormGradPolicy = NormGradPolicy::SM90;
 
 /// Rows of `cols` elements of `vector` per 16 bytes, of an operation of `inputs` row inputs whose
 /// threads hold `op_words` words of all of them in one tile and `tiled_words` in several, at most
@@ -48,15 +50,15 @@ const fn planned(words: u32, group: u32, block: u32, tiles: usize) -> RowPlan {
 
 #[test]
 fn cluster_blocks_share_every_tile_once() {
-    for tiles in ROW_CLUSTER_BLOCKS..200 {
+    for tiles in P.cluster_blocks..200 {
         let mut next = 0;
-        for rank in 0..ROW_CLUSTER_BLOCKS {
-            let (first, count) = row_block_tiles(tiles, rank, ROW_CLUSTER_BLOCKS);
+        for rank in 0..P.cluster_blocks {
+            let (first, count) = row_block_tiles(tiles, rank, P.cluster_blocks);
             assert_eq!(
                 first, next,
                 "{tiles} tiles: block {rank} starts where the last ended"
             );
-            assert!(count >= tiles / ROW_CLUSTER_BLOCKS && count <= tiles.div_ceil(ROW_CLUSTER_BLOCKS));
+            assert!(count >= tiles / P.cluster_blocks && count <= tiles.div_ceil(P.cluster_blocks));
             next = first + count;
         }
         assert_eq!(next, tiles);
@@ -67,8 +69,8 @@ fn cluster_blocks_share_every_tile_once() {
 fn clusters_take_rows_one_block_would_read_twice() {
     let h100 = 227 * 1024;
     let cluster = |cols: usize, vector: usize, inputs: usize, words: u32, max_group: u32| {
-        let plan = row_plan(shape(cols, vector, inputs, words, words, max_group));
-        row_cluster(plan, inputs, vector, row_shared_tiles(plan, inputs, h100))
+        let plan = row_plan(P, shape(cols, vector, inputs, words, words, max_group));
+        row_cluster(P, plan, inputs, vector, row_shared_tiles(plan, inputs, h100))
     };
     // f32 forward: 16384 columns a tile of 1024 threads; one block reads 65536 once.
     assert!(!cluster(16384, 4, 1, 16, 1024));
@@ -99,7 +101,7 @@ fn shared_tiles_keep_what_fits_and_leave_the_last_tile_in_registers() {
         (3000, 4, 1, 8, 1, 1),    // LayerNorm f32: 2 tiles of 256 threads, 8 KiB
         (8000, 4, 1, 8, 3, 3),    // LayerNorm f32: 4 tiles of 256 threads
     ] {
-        let plan = row_plan(shape(cols, vector, inputs, words, words, 1024));
+        let plan = row_plan(P, shape(cols, vector, inputs, words, words, 1024));
         for (available, expected) in [(h100, h), (a100, a)] {
             let kept = row_shared_tiles(plan, inputs, available);
             assert_eq!(kept, expected, "{cols} cols, {plan:?}, {available} bytes");
@@ -111,13 +113,13 @@ fn shared_tiles_keep_what_fits_and_leave_the_last_tile_in_registers() {
         }
     }
     assert_eq!(
-        row_shared_tiles(row_plan(shape(65536, 4, 1, 16, 16, 1024)), 1, 0),
+        row_shared_tiles(row_plan(P, shape(65536, 4, 1, 16, 16, 1024)), 1, 0),
         0
     );
     // Blocks of 256 threads (a tuning override) keep a quarter: 65536 f32 in 16 tiles of
     // 16 KiB keeps 3 on an H100, not 14 (which would leave one block a multiprocessor).
     assert_eq!(
-        row_shared_tiles(row_plan(shape(65536, 4, 1, 16, 16, 256)), 1, h100),
+        row_shared_tiles(row_plan(P, shape(65536, 4, 1, 16, 16, 256)), 1, h100),
         3
     );
 }
@@ -128,6 +130,7 @@ fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
     let fewer = |plan, cols, vector, output, limit| {
         let f = row_plan_fewer_threads;
         f(
+            P,
             plan,
             shape(cols, vector, 1, 16, 16, 1024),
             false,
@@ -138,7 +141,7 @@ fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
         )
     };
     // bf16 softmax, 65536 columns: 4 tiles of 1024 threads -> 8 of 512, all but the last kept.
-    let plan = row_plan(shape(65536, 8, 1, 16, 16, 1024));
+    let plan = row_plan(P, shape(65536, 8, 1, 16, 16, 1024));
     assert_eq!((plan.group, plan.tiles), (1024, 4));
     let less = fewer(plan, 65536, 8, true, h100);
     assert_eq!(
@@ -154,23 +157,24 @@ fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
     let block = kept + u64::from(ROW_SHARED_BYTES + SHARED_RESERVED_PER_BLOCK);
     assert!(4 * block <= h100 + 1024);
     // f32: 512 threads would keep 3 of 8 tiles: unchanged.
-    let plan = row_plan(shape(65536, 4, 1, 16, 16, 1024));
+    let plan = row_plan(P, shape(65536, 4, 1, 16, 16, 1024));
     assert_eq!(fewer(plan, 65536, 4, true, h100), plan);
     // Without an output: the fewest threads.
     let less = fewer(plan, 65536, 4, false, h100);
-    assert_eq!((less.group, less.tiles), (ROW_MIN_TILE_GROUP, 16));
+    assert_eq!((less.group, less.tiles), (P.min_tile_group, 16));
     // Rows a block reads partly twice (for a cluster) and rows of one tile: unchanged.
-    let plan = row_plan(shape(262_144, 8, 1, 16, 16, 1024));
+    let plan = row_plan(P, shape(262_144, 8, 1, 16, 16, 1024));
     assert_eq!(fewer(plan, 262_144, 8, true, h100), plan);
-    let plan = row_plan(shape(4096, 8, 1, 16, 16, 1024));
+    let plan = row_plan(P, shape(4096, 8, 1, 16, 16, 1024));
     assert_eq!(fewer(plan, 4096, 8, false, h100), plan);
     // The cross-entropy's rows of one tile (bf16 4096: 256 threads): 4 tiles of 64 threads,
     // 3 kept with its gradient; f32 1024 (128 threads): 2 tiles of 64.
     let ce = |cols: usize, vector, output| {
-        let plan = row_plan(shape(cols, vector, 1, 8, 8, 1024));
+        let plan = row_plan(P, shape(cols, vector, 1, 8, 8, 1024));
         let rows = (1 << 28) / cols;
         let f = row_plan_fewer_threads;
         f(
+            P,
             plan,
             shape(cols, vector, 1, 8, 8, 1024),
             true,
@@ -182,7 +186,7 @@ fn tiled_rows_take_fewer_threads_only_where_none_is_read_twice() {
     };
     assert_eq!(
         (
-            row_plan(shape(4096, 8, 1, 8, 8, 1024)).tiles,
+            row_plan(P, shape(4096, 8, 1, 8, 8, 1024)).tiles,
             ce(4096, 8, true).group
         ),
         (1, 64)
@@ -211,26 +215,26 @@ fn norm_grad_chunks_cover_the_rows() {
         (1 << 20, 1),
         (7, 3000),
     ] {
-        let (chunks, per_chunk) = norm_grad_chunks(rows, cols);
+        let (chunks, per_chunk) = norm_grad_chunks(G, rows, cols);
         assert!(chunks >= 1);
         assert!(chunks as usize * per_chunk >= rows && (chunks as usize - 1) * per_chunk < rows.max(1));
-        assert!(chunks as usize * cols.div_ceil(256) <= NORM_GRAD_BLOCKS.max(cols.div_ceil(256)));
+        assert!(chunks as usize * cols.div_ceil(256) <= G.blocks.max(cols.div_ceil(256)));
     }
-    assert_eq!(norm_grad_chunks(262_144, 1024), (512, 512));
-    assert_eq!(norm_grad_chunks(1024, 262_144), (2, 512));
-    assert_eq!(norm_grad_chunks(33, 1), (2, 17));
+    assert_eq!(norm_grad_chunks(G, 262_144, 1024), (512, 512));
+    assert_eq!(norm_grad_chunks(G, 1024, 262_144), (2, 512));
+    assert_eq!(norm_grad_chunks(G, 33, 1), (2, 17));
 }
 
 #[test]
 fn summing_rows_take_one_tile_of_up_to_max_group_threads() {
     // The norms' backward summing its parameters' gradients: 16 words of x and dy together,
     // at most 8 items of each a thread (8 f32 words, 4 of halves).
-    assert_eq!((row_sums_words(4, 2, 16), row_sums_words(8, 2, 16)), (8, 4));
+    assert_eq!((P.sums_words(4, 2, 16), P.sums_words(8, 2, 16)), (8, 4));
     for (cols, vector) in [(7, 4), (1024, 4), (2048, 4), (100, 8), (2048, 8)] {
-        let words = row_sums_words(vector, 2, 16);
+        let words = P.sums_words(vector, 2, 16);
         assert_eq!(
-            row_sums_plan(shape(cols, vector, 2, 16, 16, 1024)),
-            row_plan(shape(cols, vector, 2, 2 * words, 2 * words, 1024))
+            row_sums_plan(P, shape(cols, vector, 2, 16, 16, 1024)),
+            row_plan(P, shape(cols, vector, 2, 2 * words, 2 * words, 1024))
         );
     }
     let one_tile = |words, group| RowPlan {
@@ -239,14 +243,32 @@ fn summing_rows_take_one_tile_of_up_to_max_group_threads() {
         block: group,
         tiles: 1,
     };
-    assert_eq!(row_sums_plan(shape(1024, 4, 2, 16, 16, 1024)), one_tile(8, 128));
+    assert_eq!(
+        row_sums_plan(P, shape(1024, 4, 2, 16, 16, 1024)),
+        one_tile(8, 128)
+    );
     // 4096 f32 or 8192 halves: past row_register_group's tiles, one tile of more threads.
-    assert_eq!(row_plan(shape(4096, 8, 2, 8, 8, 1024)).tiles, 2);
-    assert_eq!(row_sums_plan(shape(4096, 4, 2, 16, 16, 1024)), one_tile(8, 512));
-    assert_eq!(row_sums_plan(shape(4096, 8, 2, 16, 16, 1024)), one_tile(4, 512));
-    assert_eq!(row_sums_plan(shape(8192, 8, 2, 16, 16, 1024)), one_tile(4, 1024));
-    assert_eq!(row_sums_plan(shape(8192, 4, 2, 16, 16, 1024)), one_tile(8, 1024));
-    assert_eq!(row_sums_plan(shape(6007, 4, 2, 16, 16, 1024)), one_tile(8, 1024));
+    assert_eq!(row_plan(P, shape(4096, 8, 2, 8, 8, 1024)).tiles, 2);
+    assert_eq!(
+        row_sums_plan(P, shape(4096, 4, 2, 16, 16, 1024)),
+        one_tile(8, 512)
+    );
+    assert_eq!(
+        row_sums_plan(P, shape(4096, 8, 2, 16, 16, 1024)),
+        one_tile(4, 512)
+    );
+    assert_eq!(
+        row_sums_plan(P, shape(8192, 8, 2, 16, 16, 1024)),
+        one_tile(4, 1024)
+    );
+    assert_eq!(
+        row_sums_plan(P, shape(8192, 4, 2, 16, 16, 1024)),
+        one_tile(8, 1024)
+    );
+    assert_eq!(
+        row_sums_plan(P, shape(6007, 4, 2, 16, 16, 1024)),
+        one_tile(8, 1024)
+    );
     // Past what max_group threads hold in one tile: tiles of max_group threads of as many
     // words (8 items of each input; not the 16 halves a thread one tile of 1024 threads
     // would hold at 16384 columns).
@@ -258,7 +280,7 @@ fn summing_rows_take_one_tile_of_up_to_max_group_threads() {
         (65536, 4, 1024, 8, 8),
         (8192, 4, 512, 8, 2),
     ] {
-        let plan = row_sums_plan(shape(cols, vector, 2, 16, 16, max_group));
+        let plan = row_sums_plan(P, shape(cols, vector, 2, 16, 16, max_group));
         assert_eq!(
             plan,
             RowPlan {
@@ -297,7 +319,7 @@ fn summing_kernels_take_one_tile_a_cluster_one_block_or_none() {
         (16384, 4, a100, false, Some((false, 4, 4))),
         (24576, 4, a100, false, None),
     ] {
-        let launch = row_sums_launch(shape(cols, vector, 2, 16, 8, 1024), limit, clusters);
+        let launch = row_sums_launch(P, shape(cols, vector, 2, 16, 8, 1024), limit, clusters);
         assert_eq!(
             launch.map(|l| (l.cluster, l.plan.words, l.plan.tiles)),
             expected,
@@ -336,14 +358,14 @@ fn summing_kernels_keep_their_tiles_in_halves_only() {
         (16384, 4, h100, true, 0), // f32: none
         (65536, 4, h100, true, 0),
     ] {
-        let launch = row_sums_launch(shape(cols, vector, 2, 16, 8, 1024), limit, clusters).unwrap();
+        let launch = row_sums_launch(P, shape(cols, vector, 2, 16, 8, 1024), limit, clusters).unwrap();
         assert_eq!(
-            row_sums_kept_tiles(launch, vector, 2, limit),
+            row_sums_kept_tiles(P, launch, vector, 2, limit),
             kept,
             "{cols} cols, {vector} a vector"
         );
         // What may be kept fits past the sums.
-        let room = row_sums_room_tiles(launch, 2, limit);
+        let room = row_sums_room_tiles(P, launch, 2, limit);
         let slots = if launch.cluster {
             ROW_CLUSTER_SLOTS_BYTES
         } else {
@@ -356,56 +378,68 @@ fn summing_kernels_keep_their_tiles_in_halves_only() {
 
 #[test]
 fn cluster_sums_take_a_chunk_a_cluster_at_once() {
-    assert_eq!(row_sums_cluster_chunks(0, 30), 1);
-    assert_eq!(row_sums_cluster_chunks(1, 30), 1);
-    assert_eq!(row_sums_cluster_chunks(NORM_GRAD_MIN_ROWS + 1, 30), 2);
-    assert_eq!(row_sums_cluster_chunks(4096, 30), 30);
-    assert_eq!(row_sums_cluster_chunks(4096, 128), 128);
+    assert_eq!(row_sums_cluster_chunks(G, 0, 30), 1);
+    assert_eq!(row_sums_cluster_chunks(G, 1, 30), 1);
+    assert_eq!(row_sums_cluster_chunks(G, G.min_rows + 1, 30), 2);
+    assert_eq!(row_sums_cluster_chunks(G, 4096, 30), 30);
+    assert_eq!(row_sums_cluster_chunks(G, 4096, 128), 128);
 }
 
 #[test]
 fn short_rows_share_a_warp_long_rows_take_a_block() {
     // 8 f32: 4 words (4 items) per thread, 2 threads per row.
-    assert_eq!(row_plan(shape(8, 4, 1, 16, 16, 1024)), planned(4, 2, 256, 1));
+    assert_eq!(row_plan(P, shape(8, 4, 1, 16, 16, 1024)), planned(4, 2, 256, 1));
     // 1 item: one thread per row.
-    assert_eq!(row_plan(shape(1, 4, 1, 16, 16, 1024)).group, 1);
+    assert_eq!(row_plan(P, shape(1, 4, 1, 16, 16, 1024)).group, 1);
     // 512 f32: a warp of 16 words each; 1024: two warps.
-    assert_eq!(row_plan(shape(512, 4, 1, 16, 16, 1024)), planned(16, 32, 256, 1));
-    assert_eq!(row_plan(shape(1024, 4, 1, 16, 16, 1024)), planned(16, 64, 64, 1));
+    assert_eq!(
+        row_plan(P, shape(512, 4, 1, 16, 16, 1024)),
+        planned(16, 32, 256, 1)
+    );
+    assert_eq!(
+        row_plan(P, shape(1024, 4, 1, 16, 16, 1024)),
+        planned(16, 64, 64, 1)
+    );
     // 512 bf16: a warp of 8 words (16 halves) each.
-    assert_eq!(row_plan(shape(512, 8, 1, 16, 16, 1024)), planned(8, 32, 256, 1));
+    assert_eq!(
+        row_plan(P, shape(512, 8, 1, 16, 16, 1024)),
+        planned(8, 32, 256, 1)
+    );
     // 1025 f32: 128 threads.
     assert_eq!(
-        row_plan(shape(1025, 4, 1, 16, 16, 1024)),
+        row_plan(P, shape(1025, 4, 1, 16, 16, 1024)),
         planned(16, 128, 128, 1)
     );
     // 16384 f32 in 1024 threads, 16384 halves in four tiles of 256; 65536 f32 in four tiles.
     assert_eq!(
-        row_plan(shape(16384, 4, 1, 16, 16, 1024)),
+        row_plan(P, shape(16384, 4, 1, 16, 16, 1024)),
         planned(16, 1024, 1024, 1)
     );
     assert_eq!(
-        row_plan(shape(16384, 8, 1, 16, 16, 1024)),
+        row_plan(P, shape(16384, 8, 1, 16, 16, 1024)),
         planned(8, 256, 256, 4)
     );
     // 4096 halves in registers; 65536 in four tiles of 1024 threads.
-    assert_eq!(row_plan(shape(4096, 8, 1, 16, 16, 1024)).tiles, 1);
-    assert_eq!(row_plan(shape(65536, 8, 1, 16, 16, 1024)).group, 1024);
+    assert_eq!(row_plan(P, shape(4096, 8, 1, 16, 16, 1024)).tiles, 1);
+    assert_eq!(row_plan(P, shape(65536, 8, 1, 16, 16, 1024)).group, 1024);
     assert_eq!(
-        row_plan(shape(65536, 4, 1, 16, 16, 1024)),
+        row_plan(P, shape(65536, 4, 1, 16, 16, 1024)),
         planned(16, 1024, 1024, 4)
     );
-    assert_eq!(row_plan(shape(1 << 20, 8, 1, 16, 16, 1024)).tiles, 64);
+    assert_eq!(row_plan(P, shape(1 << 20, 8, 1, 16, 16, 1024)).tiles, 64);
     // The backward of 16384 halves holds 64 bytes per thread: 1024 threads, in registers.
-    assert_eq!(row_plan(shape(16384, 8, 2, 16, 16, 1024)).tiles, 1);
+    assert_eq!(row_plan(P, shape(16384, 8, 2, 16, 16, 1024)).tiles, 1);
     // The f32 backward holds 8 words of each input; LayerNorm 8 words: 1024 f32 in 128.
-    assert_eq!(row_plan(shape(1024, 4, 2, 16, 16, 1024)).words, 8);
-    assert_eq!(row_plan(shape(1024, 4, 1, 8, 8, 1024)), planned(8, 128, 128, 1));
+    assert_eq!(row_plan(P, shape(1024, 4, 2, 16, 16, 1024)).words, 8);
+    assert_eq!(
+        row_plan(P, shape(1024, 4, 1, 8, 8, 1024)),
+        planned(8, 128, 128, 1)
+    );
 }
 
 #[test]
 fn layer_norm_holds_16_words_in_one_tile_and_8_in_several() {
-    let plan = |cols| row_plan(shape(cols, 4, 1, 16, 8, 1024));
+    let plan = |cols| row_plan(P, shape(cols, 4, 1, 16, 8, 1024));
     let expect = |words, group, tiles| RowPlan {
         words,
         group,
@@ -420,8 +454,8 @@ fn layer_norm_holds_16_words_in_one_tile_and_8_in_several() {
     assert_eq!(plan(65536), expect(8, 1024, 8));
     // Halves: 8 words either way.
     assert_eq!(
-        row_plan(shape(65536, 8, 1, 16, 8, 1024)),
-        row_plan(shape(65536, 8, 1, 8, 8, 1024))
+        row_plan(P, shape(65536, 8, 1, 16, 8, 1024)),
+        row_plan(P, shape(65536, 8, 1, 8, 8, 1024))
     );
 }
 
@@ -430,19 +464,19 @@ fn every_plan_covers_its_row() {
     for vector in [4usize, 8] {
         for (inputs, op_words, tiled_words) in [(1usize, 16u32, 16u32), (2, 16, 16), (1, 8, 8), (1, 16, 8)] {
             for cols in (1..5000).chain([1 << 14, 1 << 15, 1 << 16, (1 << 20) - 3, 1 << 20]) {
-                let p = row_plan(shape(cols, vector, inputs, op_words, tiled_words, 1024));
+                let p = row_plan(P, shape(cols, vector, inputs, op_words, tiled_words, 1024));
                 let per_tile = p.group as usize * p.words as usize * vector / 4;
                 assert!(p.tiles * per_tile >= cols, "{cols} {vector}: {p:?}");
-                assert!(p.tiles <= ROW_FEW_TILES || p.group == 1024);
-                let small = row_plan(shape(cols, vector, inputs, op_words, tiled_words, 256));
+                assert!(p.tiles <= P.few_tiles || p.group == 1024);
+                let small = row_plan(P, shape(cols, vector, inputs, op_words, tiled_words, 256));
                 let small_tile = 256 * small.words as usize * vector / 4;
                 assert!(small.group <= 256 && small.tiles * small_tile >= cols);
                 assert!(p.group.is_power_of_two() && p.block.is_multiple_of(p.group) && p.block <= 1024);
-                assert!(p.words as usize * vector / 4 <= ROW_ITEMS);
+                assert!(p.words as usize * vector / 4 <= P.items);
                 assert!(p.words as usize * inputs <= op_words as usize && p.words >= 4);
                 // Rows of several tiles: at the operation's most words for tiles.
                 for q in [p, small] {
-                    assert!(q.tiles == 1 || q.words == row_words(vector, inputs, tiled_words));
+                    assert!(q.tiles == 1 || q.words == P.words(vector, inputs, tiled_words));
                 }
             }
         }

@@ -2,13 +2,17 @@
 //! without a GPU.
 
 use gpu_primitives_abi::planning::sort::{onesweep_small_tiles, sort_histogram_copies};
+use gpu_primitives_abi::tuning::SortPolicy;
+
+/// The sort policy these tests plan with: sm_90's, the H100's of their figures.
+const P: SortPolicy = SortPolicy::SM90;
 
 /// 32 copies where they fit (16 for 8-byte keys at 128 KiB), halved until every pass's
 /// counters fit the GPU's shared memory per block, at least one.
 #[test]
 fn copies_fit_the_budget_and_the_gpu() {
     let h100 = 227 * 1024;
-    let copies = |max: u32| [1, 2, 4, 8].map(|key_bytes| sort_histogram_copies(key_bytes, max));
+    let copies = |max: u32| [1, 2, 4, 8].map(|key_bytes| sort_histogram_copies(P, key_bytes, max));
     assert_eq!(copies(h100), [32, 32, 32, 16]);
     assert_eq!(copies(99 * 1024), [32, 32, 16, 8]);
     assert_eq!(copies(48 * 1024), [32, 16, 8, 4]);
@@ -50,7 +54,7 @@ fn small_tiles_where_the_larger_ones_split_unevenly() {
         (1 << 21, 132, (8, 8), 12, 16, false),
     ] {
         assert_eq!(
-            onesweep_small_tiles(n, sms, bytes, items, small),
+            onesweep_small_tiles(P, n, sms, bytes, items, small),
             expected,
             "{n} keys, {sms} SMs, {bytes:?} bytes, {items} vs {small} items"
         );

@@ -80,7 +80,7 @@ impl SortJob {
             [rows, cols] => (rows, cols),
             _ => (1, shape.iter().product()),
         };
-        let most = gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+        let most = gpu_primitives_abi::layout::SORT_MAX_KEYS;
         if cols > most {
             return Err(Error::TooManyKeys {
                 what: "a row of the sort",
@@ -412,7 +412,7 @@ mod tests {
             "{err:?}"
         );
         assert!(err.to_string().contains("whole keys"), "{err}");
-        let most = gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+        let most = gpu_primitives_abi::layout::SORT_MAX_KEYS;
         let err = plain.shape(&[2, most + 1]).unwrap_err();
         assert!(
             matches!(err, Error::TooManyKeys { keys, max, .. } if keys == most + 1 && max == most),

@@ -31,12 +31,12 @@
 //! more of them at once (`planning::rows::row_plan_fewer_threads`: 65536 halves in 8 tiles of 512
 //! threads, 2 blocks a multiprocessor). The cross-entropy's rows, of one tile too, go down to
 //! tiles of 64 threads while its rows, a block each, hold half the threads the device runs at
-//! once (`tuning::ROW_SMALL_TILE_OPS`); its loss alone, which writes no output and keeps no
+//! once (`RowPolicy::small_tile_ops`); its loss alone, which writes no output and keeps no
 //! tile, to the fewest.
 //!
 //! **Thread-block clusters** (sm_90 and later: H100, H200): a row that one block of 1024 threads
 //! would read partly twice (past 65536 `f32` forward on an H100, past 16384 for the backward) is
-//! shared among the `tuning::ROW_CLUSTER_BLOCKS` (4) blocks of a cluster, on 4
+//! shared among the `RowPolicy::cluster_blocks` (4) blocks of a cluster, on 4
 //! multiprocessors: each block reads a quarter of the tiles (`planning::rows::row_block_tiles`),
 //! keeping them in its registers and shared memory as above, and the blocks exchange only their
 //! statistics, through distributed shared memory. Rows of up to 1 MiB (262144 `f32`) are then
@@ -89,10 +89,7 @@ use gpu_primitives_abi::planning::rows::{
     RowPlan, RowSumsLaunch, norm_grad_chunks, row_block_tiles, row_cluster, row_plan, row_plan_fewer_threads,
     row_shared_tiles, row_sums_cluster_chunks, row_sums_kept_tiles, row_sums_launch, row_sums_room_tiles,
 };
-use gpu_primitives_abi::tuning::{
-    NORM_GRAD_BLOCK, NORM_GRAD_FINISH_COLUMNS, NORM_GRAD_FINISH_SHARED_BYTES, ROW_CLUSTER_BLOCKS,
-    ROW_MAX_GROUP, ROW_SMALL_TILE_OPS, TARGET_COUNT_BLOCK, TARGET_COUNT_MAX_BLOCKS,
-};
+use gpu_primitives_abi::tuning::{NormGradPolicy, RowPolicy};
 
 /// The norms' parameter gradients, summed per chunk of rows (`device_rows_norm_grads_partial_<element>`).
 const NORM_GRADS_PARTIAL: &Family = families::family("device_rows_norm_grads_partial");
@@ -525,12 +522,14 @@ fn launch_summing<'w, 's, T: RowElement>(
     let limit = on.gpu().info().max_shared_per_block;
     let module = crate::module(on.gpu())?;
     let has_clusters = uses_clusters(&module);
-    let shape = k.shape(cols, T::ROW_VECTOR, max_group());
-    let plan: RowPlan = row_plan(shape);
+    let policy = crate::tuning::rows(on.gpu());
+    let shape = k.shape(cols, T::ROW_VECTOR, max_group(policy));
+    let plan: RowPlan = row_plan(policy, shape);
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
     // where none is read twice for it.
-    let small_tiles = ROW_SMALL_TILE_OPS.contains(&k.name);
+    let small_tiles = policy.small_tile_ops.contains(&k.name);
     let plan = row_plan_fewer_threads(
+        policy,
         plan,
         shape,
         small_tiles,
@@ -544,7 +543,7 @@ fn launch_summing<'w, 's, T: RowElement>(
     // and the caller sums them apart.
     let summing = column_sums
         .as_ref()
-        .and_then(|(_, s)| summing_launch::<T>(s, cols, limit, has_clusters));
+        .and_then(|(_, s)| summing_launch::<T>(policy, s, cols, limit, has_clusters));
     let (plan, sums, column_sums) = match summing {
         Some(sums) => (sums.plan, Some(sums), column_sums),
         None => (plan, None, None),
@@ -576,7 +575,7 @@ fn launch_summing<'w, 's, T: RowElement>(
         None => {
             // Mode 2 measures the halves' one-input operations in clusters too (as f32's rule).
             let vector = if cluster_mode() == 2 { 4 } else { T::ROW_VECTOR };
-            call.output.is_some() && row_cluster(plan, k.inputs, vector, alone) && has_clusters
+            call.output.is_some() && row_cluster(policy, plan, k.inputs, vector, alone) && has_clusters
         }
     };
     let words = row_words_part(plan.words).unwrap_or_default();
@@ -596,8 +595,8 @@ fn launch_summing<'w, 's, T: RowElement>(
     let mut grid = rows.div_ceil(rows_per_block).min(wave * 16) as u32;
     if cluster {
         // A cluster a row (a whole number of clusters, each looping over rows as a block does).
-        let clusters = rows.min(wave * 16 / ROW_CLUSTER_BLOCKS as usize);
-        grid = (clusters * ROW_CLUSTER_BLOCKS as usize) as u32;
+        let clusters = rows.min(wave * 16 / policy.cluster_blocks as usize);
+        grid = (clusters * policy.cluster_blocks as usize) as u32;
     }
     // A block of a cluster keeps its own share of the tiles (at most the first block's), within
     // the limit less the cluster kernel's static slots.
@@ -605,11 +604,11 @@ fn launch_summing<'w, 's, T: RowElement>(
         // The summing kernels: in halves their tiles but the last where they fit past the sums,
         // in f32 none (planning::rows::row_sums_kept_tiles).
         Some(sums) => match sums_kept_tiles() {
-            None => row_sums_kept_tiles(sums, T::ROW_VECTOR, k.inputs, u64::from(limit)),
-            Some(most) => row_sums_room_tiles(sums, k.inputs, u64::from(limit)).min(most),
+            None => row_sums_kept_tiles(policy, sums, T::ROW_VECTOR, k.inputs, u64::from(limit)),
+            Some(most) => row_sums_room_tiles(policy, sums, k.inputs, u64::from(limit)).min(most),
         },
         None if cluster => {
-            let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, ROW_CLUSTER_BLOCKS);
+            let (_, tiles) = row_block_tiles(plan.tiles as u32, 0, policy.cluster_blocks);
             let block_plan = RowPlan {
                 tiles: tiles as usize,
                 ..plan
@@ -626,9 +625,9 @@ fn launch_summing<'w, 's, T: RowElement>(
     if let (Some(workspace), Some((region, _))) = (&workspace, &column_sums) {
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
-            let active = kernel.max_active_clusters(ROW_CLUSTER_BLOCKS, plan.block, shared)?;
+            let active = kernel.max_active_clusters(policy.cluster_blocks, plan.block, shared)?;
             let chunks = cluster_sum_chunks(on.gpu().info(), plan, rows, active);
-            grid = chunks as u32 * ROW_CLUSTER_BLOCKS;
+            grid = chunks as u32 * policy.cluster_blocks;
             chunks as u32
         } else {
             grid = grid.min(resident_blocks(on.gpu().info(), plan));
@@ -668,7 +667,7 @@ fn launch_summing<'w, 's, T: RowElement>(
     // hold 2 f32 per column for each of the grid's groups (or clusters), and their sums have
     // their shared memory, as have the kept tiles (within the device's limit: row_shared_tiles,
     // row_sums_launch); a cluster kernel gets a whole number of clusters and rows of at least
-    // ROW_CLUSTER_BLOCKS tiles of whole blocks (row_cluster, row_sums_launch).
+    // `cluster_blocks` tiles of whole blocks (row_cluster, row_sums_launch).
     unsafe { on.stream().launch(&kernel, config, &params)? };
     Ok(Summing {
         workspace,
@@ -678,15 +677,17 @@ fn launch_summing<'w, 's, T: RowElement>(
 
 /// The launch of the kernel `summing` (a norm's backward summing its parameters' gradients)
 /// over rows of `cols` elements of `T`, where their sums fit shared memory (`limit` bytes a
-/// block; clusters where the module has them); `None` where they do not.
+/// block; clusters where the module has them) under the row `policy`; `None` where they do not.
 fn summing_launch<T: RowElement>(
+    policy: RowPolicy,
     summing: &RowKernel,
     cols: usize,
     limit: u32,
     has_clusters: bool,
 ) -> Option<RowSumsLaunch> {
     row_sums_launch(
-        summing.shape(cols, T::ROW_VECTOR, max_group()),
+        policy,
+        summing.shape(cols, T::ROW_VECTOR, max_group(policy)),
         u64::from(limit),
         has_clusters,
     )
@@ -725,8 +726,12 @@ fn resident_blocks(info: &DeviceInfo, plan: RowPlan) -> u32 {
 /// multiprocessors hold blocks of `plan`'s threads (so that [`TempStorage`] can say the most
 /// without asking the driver).
 fn cluster_sum_chunks(info: &DeviceInfo, plan: RowPlan, rows: usize, active: u32) -> usize {
-    let most = wave_blocks(info, plan) / ROW_CLUSTER_BLOCKS as usize;
-    row_sums_cluster_chunks(rows, sums_cluster_chunks((active as usize).clamp(1, most.max(1))))
+    let most = wave_blocks(info, plan) / RowPolicy::for_arch(info.arch).cluster_blocks as usize;
+    row_sums_cluster_chunks(
+        NormGradPolicy::for_arch(info.arch),
+        rows,
+        sums_cluster_chunks((active as usize).clamp(1, most.max(1))),
+    )
 }
 
 /// A norm's backward's need of the workspace and the scratch region of its partial column
@@ -751,13 +756,15 @@ fn norm_backward_scratch<T: RowElement>(
     if cols == 0 {
         return Ok(NormScratch::default());
     }
+    let grad_policy = crate::tuning::norm_grad(gpu);
     let chunks = if rows == 0 {
-        norm_grad_chunks(rows, cols).0 as usize
+        norm_grad_chunks(grad_policy, rows, cols).0 as usize
     } else {
         let module = crate::module(gpu)?;
         let has_clusters = uses_clusters(&module);
         let info = gpu.info();
-        match summing_launch::<T>(summing, cols, info.max_shared_per_block, has_clusters) {
+        let policy = crate::tuning::rows(gpu);
+        match summing_launch::<T>(policy, summing, cols, info.max_shared_per_block, has_clusters) {
             Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
             Some(sums) => {
                 let per_block = rows_per_block(sums.plan);
@@ -768,7 +775,7 @@ fn norm_backward_scratch<T: RowElement>(
                     .min(resident_blocks(info, sums.plan) as usize);
                 grid * per_block
             }
-            None => norm_grad_chunks(rows, cols).0 as usize,
+            None => norm_grad_chunks(grad_policy, rows, cols).0 as usize,
         }
     };
     let (need, partials) = TempStorage::region(chunks.saturating_mul(cols).saturating_mul(8));
@@ -827,10 +834,12 @@ fn cross_entropy_scratch(gpu: &Gpu, rows: usize) -> CrossEntropyScratch {
     }
 }
 
-/// [`ROW_MAX_GROUP`], or its override ([`TuningOverrides`](crate::TuningOverrides): a power of
-/// two, 64 to 1024) for tuning sweeps.
-fn max_group() -> u32 {
-    crate::tuning::overrides().row_max_group.unwrap_or(ROW_MAX_GROUP)
+/// The row `policy`'s `max_group`, or its override ([`TuningOverrides`](crate::TuningOverrides): a
+/// power of two, 64 to 1024) for tuning sweeps.
+fn max_group(policy: RowPolicy) -> u32 {
+    crate::tuning::overrides()
+        .row_max_group
+        .unwrap_or(policy.max_group)
 }
 
 /// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
@@ -1185,8 +1194,9 @@ fn norm_backward<T: RowElement>(
     let Some(workspace) = workspace else {
         return Ok(()); // no gradient of the parameters asked for, or no columns
     };
-    let (chunks, rows_per_chunk) = norm_grad_chunks(rows, cols);
-    let column_blocks = cols.div_ceil(NORM_GRAD_BLOCK as usize) as u32;
+    let grad_policy = crate::tuning::norm_grad(on.gpu());
+    let (chunks, rows_per_chunk) = norm_grad_chunks(grad_policy, rows, cols);
+    let column_blocks = cols.div_ceil(grad_policy.block_threads as usize) as u32;
     let pointer = |given: &Option<DeviceViewMut<'_, T>>| given.as_ref().map_or(0, |v| v.address());
     let mut params = NormGradParams {
         input: x.address() as *const T::Raw,
@@ -1220,7 +1230,7 @@ fn norm_backward<T: RowElement>(
         params.partials = partials as *mut f32;
         let partial = module
             .kernel::<NormGradParams<T::Raw>>(crate::registered(NORM_GRADS_PARTIAL, &[T::NAME])?.name)?;
-        let config = LaunchConfig::new(grid, NORM_GRAD_BLOCK);
+        let config = LaunchConfig::new(grid, grad_policy.block_threads);
         // SAFETY: x and dy hold rows * cols elements, mean (or null) and rstd `rows` values (all
         // checked by the dx launch), the workspace `chunks * cols` 8-byte slots (2 f32 each);
         // the grid is as NormGradParams says.
@@ -1228,8 +1238,9 @@ fn norm_backward<T: RowElement>(
     }
     let finish =
         module.kernel::<NormGradParams<T::Raw>>(crate::registered(NORM_GRADS_FINISH, &[T::NAME])?.name)?;
-    let blocks = cols.div_ceil(NORM_GRAD_FINISH_COLUMNS as usize) as u32;
-    let config = LaunchConfig::new(blocks, NORM_GRAD_BLOCK).with_shared_mem(NORM_GRAD_FINISH_SHARED_BYTES);
+    let blocks = cols.div_ceil(grad_policy.finish_columns as usize) as u32;
+    let config = LaunchConfig::new(blocks, grad_policy.block_threads)
+        .with_shared_mem(grad_policy.finish_shared_bytes());
     // SAFETY: the partials hold 2 f32 per column for each of `params.chunks` chunks, written
     // before on this stream; dweight / dbias (or null) hold `cols` elements overlapping no
     // input; the grid and shared memory are as NormGradParams says.
@@ -1350,17 +1361,16 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
     if mean && targets.len() == rows {
         call.valid_targets = count;
         let kernel = module.kernel::<TargetCountParams>(crate::registered(CROSS_ENTROPY_COUNT, &[])?.name)?;
+        let row_policy = crate::tuning::rows(on.gpu());
+        let block = row_policy.target_count_block_threads;
         let blocks = rows
-            .div_ceil(TARGET_COUNT_BLOCK as usize)
-            .clamp(1, TARGET_COUNT_MAX_BLOCKS) as u32;
+            .div_ceil(block as usize)
+            .clamp(1, row_policy.target_count_max_blocks) as u32;
         // SAFETY: `targets` holds `rows` values (checked), the count is one zeroed u32 of the
         // workspace; whole warps.
         unsafe {
-            on.stream().launch(
-                &kernel,
-                LaunchConfig::new(blocks, TARGET_COUNT_BLOCK),
-                &count_params,
-            )?
+            on.stream()
+                .launch(&kernel, LaunchConfig::new(blocks, block), &count_params)?
         };
     }
     launch::<T>(on, classes, call)?;

@@ -4,8 +4,17 @@
 //! [`TuningOverrides::from_vars`]) and installs them once with [`set_tuning_overrides`] before
 //! its first launch. Without them every call takes the tuned values of `gpu_primitives_abi`'s
 //! tuning. Overrides change launch shapes only, never results.
+//!
+//! The tuned values are the policies of `gpu_primitives_abi::tuning`, one a kernel family with a
+//! value per architecture: a call takes those of the GPU it launches on ([`reduce`], [`scan`],
+//! ...: its compute capability's, the same the kernels of the PTX module loaded for it were
+//! built with), the overrides in place written over their fields.
 
-use crate::{Error, Result};
+use crate::{Error, Gpu, Result};
+use gpu_primitives_abi::tuning::{
+    HistogramPolicy, NormGradPolicy, ReducePolicy, RowPolicy, ScanPolicy, SegmentedPolicy,
+    SegmentedSortPolicy, SelectPolicy, SortPolicy, TopKPolicy,
+};
 use std::ops::RangeInclusive;
 use std::sync::OnceLock;
 
@@ -45,7 +54,7 @@ const KNOBS: [Knob; 15] = [
     },
     Knob {
         name: "sort_look_back_tiles",
-        range: 1..=gpu_primitives_abi::tuning::SORT_LOOK_BACK_TILES as u32,
+        range: 1..=SortPolicy::SM90.look_back_tiles as u32,
         power_of_two: false,
         what: "tiles a onesweep pass's look-back reads at once",
         field: |t| &mut t.sort_look_back_tiles,
@@ -141,7 +150,7 @@ pub struct TuningOverrides {
     pub histogram_blocks_per_sm: Option<u32>,
     /// Blocks a multiprocessor of the sort's upfront digit count (1 to 4).
     pub sort_histogram_blocks_per_sm: Option<u32>,
-    /// Tiles a onesweep pass's look-back reads at once (1 to `SORT_LOOK_BACK_TILES`).
+    /// Tiles a onesweep pass's look-back reads at once (1 to the sort policy's `look_back_tiles`).
     pub sort_look_back_tiles: Option<u32>,
     /// The onesweep passes' tiles: 1 the large ones, 2 the small ones where the key type and
     /// payload have them.
@@ -256,6 +265,96 @@ pub(crate) fn overrides() -> &'static TuningOverrides {
     OVERRIDES.get_or_init(TuningOverrides::default)
 }
 
+/// The architecture whose policies give the tile shapes of a workspace size asked without a GPU
+/// (`TempStorage`'s queries, the tiles a call checks against the grid limit before it looks at
+/// the GPU): the shapes are those of every architecture, which the abi's registry test
+/// (`every_architecture_launches_the_registry_s_blocks_and_bounds`) checks.
+pub(crate) const SHAPES_ARCH: u32 = 90;
+
+/// The reduce's policy for a GPU of compute capability `arch` (x 10) under `overrides`.
+pub(crate) fn reduce_for(arch: u32, overrides: &TuningOverrides) -> ReducePolicy {
+    let mut policy = ReducePolicy::for_arch(arch);
+    policy.blocks_per_sm = overrides.reduce_blocks_per_sm.unwrap_or(policy.blocks_per_sm);
+    policy
+}
+
+/// The reduce's policy on `gpu`, the overrides in place.
+pub(crate) fn reduce(gpu: &Gpu) -> ReducePolicy {
+    reduce_for(gpu.info().arch, overrides())
+}
+
+/// The scan's policy on `gpu`, the overrides in place.
+pub(crate) fn scan(gpu: &Gpu) -> ScanPolicy {
+    let mut policy = ScanPolicy::for_arch(gpu.info().arch);
+    let o = overrides();
+    policy.look_back_delay_ns = o.scan_look_back_delay_ns.unwrap_or(policy.look_back_delay_ns);
+    policy
+}
+
+/// The compaction's and the run-length encoding's policy on `gpu`, the overrides in place.
+pub(crate) fn select(gpu: &Gpu) -> SelectPolicy {
+    let mut policy = SelectPolicy::for_arch(gpu.info().arch);
+    let o = overrides();
+    policy.look_back_delay_ns = o.select_look_back_delay_ns.unwrap_or(policy.look_back_delay_ns);
+    policy.non_trivial_runs_look_back_delay_ns = o
+        .non_trivial_runs_look_back_delay_ns
+        .unwrap_or(policy.non_trivial_runs_look_back_delay_ns);
+    policy
+}
+
+/// The segmented scans', segmented reduce's and reduce by key's policy on `gpu`, the overrides
+/// in place.
+pub(crate) fn segmented(gpu: &Gpu) -> SegmentedPolicy {
+    let mut policy = SegmentedPolicy::for_arch(gpu.info().arch);
+    let o = overrides();
+    policy.reduce_look_back_delay_ns = o
+        .segmented_look_back_delay_ns
+        .unwrap_or(policy.reduce_look_back_delay_ns);
+    policy.scan_look_back_delay_ns = o
+        .segmented_scan_look_back_delay_ns
+        .unwrap_or(policy.scan_look_back_delay_ns);
+    policy
+}
+
+/// The histograms' policy on `gpu`, the overrides in place.
+pub(crate) fn histogram(gpu: &Gpu) -> HistogramPolicy {
+    let mut policy = HistogramPolicy::for_arch(gpu.info().arch);
+    policy.blocks_per_sm = overrides()
+        .histogram_blocks_per_sm
+        .unwrap_or(policy.blocks_per_sm);
+    policy
+}
+
+/// The row operations' policy on `gpu` (their overrides change the call's shape, in `rows`).
+pub(crate) fn rows(gpu: &Gpu) -> RowPolicy {
+    RowPolicy::for_arch(gpu.info().arch)
+}
+
+/// The norms' weight and bias gradients' policy on `gpu`.
+pub(crate) fn norm_grad(gpu: &Gpu) -> NormGradPolicy {
+    NormGradPolicy::for_arch(gpu.info().arch)
+}
+
+/// The radix sort's policy for a GPU of compute capability `arch` (x 10) under `overrides`
+/// (the look-back's override is the plan's, which picks it per pass).
+pub(crate) fn sort_for(arch: u32, overrides: &TuningOverrides) -> SortPolicy {
+    let mut policy = SortPolicy::for_arch(arch);
+    policy.histogram_blocks_per_sm = overrides
+        .sort_histogram_blocks_per_sm
+        .unwrap_or(policy.histogram_blocks_per_sm);
+    policy
+}
+
+/// The segmented sort's policy on a GPU of compute capability `arch` (x 10).
+pub(crate) fn segmented_sort_for(arch: u32) -> SegmentedSortPolicy {
+    SegmentedSortPolicy::for_arch(arch)
+}
+
+/// The top-k's policy on `gpu`.
+pub(crate) fn top_k(gpu: &Gpu) -> TopKPolicy {
+    TopKPolicy::for_arch(gpu.info().arch)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{KNOBS, TuningOverrides};
@@ -315,6 +414,26 @@ mod tests {
                 .row_max_group
                 == Some(256)
         );
+    }
+
+    #[test]
+    fn overrides_are_written_over_the_architecture_s_policy() {
+        use gpu_primitives_abi::tuning::{ReducePolicy, SortPolicy};
+        let none = TuningOverrides::default();
+        assert_eq!(super::reduce_for(90, &none), ReducePolicy::SM90);
+        assert_eq!(super::reduce_for(80, &none), ReducePolicy::SM80);
+        assert_eq!(super::sort_for(100, &none), SortPolicy::SM90);
+        let some = TuningOverrides {
+            reduce_blocks_per_sm: Some(7),
+            sort_histogram_blocks_per_sm: Some(2),
+            ..TuningOverrides::default()
+        };
+        assert_eq!(super::reduce_for(86, &some).blocks_per_sm, 7);
+        assert_eq!(
+            super::reduce_for(86, &some).block_threads,
+            ReducePolicy::SM80.block_threads
+        );
+        assert_eq!(super::sort_for(90, &some).histogram_blocks_per_sm, 2);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! | [`sync`] | block, device | barrier, memory fences |
 //! | [`op`] | thread | associative operators (sum, min, max) for reductions and scans |
 //! | [`math`] | thread | fast `f32` math, one PTX instruction each: `exp`, `ln`, `1 / x`, `1 / sqrt`, fused multiply-add |
+//! | [`policy`] | - | the tuning policies of the architecture being built (`cfg(target_feature = "sm_90")`), read in const contexts |
 //! | [`radix`] | thread | the radix sort's key order (ordered bits, digits) and values |
 //! | [`atomic`] | device | atomic add / min / max / compare-and-swap, acquire / release |
 //! | [`shared`] | block | shared memory: static arrays and dynamic shared memory |
@@ -39,6 +40,7 @@ pub mod device;
 pub mod kernels;
 pub mod math;
 pub mod op;
+pub mod policy;
 pub mod radix;
 pub mod shared;
 pub mod sync;

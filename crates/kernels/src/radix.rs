@@ -23,7 +23,7 @@ pub trait RadixBits: Copy + PartialOrd + crate::warp::Shuffle {
     /// The bits from bit `shift` up, shifted down (zero for `shift == WIDTH`): the prefix a
     /// radix select has fixed so far.
     fn above(self, shift: u32) -> Self;
-    /// This prefix followed by one more [`RADIX_BITS`](gpu_primitives_abi::tuning::RADIX_BITS)
+    /// This prefix followed by one more [`RADIX_BITS`](gpu_primitives_abi::layout::RADIX_BITS)
     /// digit (`self << RADIX_BITS | digit`; the prefix is shorter than the width).
     fn push_digit(self, digit: u32) -> Self;
     /// Bits `begin .. end` (`begin <= end <= WIDTH`), shifted down: what a sort by that bit
@@ -69,7 +69,7 @@ macro_rules! radix_bits {
             }
             #[inline(always)]
             fn push_digit(self, digit: u32) -> Self {
-                (((self as u64) << gpu_primitives_abi::tuning::RADIX_BITS) | digit as u64) as $t
+                (((self as u64) << gpu_primitives_abi::layout::RADIX_BITS) | digit as u64) as $t
             }
             #[inline(always)]
             fn bits_in(self, begin: u32, end: u32) -> Self {

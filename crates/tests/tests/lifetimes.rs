@@ -9,7 +9,10 @@
 use gpu_primitives::device::{self, DEVICE_SHARED_BYTES, DeviceVec, DeviceWorkspace, Sum};
 use gpu_primitives::{Error, Gpu, LaunchConfig};
 use gpu_primitives_abi::params::ReduceParams;
-use gpu_primitives_abi::tuning::REDUCE_BLOCK;
+use gpu_primitives_abi::tuning::ReducePolicy;
+
+/// The reduce's block, the same on every architecture (the registry's).
+const REDUCE_BLOCK: u32 = ReducePolicy::SM80.block_threads;
 use libtest_mimic::{Arguments, Completion, Failed, Trial};
 
 type Test = fn() -> Result<Completion, Failed>;

@@ -19,7 +19,8 @@ pub trait Element: Copy + Send + Sync + 'static + sealed::Sealed {
     type Acc: Element<Raw = Self::Acc> + Accumulator + DeviceCopy + bytemuck::Pod + Default + std::fmt::Debug;
     /// Kernel-name part: "f32", "f16", ...
     const NAME: &'static str;
-    /// Items per thread of the scan kernels (a tile is `SCAN_BLOCK * SCAN_ITEMS` elements).
+    /// Items per thread of the scan kernels (a tile is the scan policy's `block_threads *
+    /// SCAN_ITEMS` elements).
     const SCAN_ITEMS: u32;
     /// Elements per 16-byte load of the reduce kernels.
     const VECTOR: u32;

@@ -9,9 +9,6 @@ use crate::{BinRule, DeviceBuffer, Error, Gpu, LaunchConfig, LevelValue, OnStrea
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
 use gpu_primitives_abi::params::HistogramParams;
-use gpu_primitives_abi::tuning::{
-    HISTOGRAM_BLOCK, HISTOGRAM_BLOCKS_PER_SM, HISTOGRAM_LOADS_IN_FLIGHT, HISTOGRAM_MAX_SHARED_BYTES,
-};
 use gpu_primitives_runtime::DeviceCopy;
 
 /// The histograms of evenly spaced bins (`device_histogram_even_<sample>_<counter>`).
@@ -317,13 +314,6 @@ fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
     Ok(())
 }
 
-/// [`HISTOGRAM_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
-fn blocks_per_sm() -> u32 {
-    crate::tuning::overrides()
-        .histogram_blocks_per_sm
-        .unwrap_or(HISTOGRAM_BLOCKS_PER_SM)
-}
-
 /// Check (the views' bounds, the bins, the output's length), clear the counters, and queue the
 /// histogram of `samples`.
 fn launch<S: HistogramSample, C: HistogramCounter>(
@@ -394,17 +384,18 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             )
         }
     };
-    let privatized = shared <= HISTOGRAM_MAX_SHARED_BYTES as u64;
+    let policy = crate::tuning::histogram(on.gpu());
+    let privatized = shared <= policy.max_shared_bytes as u64;
     let per_block =
-        HISTOGRAM_BLOCK as usize * (16 / size_of::<S::Raw>()) * HISTOGRAM_LOADS_IN_FLIGHT as usize;
+        policy.block_threads as usize * (16 / size_of::<S::Raw>()) * policy.loads_in_flight as usize;
     let grid = n
         .div_ceil(per_block)
-        .min((blocks_per_sm() * on.gpu().info().multiprocessors) as usize)
+        .min((policy.blocks_per_sm * on.gpu().info().multiprocessors) as usize)
         .max(1);
     let kernel = crate::module(on.gpu())?.kernel::<HistogramParams<S::Raw, S::Level, C>>(
         crate::registered(kernels, &[S::NAME, C::NAME])?.name,
     )?;
-    let mut config = LaunchConfig::new(grid as u32, HISTOGRAM_BLOCK);
+    let mut config = LaunchConfig::new(grid as u32, policy.block_threads);
     if privatized {
         config = config.with_shared_mem(shared as u32);
     }
@@ -435,7 +426,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
 /// `min(floor((x - lower) * scale), bins - 1)`, `scale = bins / (upper - lower)`, in the level
 /// type ([`HistogramLevel::even_bin`] computes the same on the host). Counts are exact and
 /// deterministic (integer atomics). Each block counts in shared memory while `bins` `u32`
-/// counters fit in [`HISTOGRAM_MAX_SHARED_BYTES`] (12,288 bins); past that, every sample is one
+/// counters fit in the histogram policy's `max_shared_bytes` (12,288 bins); past that, every sample is one
 /// global atomic (correct for any number of bins, slower).
 ///
 /// # Errors
@@ -475,7 +466,7 @@ pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
 /// being `[levels[b], levels[b + 1])`, into `histogram[0..bins]` (overwritten) (CUB's
 /// `DeviceHistogram::HistogramRange`). Samples below the first level, from the last up, and
 /// NaN are not counted. Each sample's bin is found by binary search over the levels (in shared
-/// memory while the counters and levels fit in [`HISTOGRAM_MAX_SHARED_BYTES`]).
+/// memory while the counters and levels fit in the histogram policy's `max_shared_bytes`).
 ///
 /// The levels are copied to the device through `workspace`, which waits for the stream's
 /// earlier work (the call then returns once the histogram is queued).

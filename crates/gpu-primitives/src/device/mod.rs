@@ -87,17 +87,12 @@ pub use element::{
 pub(crate) use element::{Bound, check_bound};
 pub use gpu_primitives_abi::layout::{DEVICE_SHARED_BYTES, select_shared_bytes};
 pub use gpu_primitives_abi::params::{CompareKind, LookBackStatus};
-// The tuned launch shapes are the library's own (`TuningOverrides` changes them for a
-// measurement); only the limits of the API are public.
+// The tuned launch shapes are the library's own (the policies of `crate::tuning`, which
+// `TuningOverrides` changes for a measurement); only the limits of the API are public.
 /// The most keys one sort (and one segment of a segmented sort, and one top-k) takes.
-pub use gpu_primitives_abi::tuning::SORT_MAX_KEYS;
+pub use gpu_primitives_abi::layout::SORT_MAX_KEYS;
 /// The largest `k` the per-row [`top_k`] takes by radix select; a larger one sorts each row.
-pub use gpu_primitives_abi::tuning::TOP_K_SELECT_MAX_K;
-pub(crate) use gpu_primitives_abi::tuning::{
-    NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
-    REDUCE_SINGLE_LAUNCH_MAX, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_MIN_TILES, SCAN_LOOK_BACK_DELAY_NS,
-    SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS,
-};
+pub use gpu_primitives_abi::layout::TOP_K_SELECT_MAX_K;
 pub use histogram::{
     HISTOGRAM_SAMPLE_NAMES, HistogramCounter, HistogramLevel, HistogramSample, check_even_bins,
     check_range_levels, histogram_even, histogram_even_slice, histogram_range, histogram_range_slice,
@@ -142,55 +137,27 @@ pub enum ScanKind {
     Exclusive,
 }
 
-/// A tuned look-back delay of one family of single-pass kernels: nanoseconds warp 0 sleeps
-/// after publishing a tile's aggregate before it reads the predecessors' status.
-pub(crate) struct LookBackDelay {
-    /// Its field of the [`TuningOverrides`](crate::TuningOverrides).
-    overridden: fn(&crate::TuningOverrides) -> Option<u32>,
-    /// The tuned value (`abi::tuning`).
-    default: u32,
-}
-
-impl LookBackDelay {
-    /// `default` (ns), or the override `overridden` reads where one is in place.
-    pub(crate) const fn new(overridden: fn(&crate::TuningOverrides) -> Option<u32>, default: u32) -> Self {
-        Self { overridden, default }
-    }
-
-    /// The delay of a grid of `tiles` tiles: the tuned one (or its override) from
-    /// [`SCAN_LOOK_BACK_DELAY_MIN_TILES`] tiles on; 0 below, where the tiles are all resident
-    /// together and the delay would only add to the call's latency.
-    pub(crate) fn for_tiles(&self, tiles: usize) -> u32 {
-        if tiles < SCAN_LOOK_BACK_DELAY_MIN_TILES {
-            return 0;
-        }
-        self.value(crate::tuning::overrides())
-    }
-
-    /// The delay past the threshold under `overrides`.
-    fn value(&self, overrides: &crate::TuningOverrides) -> u32 {
-        (self.overridden)(overrides).unwrap_or(self.default)
-    }
+/// The look-back delay of a single-pass kernel's grid of `tiles` tiles: `delay_ns` (a policy's
+/// tuned delay, or its override) from `min_tiles` tiles on (the policy's
+/// `look_back_delay_min_tiles`); 0 below, where the tiles are all resident together and the
+/// delay would only add to the call's latency. Warp 0 of each tile sleeps this long after
+/// publishing its aggregate before it reads the predecessors' status.
+pub(crate) fn look_back_delay(tiles: usize, min_tiles: usize, delay_ns: u32) -> u32 {
+    if tiles < min_tiles { 0 } else { delay_ns }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{LookBackDelay, SCAN_LOOK_BACK_DELAY_MIN_TILES};
-    use crate::TuningOverrides;
+    use super::look_back_delay;
+    use gpu_primitives_abi::tuning::ScanPolicy;
 
     #[test]
     fn look_back_delay_is_zero_for_small_grids_and_tuned_above() {
-        // No override of the scan's delay is installed in the unit tests.
-        static DELAY: LookBackDelay = LookBackDelay::new(|t| t.scan_look_back_delay_ns, 1234);
-        assert_eq!(DELAY.for_tiles(0), 0);
-        assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES - 1), 0);
-        assert_eq!(DELAY.for_tiles(SCAN_LOOK_BACK_DELAY_MIN_TILES), 1234);
-        assert_eq!(DELAY.for_tiles(1 << 20), 1234);
-        let overridden = TuningOverrides {
-            scan_look_back_delay_ns: Some(0),
-            ..TuningOverrides::default()
-        };
-        assert_eq!(DELAY.value(&overridden), 0);
-        assert_eq!(DELAY.value(&TuningOverrides::default()), 1234);
+        let min = ScanPolicy::SM90.look_back_delay_min_tiles;
+        assert_eq!(look_back_delay(0, min, 1234), 0);
+        assert_eq!(look_back_delay(min - 1, min, 1234), 0);
+        assert_eq!(look_back_delay(min, min, 1234), 1234);
+        assert_eq!(look_back_delay(1 << 20, min, 1234), 1234);
+        assert_eq!(look_back_delay(1 << 20, min, 0), 0);
     }
 }

@@ -8,8 +8,8 @@ use super::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::radix_select_shared_bytes;
+use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS};
 use gpu_primitives_abi::params::{RadixSelectTopKParams, radix_select_step};
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_BLOCK, RADIX_SELECT_BLOCKS_PER_SM};
 
 /// The steps of the device-wide top-k (`device_radix_select_top_k_<key>`).
 const RADIX_SELECT: &Family = families::family("device_radix_select_top_k");
@@ -198,10 +198,12 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     let kernel = crate::module(on.gpu())?
         .kernel::<RadixSelectTopKParams<K::Raw>>(crate::registered(RADIX_SELECT, &[K::NAME])?.name)?;
     let vector = 16 / size_of::<K::Raw>();
-    let blocks = (on.gpu().info().multiprocessors * RADIX_SELECT_BLOCKS_PER_SM)
-        .min(n.div_ceil(RADIX_SELECT_BLOCK as usize * vector) as u32)
+    let policy = crate::tuning::top_k(on.gpu());
+    let block = policy.radix_select_block_threads;
+    let blocks = (on.gpu().info().multiprocessors * policy.radix_select_blocks_per_sm)
+        .min(n.div_ceil(block as usize * vector) as u32)
         .max(1);
-    let config = LaunchConfig::new(blocks, RADIX_SELECT_BLOCK).with_shared_mem(radix_select_shared_bytes());
+    let config = LaunchConfig::new(blocks, block).with_shared_mem(radix_select_shared_bytes());
     let stream = on.stream();
     let mut selection = Selection::new(K::BITS, n, k);
     let mut params = RadixSelectTopKParams::<K::Raw> {
@@ -283,11 +285,8 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     // gather wrote the indices in no order), then the pairs sorted stably by key.
     sort_keys_in_place::<u64>(on, indices_out.slice(0..k), by_index, workspace)?;
     params.step = radix_select_step::LOAD_KEYS;
-    let load = LaunchConfig::new(
-        blocks.min(k.div_ceil(RADIX_SELECT_BLOCK as usize) as u32),
-        RADIX_SELECT_BLOCK,
-    )
-    .with_shared_mem(radix_select_shared_bytes());
+    let load = LaunchConfig::new(blocks.min(k.div_ceil(block as usize) as u32), block)
+        .with_shared_mem(radix_select_shared_bytes());
     // SAFETY: the k indices the gather wrote (checked: exactly k), sorted in place, each
     // first_index + i for an i < n; k keys written to values_out's first k places (checked).
     unsafe { stream.launch(&kernel, load, &params)? };

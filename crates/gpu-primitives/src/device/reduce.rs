@@ -1,33 +1,24 @@
 //! Device-wide reduce.
 
+use super::DEVICE_SHARED_BYTES;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::{Arena, DeviceWorkspace, InUse};
-use super::{
-    DEVICE_SHARED_BYTES, REDUCE_BLOCK, REDUCE_BLOCKS_PER_SM, REDUCE_SINGLE_BLOCK_MAX,
-    REDUCE_SINGLE_LAUNCH_MAX,
-};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
-use gpu_primitives_abi::tuning::REDUCE_LOADS_IN_FLIGHT;
+use gpu_primitives_abi::tuning::ReducePolicy;
 
-/// [`REDUCE_BLOCKS_PER_SM`], or its override ([`TuningOverrides`](crate::TuningOverrides)).
-fn blocks_per_sm() -> u32 {
-    crate::tuning::overrides()
-        .reduce_blocks_per_sm
-        .unwrap_or(REDUCE_BLOCKS_PER_SM)
-}
-
-/// The launch shape of the first pass over `n` elements: enough blocks for
-/// [`REDUCE_LOADS_IN_FLIGHT`] 16-byte loads per thread, at most [`REDUCE_BLOCKS_PER_SM`] per
-/// multiprocessor; one block up to [`REDUCE_SINGLE_BLOCK_MAX`] elements.
+/// The launch shape of the first pass over `n` elements under `gpu`'s reduce policy
+/// (`ReducePolicy`, its override in place): enough blocks for `loads_in_flight` 16-byte loads per
+/// thread, at most `blocks_per_sm` per multiprocessor; one block up to `single_block_max_items`.
 pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
-    if n <= REDUCE_SINGLE_BLOCK_MAX {
+    let policy = crate::tuning::reduce(gpu);
+    if n <= policy.single_block_max_items {
         return 1;
     }
-    let per_block = REDUCE_BLOCK as usize * vector as usize * REDUCE_LOADS_IN_FLIGHT as usize;
-    let cap = blocks_per_sm() * gpu.info().multiprocessors;
+    let per_block = policy.block_threads as usize * vector as usize * policy.loads_in_flight as usize;
+    let cap = policy.blocks_per_sm * gpu.info().multiprocessors;
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
 }
 
@@ -37,6 +28,9 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
 /// return to the host).
 pub(crate) struct TwoLevel {
     blocks: u32,
+    /// The reduce policy of the GPU planned for (its override in place): the launches' block
+    /// and the single launch's bound.
+    policy: ReducePolicy,
     partials: Region,
     pub(crate) need: TempStorage,
 }
@@ -47,6 +41,7 @@ pub(crate) fn two_level_plan(gpu: &Gpu, n: usize, vector: u32, words_per_slot: u
     let (scratch, partials) = TempStorage::region((blocks as usize).saturating_mul(8 * words_per_slot));
     TwoLevel {
         blocks,
+        policy: crate::tuning::reduce(gpu),
         partials,
         need: TempStorage {
             control: true,
@@ -56,9 +51,10 @@ pub(crate) fn two_level_plan(gpu: &Gpu, n: usize, vector: u32, words_per_slot: u
 }
 
 /// Queue a reduction of `n` elements in up to two levels, the shape every device reduction
-/// shares (reduce, argmin / argmax, dot), as `plan` (of `n` elements) says:
-/// - one block (`n <= REDUCE_SINGLE_BLOCK_MAX`): `first(1, result, null)` writes the result;
-/// - one launch (`n <= REDUCE_SINGLE_LAUNCH_MAX`): `first(blocks, partials, counter)`, whose last
+/// shares (reduce, argmin / argmax, dot), as `plan` (of `n` elements, under its reduce policy)
+/// says:
+/// - one block (`n <= single_block_max_items`): `first(1, result, null)` writes the result;
+/// - one launch (`n <= single_launch_max_items`): `first(blocks, partials, counter)`, whose last
 ///   block reduces the partials into `result`;
 /// - two launches: `first(blocks, partials, null)`, then `second(partials, blocks)` (one block).
 ///
@@ -75,12 +71,13 @@ pub(crate) fn two_level(
     second: impl FnOnce(LaunchConfig, u64, usize) -> Result<()>,
 ) -> Result<()> {
     let blocks = plan.blocks;
+    let policy = plan.policy;
     let partials = arena.carve(plan.partials, plan.partials.bytes)?;
     let blocks_done = workspace.blocks_done()?;
-    let shape = |grid| LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let shape = |grid| LaunchConfig::new(grid, policy.block_threads).with_shared_mem(DEVICE_SHARED_BYTES);
     if blocks == 1 {
         first(shape(1), result, 0)
-    } else if n <= REDUCE_SINGLE_LAUNCH_MAX {
+    } else if n <= policy.single_launch_max_items {
         first(shape(blocks), partials, blocks_done)
     } else {
         first(shape(blocks), partials, 0)?;
@@ -96,7 +93,7 @@ pub(crate) fn two_level_storage(gpu: &Gpu, n: usize, vector: u32, words_per_slot
 impl TempStorage {
     /// [`reduce`] and [`reduce_into`] of `n` elements of `T` on `gpu` (its multiprocessor count
     /// sets the first pass's blocks): 8 bytes a block, at most
-    /// [`REDUCE_BLOCKS_PER_SM`] blocks a multiprocessor, and a 16-byte result slot.
+    /// the reduce policy's `blocks_per_sm` blocks a multiprocessor, and a 16-byte result slot.
     pub fn reduce<T: Element>(gpu: &Gpu, n: usize) -> Self {
         two_level_storage(gpu, n, T::VECTOR, REDUCE_SLOT_WORDS)
     }
@@ -180,8 +177,8 @@ pub(crate) fn launch<T: Element, Op: Operator>(
 /// - `n = 0` gives the operator's identity (0, `+inf` / `MAX` for min, `-inf` / `MIN` for max).
 /// - f16 / bf16 are combined in f32 and the result is f32.
 /// - Deterministic: bitwise-equal results for the same input on the same GPU.
-/// - One block up to [`REDUCE_SINGLE_BLOCK_MAX`] elements; one launch up to
-///   [`REDUCE_SINGLE_LAUNCH_MAX`] (the last block to finish reduces the partials, picked by an
+/// - One block up to the reduce policy's `single_block_max_items` elements; one launch up to
+///   its `single_launch_max_items` (the last block to finish reduces the partials, picked by an
 ///   integer atomic counter); two launches above.
 ///
 /// # Errors

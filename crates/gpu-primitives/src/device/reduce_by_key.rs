@@ -2,23 +2,24 @@
 //! `DeviceSelect::UniqueByKey`): one pass with decoupled look-back over runs of equal
 //! consecutive keys (kernels `device::reduce_by_key`).
 
-use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element, Operator, Sum, check_bound, check_room};
-use super::segmented_scan::{SEGMENTED_DELAY, ScanKey};
+use super::look_back_delay;
+use super::segmented_scan::ScanKey;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::reduce_by_key_layout;
 use gpu_primitives_abi::params::ReduceByKeyParams;
-use gpu_primitives_abi::tuning::reduce_by_key_items;
+use gpu_primitives_abi::tuning::SegmentedPolicy;
 
 /// The reduce-by-key kernels (`device_reduce_by_key_<key>_<element>_<op>`); unique by key
 /// launches the `sum` ones.
 const REDUCE_BY_KEY: &Family = families::family("device_reduce_by_key");
 
 /// The plan of one call over `n` items: the items a tile holds, the tiles (one block each) and
-/// the dynamic shared memory of a block. Pure: a function of the types and `n`.
+/// the dynamic shared memory of a block. Pure: a function of the types and `n` (and of the
+/// segmented policy's tile shape, the same on every architecture).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReduceByKeyPlan {
     /// Items a tile.
@@ -39,7 +40,9 @@ impl ReduceByKeyPlan {
         if n > max {
             return Err(Error::TooManyKeys { what, keys: n, max });
         }
-        let tile = SCAN_BLOCK as usize * reduce_by_key_items(size_of::<K>(), size_of::<T::Acc>());
+        let policy = SegmentedPolicy::for_arch(crate::tuning::SHAPES_ARCH);
+        let tile =
+            policy.block_threads as usize * policy.reduce_by_key_items(size_of::<K>(), size_of::<T::Acc>());
         let (key_bytes, raw_bytes, acc_bytes) = (size_of::<K>(), size_of::<T::Raw>(), size_of::<T::Acc>());
         let shared_bytes =
             reduce_by_key_layout(tile as u32, key_bytes as u32, raw_bytes as u32, acc_bytes as u32).total;
@@ -138,7 +141,9 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
     let kernel = crate::module(on.gpu())?.kernel::<ReduceByKeyParams<K, T::Raw, T::Acc>>(name)?;
     let mut workspace = workspace.begin(on.stream(), &plan.temp_storage())?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, plan.tiles)?;
-    let config = LaunchConfig::new(plan.tiles as u32, SCAN_BLOCK).with_shared_mem(plan.shared_bytes);
+    let policy = crate::tuning::segmented(on.gpu());
+    let config =
+        LaunchConfig::new(plan.tiles as u32, policy.block_threads).with_shared_mem(plan.shared_bytes);
     let params = ReduceByKeyParams {
         keys: keys.address as *const K,
         values: values.address as *const T::Raw,
@@ -148,13 +153,17 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
         num_runs: out.num_runs.address as *mut u64,
         n,
         status,
-        look_back_delay_ns: SEGMENTED_DELAY.for_tiles(plan.tiles),
+        look_back_delay_ns: look_back_delay(
+            plan.tiles,
+            policy.look_back_delay_min_tiles,
+            policy.reduce_look_back_delay_ns,
+        ),
         unique: unique as u32,
     };
     // SAFETY: the keys and values hold 0 < n < 2^32 items each (checked above); the outputs
     // have room for n runs and `num_runs` one u64, all distinct memory by the views' borrows; the
     // workspace gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and
-    // an epoch newer than every slot's; one block of SCAN_BLOCK threads per tile of the plan,
+    // an epoch newer than every slot's; one block of `block_threads` threads per tile of the plan,
     // with the shared memory of its layout.
     unsafe { on.stream().launch(&kernel, config, &params)? };
     workspace.look_back_launched();

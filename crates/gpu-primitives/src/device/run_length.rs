@@ -2,17 +2,15 @@
 //! [`non_trivial_runs`] (offset and length of every run longer than one item), one pass with
 //! decoupled look-back (kernels `device::run_length`), as CUB's `DeviceRunLengthEncode`.
 
-use super::SELECT_BLOCK;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound, check_room};
-use super::select::SELECT_DELAY;
+use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use super::{LookBackDelay, NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
-use gpu_primitives_abi::tuning::run_items;
+use gpu_primitives_abi::tuning::SelectPolicy;
 
 /// The run-length encodings (`device_run_length_encode_<element>`).
 const RUN_LENGTH_ENCODE: &Family = families::family("device_run_length_encode");
@@ -28,16 +26,11 @@ struct RunTargets<'o, T> {
     num_runs: DeviceViewMut<'o, u64>,
 }
 
-/// The non-trivial runs' look-back delay: [`NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS`], or
-/// its override (the encoding's is the compaction's).
-static NON_TRIVIAL_DELAY: LookBackDelay = LookBackDelay::new(
-    |t| t.non_trivial_runs_look_back_delay_ns,
-    NON_TRIVIAL_RUNS_LOOK_BACK_DELAY_NS,
-);
-
-/// The items a run-length tile of `T` holds and the tiles of `n` items (one block each).
+/// The items a run-length tile of `T` holds and the tiles of `n` items (one block each; the
+/// select policy's tile, the same on every architecture).
 fn run_tiles<T: Element>(n: usize) -> (usize, usize) {
-    let tile = SELECT_BLOCK as usize * run_items(T::VECTOR as usize);
+    let policy = SelectPolicy::for_arch(crate::tuning::SHAPES_ARCH);
+    let tile = policy.block_threads as usize * policy.run_items(T::VECTOR as usize);
     (tile, n.div_ceil(tile))
 }
 
@@ -52,8 +45,8 @@ fn too_long(family: &'static str, n: usize) -> Error {
 
 impl TempStorage {
     /// [`run_length_encode`] and [`non_trivial_runs`] of `n` elements of `T`: 16 bytes of
-    /// look-back status a tile of `SELECT_BLOCK * run_items(T::VECTOR)` elements, and the tile
-    /// counter; nothing for `n = 0`.
+    /// look-back status a tile of `block_threads * run_items(T::VECTOR)` elements (the select
+    /// policy's), and the tile counter; nothing for `n = 0`.
     ///
     /// # Errors
     /// [`Error::TooManyKeys`] where the call would fail: `n` of 2^32 or more.
@@ -89,10 +82,22 @@ fn launch<T: Element>(
         ],
     )?;
     let n = input.len;
+    // The encoding's look-back delay is the compaction's, the non-trivial runs' their own.
+    let policy = crate::tuning::select(on.gpu());
     let (family, kernels, most_runs, delay) = if out.unique.is_some() {
-        ("run_length_encode", RUN_LENGTH_ENCODE, n, &SELECT_DELAY)
+        (
+            "run_length_encode",
+            RUN_LENGTH_ENCODE,
+            n,
+            policy.look_back_delay_ns,
+        )
     } else {
-        ("non_trivial_runs", NON_TRIVIAL_RUNS, n / 2, &NON_TRIVIAL_DELAY)
+        (
+            "non_trivial_runs",
+            NON_TRIVIAL_RUNS,
+            n / 2,
+            policy.non_trivial_runs_look_back_delay_ns,
+        )
     };
     if n > u32::MAX as usize {
         return Err(too_long(family, n));
@@ -121,7 +126,7 @@ fn launch<T: Element>(
     let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(StatusLayout::Pair, tiles))?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let shared = run_layout(tile as u32, size_of::<T::Raw>() as u32).total;
-    let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
+    let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(shared);
     let params = RunParams {
         input: input.address as *const T::Raw,
         unique: out.unique.map_or(0, |u| u.address) as *mut T::Raw,
@@ -130,7 +135,7 @@ fn launch<T: Element>(
         num_runs: out.num_runs.address as *mut u64,
         n,
         status,
-        look_back_delay_ns: delay.for_tiles(tiles),
+        look_back_delay_ns: look_back_delay(tiles, policy.look_back_delay_min_tiles, delay),
     };
     // SAFETY: `input` holds n < 2^32 elements; the outputs have room for every run (checked
     // above) and `num_runs` one u64, all distinct memory by the views' borrows; the workspace

@@ -3,18 +3,17 @@
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, SCAN_LOOK_BACK_DELAY_NS, ScanKind};
+use super::{DEVICE_SHARED_BYTES, ScanKind, look_back_delay};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::ScanParams;
+use gpu_primitives_abi::tuning::ScanPolicy;
 
-/// The scans' look-back delay: [`SCAN_LOOK_BACK_DELAY_NS`], or its override.
-static SCAN_DELAY: LookBackDelay = LookBackDelay::new(|t| t.scan_look_back_delay_ns, SCAN_LOOK_BACK_DELAY_NS);
-
-/// The tiles of a scan of `n` elements of `T` (one block each), or an error past the grid
-/// limit.
+/// The tiles of a scan of `n` elements of `T` (one block each, of the scan policy's threads:
+/// the same on every architecture), or an error past the grid limit.
 fn scan_tiles<T: Element>(n: usize) -> Result<usize> {
-    let tile = SCAN_BLOCK as usize * T::SCAN_ITEMS as usize;
+    let block = ScanPolicy::for_arch(crate::tuning::SHAPES_ARCH).block_threads;
+    let tile = block as usize * T::SCAN_ITEMS as usize;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
         return Err(Error::PastGridLimit {
@@ -34,7 +33,7 @@ fn scan_layout<T: Element>() -> StatusLayout {
 
 impl TempStorage {
     /// [`inclusive_scan`], [`exclusive_scan`] and [`scan_in_place`] of `n` elements of `T`:
-    /// 16 bytes of look-back status a tile of `SCAN_BLOCK * T::SCAN_ITEMS` elements, and the
+    /// 16 bytes of look-back status a tile of `block_threads * T::SCAN_ITEMS` elements, and the
     /// tile counter; nothing for `n = 0`.
     ///
     /// # Errors
@@ -67,7 +66,8 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     )?;
     let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(scan_layout::<T>(), tiles))?;
     let status = workspace.look_back_tiles(scan_layout::<T>(), tiles)?;
-    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let policy = crate::tuning::scan(on.gpu());
+    let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,
         output: output as *mut T::Acc,
@@ -75,7 +75,11 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         n,
         status,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: SCAN_DELAY.for_tiles(tiles),
+        look_back_delay_ns: look_back_delay(
+            tiles,
+            policy.look_back_delay_min_tiles,
+            policy.look_back_delay_ns,
+        ),
     };
     // SAFETY: `input` and `output` address n elements, `initial` is 0 or one value (the callers
     // check); the workspace gives

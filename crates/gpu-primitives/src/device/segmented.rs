@@ -1,10 +1,10 @@
 //! Segmented reduce: one value per segment, the segments equal-length rows or given by CSR
 //! offsets.
 
+use super::DEVICE_SHARED_BYTES;
 use super::element::{Bound, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::segmented_scan::{Family, Heads, SegmentOffsets, check_fit, launch};
 use super::workspace::DeviceWorkspace;
-use super::{DEVICE_SHARED_BYTES, REDUCE_BLOCK};
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::SegmentedReduceParams;
@@ -143,7 +143,8 @@ fn reduce_rows<T: Element, Op: Operator>(
         .name,
     )?;
     let grid = rows.min(8 * on.gpu().info().multiprocessors as usize) as u32;
-    let config = LaunchConfig::new(grid, REDUCE_BLOCK).with_shared_mem(DEVICE_SHARED_BYTES);
+    let config = LaunchConfig::new(grid, crate::tuning::reduce(on.gpu()).block_threads)
+        .with_shared_mem(DEVICE_SHARED_BYTES);
     let params = SegmentedReduceParams {
         input: input.address as *const T::Raw,
         row_len,

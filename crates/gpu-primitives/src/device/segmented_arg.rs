@@ -3,10 +3,10 @@
 //! `device::segmented_scan::segmented_reduce_tile` over (value, index) pairs), as CUB's
 //! `DeviceSegmentedReduce::ArgMin` / `ArgMax`.
 
-use super::SCAN_BLOCK;
 use super::element::{DeviceView, DeviceViewMut, Element, check_bound};
+use super::look_back_delay;
 use super::segmented_scan::{
-    SEGMENTED_DELAY, SegmentOffsets, check_fit, segmented_need, segmented_storage, tile_starts, tiles_for,
+    SegmentOffsets, check_fit, segmented_need, segmented_storage, tile_starts, tiles_for,
 };
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
@@ -14,7 +14,7 @@ use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::SegmentedArgParams;
-use gpu_primitives_abi::tuning::segmented_reduce_items;
+use gpu_primitives_abi::tuning::SegmentedPolicy;
 
 mod sealed {
     pub trait Sealed {}
@@ -35,14 +35,16 @@ macro_rules! arg_elements {
 }
 gpu_primitives_abi::segment_arg_table!(arg_elements);
 
-/// The items a tile of the segmented argmin / argmax over `T` holds (the segmented reduce's).
+/// The items a tile of the segmented argmin / argmax over `T` holds (the segmented reduce's;
+/// the same on every architecture).
 fn segmented_arg_tile<T: Element>() -> usize {
-    SCAN_BLOCK as usize * segmented_reduce_items(size_of::<T::Acc>())
+    let policy = SegmentedPolicy::for_arch(crate::tuning::SHAPES_ARCH);
+    policy.block_threads as usize * policy.reduce_items(size_of::<T::Acc>())
 }
 
 impl TempStorage {
     /// [`segmented_argmin`] and [`segmented_argmax`] of `n` items of `T`: 16 bytes of
-    /// look-back status a tile and, from `SEGMENT_TILE_STARTS_MIN_TILES` tiles on, 4 bytes a
+    /// look-back status a tile and, from the segmented policy's `tile_starts_min_tiles` tiles on, 4 bytes a
     /// tile for where each starts.
     ///
     /// # Errors
@@ -98,8 +100,9 @@ fn segmented_arg<T: SegmentArgElement>(
     let mut workspace = workspace.begin(on.stream(), &need)?;
     let starts = tile_starts(on, segments, tile, tiles, &workspace, starts)?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
-    let config =
-        LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(segmented_shared_bytes(tile as u32));
+    let policy = crate::tuning::segmented(on.gpu());
+    let config = LaunchConfig::new(tiles as u32, policy.block_threads)
+        .with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {
         input: input.address() as *const T::Raw,
         values: values.address() as *mut T::Acc,
@@ -109,13 +112,17 @@ fn segmented_arg<T: SegmentArgElement>(
         segments: count,
         tile_starts: starts as *const u32,
         status,
-        look_back_delay_ns: SEGMENTED_DELAY.for_tiles(tiles),
+        look_back_delay_ns: look_back_delay(
+            tiles,
+            policy.look_back_delay_min_tiles,
+            policy.reduce_look_back_delay_ns,
+        ),
     };
     // SAFETY: `input` addresses n < 2^32 elements, the outputs one value and one index per
     // segment (checked above), the offsets are checked ones that fit n, the tile starts are
     // queued before on the stream (tiles + 1 of them); the workspace gives 16
     // bytes of status per tile (16-byte aligned), a counter, the tile base and an epoch newer
-    // than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of SCAN_BLOCK
+    // than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of `block_threads`
     // threads and the shared memory of the tile's heads.
     unsafe { on.stream().launch(&kernel, config, &params)? };
     workspace.look_back_launched();

@@ -10,16 +10,17 @@
 use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::{DeviceWorkspace, InUse, StatusLayout};
-use super::{DEVICE_SHARED_BYTES, LookBackDelay, SCAN_BLOCK, ScanKind};
+use super::{DEVICE_SHARED_BYTES, ScanKind, look_back_delay};
 use crate::{Error, LaunchConfig, OffsetRule, OnStream, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::{SegmentTileStartsParams, SegmentedScanParams};
-use gpu_primitives_abi::tuning::{
-    SEGMENT_TILE_STARTS_MIN_TILES, SEGMENTED_LOOK_BACK_DELAY_NS, SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
-    segmented_items, segmented_reduce_items,
-};
+use gpu_primitives_abi::tuning::SegmentedPolicy;
+
+/// The segmented family's tile shapes and tile-starts threshold, which a workspace size asked
+/// without a GPU needs: the same on every architecture (`crate::tuning::SHAPES_ARCH`).
+const SHAPES: SegmentedPolicy = SegmentedPolicy::for_arch(crate::tuning::SHAPES_ARCH);
 
 /// The scans by key (`device_scan_by_<key>_key_<element>_<op>`).
 const SCAN_BY_KEY: &families::Family = families::family("device_scan_by");
@@ -173,18 +174,6 @@ impl ScanKey for i64 {
     const VECTOR: u32 = <u64 as ScanKey>::VECTOR;
 }
 
-/// The segmented reduce's look-back delay (sums and arg-extremes by offsets):
-/// [`SEGMENTED_LOOK_BACK_DELAY_NS`], or its override.
-pub(crate) static SEGMENTED_DELAY: LookBackDelay =
-    LookBackDelay::new(|t| t.segmented_look_back_delay_ns, SEGMENTED_LOOK_BACK_DELAY_NS);
-
-/// The segmented scans' look-back delay (by key and by offsets):
-/// [`SEGMENTED_SCAN_LOOK_BACK_DELAY_NS`], or its override.
-static SEGMENTED_SCAN_DELAY: LookBackDelay = LookBackDelay::new(
-    |t| t.segmented_scan_look_back_delay_ns,
-    SEGMENTED_SCAN_LOOK_BACK_DELAY_NS,
-);
-
 /// Where the heads come from, as the kernel's parameters say.
 pub(crate) enum Heads<'s, 'o> {
     /// Key changes: the kernel for keys of `kernel_key` bits at `address`, with the wider of
@@ -222,9 +211,11 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         Heads::Offsets { .. } => None,
     };
     let tile = segmented_tile::<T>(family, key_vector);
-    let (kind, delay): (_, &'static LookBackDelay) = match family {
-        Family::Scan(kind) => (kind, &SEGMENTED_SCAN_DELAY),
-        Family::Reduce => (ScanKind::Inclusive, &SEGMENTED_DELAY),
+    // The segmented scans' look-back delay, or the segmented reduce's (sums by offsets).
+    let policy = crate::tuning::segmented(on.gpu());
+    let (kind, delay) = match family {
+        Family::Scan(kind) => (kind, policy.scan_look_back_delay_ns),
+        Family::Reduce => (ScanKind::Inclusive, policy.reduce_look_back_delay_ns),
     };
     let (family, kernels) = match family {
         Family::Scan(_) => (
@@ -265,7 +256,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     // The key type of the parameters is a pointer's: any 8-byte stand-in has the same layout.
     let kernel = crate::module(on.gpu())?.kernel::<SegmentedScanParams<T::Raw, T::Acc, u64>>(name)?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
-    let config = LaunchConfig::new(tiles as u32, SCAN_BLOCK).with_shared_mem(shared);
+    let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(shared);
     let params = SegmentedScanParams {
         input: input.address as *const T::Raw,
         output: output as *mut T::Acc,
@@ -276,14 +267,14 @@ pub(crate) fn launch<T: Element, Op: Operator>(
         tile_starts: starts as *const u32,
         status,
         exclusive: (kind == ScanKind::Exclusive) as u32,
-        look_back_delay_ns: delay.for_tiles(tiles),
+        look_back_delay_ns: look_back_delay(tiles, policy.look_back_delay_min_tiles, delay),
     };
     // SAFETY: the callers check that `input` (and the keys) address n elements, the output n
     // values (scans) or one per segment (reduce), and that the offsets are checked ones that
     // fit n; their tile starts (tiles + 1) are queued before on the stream; the workspace
     // gives 16 bytes of status per tile (16-byte aligned), a counter, the tile base and an
     // epoch newer than every slot's; the grid has exactly max(1, ceil(n / tile)) blocks of
-    // SCAN_BLOCK threads and the shared memory the family needs.
+    // `block_threads` threads and the shared memory the family needs.
     unsafe { on.stream().launch(&kernel, config, &params)? };
     workspace.look_back_launched();
     Ok(())
@@ -294,16 +285,16 @@ pub(crate) fn launch<T: Element, Op: Operator>(
 fn segmented_tile<T: Element>(family: Family, key_vector: Option<u32>) -> usize {
     let acc = size_of::<T::Acc>();
     let items = match (family, key_vector) {
-        (Family::Reduce, _) => segmented_reduce_items(acc),
-        (Family::Scan(_), Some(vector)) => segmented_items(vector as usize, acc),
-        (Family::Scan(_), None) => segmented_items(T::VECTOR as usize, acc),
+        (Family::Reduce, _) => SHAPES.reduce_items(acc),
+        (Family::Scan(_), Some(vector)) => SHAPES.scan_items(vector as usize, acc),
+        (Family::Scan(_), None) => SHAPES.scan_items(T::VECTOR as usize, acc),
     };
-    SCAN_BLOCK as usize * items
+    SHAPES.block_threads as usize * items
 }
 
 /// What a segmented kernel over `n` items in tiles of `tile` needs of the workspace: the
 /// look-back status of its tiles and, by offsets, their starts (from
-/// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, see [`tile_starts`]).
+/// the segmented policy's `tile_starts_min_tiles` tiles on, see [`tile_starts`]).
 pub(crate) fn segmented_storage(
     family: &'static str,
     n: usize,
@@ -332,7 +323,8 @@ pub(crate) fn segmented_need(tiles: usize, by_offsets: bool) -> (TempStorage, Re
 impl TempStorage {
     /// [`segmented_inclusive_scan`] and [`segmented_exclusive_scan`] of `n` items of `T` (by
     /// offsets): 16 bytes of look-back status a tile and, from
-    /// [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, 4 bytes a tile for where each starts.
+    /// the segmented policy's `tile_starts_min_tiles` tiles on, 4 bytes a tile for where each
+    /// starts.
     ///
     /// # Errors
     /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
@@ -370,7 +362,7 @@ impl TempStorage {
 /// Whether a grid of `tiles` tiles by offsets reads its tiles' starts (found by a kernel
 /// first) rather than each tile searching the offsets.
 fn reads_tile_starts(tiles: usize) -> bool {
-    tiles >= SEGMENT_TILE_STARTS_MIN_TILES
+    tiles >= SHAPES.tile_starts_min_tiles
 }
 
 /// The vector width of a scan by key: the wider of the key's and the value's.
@@ -393,7 +385,7 @@ pub(crate) fn tiles_for(family: &'static str, n: usize, tile: usize) -> Result<u
     Ok(tiles)
 }
 
-/// From [`SEGMENT_TILE_STARTS_MIN_TILES`] tiles on, queue the kernel that finds where each of
+/// From the segmented policy's `tile_starts_min_tiles` tiles on, queue the kernel that finds where each of
 /// `tiles` tiles of `tile` items starts among the segments of `segments` (the kernels by
 /// offsets read it instead of searching) and return the device address of the `tiles + 1`
 /// starts, carved from `region` of the call's arena ([`segmented_need`]); below, 0 (each
@@ -413,7 +405,8 @@ pub(crate) fn tile_starts(
     let kernel = crate::module(on.gpu())?
         .kernel::<SegmentTileStartsParams>(crate::registered(TILE_STARTS, &[])?.name)?;
     // One warp per start.
-    let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(SCAN_BLOCK as usize) as u32;
+    let block = crate::tuning::segmented(on.gpu()).block_threads;
+    let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(block as usize) as u32;
     let params = SegmentTileStartsParams {
         offsets: segments.offsets.address as *const u64,
         segments: segments.segments(),
@@ -425,7 +418,7 @@ pub(crate) fn tile_starts(
     // `tiles + 1` u32 of the workspace; the blocks are whole warps, one per start.
     unsafe {
         on.stream()
-            .launch(&kernel, LaunchConfig::new(blocks, SCAN_BLOCK), &params)?
+            .launch(&kernel, LaunchConfig::new(blocks, block), &params)?
     };
     Ok(starts)
 }

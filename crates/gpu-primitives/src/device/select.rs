@@ -2,14 +2,14 @@
 //! `device::select`).
 
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound, check_room};
+use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use super::{LookBackDelay, SELECT_BLOCK, SELECT_LOOK_BACK_DELAY_NS, SELECT_ROWS};
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
-use gpu_primitives_abi::tuning::REVERSE_TAIL_ITEMS;
+use gpu_primitives_abi::tuning::SelectPolicy;
 
 /// A stable partition's second pass (`device_reverse_tail_<element>`).
 const REVERSE_TAIL: &Family = families::family("device_reverse_tail");
@@ -124,11 +124,6 @@ impl<T: Element> Predicate<T> {
     }
 }
 
-/// The look-back delay of the compaction and the run-length encoding:
-/// [`SELECT_LOOK_BACK_DELAY_NS`], or its override.
-pub(super) static SELECT_DELAY: LookBackDelay =
-    LookBackDelay::new(|t| t.select_look_back_delay_ns, SELECT_LOOK_BACK_DELAY_NS);
-
 /// Which items a compaction keeps; `F` is where the flags are (a device address when
 /// launching, a host slice for the `*_slice` helpers).
 #[derive(Clone, Copy)]
@@ -139,9 +134,10 @@ enum Keep<T: Element, F = u64> {
 }
 
 /// The items a compaction's tile of `T` holds and the tiles of `n` items (one block each), or
-/// an error past the grid limit.
+/// an error past the grid limit (the select policy's tile: the same on every architecture).
 fn select_tiles<T: Element>(n: usize) -> Result<(usize, usize)> {
-    let tile = SELECT_BLOCK as usize * T::VECTOR as usize * SELECT_ROWS;
+    let policy = SelectPolicy::for_arch(crate::tuning::SHAPES_ARCH);
+    let tile = policy.block_threads as usize * T::VECTOR as usize * policy.rows;
     let tiles = n.div_ceil(tile);
     if tiles > LaunchConfig::MAX_GRID as usize {
         return Err(Error::PastGridLimit {
@@ -157,8 +153,8 @@ fn select_tiles<T: Element>(n: usize) -> Result<(usize, usize)> {
 impl TempStorage {
     /// [`select_if`], [`select_flagged`], [`unique`], [`partition_if`] and
     /// [`partition_flagged`] of `n` elements of `T`: 16 bytes of look-back status a tile of
-    /// `SELECT_BLOCK * T::VECTOR * SELECT_ROWS` elements, and the tile counter; nothing for
-    /// `n = 0`.
+    /// `block_threads * T::VECTOR * rows` elements (the select policy's), and the tile counter;
+    /// nothing for `n = 0`.
     ///
     /// # Errors
     /// [`Error::PastGridLimit`] where the call would fail: tiles past the grid limit.
@@ -213,7 +209,8 @@ fn launch<T: Element>(
     let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(StatusLayout::Pair, tiles))?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
-    let config = LaunchConfig::new(tiles as u32, SELECT_BLOCK).with_shared_mem(shared);
+    let policy = crate::tuning::select(on.gpu());
+    let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(shared);
     let params = SelectParams {
         input: input.address as *const T::Raw,
         flags: flags as *const u8,
@@ -223,7 +220,11 @@ fn launch<T: Element>(
         predicate,
         status,
         partition: partition as u32,
-        look_back_delay_ns: SELECT_DELAY.for_tiles(tiles),
+        look_back_delay_ns: look_back_delay(
+            tiles,
+            policy.look_back_delay_min_tiles,
+            policy.look_back_delay_ns,
+        ),
     };
     // SAFETY: `input` holds n elements, the flags (when flagged) n bytes, `output` room for n
     // (checked above) and `num_selected` one u64, all distinct memory by the views' borrows;
@@ -238,7 +239,7 @@ fn launch<T: Element>(
         // Enough threads for the most pairs there can be (the count is on the device).
         let pairs = n.div_ceil(2);
         let blocks = pairs
-            .div_ceil(SELECT_BLOCK as usize * REVERSE_TAIL_ITEMS)
+            .div_ceil(policy.block_threads as usize * policy.reverse_tail_items)
             .min(LaunchConfig::MAX_GRID as usize);
         let params = ReverseTailParams {
             data: output.address as *mut T::Raw,
@@ -248,8 +249,11 @@ fn launch<T: Element>(
         // SAFETY: `output` holds n elements; the count, written by the launch before on this
         // stream, is at most n.
         unsafe {
-            on.stream()
-                .launch(&reverse, LaunchConfig::new(blocks as u32, SELECT_BLOCK), &params)?
+            on.stream().launch(
+                &reverse,
+                LaunchConfig::new(blocks as u32, policy.block_threads),
+                &params,
+            )?
         };
     }
     Ok(())

@@ -10,8 +10,8 @@ use super::workspace::DeviceWorkspace;
 use crate::{Error, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::top_k_layout;
+use gpu_primitives_abi::layout::{SORT_BLOCK, TOP_K_SELECT_MAX_K};
 use gpu_primitives_abi::params::TopKParams;
-use gpu_primitives_abi::tuning::{SORT_BLOCK, TOP_K_SELECT_MAX_K};
 
 /// The top-k by radix select (`device_top_k_<key>`).
 const TOP_K: &Family = families::family("device_top_k");

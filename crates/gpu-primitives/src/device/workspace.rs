@@ -522,8 +522,9 @@ impl DeviceWorkspace {
 
     /// Allocate now what a reduction (reduce, argmin / argmax, dot) over up to `max_blocks`
     /// first-pass blocks and a scan of up to `max_tiles` tiles need, on `on`'s stream, so that
-    /// later calls allocate nothing. `max_blocks` is at most `REDUCE_BLOCKS_PER_SM` times the
-    /// multiprocessors; a scan of n elements has `ceil(n / (SCAN_BLOCK * T::SCAN_ITEMS))` tiles.
+    /// later calls allocate nothing. `max_blocks` is at most the reduce policy's `blocks_per_sm`
+    /// times the multiprocessors; a scan of n elements has
+    /// `ceil(n / (block_threads * T::SCAN_ITEMS))` tiles (the scan policy's `block_threads`).
     /// [`reserve_for`](Self::reserve_for) with each call's [`TempStorage`] says the same
     /// without the arithmetic, for every algorithm.
     ///

@@ -27,7 +27,7 @@ use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, lane_mask_below, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_inclusive_scan, warp_match_bits};
-use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
+use gpu_primitives_abi::layout::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
 
 /// The digit of a partial tile's items past its end: the last, so that they rank after every
 /// valid item (see the [module docs](self)).

@@ -28,7 +28,7 @@ use crate::radix::RadixBits;
 use crate::shared::{SharedArray, SharedValue};
 use crate::sync::block_barrier;
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
+use gpu_primitives_abi::layout::{BLOCKED_RADIX_BITS, RADIX_BITS, RADIX_DIGITS};
 
 /// Shared memory of [`block_radix_sort_warp_striped`].
 #[derive(Clone, Copy)]

@@ -14,12 +14,12 @@
 //! over shared arrays there would make the two import each other.
 
 use crate::cluster::cluster_barrier;
+use crate::policy::ROWS;
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, lane_id, thread_idx};
 use crate::warp::Shuffle;
 use gpu_primitives_abi::layout::{MAX_WARPS, ROW_STATS};
-use gpu_primitives_abi::tuning::ROW_CLUSTER_BLOCKS;
 
 /// A row operation's statistics: `N` `f32` values (at most [`ROW_STATS`]).
 pub trait Stats: Copy {
@@ -140,10 +140,10 @@ unsafe fn tree<S: Stats>(value: S, width: u32, broadcast: u32, combine: &impl Fn
 }
 
 /// `combine` of each block's `value` (the same bits in every thread of the block) over the
-/// [`ROW_CLUSTER_BLOCKS`] blocks of this block's thread-block cluster, in rank order: every
+/// [`RowPolicy::cluster_blocks`](gpu_primitives_abi::tuning::RowPolicy::cluster_blocks) blocks of this block's thread-block cluster, in rank order: every
 /// thread of the cluster gets the same bits. Thread 0 of each block leaves its value in its
 /// block's `slots` (set `set` of two), a cluster barrier, then every thread reads each block's
-/// through distributed shared memory: [`ROW_CLUSTER_BLOCKS`] x [`ROW_STATS`] loads a thread,
+/// through distributed shared memory: [`RowPolicy::cluster_blocks`](gpu_primitives_abi::tuning::RowPolicy::cluster_blocks) x [`ROW_STATS`] loads a thread,
 /// once a row.
 ///
 /// # Safety
@@ -173,7 +173,7 @@ pub unsafe fn cluster_all<S: Stats>(
     // runs until the last cluster barrier (the caller's contract).
     let of_block = |rank: u32| S::from_fn(|k| unsafe { slots.read_of_block(rank, base + k as u32) });
     let mut total = of_block(0);
-    for rank in 1..ROW_CLUSTER_BLOCKS {
+    for rank in 1..ROWS.cluster_blocks {
         total = combine(total, of_block(rank));
     }
     total

@@ -22,7 +22,7 @@ use crate::thread::{block_dim, global_idx, grid_stride, thread_idx};
 use crate::unroll::unrolled_for;
 
 /// 16-byte loads each thread issues before it counts their samples.
-pub const LOADS: usize = gpu_primitives_abi::tuning::HISTOGRAM_LOADS_IN_FLIGHT as usize;
+pub const LOADS: usize = crate::policy::HISTOGRAM.loads_in_flight as usize;
 
 /// The type bin levels are given in and samples compared in, with the arithmetic of even bins.
 pub trait HistogramLevel: Copy + PartialOrd + SharedValue {

@@ -5,7 +5,7 @@
 //! launches give the rest, as PyTorch's LayerNorm backward does in its own kernels.
 //!
 //! - **Partial** ([`norm_grads_partial`]): each block takes
-//!   [`NORM_GRAD_BLOCK`](gpu_primitives_abi::tuning::NORM_GRAD_BLOCK) consecutive
+//!   [`block_threads`](gpu_primitives_abi::tuning::NormGradPolicy::block_threads) consecutive
 //!   columns (one per thread: a warp reads 32 consecutive items of a row, coalesced) and one
 //!   chunk of rows, and sums down the chunk, four rows per step (eight loads in flight per
 //!   thread); it writes the chunk's two sums per column.
@@ -20,11 +20,11 @@
 
 use super::element::RowElement;
 use crate::math::fma;
+use crate::policy::NORM_GRAD;
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_id, warps_per_block};
 use gpu_primitives_abi::params::NormGradParams;
-use gpu_primitives_abi::tuning::NORM_GRAD_FINISH_COLUMNS;
 
 /// Rows one step of a thread's sum reads (the loads issued before the first is used).
 const ROWS_PER_STEP: usize = 4;
@@ -80,7 +80,7 @@ pub unsafe fn norm_grads_partial<T: RowElement>(p: &NormGradParams<T>) {
 }
 
 /// `dweight` and `dbias` (where not null) from the partials: each block takes
-/// [`NORM_GRAD_FINISH_COLUMNS`] columns (a warp's lanes) and its warps split the chunks, warp `w`
+/// [`NormGradPolicy::finish_columns`](gpu_primitives_abi::tuning::NormGradPolicy::finish_columns) columns (a warp's lanes) and its warps split the chunks, warp `w`
 /// adding chunks `w, w + warps, ...` in order (each warp reads the chunk's columns as one
 /// coalesced row); then lane `c` of warp 0 adds the warps' sums in warp order. See
 /// [`NormGradParams`].
@@ -88,13 +88,13 @@ pub unsafe fn norm_grads_partial<T: RowElement>(p: &NormGradParams<T>) {
 /// # Safety
 /// Launched as [`NormGradParams`] says, after [`norm_grads_partial`] (or the row kernel that
 /// wrote the partials) on the same stream, with `slots` the block's dynamic shared memory
-/// ([`NORM_GRAD_FINISH_SHARED_BYTES`](gpu_primitives_abi::tuning::NORM_GRAD_FINISH_SHARED_BYTES)).
+/// ([`finish_shared_bytes`](gpu_primitives_abi::tuning::NormGradPolicy::finish_shared_bytes)).
 #[inline(always)]
 pub unsafe fn norm_grads_finish<T: RowElement>(p: &NormGradParams<T>, slots: SharedArray<f32>) {
     let lane = lane_id();
     let warp = warp_id();
     let warps = warps_per_block();
-    let col = (block_idx() * NORM_GRAD_FINISH_COLUMNS + lane) as usize;
+    let col = (block_idx() * NORM_GRAD.finish_columns + lane) as usize;
     let (mut weight_sum, mut bias_sum) = (0.0f32, 0.0f32);
     if col < p.cols {
         let read = |chunk: usize| {

@@ -20,8 +20,8 @@ use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_ballot};
+use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_COPIES};
 use gpu_primitives_abi::params::RadixSelectTopKParams;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, RADIX_SELECT_COPIES};
 
 /// Key `i`'s place against the prefixes: its fixed bits compared with them (`Less`: selected
 /// whatever its other bits; `Equal`: still a candidate), and its next digit.

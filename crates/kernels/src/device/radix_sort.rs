@@ -27,16 +27,19 @@ use crate::block::{
     PAST_END_DIGIT, RadixRankStorage, block_exclusive_scan, block_radix_rank_warp_striped_by, owns_digit,
 };
 use crate::op::Sum;
+use crate::policy::SORT;
 pub use crate::radix::{RadixBits, RadixKey, SortValue};
 use crate::radix::{digit_flip, ordered_bits, zero_key, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, global_idx, grid_stride, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, SORT_LOOK_BACK_TILES};
+use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS};
 
 /// 16-byte loads of keys each thread of [`radix_histogram`] issues before it counts them.
-const HISTOGRAM_LOADS: usize = gpu_primitives_abi::tuning::SORT_HISTOGRAM_LOADS_IN_FLIGHT as usize;
+const HISTOGRAM_LOADS: usize = SORT.histogram_loads_in_flight as usize;
+/// Most tiles a look-back reads at once ([`SortPolicy::look_back_tiles`](gpu_primitives_abi::tuning::SortPolicy::look_back_tiles)).
+const SORT_LOOK_BACK_TILES: usize = SORT.look_back_tiles;
 
 /// Add one to this lane's copy of the counter of each of `passes` digits of `key`'s bits
 /// `begin_bit ..` (`range` masks the sort's bit range): counter `(pass * RADIX_DIGITS + digit) *
@@ -69,7 +72,7 @@ unsafe fn count_key_digits<K: RadixKey>(
 /// (adds to it): each block counts the keys of its grid-stride share in `counters` (shared
 /// memory), then adds each non-zero count to the global one. Thread `g` of the grid reads
 /// 16-byte vectors of `VEC` keys `g, g + S, ...` (`S` = threads in the grid),
-/// `SORT_HISTOGRAM_LOADS_IN_FLIGHT` of them at once, then the keys past the last whole vector
+/// `SortPolicy::histogram_loads_in_flight` of them at once, then the keys past the last whole vector
 /// (every key one at a time where `keys` is not 16-byte aligned). Per key, its ordered bits
 /// once; per key and pass, a digit's extraction and one shared-memory add, into lane `l`'s copy
 /// `l % copies` of the digit's counter (`sort_histogram_copies`: the copies of a counter are
@@ -201,7 +204,7 @@ fn look_back_one_by_one(tile: usize, read: impl Fn(usize) -> Option<(u32, u32)>)
 }
 
 /// As [`look_back_one_by_one`], reading `window` tiles' status at once (at most
-/// [`SORT_LOOK_BACK_TILES`]), so that their latencies overlap: each read tile's count is added,
+/// [`SortPolicy::look_back_tiles`](gpu_primitives_abi::tuning::SortPolicy::look_back_tiles)), so that their latencies overlap: each read tile's count is added,
 /// nearest first, up to the first tile with its prefix or the first that has published nothing
 /// yet (read again with the next window).
 #[inline(always)]
@@ -275,7 +278,7 @@ pub struct OnesweepPass<K, V> {
     pub descending: bool,
     /// The values are the keys' input indices.
     pub index_values: bool,
-    /// Tiles whose status the look-back reads at once (1 to [`SORT_LOOK_BACK_TILES`]).
+    /// Tiles whose status the look-back reads at once (1 to [`SortPolicy::look_back_tiles`](gpu_primitives_abi::tuning::SortPolicy::look_back_tiles)).
     pub look_back_tiles: u32,
 }
 

@@ -5,7 +5,7 @@
 //! - **A segment of at most one tile** (`block_dim() * ITEMS` keys): loaded warp-striped, sorted
 //!   without leaving shared memory, and stored warp-striped (coalesced); keys alone by the
 //!   blocked block radix sort ([`block_radix_sort_blocked`]: per-thread counters, digits of
-//!   [`BLOCKED_RADIX_BITS`](gpu_primitives_abi::tuning::BLOCKED_RADIX_BITS) bits, a partial
+//!   [`BLOCKED_RADIX_BITS`](gpu_primitives_abi::layout::BLOCKED_RADIX_BITS) bits, a partial
 //!   tile padded with the largest bits), pairs by the warp-striped one
 //!   ([`block_radix_sort_warp_striped`]: ranks by warp votes, 8-bit digits).
 //! - **A longer segment**, per digit of [`RADIX_BITS`] bits (as CUB's large-segment agent): the
@@ -16,22 +16,22 @@
 //!   counts. No look-back: one block owns the segment. The passes alternate between two scratch
 //!   buffers, the first reading the input and the last writing the output.
 //!
-//! - **A segment of [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS) + 1 to
-//!   [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)
+//! - **A segment of [`warp_radix_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_keys) + 1 to
+//!   [`warp_merge_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_merge_sort_keys)
 //!   keys** (513 to 2048): by a group of 2 or 4 warps
 //!   ([`segmented_warp_merge_sort`], a kernel of its own), each sorting its part of the segment
 //!   as the warp radix tier below does, then the group merging the sorted parts pairwise by
 //!   merge path.
 //!
-//! - **A segment of [`SEGMENTED_WARP_SORT_KEYS`] + 1 to
-//!   [`SEGMENTED_WARP_RADIX_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_RADIX_SORT_KEYS)
+//! - **A segment of [`warp_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_keys) + 1 to
+//!   [`warp_radix_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_keys)
 //!   keys** (129 to 512): by one warp in shared memory of its own
 //!   ([`segmented_warp_radix_sort`], a kernel of its own: 8 segments a block), the blocked sort
 //!   at warp scope ([`warp_radix_sort_blocked`]: per-lane counters, warp barriers only), in a
-//!   tile of [`SEGMENTED_WARP_RADIX_SORT_ITEMS`] keys a lane, or half as many for a segment of
+//!   tile of [`warp_radix_sort_items`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_items) keys a lane, or half as many for a segment of
 //!   at most 256.
 //!
-//! - **A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys** (128): by one warp
+//! - **A segment of at most [`warp_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_keys) keys** (128): by one warp
 //!   ([`segmented_warp_sort`], a kernel of its own: 8 segments a block), each key's place the
 //!   number of the segment's keys before it in order or tied and earlier, counted against every
 //!   key broadcast by a shuffle; no shared memory, and no tile of 4096 padded keys for a row of
@@ -45,6 +45,7 @@ use crate::block::{
     warp_striped_position,
 };
 use crate::op::Sum;
+use crate::policy::SEGMENTED_SORT;
 use crate::radix::{RadixBits, RadixKey, SortValue, key_of_ordered, ordered_bits, zero_slot};
 use crate::shared::SharedArray;
 use crate::sync::{block_barrier, warp_sync};
@@ -52,11 +53,18 @@ use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, thread_idx, warp_i
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, WarpRadixSortStorage, warp_radix_sort_blocked};
 use gpu_primitives_abi::layout::padded_slot;
+use gpu_primitives_abi::layout::{RADIX_BITS, SORT_BLOCK};
 use gpu_primitives_abi::params::SegmentedSortParams;
-use gpu_primitives_abi::tuning::{
-    RADIX_BITS, SEGMENTED_WARP_MERGE_MAX_WARPS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_SORT_ITEMS,
-    SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
-};
+
+/// Keys per lane of the warp sort ([`SegmentedSortPolicy::warp_sort_items`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_items)).
+const SEGMENTED_WARP_SORT_ITEMS: usize = SEGMENTED_SORT.warp_sort_items;
+/// The longest segment the warp sort takes.
+const SEGMENTED_WARP_SORT_KEYS: usize = SEGMENTED_SORT.warp_sort_keys();
+/// Keys per lane of the warp radix tier's tile
+/// ([`SegmentedSortPolicy::warp_radix_sort_items`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_items)).
+const SEGMENTED_WARP_RADIX_SORT_ITEMS: usize = SEGMENTED_SORT.warp_radix_sort_items;
+/// Most warps the warp merge tier gives one segment.
+const SEGMENTED_WARP_MERGE_MAX_WARPS: usize = SEGMENTED_SORT.warp_merge_max_warps;
 
 /// Shared memory of [`segmented_radix_sort`].
 #[derive(Clone, Copy)]
@@ -64,7 +72,7 @@ pub struct SegmentedSortStorage<S, V> {
     /// The block radix sort's (its rank's storage also ranks the tiles of long segments, and its
     /// exchange takes their keys and values).
     pub sort: BlockRadixSortStorage<S, V>,
-    /// [`RADIX_DIGITS`](gpu_primitives_abi::tuning::RADIX_DIGITS) counters: a long segment's
+    /// [`RADIX_DIGITS`](gpu_primitives_abi::layout::RADIX_DIGITS) counters: a long segment's
     /// count of each digit, then each digit's place in the output minus its start in the tile.
     pub digit_places: SharedArray<u32>,
     /// The blocked rank's per-thread counters (keys alone, a segment of one tile).
@@ -132,7 +140,7 @@ pub unsafe fn segmented_radix_sort<K, V, const PAIRS: bool, const ITEMS: usize>(
     }
 }
 
-/// Sort the launch's segments of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, a warp each (the
+/// Sort the launch's segments of at most [`warp_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_keys) keys, a warp each (the
 /// first tier: its range is always `0 ..= SEGMENTED_WARP_SORT_KEYS`, so `p.shortest` and
 /// `p.longest` are not read: checking them measured 1-2 % slower on rows of 32, H100):
 /// warp `w` of block `b` takes segment `p.first_segment + b * warps_per_block() + w`, if there
@@ -161,7 +169,7 @@ where
 }
 
 /// The warp radix tier: the launch's segments of `p.shortest ..= p.longest` keys that fit a
-/// warp's tile of `32 * ITEMS` keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a warp each (warp `w` of block `b` takes segment
+/// warp's tile of `32 * ITEMS` keys (`ITEMS` = [`warp_radix_sort_items`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_items)), a warp each (warp `w` of block `b` takes segment
 /// `p.first_segment + b * warps_per_block() + w`, if there is one and it is of the range), each
 /// sorted by the warp radix sort ([`warp_radix_sort_blocked`]) in the warp's own shared memory,
 /// padded with the largest ordered bits past its end; a segment of at most half a tile in a
@@ -205,7 +213,7 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
 
 /// The warp merge tier: the launch's segments of `p.shortest ..= p.longest` keys that fit the
 /// tiles of `warps` (= [`warp_merge_warps`](gpu_primitives_abi::planning::sort::warp_merge_warps)`(p.longest)`: 2 or 4) warps, tiles of `32 * ITEMS`
-/// keys (`ITEMS` = [`SEGMENTED_WARP_RADIX_SORT_ITEMS`]), a group of `warps` warps each: warps
+/// keys (`ITEMS` = [`warp_radix_sort_items`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_radix_sort_items)), a group of `warps` warps each: warps
 /// `warps * q ..` of block `b` take segment `p.first_segment + (b * warps_per_block()) / warps +
 /// q`, if there is one and it is of the range. Warp `h` of a group sorts part `h` of the segment
 /// (keys `h * 32 * ITEMS ..`, padded) by the warp radix sort as the warp radix tier does; then
@@ -222,7 +230,7 @@ pub unsafe fn segmented_warp_radix_sort<K, V, const PAIRS: bool>(
 /// Every thread of the block calls it (blocks of whole warps, a multiple of 4) with the same
 /// `warps`, [`warp_merge_warps`](gpu_primitives_abi::planning::sort::warp_merge_warps)`(p.longest)`; `p` as [`segmented_radix_sort`] needs it (no
 /// scratch buffers needed; `p.longest` at most
-/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`](gpu_primitives_abi::tuning::SEGMENTED_WARP_MERGE_SORT_KEYS)); `own` is
+/// [`warp_merge_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_merge_sort_keys)); `own` is
 /// the calling warp's storage, as [`warp_radix_sort_blocked`] needs it for `ITEMS` keys a lane,
 /// and `group` its group's: the group's tiles one after another as one padded array (the
 /// warp radix layout's), `own`'s among them.
@@ -542,7 +550,7 @@ unsafe fn segment_of<K, V>(p: &SegmentedSortParams<K, V>, s: usize) -> Segment {
     }
 }
 
-/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] keys, by one warp without shared memory:
+/// A segment of at most [`warp_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_keys) keys, by one warp without shared memory:
 /// lane `l` holds keys `k * 32 + l` (loads coalesced), and each key's place is the number of
 /// the segment's keys that go before it, in the bit range's order with ties by position
 /// (stable): every lane compares its keys with each key of the segment in turn, broadcast by
@@ -550,7 +558,7 @@ unsafe fn segment_of<K, V>(p: &SegmentedSortParams<K, V>, s: usize) -> Segment {
 ///
 /// # Safety
 /// The whole warp calls it, with a segment of the launch of at most
-/// [`SEGMENTED_WARP_SORT_KEYS`] keys (the outputs as [`segmented_radix_sort`] describes them).
+/// [`warp_sort_keys`](gpu_primitives_abi::tuning::SegmentedSortPolicy::warp_sort_keys) keys (the outputs as [`segmented_radix_sort`] describes them).
 #[inline(always)]
 unsafe fn sort_warp<K, V, const PAIRS: bool>(p: &SegmentedSortParams<K, V>, segment: Segment)
 where

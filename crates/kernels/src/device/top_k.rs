@@ -5,7 +5,7 @@
 //! Per row (its keys as ordered bits, inverted for the largest, so the k *smallest* are wanted):
 //!
 //! 1. **Threshold.** Each thread takes the smallest of its keys; the k-th smallest of those
-//!    (when at least k threads hold keys) is found, for k up to [`TOP_K_WARP_SORT_MAX_K`], by
+//!    (when at least k threads hold keys) is found, for k up to [`TopKPolicy::warp_sort_max_k`](gpu_primitives_abi::tuning::TopKPolicy::warp_sort_max_k), by
 //!    sorting each warp's 32 with a shuffle network (bitonic) and ranking the warps' first k
 //!    against one another, and for a larger k by radix select (below, one item per thread, to
 //!    the exact key). At least k keys of the row are at or below it, so its first k are, and
@@ -29,14 +29,15 @@
 
 use crate::block::{BlockScanStorage, block_exclusive_scan, warp_striped_position};
 use crate::op::Sum;
+use crate::policy::TOP_K;
 use crate::radix::{RadixBits, RadixKey, key_of_ordered, ordered_bits, zero_key};
 use crate::shared::SharedArray;
 use crate::sync::block_barrier;
 use crate::thread::{WARP_SIZE, block_dim, block_idx, lane_id, lane_mask_below, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_any, warp_ballot};
+use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS, TOP_K_SELECT_MAX_K};
 use gpu_primitives_abi::params::TopKParams;
-use gpu_primitives_abi::tuning::{RADIX_BITS, RADIX_DIGITS, TOP_K_SELECT_MAX_K, TOP_K_WARP_SORT_MAX_K};
 
 /// Shared memory of [`top_k_rows`] (placed by `gpu_primitives_abi::layout::top_k_layout`).
 #[derive(Clone, Copy)]
@@ -148,7 +149,7 @@ pub unsafe fn top_k_rows<K: RadixKey, const ITEMS: usize>(
                     }
                 });
             }
-            let by_least = if k <= TOP_K_WARP_SORT_MAX_K {
+            let by_least = if k <= TOP_K.warp_sort_max_k {
                 // SAFETY: the whole block calls it; k <= TOP_K_WARP_SORT_MAX_K; the storage is
                 // not used before.
                 let threshold = unsafe { kth_smallest_by_warp_sort(least[0], k, storage) };

@@ -34,6 +34,7 @@ use crate::device::select::{
 };
 use crate::device::tile_status::TileStatus;
 use crate::op::{Affine, Max, Min, Sum};
+use crate::policy::{SEGMENTED, SELECT};
 use crate::shared::dynamic_shared;
 pub use gpu_primitives_abi::layout::DEVICE_SHARED_BYTES;
 use gpu_primitives_abi::layout::{
@@ -44,10 +45,6 @@ use gpu_primitives_abi::params::{
     ArgFinalParams, ArgReduceParams, DotParams, HistogramParams, ReduceByKeyParams, ReduceParams,
     ReverseTailParams, RunParams, ScanParams, SegmentTileStartsParams, SegmentedArgParams,
     SegmentedReduceParams, SegmentedScanParams, SelectParams,
-};
-use gpu_primitives_abi::tuning::{
-    REVERSE_TAIL_ITEMS, SCAN_BLOCK, SELECT_BLOCK, SELECT_ROWS, reduce_by_key_items, run_items,
-    segmented_items, segmented_reduce_items,
 };
 use gpu_primitives_abi::{
     histogram_counter_table, kernel_name, operator_table, scan_key_table, scan_operator_table,
@@ -140,7 +137,7 @@ macro_rules! reduce_entries {
 macro_rules! segmented_entries {
     ($name:ident, $ty:ty, $op:ident, $Op:ty, $vec:literal) => {
         const _: () = {
-            const ITEMS: usize = segmented_items($vec, size_of::<<$ty as Element>::Acc>());
+            const ITEMS: usize = SEGMENTED.scan_items($vec, size_of::<<$ty as Element>::Acc>());
             /// # Safety
             /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
             #[unsafe(export_name = kernel_name!(segmented_scan, $name, $op))]
@@ -151,7 +148,7 @@ macro_rules! segmented_entries {
                 let status = TileStatus::from(p.status);
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 // SAFETY: disjoint regions of the launch's dynamic shared memory
-                // (`segmented_shared_bytes` for blocks of SCAN_BLOCK threads), each aligned.
+                // (`segmented_shared_bytes` for blocks of `SEGMENTED.block_threads` threads), each aligned.
                 let storage = unsafe { segmented_storage::<Acc>(head_slots(tile_items)) };
                 // SAFETY: offsets[0] and offsets[segments] are readable (the params' contract).
                 let (from, to) = unsafe { (*p.offsets as usize, *p.offsets.add(p.segments) as usize) };
@@ -181,7 +178,7 @@ macro_rules! segmented_entries {
             }
         };
         const _: () = {
-            const ITEMS: usize = segmented_reduce_items(size_of::<<$ty as Element>::Acc>());
+            const ITEMS: usize = SEGMENTED.reduce_items(size_of::<<$ty as Element>::Acc>());
             /// # Safety
             /// As `segmented_reduce_tile`, with the launch [`SegmentedScanParams`] describes.
             #[unsafe(export_name = kernel_name!(segmented_reduce_by_offsets, $name, $op))]
@@ -234,7 +231,7 @@ macro_rules! segment_arg_entries {
 macro_rules! segment_arg_entry {
     ($family:ident, $name:ident, $ty:ty, $Op:ty) => {
         const _: () = {
-            const ITEMS: usize = segmented_reduce_items(size_of::<<$ty as Element>::Acc>());
+            const ITEMS: usize = SEGMENTED.reduce_items(size_of::<<$ty as Element>::Acc>());
             /// # Safety
             /// As `segmented_reduce_tile`, with the launch [`SegmentedArgParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
@@ -292,7 +289,7 @@ macro_rules! by_key_entries {
             const _: () = {
                 /// Rows of the wider of the key's and the value's 16-byte vectors.
                 const VEC: usize = if $kvec > $vec { $kvec } else { $vec };
-                const ITEMS: usize = segmented_items(VEC, size_of::<<$ty as Element>::Acc>());
+                const ITEMS: usize = SEGMENTED.scan_items(VEC, size_of::<<$ty as Element>::Acc>());
                 /// # Safety
                 /// As `segmented_tile`, with the launch [`SegmentedScanParams`] describes.
                 #[unsafe(export_name = gpu_primitives_abi::scan_by_key_name!($key, $name, $op))]
@@ -326,8 +323,8 @@ macro_rules! reduce_by_key_entries {
         $(
             const _: () = {
                 type Acc = <$ty as Element>::Acc;
-                const ITEMS: usize = reduce_by_key_items(size_of::<$kty>(), size_of::<Acc>());
-                const TILE: u32 = SCAN_BLOCK * ITEMS as u32;
+                const ITEMS: usize = SEGMENTED.reduce_by_key_items(size_of::<$kty>(), size_of::<Acc>());
+                const TILE: u32 = SEGMENTED.block_threads * ITEMS as u32;
                 /// # Safety
                 /// As `reduce_by_key_tile`, with the launch [`ReduceByKeyParams`] describes.
                 #[unsafe(export_name = gpu_primitives_abi::reduce_by_key_name!($key, $name, $op))]
@@ -543,7 +540,7 @@ macro_rules! select_entries {
             $name,
             $ty,
             $vec,
-            { $vec * SELECT_ROWS },
+            { $vec * SELECT.rows },
             |p: &SelectParams<$ty>| { ByPredicate(Compare::new(p.predicate)) }
         );
         select_entry!(
@@ -551,7 +548,7 @@ macro_rules! select_entries {
             $name,
             $ty,
             $vec,
-            { $vec * SELECT_ROWS },
+            { $vec * SELECT.rows },
             |p: &SelectParams<$ty>| ByFlagArray(p.flags)
         );
         select_entry!(
@@ -559,7 +556,7 @@ macro_rules! select_entries {
             $name,
             $ty,
             $vec,
-            { $vec * SELECT_ROWS },
+            { $vec * SELECT.rows },
             |_: &SelectParams<$ty>| { Heads }
         );
         const _: () = {
@@ -572,7 +569,7 @@ macro_rules! select_entries {
                 // SAFETY: `begin` is one readable u64 at most n (the caller's contract).
                 let begin = unsafe { *p.begin } as usize;
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { reverse_tail::<_, REVERSE_TAIL_ITEMS>(p.data, begin, p.n) };
+                unsafe { reverse_tail::<_, { SELECT.reverse_tail_items }>(p.data, begin, p.n) };
             }
         };
     };
@@ -590,7 +587,7 @@ macro_rules! run_entries {
 macro_rules! run_entry {
     ($family:ident, $non_trivial:literal, $name:ident, $ty:ty, $vec:literal) => {
         const _: () = {
-            const ITEMS: usize = run_items($vec);
+            const ITEMS: usize = SELECT.run_items($vec);
             /// # Safety
             /// As `run_tile`, with the launch [`RunParams`] describes.
             #[unsafe(export_name = kernel_name!($family, $name))]
@@ -599,7 +596,7 @@ macro_rules! run_entry {
                 let tile_items = crate::thread::block_dim() * ITEMS as u32;
                 let layout = run_layout(tile_items, size_of::<$ty>() as u32);
                 // SAFETY: disjoint regions of the launch's dynamic shared memory (`layout.total`
-                // bytes for blocks of SELECT_BLOCK threads), each aligned.
+                // bytes for blocks of `SELECT.block_threads` threads), each aligned.
                 let storage = unsafe {
                     RunStorage {
                         scan: BlockScanStorage::new(dynamic_shared(0)),
@@ -633,7 +630,7 @@ macro_rules! run_entry {
     };
 }
 const _: () = assert!(
-    SELECT_BLOCK as usize * run_items(16) < 1 << 16,
+    SELECT.block_threads as usize * SELECT.run_items(16) < 1 << 16,
     "tile positions are u16"
 );
 

@@ -21,7 +21,7 @@ use crate::shared_array;
 use crate::thread::{WARP_SIZE, block_idx, lane_id, thread_idx, warp_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{WarpRadixSortStorage, warp_radix_sort_blocked};
-use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, RADIX_DIGITS};
+use gpu_primitives_abi::layout::{BLOCKED_COUNTER_WORDS, RADIX_DIGITS};
 
 /// Warps per block of the warp radix sort probes.
 pub const PROBE_WARPS: u32 = 4;

@@ -17,9 +17,11 @@ use crate::device::segmented_sort::{
 };
 use crate::device::tile_status::TileStatus;
 use crate::device::top_k::{TopKStorage, top_k_rows};
+use crate::policy::{SEGMENTED_SORT, SORT, TOP_K};
 use crate::shared::dynamic_shared;
 use crate::warp::WarpRadixSortStorage;
 use gpu_primitives_abi::layout::OnesweepLayout;
+use gpu_primitives_abi::layout::{RADIX_DIGITS, SORT_BLOCK};
 use gpu_primitives_abi::layout::{
     onesweep_layout, segmented_sort_layout, top_k_layout, warp_radix_sort_layout,
 };
@@ -28,9 +30,6 @@ use gpu_primitives_abi::params::{
     radix_select_step,
 };
 use gpu_primitives_abi::planning::sort::{onesweep_items, onesweep_threads, warp_merge_warps};
-use gpu_primitives_abi::tuning::{
-    RADIX_DIGITS, SEGMENTED_WARP_MERGE_SORT_KEYS, SEGMENTED_WARP_RADIX_SORT_ITEMS, SORT_BLOCK, top_k_items,
-};
 use gpu_primitives_abi::{radix_sort_kernel_name, sort_value_table};
 
 /// Whether a value payload of the value table moves values.
@@ -73,7 +72,7 @@ macro_rules! onesweep_kernel {
                 const PAIRS: bool = pairs!($values);
                 const ITEMS: usize = $items;
                 const VALUE_BYTES: usize = if PAIRS { size_of::<$v>() } else { 0 };
-                const BLOCK: u32 = onesweep_threads(size_of::<$ty>(), VALUE_BYTES, $small);
+                const BLOCK: u32 = onesweep_threads(SORT, size_of::<$ty>(), VALUE_BYTES, $small);
                 let layout = onesweep_layout(
                     BLOCK,
                     BLOCK * ITEMS as u32,
@@ -156,8 +155,9 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp_merge, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
-                let warps = warp_merge_warps(p.longest.min(SEGMENTED_WARP_MERGE_SORT_KEYS));
+                const ITEMS: usize = SEGMENTED_SORT.warp_radix_sort_items;
+                const MOST: usize = SEGMENTED_SORT.warp_merge_sort_keys();
+                let warps = warp_merge_warps(p.longest.min(MOST));
                 let warp = crate::thread::warp_id();
                 // SAFETY: the kernel's contract: the layout's dynamic shared memory (SORT_BLOCK
                 // threads: 8 warps, groups of 2 or 4 within them); this warp's part, and its
@@ -180,7 +180,7 @@ macro_rules! onesweep_entries {
             #[unsafe(export_name = radix_sort_kernel_name!(segmented_warp_radix, $key, $values))]
             pub unsafe extern "ptx-kernel" fn kernel(p: SegmentedSortParams<$ty, $v>) {
                 const PAIRS: bool = pairs!($values);
-                const ITEMS: usize = SEGMENTED_WARP_RADIX_SORT_ITEMS;
+                const ITEMS: usize = SEGMENTED_SORT.warp_radix_sort_items;
                 // SAFETY: the kernel's contract: the layout's dynamic shared memory.
                 let storage = unsafe { warp_tiles::<$ty, $v, PAIRS>(ITEMS, crate::thread::warp_id(), 1) };
                 // SAFETY: forwarded from the kernel's contract; the storage is this warp's.
@@ -254,7 +254,7 @@ unsafe fn warp_tiles<K: crate::radix::RadixKey, V: crate::shared::SharedValue, c
         size_of::<K>() as u32,
         if PAIRS { size_of::<V>() as u32 } else { 0 },
     );
-    const COUNTERS: u32 = 32 * (gpu_primitives_abi::tuning::BLOCKED_COUNTER_WORDS + 1);
+    const COUNTERS: u32 = 32 * (gpu_primitives_abi::layout::BLOCKED_COUNTER_WORDS + 1);
     let (at, len) = (first_warp * layout.slots, warps * layout.slots);
     let pair_len = if PAIRS { len } else { 0 };
     // SAFETY: the caller's contract: disjoint, 16-byte-aligned regions of the dynamic shared
@@ -338,7 +338,7 @@ macro_rules! sort_entries {
                     }
                 };
                 // SAFETY: forwarded from the kernel's contract.
-                unsafe { top_k_rows::<$device, { top_k_items(size_of::<$device>() as u32) }>(&p, storage) };
+                unsafe { top_k_rows::<$device, { TOP_K.items_for(size_of::<$device>() as u32) }>(&p, storage) };
             }
         };
         const _: () = {

@@ -3,7 +3,7 @@
 //! `device_rows_<op>_<type>_w<words>` (with `_tiled` and, in the sm_90 module, `_cluster`
 //! variants for rows of several tiles), each calling [`row_op`] with [`RowParams`] and
 //! [`ROW_SHARED_BYTES`](gpu_primitives_abi::layout::ROW_SHARED_BYTES) of dynamic shared memory;
-//! the entries of more words than `row_words` (`row_sums_words`) gives the operation are never launched and trap
+//! the entries of more words than `ROWS.words` (`ROWS.sums_words`) gives the operation are never launched and trap
 //! (compiled, they only spilled); per element type the two launches of the norms' weight and
 //! bias gradients, `device_rows_norm_grads_{partial,finish}_<type>` ([`NormGradParams`]); and
 //! cross-entropy's count of valid targets and mean ([`TargetCountParams`]).
@@ -14,9 +14,9 @@ use crate::device::rows::{
     CrossEntropy, LayerNorm, LayerNormBackward, LayerNormBackwardSums, LogSoftmax, LogSoftmaxBackward,
     RmsNorm, RmsNormBackward, RmsNormBackwardSums, RowOp, Softmax, SoftmaxBackward, row_op, row_tiles,
 };
+use crate::policy::ROWS;
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
-use gpu_primitives_abi::tuning::{row_sums_words, row_words};
 use gpu_primitives_abi::{
     cross_entropy_kernel_name, norm_grads_kernel_name, row_kernel_name, row_op_table, row_table,
 };
@@ -36,7 +36,7 @@ macro_rules! row_entries_per_words {
                     || (!any_tiles && row_tiles::<$ty, $words>(&p) != 1)
                 {
                     // SAFETY: ends the launch with an error. More words than the operation's
-                    // threads hold (`row_words`, or `row_sums_words` for the summing kernels:
+                    // threads hold (`ROWS.words`, or `ROWS.sums_words` for the summing kernels:
                     // `row_plan` and `row_sums_plan` never pick this kernel), or a row
                     // of several tiles for a one-tile kernel (`rows::launch` never asks).
                     unsafe { core::arch::nvptx::trap() };
@@ -72,18 +72,18 @@ macro_rules! row_paths {
 
 /// The most words of each input a `row_op_table!` operation's one-tile kernel holds: `sums`
 /// operations (the kernels summing the norms' parameter gradients) hold at most
-/// `ROW_SUMS_ITEMS` items of each.
+/// `RowPolicy::sums_items` items of each.
 macro_rules! row_most_words {
     (sums, $vec:literal, $inputs:literal, $op_words:literal) => {
-        row_sums_words($vec, $inputs, $op_words)
+        ROWS.sums_words($vec, $inputs, $op_words)
     };
     ($paths:ident, $vec:literal, $inputs:literal, $op_words:literal) => {
-        row_words($vec, $inputs, $op_words)
+        ROWS.words($vec, $inputs, $op_words)
     };
 }
 
 /// The `_w<words>_tiled` kernel of a `split` or `sums` operation: rows of several tiles of
-/// `row_words` of its `tiled_words`.
+/// `ROWS.words` of its `tiled_words`.
 macro_rules! row_tiled_entry {
     (any, $($rest:tt)*) => {};
     ($paths:ident, $op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $tiled_words:literal, $words:literal) => {
@@ -92,7 +92,7 @@ macro_rules! row_tiled_entry {
             /// As `row_op`, with the launch [`RowParams`] describes.
             #[unsafe(export_name = row_kernel_name!($op, $name, $words, tiled))]
             pub unsafe extern "ptx-kernel" fn kernel(p: RowParams<$ty>) {
-                if $words > row_words($vec, $inputs, $tiled_words) {
+                if $words > ROWS.words($vec, $inputs, $tiled_words) {
                     // SAFETY: ends the launch with an error, as in the one-tile kernel (more
                     // words than the operation's tiles hold).
                     unsafe { core::arch::nvptx::trap() };
@@ -107,15 +107,15 @@ macro_rules! row_tiled_entry {
 }
 
 /// The words of each input a `row_op_table!` operation's cluster kernel holds: its tiles'
-/// (`row_words` of `tiled_words`), or for `sums` operations their one tile's (`row_sums_words`
+/// (`ROWS.words` of `tiled_words`), or for `sums` operations their one tile's (`ROWS.sums_words`
 /// of `op_words`: `planning::rows::row_sums_launch`). Used by the sm_90 module's entries only.
 #[cfg_attr(not(target_feature = "sm_90"), allow(unused_macros))]
 macro_rules! row_cluster_words {
     (sums, $vec:literal, $inputs:literal, $op_words:literal, $tiled_words:literal) => {
-        row_sums_words($vec, $inputs, $op_words)
+        ROWS.sums_words($vec, $inputs, $op_words)
     };
     ($paths:ident, $vec:literal, $inputs:literal, $op_words:literal, $tiled_words:literal) => {
-        row_words($vec, $inputs, $tiled_words)
+        ROWS.words($vec, $inputs, $tiled_words)
     };
 }
 

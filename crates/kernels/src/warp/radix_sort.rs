@@ -35,7 +35,7 @@ use crate::thread::{WARP_SIZE, lane_id};
 use crate::unroll::unrolled_for;
 use crate::warp::{Shuffle, warp_inclusive_scan};
 use gpu_primitives_abi::layout::padded_slot;
-use gpu_primitives_abi::tuning::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS};
+use gpu_primitives_abi::layout::{BLOCKED_COUNTER_WORDS, BLOCKED_RADIX_BITS};
 
 /// Shared memory of [`warp_radix_sort_blocked`], one warp's.
 #[derive(Clone, Copy)]

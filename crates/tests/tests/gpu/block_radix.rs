@@ -11,7 +11,7 @@ use crate::support::{GpuTest, check_slices, ok, rng, tile_edge_lengths};
 use gpu_primitives::device::{SortKey, SortOptions};
 use gpu_primitives::reference::sort as reference;
 use gpu_primitives::{Gpu, LaunchConfig};
-use gpu_primitives_abi::tuning::RADIX_DIGITS;
+use gpu_primitives_abi::layout::RADIX_DIGITS;
 use gpu_primitives_runtime::DeviceCopy;
 use libtest_mimic::Failed;
 use rand::Rng;

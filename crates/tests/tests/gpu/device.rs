@@ -97,7 +97,7 @@ fn reduce_all_types(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 fn scan_type_op<T: TestElement, Op: Operator>(gpu: &Gpu, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
-    let tile = (gpu_primitives_abi::tuning::SCAN_BLOCK * T::SCAN_ITEMS) as usize;
+    let tile = (gpu_primitives_abi::tuning::ScanPolicy::SM80.block_threads * T::SCAN_ITEMS) as usize;
     for n in [0, 1, tile - 1, tile, tile + 1, 3 * tile + 5, (1 << 20) + 3] {
         let x = T::make(n, n as u64 + 5);
         let d_x = ok(DeviceVec::from_slice(gpu, &x))?;

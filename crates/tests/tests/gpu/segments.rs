@@ -457,15 +457,16 @@ fn uneven(gpu: &Gpu) -> Result<(), Failed> {
 }
 
 /// Every segment layout over 5 million items (f32, u32): grids of more than
-/// `SEGMENT_TILE_STARTS_MIN_TILES` tiles, whose tiles read their first segment from the small
+/// `SegmentedPolicy::tile_starts_min_tiles` tiles, whose tiles read their first segment from the small
 /// kernel before instead of searching (the property tests' grids are smaller).
 fn large_grids(gpu: &Gpu) -> Result<(), Failed> {
     let ws = &mut DeviceWorkspace::new();
     let n = 5_000_003;
-    let tile = 256 * gpu_primitives_abi::tuning::segmented_reduce_items(4);
+    let policy = gpu_primitives_abi::tuning::SegmentedPolicy::for_arch(gpu.info().arch);
+    let tile = 256 * policy.reduce_items(4);
     check_eq(
         "the grid is past the threshold",
-        n / tile >= gpu_primitives_abi::tuning::SEGMENT_TILE_STARTS_MIN_TILES,
+        n / tile >= policy.tile_starts_min_tiles,
         true,
     )?;
     let to_failed = |e: TestCaseError| Failed::from(e.to_string());

@@ -11,6 +11,7 @@ use gpu_primitives::device::{
 };
 use gpu_primitives::reference::sort as reference;
 use gpu_primitives::{DeviceBuffer, Error, Gpu};
+use gpu_primitives_abi::tuning::SortPolicy;
 use half::{bf16, f16};
 use libtest_mimic::Failed;
 use proptest::prelude::*;
@@ -199,7 +200,7 @@ fn check_all<K: SortKey>(
         .len()
         .div_ceil(8)
         .max(1);
-    let expected_side = if n > gpu_primitives_abi::tuning::SORT_BLOCK as usize * K::ITEMS && passes % 2 == 1 {
+    let expected_side = if n > gpu_primitives_abi::layout::SORT_BLOCK as usize * K::ITEMS && passes % 2 == 1 {
         SortedIn::Alternate
     } else {
         SortedIn::Current
@@ -271,7 +272,9 @@ fn check_all<K: SortKey>(
 const TILE_LENGTHS: &[[usize; 7]] = {
     use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
     const fn tile(key_bytes: usize, value_bytes: usize, items: usize) -> usize {
-        gpu_primitives_abi::planning::sort::onesweep_threads(key_bytes, value_bytes, false) as usize * items
+        gpu_primitives_abi::planning::sort::onesweep_threads(SortPolicy::SM80, key_bytes, value_bytes, false)
+            as usize
+            * items
     }
     /// The small tiles of `value_bytes` values, or the one-block sort's tile where there are none.
     const fn small_tile(
@@ -282,7 +285,12 @@ const TILE_LENGTHS: &[[usize; 7]] = {
     ) -> usize {
         match onesweep_small_items(small, sort_payload_name(value_bytes)) {
             Some(items) => {
-                gpu_primitives_abi::planning::sort::onesweep_threads(key_bytes, value_bytes, true) as usize
+                gpu_primitives_abi::planning::sort::onesweep_threads(
+                    SortPolicy::SM80,
+                    key_bytes,
+                    value_bytes,
+                    true,
+                ) as usize
                     * items
             }
             None => block,
@@ -292,13 +300,13 @@ const TILE_LENGTHS: &[[usize; 7]] = {
         ([] $($name:ident => $device:ty, $stored:ty, $bits:ty, $items:literal, $keys_items:literal,
            $v4_items:literal, $v8_items:literal, $small:tt;)*) => {
             &[$([
-                gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items,
+                gpu_primitives_abi::layout::SORT_BLOCK as usize * $items,
                 tile(size_of::<$bits>(), 0, $keys_items),
                 tile(size_of::<$bits>(), 4, $v4_items),
                 tile(size_of::<$bits>(), 8, $v8_items),
-                small_tile(size_of::<$bits>(), 0, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
-                small_tile(size_of::<$bits>(), 4, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
-                small_tile(size_of::<$bits>(), 8, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::tuning::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 0, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::layout::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 4, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::layout::SORT_BLOCK as usize * $items),
+                small_tile(size_of::<$bits>(), 8, gpu_primitives_abi::small_tiles_list!($small), gpu_primitives_abi::layout::SORT_BLOCK as usize * $items),
             ]),*]
         };
     }
@@ -444,6 +452,7 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
     let sms = gpu.info().multiprocessors;
     let ws = &mut DeviceWorkspace::new();
     fn sorts<K: SortKey>(gpu: &Gpu, sms: u32, ws: &mut DeviceWorkspace) -> Result<(), Failed> {
+        let policy = SortPolicy::for_arch(gpu.info().arch);
         let small_items =
             |value_bytes| onesweep_small_items(K::ONESWEEP_SMALL, sort_payload_name(value_bytes));
         let key_bytes = size_of::<K::Raw>();
@@ -457,17 +466,17 @@ fn both_tile_sizes(gpu: &Gpu) -> Result<(), Failed> {
         let mut walks = [[false; 2]; 3];
         for (i, tiles) in [3, sms as usize, 4 * sms as usize + 1].into_iter().enumerate() {
             for (j, (items, bytes)) in payloads.into_iter().enumerate() {
-                let n = tiles * onesweep_threads(key_bytes, bytes, false) as usize * items + 1;
+                let n = tiles * onesweep_threads(policy, key_bytes, bytes, false) as usize * items + 1;
                 for (payload, (payload_items, value_bytes)) in payloads.into_iter().enumerate() {
                     let small = small_items(value_bytes);
                     let small_tiles = small.is_some_and(|small| {
-                        onesweep_small_tiles(n, sms, (key_bytes, value_bytes), payload_items, small)
+                        onesweep_small_tiles(policy, n, sms, (key_bytes, value_bytes), payload_items, small)
                     });
                     taken[payload][small_tiles as usize] = true;
-                    let threads = onesweep_threads(key_bytes, value_bytes, small_tiles);
+                    let threads = onesweep_threads(policy, key_bytes, value_bytes, small_tiles);
                     let tile = threads as usize * small.filter(|_| small_tiles).unwrap_or(payload_items);
-                    let blocks = onesweep_blocks_per_sm(key_bytes, value_bytes, small_tiles);
-                    let at_once = onesweep_look_back_tiles(n.div_ceil(tile), sms, blocks) > 1;
+                    let blocks = onesweep_blocks_per_sm(policy, key_bytes, value_bytes, small_tiles);
+                    let at_once = onesweep_look_back_tiles(policy, n.div_ceil(tile), sms, blocks) > 1;
                     walks[payload][at_once as usize] = true;
                 }
                 let keys = make_keys::<K>(n, 0, n as u64);

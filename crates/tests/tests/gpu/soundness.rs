@@ -8,7 +8,10 @@ use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Element, SortOpti
 use gpu_primitives::runtime::fault::{self, Fault};
 use gpu_primitives::runtime::sys;
 use gpu_primitives::{Error, Gpu};
-use gpu_primitives_abi::tuning::SCAN_BLOCK;
+use gpu_primitives_abi::tuning::ScanPolicy;
+
+/// The scan's block, the same on every architecture (the registry's).
+const SCAN_BLOCK: u32 = ScanPolicy::SM80.block_threads;
 use libtest_mimic::Failed;
 use rand::Rng;
 

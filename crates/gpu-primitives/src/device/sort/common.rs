@@ -5,7 +5,7 @@
 use super::key::SortKey;
 use crate::device::element::{Bound, DeviceView, DeviceViewMut};
 use crate::{Error, Result};
-use gpu_primitives_abi::tuning::{SORT_BLOCK, SORT_MAX_KEYS};
+use gpu_primitives_abi::layout::{SORT_BLOCK, SORT_MAX_KEYS};
 use std::ops::Range;
 
 /// How a radix sort orders its keys: ascending (the default) or descending, and which bits of

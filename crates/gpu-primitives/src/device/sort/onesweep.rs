@@ -10,6 +10,7 @@ use crate::device::temp_storage::{Region, TempStorage};
 use crate::device::workspace::{Arena, InUse, StatusLayout};
 use crate::{DeviceInfo, Gpu, LaunchConfig, OnStream, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family};
+use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
 use gpu_primitives_abi::params::{OnesweepParams, RadixHistogramParams};
 use gpu_primitives_abi::planning::sort::{
@@ -17,9 +18,7 @@ use gpu_primitives_abi::planning::sort::{
     sort_histogram_copies,
 };
 use gpu_primitives_abi::table::{onesweep_small_items, sort_payload_name};
-use gpu_primitives_abi::tuning::{
-    RADIX_BITS, RADIX_DIGITS, SORT_HISTOGRAM_BLOCK, SORT_HISTOGRAM_BLOCKS_PER_SM,
-};
+use gpu_primitives_abi::tuning::SortPolicy;
 
 /// The sort's upfront digit counts of every pass (`device_radix_sort_histogram_<key>`).
 const SORT_HISTOGRAM: &Family = families::family("device_radix_sort_histogram");
@@ -57,7 +56,8 @@ pub(in crate::device) struct OnesweepPlan {
 impl OnesweepPlan {
     /// The plan of sorting `n` keys of `K` (more than one tile, at most
     /// [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS)) with `value_bytes`-byte values (0 for
-    /// keys alone) as `options` says, on a device like `info`, under `overrides`.
+    /// keys alone) as `options` says, on a device like `info` (its architecture's
+    /// [`SortPolicy`]), under `overrides`.
     ///
     /// # Errors
     /// As [`SortOptions::compared_bits`], and [`Error::TooManyKeys`](crate::Error::TooManyKeys).
@@ -72,10 +72,9 @@ impl OnesweepPlan {
         check_sort_len("sort", n)?;
         debug_assert!(!fits_one_tile::<K>(n), "one tile is the block radix sort's");
         let key_bytes = size_of::<K::Raw>();
-        let shape = onesweep_shape::<K>(info.multiprocessors, n, value_bytes, overrides.sort_tiles);
-        let blocks_per_sm = overrides
-            .sort_histogram_blocks_per_sm
-            .unwrap_or(SORT_HISTOGRAM_BLOCKS_PER_SM);
+        let policy = crate::tuning::sort_for(info.arch, overrides);
+        let shape = onesweep_shape::<K>(policy, info.multiprocessors, n, value_bytes, overrides.sort_tiles);
+        let blocks_per_sm = policy.histogram_blocks_per_sm;
         Ok(Self {
             n,
             key_bytes,
@@ -85,15 +84,16 @@ impl OnesweepPlan {
             descending: options.is_descending(),
             passes: sort_passes(begin_bit, end_bit),
             histogram_blocks: (info.multiprocessors * blocks_per_sm)
-                .min(n.div_ceil(SORT_HISTOGRAM_BLOCK as usize) as u32)
+                .min(n.div_ceil(policy.histogram_block_threads as usize) as u32)
                 .max(1),
-            histogram_copies: sort_histogram_copies(key_bytes as u32, info.max_shared_per_block),
+            histogram_copies: sort_histogram_copies(policy, key_bytes as u32, info.max_shared_per_block),
             shape,
             look_back_tiles: overrides.sort_look_back_tiles.unwrap_or_else(|| {
                 onesweep_look_back_tiles(
+                    policy,
                     shape.tiles,
                     info.multiprocessors,
-                    onesweep_blocks_per_sm(key_bytes, value_bytes, shape.small),
+                    onesweep_blocks_per_sm(policy, key_bytes, value_bytes, shape.small),
                 )
             }),
         })
@@ -256,7 +256,8 @@ pub(in crate::device) fn launch<K: SortKey>(
     let counts = workspace.carve_zeroed(arena, scratch.counts, sort_counts(passes) * size_of::<u32>())?;
     let histogram =
         module.kernel::<RadixHistogramParams<K::Raw>>(crate::registered(SORT_HISTOGRAM, &[K::NAME])?.name)?;
-    let config = LaunchConfig::new(histogram_blocks, SORT_HISTOGRAM_BLOCK)
+    let histogram_block = SortPolicy::for_arch(on.gpu().info().arch).histogram_block_threads;
+    let config = LaunchConfig::new(histogram_blocks, histogram_block)
         .with_shared_mem(sort_histogram_shared_bytes(passes, histogram_copies));
     let params = RadixHistogramParams {
         keys: keys_from as *const K::Raw,
@@ -336,7 +337,7 @@ struct OnesweepShape {
 
 /// Threads and keys a thread of `K`'s onesweep kernels with `value_bytes`-byte values: the
 /// small ones (fewer keys a thread) where `small`, `None` where `K` has none.
-fn onesweep_kernel<K: SortKey>(value_bytes: usize, small: bool) -> Option<(u32, usize)> {
+fn onesweep_kernel<K: SortKey>(policy: SortPolicy, value_bytes: usize, small: bool) -> Option<(u32, usize)> {
     let items = if small {
         onesweep_small_items(K::ONESWEEP_SMALL, sort_payload_name(value_bytes))?
     } else {
@@ -347,23 +348,29 @@ fn onesweep_kernel<K: SortKey>(value_bytes: usize, small: bool) -> Option<(u32, 
             K::ONESWEEP_V8_ITEMS,
         )
     };
-    Some((onesweep_threads(size_of::<K::Raw>(), value_bytes, small), items))
+    Some((
+        onesweep_threads(policy, size_of::<K::Raw>(), value_bytes, small),
+        items,
+    ))
 }
 
 /// The shape on `multiprocessors` multiprocessors; `forced` (the `sort_tiles` override) takes
 /// the large tiles (1) or the small ones where `K` has them (2) in place of
 /// [`onesweep_small_tiles`]'s choice.
 fn onesweep_shape<K: SortKey>(
+    policy: SortPolicy,
     multiprocessors: u32,
     n: usize,
     value_bytes: usize,
     forced: Option<u32>,
 ) -> OnesweepShape {
-    let large = onesweep_kernel::<K>(value_bytes, false).expect("every key type has onesweep kernels");
-    let small_kernel = onesweep_kernel::<K>(value_bytes, true);
+    let large =
+        onesweep_kernel::<K>(policy, value_bytes, false).expect("every key type has onesweep kernels");
+    let small_kernel = onesweep_kernel::<K>(policy, value_bytes, true);
     let small = match (small_kernel, forced) {
         (None, _) => false,
         (Some((_, small_items)), None) => onesweep_small_tiles(
+            policy,
             n,
             multiprocessors,
             (size_of::<K::Raw>(), value_bytes),
@@ -385,11 +392,13 @@ fn onesweep_shape<K: SortKey>(
     }
 }
 
-/// The most tiles a onesweep pass over up to `n` keys of `K` takes, whichever kernel it picks.
+/// The most tiles a onesweep pass over up to `n` keys of `K` takes, whichever kernel it picks
+/// (the tile shapes of every architecture, `crate::tuning::SHAPES_ARCH`'s).
 fn onesweep_most_tiles<K: SortKey>(n: usize, value_bytes: usize) -> usize {
+    let policy = SortPolicy::for_arch(crate::tuning::SHAPES_ARCH);
     [false, true]
         .into_iter()
-        .filter_map(|small| onesweep_kernel::<K>(value_bytes, small))
+        .filter_map(|small| onesweep_kernel::<K>(policy, value_bytes, small))
         .map(|(threads, items)| n.div_ceil(threads as usize * items))
         .max()
         .unwrap_or(0)
@@ -451,7 +460,7 @@ mod tests {
     use super::{OnesweepPlan, most_storage};
     use crate::device::sort::{SortKey, SortOptions};
     use crate::{DeviceInfo, TuningOverrides};
-    use gpu_primitives_abi::tuning::SORT_BLOCK;
+    use gpu_primitives_abi::layout::SORT_BLOCK;
     use half::f16;
 
     /// A device with `multiprocessors` and sm_90's shared memory.

@@ -11,13 +11,11 @@ use crate::device::temp_storage::{Region, TempStorage};
 use crate::device::workspace::DeviceWorkspace;
 use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
 use gpu_primitives_abi::families::{self, SegmentedSortTier};
+use gpu_primitives_abi::layout::SORT_BLOCK;
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
 use gpu_primitives_abi::params::SegmentedSortParams;
 use gpu_primitives_abi::planning::sort::warp_merge_warps;
-use gpu_primitives_abi::tuning::{
-    SEGMENT_DEVICE_SORT_FIXED_KEYS, SEGMENT_DEVICE_SORT_SPEEDUP, SEGMENTED_WARP_MERGE_SORT_KEYS,
-    SEGMENTED_WARP_RADIX_SORT_ITEMS, SEGMENTED_WARP_RADIX_SORT_KEYS, SEGMENTED_WARP_SORT_KEYS, SORT_BLOCK,
-};
+use gpu_primitives_abi::tuning::SegmentedSortPolicy;
 use gpu_primitives_runtime::DeviceCopy;
 
 /// One segmented sort: its buffers (`n` is the input's length), its segments and how much of
@@ -163,15 +161,19 @@ struct Plan {
 /// How many of the `candidates` (segment lengths, longest first) the device-wide sort should
 /// take, one after another, the segmented kernels taking the rest and the others (of at most
 /// `longest_other` keys): the `k` with the least estimated time, in the keys one block sorts
-/// in it, of `k` device sorts ([`SEGMENT_DEVICE_SORT_FIXED_KEYS`] each, and their keys over
-/// [`SEGMENT_DEVICE_SORT_SPEEDUP`]) and then the blocks, which run side by side and take as
+/// in it, of `k` device sorts (`policy.device_sort_fixed_keys` each, and their keys over
+/// `policy.device_sort_speedup`) and then the blocks, which run side by side and take as
 /// long as the longest segment left. Never splits equal lengths (the block kernel skips by
 /// length).
-pub(in crate::device) fn device_sorted_count(candidates: &[usize], longest_other: usize) -> usize {
+pub(in crate::device) fn device_sorted_count(
+    policy: SegmentedSortPolicy,
+    candidates: &[usize],
+    longest_other: usize,
+) -> usize {
     let block_time = |k: usize| candidates.get(k).copied().unwrap_or(0).max(longest_other);
     let (mut best, mut best_k, mut device) = (block_time(0), 0, 0usize);
     for k in 1..=candidates.len() {
-        device += SEGMENT_DEVICE_SORT_FIXED_KEYS + candidates[k - 1] / SEGMENT_DEVICE_SORT_SPEEDUP;
+        device += policy.device_sort_fixed_keys + candidates[k - 1] / policy.device_sort_speedup;
         let splits_equal = candidates.get(k).is_some_and(|&next| next == candidates[k - 1]);
         if !splits_equal && device + block_time(k) < best {
             (best, best_k) = (device + block_time(k), k);
@@ -224,7 +226,8 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
     };
     candidates.sort_by_key(|&(begin, len)| (std::cmp::Reverse(len), begin));
     let lengths: Vec<usize> = candidates.iter().map(|&(_, len)| len).collect();
-    let k = device_sorted_count(&lengths, longest_other);
+    let policy = crate::tuning::segmented_sort_for(on.gpu().info().arch);
+    let k = device_sorted_count(policy, &lengths, longest_other);
     if k == 0 {
         return Ok(none);
     }
@@ -318,30 +321,24 @@ pub(in crate::device) fn launch<K: SortKey>(
         index_values: index_values as u32,
     };
     let module = crate::module(on.gpu())?;
+    let policy = crate::tuning::segmented_sort_for(on.gpu().info().arch);
+    let (warp_keys, warp_radix_keys) = (policy.warp_sort_keys(), policy.warp_radix_sort_keys());
     // The tiers by length: a warp a segment in registers, a warp a segment in its shared
     // memory, a group of 2 or 4 warps a segment (such tiles merged), a block a segment of the
     // block kernel's tile or longer, up to the longest left (any longer ones are the
     // device-wide sort's). Equal rows are all of one tier: one launch; with offsets, a launch per tier up to the longest
     // segment left, each passing over the others' segments.
     let tiers = [
-        (Tier::Warp, 0, SEGMENTED_WARP_SORT_KEYS),
-        (
-            Tier::WarpRadix,
-            SEGMENTED_WARP_SORT_KEYS + 1,
-            SEGMENTED_WARP_RADIX_SORT_KEYS,
-        ),
+        (Tier::Warp, 0, warp_keys),
+        (Tier::WarpRadix, warp_keys + 1, warp_radix_keys),
         // Groups of 2 warps, then of 4 (`warp_merge_warps` of each range's longest).
+        (Tier::WarpMerge, warp_radix_keys + 1, 2 * warp_radix_keys),
         (
             Tier::WarpMerge,
-            SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
-            2 * SEGMENTED_WARP_RADIX_SORT_KEYS,
+            2 * warp_radix_keys + 1,
+            policy.warp_merge_sort_keys(),
         ),
-        (
-            Tier::WarpMerge,
-            2 * SEGMENTED_WARP_RADIX_SORT_KEYS + 1,
-            SEGMENTED_WARP_MERGE_SORT_KEYS,
-        ),
-        (Tier::Block, SEGMENTED_WARP_MERGE_SORT_KEYS + 1, longest),
+        (Tier::Block, policy.warp_merge_sort_keys() + 1, longest),
     ];
     // Every kernel found before anything is launched (a missing one is an error that launches
     // nothing).
@@ -353,8 +350,8 @@ pub(in crate::device) fn launch<K: SortKey>(
         }
         let (family, items) = match tier {
             Tier::Warp => (SegmentedSortTier::Warp, 0),
-            Tier::WarpRadix => (SegmentedSortTier::WarpRadix, SEGMENTED_WARP_RADIX_SORT_ITEMS),
-            Tier::WarpMerge => (SegmentedSortTier::WarpMerge, SEGMENTED_WARP_RADIX_SORT_ITEMS),
+            Tier::WarpRadix => (SegmentedSortTier::WarpRadix, policy.warp_radix_sort_items),
+            Tier::WarpMerge => (SegmentedSortTier::WarpMerge, policy.warp_radix_sort_items),
             Tier::Block => (SegmentedSortTier::Block, K::ITEMS),
         };
         let family = families::segmented_sort_family(family, value_bytes);
@@ -410,7 +407,7 @@ pub(in crate::device) fn launch<K: SortKey>(
                 // SAFETY: as below; a warp (a group of warps) a segment from `first_segment`,
                 // blocks of 8 warps; the warp radix and warp merge tiers' segments fit their
                 // warps' tiles (the warp merge tier's longest is at most
-                // SEGMENTED_WARP_MERGE_SORT_KEYS), and their kernels have its layout of shared
+                // the policy's warp_merge_sort_keys), and their kernels have its layout of shared
                 // memory.
                 unsafe { stream.launch(&kernel, config, &params)? };
             }
@@ -440,11 +437,11 @@ pub(in crate::device) fn launch<K: SortKey>(
 /// The segmented kernels, by the lengths they take.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Tier {
-    /// `device_segmented_warp_sort_*`: up to [`SEGMENTED_WARP_SORT_KEYS`] keys.
+    /// `device_segmented_warp_sort_*`: up to the segmented sort policy's `warp_sort_keys()` keys.
     Warp,
-    /// `device_segmented_warp_radix_sort_*`: up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] keys.
+    /// `device_segmented_warp_radix_sort_*`: up to its `warp_radix_sort_keys()` keys.
     WarpRadix,
-    /// `device_segmented_warp_merge_sort_*`: up to [`SEGMENTED_WARP_MERGE_SORT_KEYS`] keys.
+    /// `device_segmented_warp_merge_sort_*`: up to its `warp_merge_sort_keys()` keys.
     WarpMerge,
     /// `device_segmented_radix_sort_*`: longer.
     Block,
@@ -458,11 +455,11 @@ enum Tier {
 /// `segments`: equal rows (a row length: `keys_in.len()` must be a whole number of rows) or
 /// [`SegmentOffsets`](crate::device::SegmentOffsets) (any lengths, empty ones too).
 ///
-/// A segment of at most [`SEGMENTED_WARP_SORT_KEYS`] (128) keys is sorted by one warp in
+/// A segment of at most the segmented sort policy's `warp_sort_keys()` (128) keys is sorted by one warp in
 /// registers (each key's place counted against the segment's others, 8 segments a block); one
-/// of up to [`SEGMENTED_WARP_RADIX_SORT_KEYS`] (512) by one warp in shared memory of its own
+/// of up to its `warp_radix_sort_keys()` (512) by one warp in shared memory of its own
 /// (a radix sort of a tile of 256 or 512 keys, 8 segments a block); one of up to
-/// [`SEGMENTED_WARP_MERGE_SORT_KEYS`] (2048) by 2 warps (up to 1024 keys) or 4, each sorting
+/// its `warp_merge_sort_keys()` (2048) by 2 warps (up to 1024 keys) or 4, each sorting
 /// a part of 512 keys so, then the group merging the sorted parts pairwise by merge path;
 /// longer ones by one block of [`SORT_BLOCK`] threads each: a segment of up to `SORT_BLOCK *
 /// K::ITEMS` keys (4096 for 4-byte keys, 3072 for 8-byte ones) in shared memory by the block
@@ -676,6 +673,7 @@ mod tests {
     use super::{device_sorted_count, layout, scratch_bytes};
     use crate::Error;
     use crate::device::Segments;
+    use gpu_primitives_abi::tuning::SegmentedSortPolicy;
 
     #[test]
     fn rows_that_do_not_divide_the_keys_are_named() {
@@ -712,18 +710,27 @@ mod tests {
     #[test]
     fn a_huge_segment_goes_to_the_device_sort_and_many_long_ones_stay_with_the_blocks() {
         // One segment of 2^24 keys among rows of 4096: the device sort takes it.
-        assert_eq!(device_sorted_count(&[1 << 24], 4096), 1);
+        assert_eq!(
+            device_sorted_count(SegmentedSortPolicy::SM90, &[1 << 24], 4096),
+            1
+        );
         // 100 segments of 5000: side by side in blocks (100 device sorts would cost more).
-        assert_eq!(device_sorted_count(&[5000; 100], 0), 0);
+        assert_eq!(device_sorted_count(SegmentedSortPolicy::SM90, &[5000; 100], 0), 0);
         // A row just past a tile: alone, by the device sort; two such rows, by blocks.
-        assert_eq!(device_sorted_count(&[4097], 0), 1);
-        assert_eq!(device_sorted_count(&[4097, 4097], 0), 0);
+        assert_eq!(device_sorted_count(SegmentedSortPolicy::SM90, &[4097], 0), 1);
+        assert_eq!(
+            device_sorted_count(SegmentedSortPolicy::SM90, &[4097, 4097], 0),
+            0
+        );
         // Three rows of a million: each by the device sort.
-        assert_eq!(device_sorted_count(&[1 << 20; 3], 0), 3);
+        assert_eq!(
+            device_sorted_count(SegmentedSortPolicy::SM90, &[1 << 20; 3], 0),
+            3
+        );
         // Equal lengths are never split: the block kernel skips segments by length.
-        let k = device_sorted_count(&[300_000, 50_000, 50_000], 4096);
+        let k = device_sorted_count(SegmentedSortPolicy::SM90, &[300_000, 50_000, 50_000], 4096);
         assert!(k == 1 || k == 3, "{k}");
         // Nothing to take.
-        assert_eq!(device_sorted_count(&[], 100), 0);
+        assert_eq!(device_sorted_count(SegmentedSortPolicy::SM90, &[], 100), 0);
     }
 }

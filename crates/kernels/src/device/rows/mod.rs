@@ -74,6 +74,7 @@ use crate::block::{RowGroup, Stats, cluster_all};
 use crate::cluster::{cluster_barrier, cluster_count, cluster_idx, cluster_rank};
 use crate::device::element::{RowElement, prefetch_l1};
 use crate::math::fma;
+use crate::policy::ROWS;
 use crate::shared::{SharedArray, dynamic_shared};
 use crate::thread::{WARP_SIZE, block_dim, block_idx, grid_dim, thread_idx};
 use crate::unroll::{opaque_u32, unrolled_for};
@@ -82,7 +83,9 @@ use gpu_primitives_abi::layout::{
 };
 use gpu_primitives_abi::params::RowParams;
 use gpu_primitives_abi::planning::rows::row_block_tiles;
-use gpu_primitives_abi::tuning::ROW_CLUSTER_BLOCKS;
+
+/// Blocks of a cluster that share a row ([`RowPolicy::cluster_blocks`](gpu_primitives_abi::tuning::RowPolicy::cluster_blocks)).
+const ROW_CLUSTER_BLOCKS: u32 = ROWS.cluster_blocks;
 use tile::{aligned_or_null, load_tile, per_chunk, row_tile_items, store_tile};
 
 /// What a row operation knows of the row besides its items: its length, the norms' `eps`, and
@@ -208,13 +211,13 @@ unsafe fn save(values: *mut f32, row: usize, value: f32) {
 /// loop, the halves' kernels summing the norms' parameter gradients spilled 28 -> 8 bytes;
 /// without the one-tile path, their `f32` tiled kernels of 8 words 116 -> 0). `CLUSTER` (with
 /// `TILED`, without `ONE`): each row
-/// shared among the [`ROW_CLUSTER_BLOCKS`] blocks of a thread-block cluster (sm_90), block `r`
+/// shared among the [`RowPolicy::cluster_blocks`](gpu_primitives_abi::tuning::RowPolicy::cluster_blocks) blocks of a thread-block cluster (sm_90), block `r`
 /// reading the tiles [`row_block_tiles`] gives it (as a block alone reads all of them, keeping
 /// `shared_tiles` of its own in shared memory), the blocks' statistics combined through
 /// distributed shared memory in rank order; cluster `c` takes rows `c`, `c + clusters`, ...
 ///
 /// # Safety
-/// - With `CLUSTER`: launched in clusters of [`ROW_CLUSTER_BLOCKS`] blocks (the grid a whole
+/// - With `CLUSTER`: launched in clusters of [`RowPolicy::cluster_blocks`](gpu_primitives_abi::tuning::RowPolicy::cluster_blocks) blocks (the grid a whole
 ///   number of them), `p.group` the block, rows of at least `ROW_CLUSTER_BLOCKS` tiles (the
 ///   blocks' statistics go through a static shared array of `ROW_CLUSTER_SLOTS_BYTES`); needs
 ///   sm_90. Its `column_partials` are a chunk a cluster, each block summing the columns of its
