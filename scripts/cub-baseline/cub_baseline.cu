@@ -916,6 +916,13 @@ int main(int argc, char** argv) {
         measure_sort();
         return sort_failures > 0 ? 1 : 0;
     }
+    if (argc > 1 && std::string(argv[1]) == "wide") {
+        std::printf("algorithm,type,n,time_us,gbps,copy_us,copy_gbps,ratio\n");
+        measure<double>("f64", size_t(1) << 28);
+        measure<int64_t>("i64", size_t(1) << 28);
+        measure<uint64_t>("u64", size_t(1) << 28);
+        return 0;
+    }
     if (argc > 1) {
         measure<float>("f32", size_t(1) << std::atoi(argv[1]));
         return 0;

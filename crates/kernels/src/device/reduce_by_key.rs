@@ -34,7 +34,7 @@
 use core::marker::PhantomData;
 
 use super::element::{Element, Packed};
-use super::scan::{look_back, next_tile};
+use super::scan::{look_back_after_publish, next_tile, publish_aggregate};
 use super::segmented_scan::StatusBits;
 use super::tile_status::TileStatus;
 use crate::block::{
@@ -237,16 +237,10 @@ pub unsafe fn reduce_by_key_tile<
     // SAFETY: the whole block calls it with its own storage.
     let aggregate = unsafe { block_exclusive_scan::<Keyed<T::Acc>, RunsOp<Op>, 1>(&mut pair, storage.scan) };
     if t < WARP_SIZE as usize {
-        // SAFETY: this block owns `tile`; the status holds one slot per tile; the whole of warp
-        // 0 takes this branch (blocks are whole warps).
-        let prefix =
-            unsafe { look_back::<Keyed<T::Acc>, RunsOp<Op>>(&status, tile, aggregate, look_back_delay_ns) };
-        if t == 0 {
-            // SAFETY: read by the block after the barrier below.
-            unsafe { storage.prefix.write(0, prefix) };
-        }
+        // SAFETY: this block owns `tile`; the status holds one slot per tile; warp 0, once.
+        unsafe { publish_aggregate::<Keyed<T::Acc>, RunsOp<Op>>(&status, tile, aggregate) };
     }
-    // The staging needs no prefix (the other warps do it while warp 0 looks back): `local`
+    // The staging needs no prefix (every warp does it before warp 0 looks back, in part of its delay): `local`
     // counts the tile's heads up to the item in hand, `running` is the open run's reduction
     // from the tile's start or the run's head, so slot 0 (the run continued from an earlier
     // tile) lacks the prefix's part, combined in as it is written.
@@ -274,6 +268,17 @@ pub unsafe fn reduce_by_key_tile<
             unsafe { storage.reductions.write_unchecked(local, running) };
         }
     });
+    if t < WARP_SIZE as usize {
+        // SAFETY: as above, after publishing the same aggregate; the whole of warp 0 takes this
+        // branch (blocks are whole warps).
+        let prefix = unsafe {
+            look_back_after_publish::<Keyed<T::Acc>, RunsOp<Op>>(&status, tile, aggregate, look_back_delay_ns)
+        };
+        if t == 0 {
+            // SAFETY: read by the block after the barrier below.
+            unsafe { storage.prefix.write(0, prefix) };
+        }
+    }
     // SAFETY: the whole block calls it; every staging write and the prefix came before it.
     unsafe { block_barrier() };
     // SAFETY: written before the barrier.

@@ -115,6 +115,89 @@ pub(crate) unsafe fn look_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
         // SAFETY: tile < number of tiles.
         unsafe { A::publish(status, tile, state, aggregate) };
     }
+    // SAFETY: warp 0 of the block that owns `tile` (the caller's), 0 < tile, the aggregate
+    // published just above.
+    unsafe { walk_back::<A, Op>(status, tile, aggregate, finished, first_delay_ns) }
+}
+
+/// [`look_back`]'s first step, for a kernel that has work to do between it and the walk
+/// ([`look_back_after_publish`]): lane 0 publishes the tile's aggregate (tile 0's, and one that
+/// discards what comes before it, as the tile's inclusive prefix).
+///
+/// # Safety
+/// Called by warp 0 of the block that owns `tile`, once; `tile` < the number of tiles.
+#[inline(always)]
+pub(crate) unsafe fn publish_aggregate<A: TileStatusValue, Op: ReduceOp<A>>(
+    status: &TileStatus<A>,
+    tile: usize,
+    aggregate: A,
+) {
+    let lane = lane_id();
+    if tile == 0 {
+        if lane == 0 {
+            // SAFETY: tile 0 exists; its prefix is its aggregate.
+            unsafe { A::publish(status, 0, STATE_PREFIX, aggregate) };
+        }
+        return;
+    }
+    // An aggregate that discards what comes before it (a segmented tile holding a head) is
+    // already the tile's inclusive prefix: published as one, it ends its successors' walks
+    // here, without waiting for this tile's own look-back.
+    if lane == 0 {
+        let state = if Op::absorbs_left(&aggregate) {
+            STATE_PREFIX
+        } else {
+            STATE_AGGREGATE
+        };
+        // SAFETY: tile < number of tiles.
+        unsafe { A::publish(status, tile, state, aggregate) };
+    }
+}
+
+/// [`look_back`] after [`publish_aggregate`]: sleep `first_delay_ns`, walk back, publish the
+/// inclusive prefix; returns the tile's exclusive prefix (valid in lane 0).
+///
+/// # Safety
+/// Called by the whole of warp 0 of the block that owns `tile`, after [`publish_aggregate`] of
+/// the same `aggregate`.
+#[inline(always)]
+pub(crate) unsafe fn look_back_after_publish<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
+    status: &TileStatus<A>,
+    tile: usize,
+    aggregate: A,
+    first_delay_ns: u32,
+) -> A {
+    if tile == 0 {
+        return Op::identity();
+    }
+    // SAFETY: forwarded from the caller; 0 < tile.
+    unsafe {
+        walk_back::<A, Op>(
+            status,
+            tile,
+            aggregate,
+            Op::absorbs_left(&aggregate),
+            first_delay_ns,
+        )
+    }
+}
+
+/// The walk of [`look_back`] and [`look_back_after_publish`], after the aggregate is published
+/// (as the tile's prefix where `finished`): sleep, combine the predecessors, publish the
+/// inclusive prefix unless `finished`; returns the exclusive prefix (valid in lane 0).
+///
+/// # Safety
+/// Called by the whole of warp 0 of the block that owns `tile`, `0 < tile` < the number of
+/// tiles, after its aggregate was published.
+#[inline(always)]
+unsafe fn walk_back<A: TileStatusValue + Shuffle, Op: ReduceOp<A>>(
+    status: &TileStatus<A>,
+    tile: usize,
+    aggregate: A,
+    finished: bool,
+    first_delay_ns: u32,
+) -> A {
+    let lane = lane_id();
     if first_delay_ns > 0 {
         sleep_ns(first_delay_ns);
     }
