@@ -88,18 +88,40 @@ pub struct ScanPolicy {
     /// Nanoseconds each tile waits after publishing its aggregate before it looks back at its
     /// predecessors, in grids of at least `look_back_delay_min_tiles` tiles.
     pub look_back_delay_ns: u32,
+    /// As `look_back_delay_ns`, for the scans of 8-byte accumulators (`f64`, `i64`, `u64`).
+    pub wide_look_back_delay_ns: u32,
     /// Smaller grids look back at once: their tiles are all resident together (about one wave on
     /// an H100), and the delay would only add to the call's latency.
     pub look_back_delay_min_tiles: usize,
 }
 
 impl ScanPolicy {
+    /// The value for a GPU of compute capability `compute_capability_x10` named `name` (the
+    /// driver's device name): [`H200`](Self::H200) for an H200, else
+    /// [`for_arch`](Self::for_arch).
+    pub fn for_device(compute_capability_x10: u32, name: &str) -> Self {
+        if compute_capability_x10 >= 90 && name.contains("H200") {
+            Self::H200
+        } else {
+            Self::for_arch(compute_capability_x10)
+        }
+    }
+
+    /// The H200 (sm_90, faster memory than the H100's): the 8-byte scans look back sooner.
+    pub const H200: Self = Self {
+        // H200, 2^28 i64 inclusive sum: 1226 µs at 2000 ns, 1359 at 3000 (CUB 1237); docs/performance.md.
+        wide_look_back_delay_ns: 2000,
+        ..Self::SM90
+    };
+
     /// sm_90 (H100, H200).
     pub const SM90: Self = Self {
         // The tile's items per thread come from the element table (no sweep recorded).
         block_threads: 256,
         // H100, 2^28 f32: 1.085x the copy at 3000 ns, 1.127 at 2000, a cliff at 5000; docs/performance.md.
         look_back_delay_ns: 3000,
+        // H100, 2^28 i64: 1.089x the copy at 3000 ns, 1.101 at 1500; docs/performance.md.
+        wide_look_back_delay_ns: 3000,
         // About one wave of tiles on an H100.
         look_back_delay_min_tiles: 1024,
     };

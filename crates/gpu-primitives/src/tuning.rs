@@ -70,7 +70,7 @@ const KNOBS: [Knob; 15] = [
         name: "scan_look_back_delay_ns",
         range: 0..=4000,
         power_of_two: false,
-        what: "the scan's look-back delay (ns)",
+        what: "the scans' look-back delay (ns), of 4- and 8-byte accumulators alike",
         field: |t| &mut t.scan_look_back_delay_ns,
     },
     Knob {
@@ -285,9 +285,17 @@ pub(crate) fn reduce(gpu: &Gpu) -> ReducePolicy {
 
 /// The scan's policy on `gpu`, the overrides in place.
 pub(crate) fn scan(gpu: &Gpu) -> ScanPolicy {
-    let mut policy = ScanPolicy::for_arch(gpu.info().arch);
-    let o = overrides();
-    policy.look_back_delay_ns = o.scan_look_back_delay_ns.unwrap_or(policy.look_back_delay_ns);
+    scan_for(gpu.info().arch, &gpu.info().name, overrides())
+}
+
+/// The scan's policy for a GPU of compute capability `arch` (x 10) named `name` under
+/// `overrides` (its delay override sets both the 4-byte and the 8-byte scans').
+pub(crate) fn scan_for(arch: u32, name: &str, overrides: &TuningOverrides) -> ScanPolicy {
+    let mut policy = ScanPolicy::for_device(arch, name);
+    if let Some(ns) = overrides.scan_look_back_delay_ns {
+        policy.look_back_delay_ns = ns;
+        policy.wide_look_back_delay_ns = ns;
+    }
     policy
 }
 
@@ -434,6 +442,28 @@ mod tests {
             ReducePolicy::SM80.block_threads
         );
         assert_eq!(super::sort_for(90, &some).histogram_blocks_per_sm, 2);
+    }
+
+    #[test]
+    fn the_h200_s_8_byte_scans_look_back_sooner_and_the_override_sets_both_delays() {
+        use gpu_primitives_abi::tuning::ScanPolicy;
+        let none = TuningOverrides::default();
+        let h200 = super::scan_for(90, "NVIDIA H200", &none);
+        let h100 = super::scan_for(90, "NVIDIA H100 80GB HBM3", &none);
+        assert_eq!(h200, ScanPolicy::H200);
+        assert_eq!(h100, ScanPolicy::SM90);
+        assert!(h200.wide_look_back_delay_ns < h100.wide_look_back_delay_ns);
+        assert_eq!(h200.look_back_delay_ns, h100.look_back_delay_ns);
+        assert_eq!(super::scan_for(80, "NVIDIA H200", &none), ScanPolicy::SM80);
+        let some = TuningOverrides {
+            scan_look_back_delay_ns: Some(500),
+            ..TuningOverrides::default()
+        };
+        let overridden = super::scan_for(90, "NVIDIA H200", &some);
+        assert_eq!(
+            (overridden.look_back_delay_ns, overridden.wide_look_back_delay_ns),
+            (500, 500)
+        );
     }
 
     #[test]

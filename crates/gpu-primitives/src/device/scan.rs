@@ -78,7 +78,11 @@ fn launch<T: Element, Op: ScanOperator<T>>(
         look_back_delay_ns: look_back_delay(
             tiles,
             policy.look_back_delay_min_tiles,
-            policy.look_back_delay_ns,
+            if size_of::<T::Acc>() == 8 {
+                policy.wide_look_back_delay_ns
+            } else {
+                policy.look_back_delay_ns
+            },
         ),
     };
     // SAFETY: `input` and `output` address n elements, `initial` is 0 or one value (the callers
