@@ -31,7 +31,7 @@ use crate::planning::sort::{onesweep_blocks_per_sm, onesweep_threads, segmented_
 use crate::table::sort_payload_bytes;
 use crate::tuning::{
     HistogramPolicy, NormGradPolicy, ReducePolicy, RowPolicy, ScanPolicy, SegmentedPolicy,
-    SegmentedSortPolicy, SelectPolicy, SortPolicy, TopKPolicy,
+    SegmentedSortPolicy, SelectPolicy, SortPolicy, TopKPolicy, str_eq,
 };
 use crate::{
     element_table, histogram_counter_table, histogram_sample_table, operator_table, row_op_table, row_table,
@@ -1022,22 +1022,6 @@ pub const fn row_words_part(words: u32) -> Option<&'static str> {
         i += 1;
     }
     None
-}
-
-/// `a == b`, in a constant.
-const fn str_eq(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i] != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
 }
 
 #[cfg(test)]

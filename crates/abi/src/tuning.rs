@@ -490,8 +490,8 @@ impl RowPolicy {
     }
 }
 
-/// Whether `a` and `b` are the same string (a `const fn`).
-const fn str_eq(a: &str, b: &str) -> bool {
+/// Whether `a` and `b` are the same string (a `const fn`; the registry's checks use it too).
+pub(crate) const fn str_eq(a: &str, b: &str) -> bool {
     let (a, b) = (a.as_bytes(), b.as_bytes());
     if a.len() != b.len() {
         return false;
