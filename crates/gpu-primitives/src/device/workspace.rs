@@ -418,9 +418,15 @@ impl InUse<'_, '_> {
             ws.epoch = 0;
         }
         if layout == StatusLayout::Pair && ws.pair_slots_foreign {
-            // SAFETY: the first `words` slots of the pair buffer (checked above), cleared on the
-            // stream of the calls that use them, after the caller's kernel that wrote them.
-            unsafe { stream.clear(slots, 8 * words)? };
+            // The whole buffer, not only this call's `words`: a caller's kernel may have used
+            // more tiles than this call, and a slot it left past them, read in this layout by a
+            // later, longer call, could pass for that call's epoch (a bogus prefix is an output
+            // offset in the compaction).
+            if let Some(pair) = &ws.pair_slots {
+                // SAFETY: the whole pair buffer, of the stream's context, cleared on the stream
+                // of the calls that use it, after the caller's kernel that wrote it (`begin`).
+                unsafe { stream.clear(pair.as_device_ptr().as_raw(), pair.bytes())? };
+            }
             ws.pair_slots_foreign = false;
         }
         if ws.counter_unknown {
@@ -559,8 +565,9 @@ impl DeviceWorkspace {
     /// from the counter, queued while the ticket is held (dropping it records the end of this
     /// use, so that the workspace's next call, on any stream, comes after your kernel). Safe to
     /// call and drop without a launch: the next call clears the tile counter first. The
-    /// ticket's slots are cleared on the stream before your kernel (and again before the
-    /// library's next use of them); slots are persistent, never part of the scratch arena.
+    /// ticket's slots are cleared on the stream before your kernel, and the whole status buffer
+    /// again before the library's next use of it; slots are persistent, never part of the
+    /// scratch arena.
     ///
     /// # Errors
     /// Out of device memory; [`Error::WrongContext`]; [`Error::InvalidArgument`] for a number

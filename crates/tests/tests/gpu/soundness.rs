@@ -38,6 +38,10 @@ pub const TESTS: &[(&str, GpuTest)] = &[
         "soundness::timing_destroys_its_events_on_error_and_panic",
         timing_events,
     ),
+    (
+        "soundness::foreign_status_past_the_next_call_is_cleared",
+        foreign_status_past_the_next_call,
+    ),
 ];
 
 /// Enough u32 for several hundred scan tiles.
@@ -276,4 +280,33 @@ fn timing_events(gpu: &Gpu) -> Result<(), Failed> {
     }
     let alive = fault::events_alive() - before;
     check_eq("events left alive by three timings", alive, 0)
+}
+
+/// A caller's kernel may leave any bits in its ticket's slots ([`DeviceWorkspace::look_back_status`]),
+/// also past the tiles of the library's next call: here each slot says "inclusive prefix of
+/// 2^40" in the epoch of the library's second call after it. That call, a longer one, must not
+/// read them as its own tiles' statuses. The code before cleared only the first call's slots:
+/// the second call's tiles that looked back before their predecessors published took the
+/// caller's prefix (2^40 in the sums; in the compaction, an output offset).
+fn foreign_status_past_the_next_call(gpu: &Gpu) -> Result<(), Failed> {
+    const TILES: usize = 4096;
+    let tile64 = (SCAN_BLOCK * <u64 as Element>::SCAN_ITEMS) as usize;
+    let mut ws = DeviceWorkspace::new();
+    let ticket = ok(ws.look_back_status(gpu, TILES))?;
+    let status = ticket.status();
+    let foreign_prefix = u64::from((status.epoch + 2) << 2 | 2);
+    let slots: Vec<u64> = (0..TILES).flat_map(|_| [foreign_prefix, 1 << 40]).collect();
+    // SAFETY: the ticket's slots: 16 bytes for each of its TILES tiles, of the stream's context,
+    // written in its order while the ticket is held, as a caller's kernel would.
+    ok(unsafe { gpu.stream().copy_from_host(status.slots as u64, &slots) })?;
+    drop(ticket);
+    for (what, tiles) in [("8-byte scan of one tile", 1), ("8-byte scan of 512 tiles", 512)] {
+        let n = tiles * tile64;
+        let d_y = ok(DeviceVec::from_slice(gpu, &vec![1u64; n]))?;
+        let mut out = ok(DeviceVec::<u64>::zeroed(gpu, n))?;
+        ok(device::inclusive_scan::<u64, Sum>(gpu, &d_y, &mut out, &mut ws))?;
+        let expected: Vec<u64> = (1..=n as u64).collect();
+        check_slices(what, &ok(out.to_vec(gpu))?, &expected, |_| false)?;
+    }
+    Ok(())
 }
