@@ -19,7 +19,7 @@
 //! - *stored as*: what a device buffer of it holds on the host side (`u16` bits for halves);
 //! - *accumulated in*: the type reduce / scan combine and return (`f32` for halves);
 //! - *vector width*: elements per 16-byte load of the reduce kernels;
-//! - *scan items per thread*: a scan tile is `SCAN_BLOCK * items` elements;
+//! - *scan items per thread*: a scan tile is `ScanPolicy::block_threads * items` elements;
 //! - *kind*: `int`, `float`, or `half` (a float accumulated in a wider type): which families
 //!   exist for it (dot products for floats and halves; argmin / argmax second passes for types
 //!   accumulated in themselves).

@@ -97,17 +97,19 @@ pub struct ScanPolicy {
 
 impl ScanPolicy {
     /// The value for a GPU of compute capability `compute_capability_x10` named `name` (the
-    /// driver's device name): [`H200`](Self::H200) for an H200, else
-    /// [`for_arch`](Self::for_arch).
+    /// driver's device name): [`H200`](Self::H200) for an H200 ("NVIDIA H200", "NVIDIA H200
+    /// NVL"; not a GH200, whose memory was not measured), else [`for_arch`](Self::for_arch).
     pub fn for_device(compute_capability_x10: u32, name: &str) -> Self {
-        if compute_capability_x10 >= 90 && name.contains("H200") {
+        if compute_capability_x10 >= 90 && name.split_whitespace().any(|word| word == "H200") {
             Self::H200
         } else {
             Self::for_arch(compute_capability_x10)
         }
     }
 
-    /// The H200 (sm_90, faster memory than the H100's): the 8-byte scans look back sooner.
+    /// The H200 (sm_90, faster memory than the H100's): the 8-byte scans look back sooner. Only
+    /// delays may differ from [`SM90`](Self::SM90): the tiles are sized from the architecture's
+    /// shapes (a test checks it).
     pub const H200: Self = Self {
         // H200, 2^28 i64 inclusive sum: 1226 µs at 2000 ns, 1359 at 3000 (CUB 1237); docs/performance.md.
         wide_look_back_delay_ns: 2000,

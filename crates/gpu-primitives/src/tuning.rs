@@ -265,10 +265,12 @@ pub(crate) fn overrides() -> &'static TuningOverrides {
     OVERRIDES.get_or_init(TuningOverrides::default)
 }
 
-/// The architecture whose policies give the tile shapes of a workspace size asked without a GPU
-/// (`TempStorage`'s queries, the tiles a call checks against the grid limit before it looks at
-/// the GPU): the shapes are those of every architecture, which the abi's registry test
-/// (`every_architecture_launches_the_registry_s_blocks_and_bounds`) checks.
+/// The architecture whose policies give the tile shapes (items a tile, shared bytes) of a
+/// workspace size asked without a GPU (`TempStorage`'s queries) and of the launches themselves
+/// (the scan's, compaction's, run-length's, segmented and by-key grids), while the block comes
+/// from the GPU's policy: the shapes are those of every architecture, which the abi's registry
+/// test (`every_architecture_launches_the_registry_s_blocks_and_bounds`) checks, and of every
+/// device (`ScanPolicy::H200` may differ in delays only: a test here checks it).
 pub(crate) const SHAPES_ARCH: u32 = 90;
 
 /// The reduce's policy for a GPU of compute capability `arch` (x 10) under `overrides`.
@@ -455,6 +457,19 @@ mod tests {
         assert!(h200.wide_look_back_delay_ns < h100.wide_look_back_delay_ns);
         assert_eq!(h200.look_back_delay_ns, h100.look_back_delay_ns);
         assert_eq!(super::scan_for(80, "NVIDIA H200", &none), ScanPolicy::SM80);
+        assert_eq!(super::scan_for(90, "NVIDIA H200 NVL", &none), ScanPolicy::H200);
+        assert_eq!(super::scan_for(90, "NVIDIA GH200 480GB", &none), ScanPolicy::SM90);
+        // The tiles (`SHAPES_ARCH`'s) and the grid's block must agree on every device.
+        assert_eq!(
+            (
+                ScanPolicy::H200.block_threads,
+                ScanPolicy::H200.look_back_delay_min_tiles
+            ),
+            (
+                ScanPolicy::SM90.block_threads,
+                ScanPolicy::SM90.look_back_delay_min_tiles
+            )
+        );
         let some = TuningOverrides {
             scan_look_back_delay_ns: Some(500),
             ..TuningOverrides::default()

@@ -56,7 +56,7 @@ impl TempStorage {
 ///   found by radix select over the whole row (a count of the matching keys' digits per pass;
 ///   at most 4 passes for 4-byte keys) and the keys before it, then the first of its ties by
 ///   column, are gathered. A row of up to 4096 keys of up to 4 bytes (2048 of 8,
-///   `top_k_items`) is read from global memory once and kept in registers; a longer one is read
+///   `TopKPolicy::items_for`) is read from global memory once and kept in registers; a longer one is read
 ///   once per pass.
 /// - larger `k`: each row is sorted by one block ([`segmented_sort_keys`](super::segmented_sort_keys);
 ///   in shared memory up to a tile) and its first `k` written.
