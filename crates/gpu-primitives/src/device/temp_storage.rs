@@ -142,17 +142,19 @@ impl TempStorage {
     /// the larger scratch (a call carves its own regions from the arena's start, so the arena
     /// of the larger one holds the other's).
     #[must_use]
-    pub fn max(self, other: Self) -> Self {
-        Self {
-            control: self.control || other.control,
-            word_slots: self.word_slots.max(other.word_slots),
-            pair_slots: self.pair_slots.max(other.pair_slots),
-            scratch: if other.scratch.bytes() > self.scratch.bytes() {
-                other.scratch
-            } else {
-                self.scratch
-            },
+    pub fn max(mut self, other: Self) -> Self {
+        self.persistent_max(&other);
+        if other.scratch.bytes() > self.scratch.bytes() {
+            self.scratch = other.scratch;
         }
+        self
+    }
+
+    /// Each persistent part the larger of this one's and `other`'s.
+    fn persistent_max(&mut self, other: &Self) {
+        self.control |= other.control;
+        self.word_slots = self.word_slots.max(other.word_slots);
+        self.pair_slots = self.pair_slots.max(other.pair_slots);
     }
 
     /// A need of one scratch region of `bytes` bytes, and that region.
@@ -166,9 +168,7 @@ impl TempStorage {
     /// persistent needs (the larger of each), and its scratch as one more region, where the
     /// part carves its own regions (`arena.part(region)`).
     pub(crate) fn nest(&mut self, part: Self) -> Region {
-        self.control |= part.control;
-        self.word_slots = self.word_slots.max(part.word_slots);
-        self.pair_slots = self.pair_slots.max(part.pair_slots);
+        self.persistent_max(&part);
         self.scratch.push(part.scratch.bytes())
     }
 }

@@ -249,6 +249,17 @@ fn address<T: DeviceCopy>(buffer: &Option<DeviceBuffer<T>>) -> u64 {
     buffer.as_ref().map_or(0, |b| b.as_device_ptr().as_raw())
 }
 
+/// Clear the whole of a status buffer (where there is one) on `stream`, the stream of the call
+/// that takes a status next: every slot back to epoch 0.
+fn clear_status(stream: &Stream, buffer: &Option<DeviceBuffer<u64>>) -> Result<()> {
+    if let Some(buffer) = buffer {
+        // SAFETY: the whole buffer, of the stream's context, cleared on the stream of the calls
+        // that use it, after every earlier use of it, a caller's kernel included (`begin`).
+        unsafe { stream.clear(buffer.as_device_ptr().as_raw(), buffer.bytes())? };
+    }
+    Ok(())
+}
+
 /// The error of a call that uses a persistent part its [`TempStorage`] did not ask for.
 fn unplanned(what: &str) -> Error {
     Error::InvalidLaunch(format!(
@@ -393,11 +404,8 @@ impl InUse<'_, '_> {
         words: usize,
         tiles: usize,
     ) -> Result<LookBackStatus> {
+        let counter = self.control(TILE_COUNTER, "the look-back tile counter")?;
         let (ws, stream) = (&mut *self.workspace, self.stream);
-        let counter = match &ws.control {
-            Some(control) => control.as_device_ptr().as_raw() + TILE_COUNTER,
-            None => return Err(unplanned("the look-back tile counter")),
-        };
         let slots = match layout {
             StatusLayout::Word => &ws.word_slots,
             StatusLayout::Pair => &ws.pair_slots,
@@ -409,10 +417,8 @@ impl InUse<'_, '_> {
         if ws.epoch >= MAX_EPOCH {
             // Every slot belongs to an older epoch than the next: start again from zeroed ones
             // (epoch 0), in the same buffers.
-            for buffer in [&ws.word_slots, &ws.pair_slots].into_iter().flatten() {
-                // SAFETY: the whole buffer, of the stream's context, cleared on the stream of the
-                // calls that use it, after every launch that used it (`begin`).
-                unsafe { stream.clear(buffer.as_device_ptr().as_raw(), buffer.bytes())? };
+            for buffer in [&ws.word_slots, &ws.pair_slots] {
+                clear_status(stream, buffer)?;
             }
             ws.pair_slots_foreign = false;
             ws.epoch = 0;
@@ -422,11 +428,7 @@ impl InUse<'_, '_> {
             // more tiles than this call, and a slot it left past them, read in this layout by a
             // later, longer call, could pass for that call's epoch (a bogus prefix is an output
             // offset in the compaction).
-            if let Some(pair) = &ws.pair_slots {
-                // SAFETY: the whole pair buffer, of the stream's context, cleared on the stream
-                // of the calls that use it, after the caller's kernel that wrote it (`begin`).
-                unsafe { stream.clear(pair.as_device_ptr().as_raw(), pair.bytes())? };
-            }
+            clear_status(stream, &ws.pair_slots)?;
             ws.pair_slots_foreign = false;
         }
         if ws.counter_unknown {
