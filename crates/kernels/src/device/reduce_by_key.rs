@@ -240,10 +240,10 @@ pub unsafe fn reduce_by_key_tile<
         // SAFETY: this block owns `tile`; the status holds one slot per tile; warp 0, once.
         unsafe { publish_aggregate::<Keyed<T::Acc>, RunsOp<Op>>(&status, tile, aggregate) };
     }
-    // The staging needs no prefix (every warp does it before warp 0 looks back, in part of its delay): `local`
-    // counts the tile's heads up to the item in hand, `running` is the open run's reduction
-    // from the tile's start or the run's head, so slot 0 (the run continued from an earlier
-    // tile) lacks the prefix's part, combined in as it is written.
+    // The staging needs no prefix (every warp does it before warp 0 looks back, in part of its
+    // delay): `local` counts the tile's heads up to the item in hand, `running` is the open
+    // run's reduction from the tile's start or the run's head, so slot 0 (the run continued
+    // from an earlier tile) lacks the prefix's part, combined in as it is written.
     let mut local = pair[0].segment;
     let mut running = pair[0].value;
     unrolled_for(ITEMS, |j| {
