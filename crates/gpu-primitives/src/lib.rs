@@ -21,6 +21,8 @@
 //! Modules by job: [`device`] holds the algorithms, their element types, operators, device
 //! views and workspace; [`rows`] the fused row operations of models (softmax, LayerNorm, ...); [`mod@reference`] the CPU references every GPU result is checked against.
 //! The runtime underneath (devices, modules, streams, buffers) is re-exported as [`runtime`].
+//! Every call takes a [`CallOn`] first: `&gpu`, `gpu.on(&stream)?`, or either with the call's
+//! own launch shapes, `.with_tuning(overrides)?` ([`WithTuning`], [`TuningOverrides`]).
 
 #![warn(missing_docs)]
 #![warn(clippy::undocumented_unsafe_blocks)]
@@ -39,7 +41,7 @@ pub use gpu_primitives_runtime::{
 };
 /// The `half` crate of the element types `f16` and `bf16`.
 pub use half;
-pub use tuning::{TuningOverrides, set_tuning_overrides};
+pub use tuning::{CallOn, TuningOverrides, WithTuning, set_tuning_overrides};
 
 /// The device-wide kernels, one [`PackedModule`](runtime::packed::PackedModule) per
 /// architecture (sm_80, sm_90): each family of kernels is one zstd frame of PTX, decompressed

@@ -79,7 +79,7 @@
 use crate::device::{
     Bound, DeviceView, DeviceViewMut, DeviceWorkspace, Element, InUse, Region, TempStorage, check_bound,
 };
-use crate::{DeviceInfo, Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, DeviceInfo, Error, LaunchConfig, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family, row_words_part};
 use gpu_primitives_abi::layout::{
     MAX_BLOCK_THREADS, ROW_CLUSTER_SLOTS_BYTES, ROW_SHARED_BYTES, row_staged_tiles_bytes,
@@ -277,7 +277,7 @@ impl RowCall {
 
     /// Check the bound of every view of the call, and of the call's `others`, against `on`'s
     /// stream (before the workspace is used or anything is queued).
-    fn check_bounds(&self, on: &OnStream<'_>, others: &[Bound]) -> Result<()> {
+    fn check_bounds(&self, on: &CallOn<'_>, others: &[Bound]) -> Result<()> {
         let spans = [
             Some(self.input),
             self.grad,
@@ -438,7 +438,7 @@ fn check_cross_entropy(
 }
 
 /// Check `call` against `cols` and launch it. See the [module docs](self) for the errors.
-fn launch<T: RowElement>(on: OnStream<'_>, cols: usize, call: RowCall) -> Result<()> {
+fn launch<T: RowElement>(on: CallOn<'_>, cols: usize, call: RowCall) -> Result<()> {
     launch_summing::<T>(on, cols, call, None).map(|_| ())
 }
 
@@ -458,7 +458,7 @@ struct Summing<'w, 's> {
 /// the GPU holds at once; or a chunk a cluster, `row_sums_cluster_chunks` of them): returns
 /// their address and number of chunks, or `None` where it did not.
 fn launch_summing<'w, 's, T: RowElement>(
-    on: OnStream<'s>,
+    on: CallOn<'s>,
     cols: usize,
     mut call: RowCall,
     column_sums: Option<(&'w mut DeviceWorkspace, &NormScratch, RowKernel)>,
@@ -521,9 +521,10 @@ fn launch_summing<'w, 's, T: RowElement>(
     }
     let limit = on.gpu().info().max_shared_per_block;
     let module = crate::module(on.gpu())?;
-    let has_clusters = uses_clusters(&module);
+    let tuning = on.tuning();
+    let has_clusters = uses_clusters(&module, &tuning);
     let policy = crate::tuning::rows(on.gpu());
-    let shape = k.shape(cols, T::ROW_VECTOR, max_group(policy));
+    let shape = k.shape(cols, T::ROW_VECTOR, max_group(policy, &tuning));
     let plan: RowPlan = row_plan(policy, shape);
     // Rows of several tiles (the cross-entropy's of one tile too) in blocks of fewer threads
     // where none is read twice for it.
@@ -543,7 +544,7 @@ fn launch_summing<'w, 's, T: RowElement>(
     // and the caller sums them apart.
     let summing = column_sums
         .as_ref()
-        .and_then(|(_, s)| summing_launch::<T>(policy, s, cols, limit, has_clusters));
+        .and_then(|(_, s)| summing_launch::<T>(policy, &tuning, s, cols, limit, has_clusters));
     let (plan, sums, column_sums) = match summing {
         Some(sums) => (sums.plan, Some(sums), column_sums),
         None => (plan, None, None),
@@ -574,7 +575,11 @@ fn launch_summing<'w, 's, T: RowElement>(
         Some(sums) => sums.cluster,
         None => {
             // Mode 2 measures the halves' one-input operations in clusters too (as f32's rule).
-            let vector = if cluster_mode() == 2 { 4 } else { T::ROW_VECTOR };
+            let vector = if cluster_mode(&tuning) == 2 {
+                4
+            } else {
+                T::ROW_VECTOR
+            };
             call.output.is_some() && row_cluster(policy, plan, k.inputs, vector, alone) && has_clusters
         }
     };
@@ -603,7 +608,7 @@ fn launch_summing<'w, 's, T: RowElement>(
     let shared_tiles = match sums {
         // The summing kernels: in halves their tiles but the last where they fit past the sums,
         // in f32 none (planning::rows::row_sums_kept_tiles).
-        Some(sums) => match sums_kept_tiles() {
+        Some(sums) => match sums_kept_tiles(&tuning) {
             None => row_sums_kept_tiles(policy, sums, T::ROW_VECTOR, k.inputs, u64::from(limit)),
             Some(most) => row_sums_room_tiles(policy, sums, k.inputs, u64::from(limit)).min(most),
         },
@@ -617,7 +622,7 @@ fn launch_summing<'w, 's, T: RowElement>(
         }
         None => alone,
     }
-    .min(max_shared_tiles());
+    .min(max_shared_tiles(&tuning));
     let sums_bytes = sums.map_or(0, |sums| sums.sums_bytes);
     let staged_bytes = row_staged_tiles_bytes(shared_tiles, plan.words, k.inputs as u32, plan.block) as u32;
     let shared = ROW_SHARED_BYTES + sums_bytes as u32 + staged_bytes;
@@ -626,7 +631,7 @@ fn launch_summing<'w, 's, T: RowElement>(
         let chunks = if cluster {
             // A chunk of rows a cluster, as many clusters as the device runs at once.
             let active = kernel.max_active_clusters(policy.cluster_blocks, plan.block, shared)?;
-            let chunks = cluster_sum_chunks(on.gpu().info(), plan, rows, active);
+            let chunks = cluster_sum_chunks(on.gpu().info(), &tuning, plan, rows, active);
             grid = chunks as u32 * policy.cluster_blocks;
             chunks as u32
         } else {
@@ -677,9 +682,11 @@ fn launch_summing<'w, 's, T: RowElement>(
 
 /// The launch of the kernel `summing` (a norm's backward summing its parameters' gradients)
 /// over rows of `cols` elements of `T`, where their sums fit shared memory (`limit` bytes a
-/// block; clusters where the module has them) under the row `policy`; `None` where they do not.
+/// block; clusters where the module has them) under the row `policy` and a call's `tuning`;
+/// `None` where they do not.
 fn summing_launch<T: RowElement>(
     policy: RowPolicy,
+    tuning: &TuningOverrides,
     summing: &RowKernel,
     cols: usize,
     limit: u32,
@@ -687,7 +694,7 @@ fn summing_launch<T: RowElement>(
 ) -> Option<RowSumsLaunch> {
     row_sums_launch(
         policy,
-        summing.shape(cols, T::ROW_VECTOR, max_group(policy)),
+        summing.shape(cols, T::ROW_VECTOR, max_group(policy, tuning)),
         u64::from(limit),
         has_clusters,
     )
@@ -695,8 +702,8 @@ fn summing_launch<T: RowElement>(
 
 /// Whether the row operations may share a row among a cluster's blocks: the module has
 /// cluster kernels (sm_90 and later) and [`cluster_mode`] allows them.
-fn uses_clusters(module: &crate::runtime::Module) -> bool {
-    module.ptx_arch() >= 90 && cluster_mode() != 0
+fn uses_clusters(module: &crate::runtime::Module, tuning: &TuningOverrides) -> bool {
+    module.ptx_arch() >= 90 && cluster_mode(tuning) != 0
 }
 
 /// Blocks of `plan`'s threads the device's multiprocessors run at once (a wave), by threads.
@@ -724,13 +731,19 @@ fn resident_blocks(info: &DeviceInfo, plan: RowPlan) -> u32 {
 /// The chunks of rows of a summing launch in clusters over `rows` rows, one a cluster: as many
 /// as the device runs at once (`active`, the driver's count), at most as many as its
 /// multiprocessors hold blocks of `plan`'s threads (so that [`TempStorage`] can say the most
-/// without asking the driver).
-fn cluster_sum_chunks(info: &DeviceInfo, plan: RowPlan, rows: usize, active: u32) -> usize {
+/// without asking the driver); at most `row_sums_chunks` where `tuning` sets it.
+fn cluster_sum_chunks(
+    info: &DeviceInfo,
+    tuning: &TuningOverrides,
+    plan: RowPlan,
+    rows: usize,
+    active: u32,
+) -> usize {
     let most = wave_blocks(info, plan) / RowPolicy::for_arch(info.arch).cluster_blocks as usize;
     row_sums_cluster_chunks(
         NormGradPolicy::for_arch(info.arch),
         rows,
-        sums_cluster_chunks((active as usize).clamp(1, most.max(1))),
+        sums_cluster_chunks((active as usize).clamp(1, most.max(1)), tuning),
     )
 }
 
@@ -746,9 +759,9 @@ struct NormScratch {
 /// parameters' gradients) of a norm over `rows` rows of `cols` elements of `T` need on `gpu`,
 /// at most: where the summing kernel takes the rows, a chunk of `cols` sums a block (or
 /// cluster) the device holds at once; else the separate sums' chunks (one chunk, of zeros,
-/// for no rows).
+/// for no rows). On `on`'s GPU, under its tuning.
 fn norm_backward_scratch<T: RowElement>(
-    gpu: &Gpu,
+    on: &CallOn<'_>,
     summing: &RowKernel,
     rows: usize,
     cols: usize,
@@ -756,16 +769,25 @@ fn norm_backward_scratch<T: RowElement>(
     if cols == 0 {
         return Ok(NormScratch::default());
     }
+    let gpu = on.gpu();
+    let tuning = on.tuning();
     let grad_policy = crate::tuning::norm_grad(gpu);
     let chunks = if rows == 0 {
         norm_grad_chunks(grad_policy, rows, cols).0 as usize
     } else {
         let module = crate::module(gpu)?;
-        let has_clusters = uses_clusters(&module);
+        let has_clusters = uses_clusters(&module, &tuning);
         let info = gpu.info();
         let policy = crate::tuning::rows(gpu);
-        match summing_launch::<T>(policy, summing, cols, info.max_shared_per_block, has_clusters) {
-            Some(sums) if sums.cluster => cluster_sum_chunks(info, sums.plan, rows, u32::MAX),
+        match summing_launch::<T>(
+            policy,
+            &tuning,
+            summing,
+            cols,
+            info.max_shared_per_block,
+            has_clusters,
+        ) {
+            Some(sums) if sums.cluster => cluster_sum_chunks(info, &tuning, sums.plan, rows, u32::MAX),
             Some(sums) => {
                 let per_block = rows_per_block(sums.plan);
                 let wave = wave_blocks(info, sums.plan);
@@ -783,30 +805,40 @@ fn norm_backward_scratch<T: RowElement>(
 }
 
 impl TempStorage {
-    /// [`layer_norm_backward`] of `rows` rows of `cols` elements of `T` on `gpu`, with `dweight`
+    /// [`layer_norm_backward`] of `rows` rows of `cols` elements of `T` on `on` (`&gpu`, or a
+    /// call with its tuning), with `dweight`
     /// or `dbias` asked for (without them it needs nothing): 8 bytes a column for each chunk of
     /// rows summed apart (a block or cluster the device holds at once, or the separate sums'
     /// chunks), at most. Loads the library's module (to know whether it has cluster kernels).
     ///
     /// # Errors
     /// Errors of loading the module.
-    pub fn layer_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
-        Ok(norm_backward_scratch::<T>(gpu, &kernels::layer_norm_backward_sums, rows, cols)?.need)
+    pub fn layer_norm_backward<'g, T: RowElement>(
+        on: impl Into<CallOn<'g>>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
+        Ok(norm_backward_scratch::<T>(&on.into(), &kernels::layer_norm_backward_sums, rows, cols)?.need)
     }
 
     /// [`rms_norm_backward`] with `dweight`: as [`layer_norm_backward`](Self::layer_norm_backward).
     ///
     /// # Errors
     /// Errors of loading the module.
-    pub fn rms_norm_backward<T: RowElement>(gpu: &Gpu, rows: usize, cols: usize) -> Result<Self> {
-        Ok(norm_backward_scratch::<T>(gpu, &kernels::rms_norm_backward_sums, rows, cols)?.need)
+    pub fn rms_norm_backward<'g, T: RowElement>(
+        on: impl Into<CallOn<'g>>,
+        rows: usize,
+        cols: usize,
+    ) -> Result<Self> {
+        Ok(norm_backward_scratch::<T>(&on.into(), &kernels::rms_norm_backward_sums, rows, cols)?.need)
     }
 
-    /// [`cross_entropy`] of `rows` rows on `gpu` with a mean or sum reduction (with none it
+    /// [`cross_entropy`] of `rows` rows on `on` (`&gpu`, or a call with its tuning) with a mean
+    /// or sum reduction (with none it
     /// needs nothing): the count of valid targets and each row's loss, 4 bytes each, and the
     /// [`reduce`](crate::device::reduce) of the rows' losses.
-    pub fn cross_entropy(gpu: &Gpu, rows: usize) -> Self {
-        cross_entropy_scratch(gpu, rows).need
+    pub fn cross_entropy<'g>(on: impl Into<CallOn<'g>>, rows: usize) -> Self {
+        cross_entropy_scratch(on.into(), rows).need
     }
 }
 
@@ -820,12 +852,12 @@ struct CrossEntropyScratch {
     reduce: Region,
 }
 
-/// The [`CrossEntropyScratch`] of `rows` rows on `gpu`.
-fn cross_entropy_scratch(gpu: &Gpu, rows: usize) -> CrossEntropyScratch {
+/// The [`CrossEntropyScratch`] of `rows` rows on `on`.
+fn cross_entropy_scratch(on: CallOn<'_>, rows: usize) -> CrossEntropyScratch {
     let mut need = TempStorage::default();
     let count = need.scratch.push(size_of::<u32>());
     let losses = need.scratch.push(rows.saturating_mul(size_of::<f32>()));
-    let reduce = need.nest(TempStorage::reduce::<f32>(gpu, rows));
+    let reduce = need.nest(TempStorage::reduce::<f32>(on, rows));
     CrossEntropyScratch {
         need,
         count,
@@ -834,42 +866,39 @@ fn cross_entropy_scratch(gpu: &Gpu, rows: usize) -> CrossEntropyScratch {
     }
 }
 
-/// The row `policy`'s `max_group`, or its override ([`TuningOverrides`](crate::TuningOverrides): a
-/// power of two, 64 to 1024) for tuning sweeps.
-fn max_group(policy: RowPolicy) -> u32 {
-    crate::tuning::overrides()
-        .row_max_group
-        .unwrap_or(policy.max_group)
+/// The row `policy`'s `max_group`, or a call's override (`tuning`'s `row_max_group`: a power of
+/// two, 64 to 1024) for tuning sweeps.
+fn max_group(policy: RowPolicy, tuning: &TuningOverrides) -> u32 {
+    tuning.row_max_group.unwrap_or(policy.max_group)
 }
 
 /// Whether rows of several blocks' tiles may be shared among the blocks of a thread-block
 /// cluster (where the GPU has clusters), for measurements beside one block a row: 1, as
 /// `planning::rows::row_cluster` decides; overridden to 0, never; to 2, the halves' one-input
-/// operations too, whose rows the rule keeps in one block.
-fn cluster_mode() -> u32 {
-    crate::tuning::overrides().row_cluster.unwrap_or(1)
+/// operations too, whose rows the rule keeps in one block (a call's `tuning`).
+fn cluster_mode(tuning: &TuningOverrides) -> u32 {
+    tuning.row_cluster.unwrap_or(1)
 }
 
 /// Most chunks of rows the cluster kernels summing the norms' parameter gradients take:
-/// `active`, the clusters the device runs at once, or its override (1 to 4096) for tuning
-/// sweeps.
-fn sums_cluster_chunks(active: usize) -> usize {
-    crate::tuning::overrides()
-        .row_sums_chunks
-        .map_or(active, |most| most as usize)
+/// `active`, the clusters the device runs at once, or a call's override (`tuning`'s
+/// `row_sums_chunks`, 1 to 4096) for tuning sweeps.
+fn sums_cluster_chunks(active: usize, tuning: &TuningOverrides) -> usize {
+    tuning.row_sums_chunks.map_or(active, |most| most as usize)
 }
 
 /// Most tiles of a row the norms' summing kernels keep in shared memory past their column sums,
-/// for every type, where overridden (0 to 64) for measurements; otherwise
+/// for every type, where a call's `tuning` overrides it (0 to 64) for measurements; otherwise
 /// `planning::rows::row_sums_kept_tiles` decides.
-fn sums_kept_tiles() -> Option<u32> {
-    crate::tuning::overrides().row_sums_kept_tiles
+fn sums_kept_tiles(tuning: &TuningOverrides) -> Option<u32> {
+    tuning.row_sums_kept_tiles
 }
 
 /// Most tiles of a row kept in shared memory (`row_shared_tiles`, which also caps them at what
-/// fits): all that fit, or its override (0 to 64; 0 reads every tile again) for measurements.
-fn max_shared_tiles() -> u32 {
-    crate::tuning::overrides().row_shared_tiles.unwrap_or(u32::MAX)
+/// fits): all that fit, or a call's override (`tuning`'s `row_shared_tiles`, 0 to 64; 0 reads
+/// every tile again) for measurements.
+fn max_shared_tiles(tuning: &TuningOverrides) -> u32 {
+    tuning.row_shared_tiles.unwrap_or(u32::MAX)
 }
 
 fn view<T>(v: &DeviceView<'_, T>) -> Span {
@@ -882,7 +911,7 @@ fn view_mut<T>(v: &DeviceViewMut<'_, T>) -> Span {
 
 fn forward<'a, 'o, 'g, T: RowElement>(
     kernel: RowKernel,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     cols: usize,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -893,7 +922,7 @@ fn forward<'a, 'o, 'g, T: RowElement>(
 
 fn backward<'a, 'b, 'o, 'g, T: RowElement>(
     kernel: RowKernel,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     y: impl Into<DeviceView<'a, T>>,
     dy: impl Into<DeviceView<'b, T>>,
     cols: usize,
@@ -925,7 +954,7 @@ fn backward<'a, 'b, 'o, 'g, T: RowElement>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn softmax<'a, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     cols: usize,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -936,7 +965,7 @@ pub fn softmax<'a, 'o, 'g, T: RowElement>(
 /// `output[r][c] = x[r][c] - max_r - ln(sum_c' exp(x[r][c'] - max_r))` (PyTorch's
 /// `log_softmax(x, dim=-1)`); as [`softmax`].
 pub fn log_softmax<'a, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     cols: usize,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -949,7 +978,7 @@ pub fn log_softmax<'a, 'o, 'g, T: RowElement>(
 /// are `rows * cols` elements each; one pass over `y` and `dy` while a block holds the rows
 /// (8192 columns of f32, 16384 of halves), two past it.
 pub fn softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     y: impl Into<DeviceView<'a, T>>,
     dy: impl Into<DeviceView<'b, T>>,
     cols: usize,
@@ -961,7 +990,7 @@ pub fn softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
 /// The gradient of [`log_softmax`]: from its output `y` and `dy`,
 /// `dx[r][c] = dy[r][c] - exp(y[r][c]) * sum_c' dy[r][c']`; as [`softmax_backward`].
 pub fn log_softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     y: impl Into<DeviceView<'a, T>>,
     dy: impl Into<DeviceView<'b, T>>,
     cols: usize,
@@ -978,7 +1007,7 @@ pub fn log_softmax_backward<'a, 'b, 'o, 'g, T: RowElement>(
 /// row is reduced in two passes over its registers and the shares combined pairwise (Chan, Golub
 /// and LeVeque, 1979), so large means cost no accuracy. See the [module docs](self).
 pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     x: impl Into<DeviceView<'a, T>>,
     cols: usize,
     norm: Norm<'w, T>,
@@ -1004,7 +1033,7 @@ pub fn layer_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
 /// each row's `1 / sqrt(mean(x^2) + eps)`. A `norm` with a bias is an
 /// [`Error::UnsupportedArgument`]. See the [module docs](self).
 pub fn rms_norm<'a, 'o, 'w, 's, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     x: impl Into<DeviceView<'a, T>>,
     cols: usize,
     norm: Norm<'w, T>,
@@ -1091,7 +1120,7 @@ impl<'o, T> NormGrads<'o, T> {
 /// `dbias` of other than `cols` elements. See PyTorch's `native_layer_norm_backward`.
 #[allow(clippy::too_many_arguments)]
 pub fn layer_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     x: impl Into<DeviceView<'a, T>>,
     dy: impl Into<DeviceView<'b, T>>,
     cols: usize,
@@ -1121,7 +1150,7 @@ pub fn layer_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
 /// [`Error::UnsupportedArgument`].
 #[allow(clippy::too_many_arguments)]
 pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     x: impl Into<DeviceView<'a, T>>,
     dy: impl Into<DeviceView<'b, T>>,
     cols: usize,
@@ -1153,7 +1182,7 @@ pub fn rms_norm_backward<'a, 'b, 'w, 's, 'o, 'g, T: RowElement>(
 #[allow(clippy::too_many_arguments)]
 fn norm_backward<T: RowElement>(
     (kernel, summing): (RowKernel, RowKernel),
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     (x, dy): (DeviceView<'_, T>, DeviceView<'_, T>),
     cols: usize,
     weight: Option<DeviceView<'_, T>>,
@@ -1180,7 +1209,7 @@ fn norm_backward<T: RowElement>(
     let wanted = grads.dweight.is_some() || grads.dbias.is_some();
     let rows = n.checked_div(cols).unwrap_or(0);
     let need = if wanted {
-        norm_backward_scratch::<T>(on.gpu(), &summing, rows, cols)?
+        norm_backward_scratch::<T>(&on, &summing, rows, cols)?
     } else {
         NormScratch::default()
     };
@@ -1309,7 +1338,7 @@ impl Default for CrossEntropy {
 /// device counts the valid targets in a `u32`). All checked before the workspace is used or anything is queued.
 #[allow(clippy::too_many_arguments)]
 pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     logits: impl Into<DeviceView<'a, T>>,
     classes: usize,
     targets: impl Into<DeviceView<'t, i64>>,
@@ -1343,7 +1372,7 @@ pub fn cross_entropy<'a, 't, 'l, 'o, 'g, T: RowElement>(
         call.loss = Some(view_mut(&loss));
         return launch::<T>(on, classes, call);
     }
-    let scratch = cross_entropy_scratch(on.gpu(), rows);
+    let scratch = cross_entropy_scratch(on, rows);
     let workspace = workspace.begin(on.stream(), &scratch.need)?;
     let arena = workspace.arena();
     let count = workspace.carve_zeroed(arena, scratch.count, size_of::<u32>())?;

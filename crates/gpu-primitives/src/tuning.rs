@@ -1,16 +1,31 @@
-//! Tuning overrides: launch shapes a measurement sweep puts in place of the tuned ones, for the
-//! whole process. The library reads no environment variable: a binary that wants overrides
-//! builds them (the CLI and the GPU test harness from `GPU_PRIMITIVES_*` variables, through
-//! [`TuningOverrides::from_vars`]) and installs them once with [`set_tuning_overrides`] before
-//! its first launch. Without them every call takes the tuned values of `gpu_primitives_abi`'s
-//! tuning. Overrides change launch shapes only, never results.
+//! Tuning: the launch shapes a call takes, and the overrides a measurement puts in their place.
 //!
-//! The tuned values are the policies of `gpu_primitives_abi::tuning`, one a kernel family with a
+//! **Tuned values.** The policies of `gpu_primitives_abi::tuning`, one a kernel family with a
 //! value per architecture: a call takes those of the GPU it launches on ([`reduce`], [`scan`],
 //! ...: its compute capability's, the same the kernels of the PTX module loaded for it were
-//! built with), the overrides in place written over their fields.
+//! built with).
+//!
+//! **Overrides** ([`TuningOverrides`]: block counts a multiprocessor, look-back delays in
+//! nanoseconds, tiles, row groups; each field `None` or a value within its checked range) are
+//! written over those fields, and come from two places:
+//! - the call's own: [`CallOn::with_tuning`] (or [`WithTuning`] on `&gpu` or
+//!   `gpu.on(&stream)?`), for that call only;
+//! - the process default: [`set_tuning_overrides`], installed once before the first launch (the
+//!   CLI and the GPU test harness build it from `GPU_PRIMITIVES_*` variables with
+//!   [`TuningOverrides::from_vars`]); without it, none.
+//!
+//! **Precedence, field by field** (the one rule, [`CallOn::tuning`]: `call.or(process
+//! default)`, [`TuningOverrides::or`]): the call's value where it sets one, else
+//! the process default's, else the tuned value. So a call's `None` field never hides a process
+//! default, and the policy getters here ([`reduce`], [`scan`], [`select`], ...) read only the
+//! call's [`CallOn`].
+//!
+//! Overrides change launch shapes only, never what a call computes: integer results are the
+//! same; float reductions and scans may differ in the last bits, as grouped otherwise (a
+//! reduce's partition follows its blocks; a scan's look-back already varies with timing). The
+//! library reads no environment variable.
 
-use crate::{Error, Gpu, Result};
+use crate::{Error, Gpu, OnStream, Result, Stream};
 use gpu_primitives_abi::tuning::{
     HistogramPolicy, NormGradPolicy, ReducePolicy, RowPolicy, ScanPolicy, SegmentedPolicy,
     SegmentedSortPolicy, SelectPolicy, SortPolicy, TopKPolicy,
@@ -138,9 +153,25 @@ const KNOBS: [Knob; 15] = [
     },
 ];
 
-/// Values in place of the tuned launch shapes, for measurements (each `None`: the tuned one).
-/// Every field's range is checked by [`set_tuning_overrides`] and [`from_vars`](Self::from_vars);
-/// [`names`](Self::names) lists them with what they set.
+/// Values in place of the tuned launch shapes (the policies of `gpu_primitives_abi::tuning`,
+/// of the GPU a call launches on), for measurements and for callers who tuned their own: blocks
+/// a multiprocessor, look-back delays in nanoseconds, tiles, threads a row group, each field's
+/// unit and range in its doc. Build one from [`default`](Self::default) (no override) and set
+/// its fields; [`names`](Self::names) lists them with what they set.
+///
+/// **Where they apply, field by field:** a call's own ([`CallOn::with_tuning`]) where it sets
+/// the field; else the process default's ([`set_tuning_overrides`]) where that sets it; else
+/// the tuned value ([`CallOn::tuning`], [`or`](Self::or)). A call's `None` never hides the
+/// process default.
+///
+/// **What they change:** how a call is launched, never what it computes: integer results are
+/// the same; float reductions and scans may differ in the last bits, as grouped otherwise (a
+/// reduce's partition follows its blocks; a float scan's grouping already varies with timing).
+/// The workspace a call needs may change with them: ask [`TempStorage`](crate::device::TempStorage)
+/// with the same call.
+///
+/// Every field's range is checked ([`check`](Self::check)) by [`set_tuning_overrides`],
+/// [`CallOn::with_tuning`] and [`from_vars`](Self::from_vars).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TuningOverrides {
@@ -210,6 +241,21 @@ impl TuningOverrides {
         Ok(overrides)
     }
 
+    /// Field by field, `self`'s value where it has one, else `fallback`'s (as [`Option::or`]):
+    /// how a call's overrides are written over the process default, and a later
+    /// [`with_tuning`](CallOn::with_tuning)'s over an earlier one's.
+    #[must_use]
+    pub fn or(self, mut fallback: Self) -> Self {
+        let mut merged = self;
+        for knob in &KNOBS {
+            let field = (knob.field)(&mut merged);
+            if field.is_none() {
+                *field = *(knob.field)(&mut fallback);
+            }
+        }
+        merged
+    }
+
     /// Every value set within its range.
     ///
     /// # Errors
@@ -241,14 +287,15 @@ impl TuningOverrides {
 
 static OVERRIDES: OnceLock<TuningOverrides> = OnceLock::new();
 
-/// Install `overrides` for the rest of the process, before the first launch that reads them
-/// (afterwards the tuned values are fixed). Meant for the binaries of measurement sweeps; a
-/// library never needs it.
+/// Install `overrides` as the process default for the rest of the process, before the first
+/// launch that reads them (afterwards the default is fixed): the overrides of every call that
+/// does not set the field itself ([`CallOn::with_tuning`]). Meant for the binaries of
+/// measurement sweeps (the CLI, the GPU test harness); a library passes its tuning per call.
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] where a value is outside its range
-/// ([`TuningOverrides::check`]), or where overrides (or the tuned values, by a launch that read
-/// them) are already in place with other values.
+/// ([`TuningOverrides::check`]), or where a process default (or none, by a launch that read it)
+/// is already in place with other values.
 pub fn set_tuning_overrides(overrides: TuningOverrides) -> Result<()> {
     overrides.check()?;
     let installed = OVERRIDES.get_or_init(|| overrides);
@@ -260,9 +307,109 @@ pub fn set_tuning_overrides(overrides: TuningOverrides) -> Result<()> {
     Ok(())
 }
 
-/// The overrides in place: those installed, or none (fixed by the first call).
-pub(crate) fn overrides() -> &'static TuningOverrides {
+/// The process default: the overrides installed, or none (fixed by the first call that reads
+/// it). Read only by [`CallOn::tuning`].
+pub(crate) fn process_default() -> &'static TuningOverrides {
     OVERRIDES.get_or_init(TuningOverrides::default)
+}
+
+/// What every call takes first: the [`Gpu`] and stream its work is queued on ([`OnStream`]),
+/// and the call's own [`TuningOverrides`] of its launch shapes (none unless given).
+///
+/// `&gpu` (its own stream) and `gpu.on(&stream)?` (another) convert to it, taking the process
+/// default's tuning ([`set_tuning_overrides`](crate::set_tuning_overrides), none unless
+/// installed). [`with_tuning`](Self::with_tuning) (or [`WithTuning`] on `&gpu` and
+/// `gpu.on(&stream)?`) gives one call its own: field by field they win over the process
+/// default, which wins over the tuned values ([`tuning`](Self::tuning)). Overrides change how a
+/// call is launched (blocks, look-back delays, tiles), not what it computes (integers exactly;
+/// floats within the rounding of another grouping).
+///
+/// ```no_run
+/// use gpu_primitives::{TuningOverrides, WithTuning};
+/// use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum};
+/// let gpu = gpu_primitives::open_gpu(0)?;
+/// let x = DeviceVec::from_slice(&gpu, &[1u32, 2, 3, 4])?;
+/// let mut y = gpu.alloc_zeroed::<u32>(4)?;
+/// let mut workspace = DeviceWorkspace::new();
+/// let mut tuning = TuningOverrides::default();
+/// tuning.scan_look_back_delay_ns = Some(0); // no look-back delay, this call only
+/// device::inclusive_scan::<u32, Sum>(gpu.with_tuning(tuning)?, &x, &mut y, &mut workspace)?;
+/// assert_eq!(gpu.download(&y)?, [1, 3, 6, 10]);
+/// // Another stream, the same overrides:
+/// let stream = gpu.create_stream()?;
+/// let on = gpu.on(&stream)?.with_tuning(tuning)?;
+/// device::inclusive_scan::<u32, Sum>(on, &x, &mut y, &mut workspace)?;
+/// # Ok::<(), gpu_primitives::Error>(())
+/// ```
+#[derive(Clone, Copy)]
+pub struct CallOn<'a> {
+    on: OnStream<'a>,
+    /// The call's own overrides (not yet written over the process default).
+    overrides: TuningOverrides,
+}
+
+/// `&gpu`, `gpu.on(&stream)?`, and anything else that converts to an [`OnStream`] (so that code
+/// passing an `impl Into<OnStream>` along still compiles): no overrides of its own.
+impl<'a, T: Into<OnStream<'a>>> From<T> for CallOn<'a> {
+    fn from(on: T) -> Self {
+        Self {
+            on: on.into(),
+            overrides: TuningOverrides::default(),
+        }
+    }
+}
+
+impl<'a> CallOn<'a> {
+    /// The GPU (its context and modules).
+    pub fn gpu(&self) -> &'a Gpu {
+        self.on.gpu()
+    }
+
+    /// The stream the work is queued on, of the GPU's context.
+    pub fn stream(&self) -> &'a Stream {
+        self.on.stream()
+    }
+
+    /// The GPU and stream, without the tuning.
+    pub fn on_stream(&self) -> OnStream<'a> {
+        self.on
+    }
+
+    /// The same call with `overrides` written over its own overrides so far, field by field
+    /// (where `overrides` sets a value; [`TuningOverrides::or`]).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming the first value outside
+    /// its range ([`TuningOverrides::check`]).
+    pub fn with_tuning(mut self, overrides: TuningOverrides) -> Result<Self> {
+        overrides.check()?;
+        self.overrides = overrides.or(self.overrides);
+        Ok(self)
+    }
+
+    /// The overrides this call's launch shapes take: field by field its own where set, else
+    /// the process default's ([`set_tuning_overrides`](crate::set_tuning_overrides)); a field
+    /// `None` in both takes the tuned value of the GPU's policy. The one place the two meet.
+    pub fn tuning(&self) -> TuningOverrides {
+        self.overrides.or(*process_default())
+    }
+}
+
+/// [`CallOn::with_tuning`] on anything a call takes (`&gpu`, `gpu.on(&stream)?`): a call with
+/// its own [`TuningOverrides`].
+pub trait WithTuning<'a>: Into<CallOn<'a>> {
+    /// The call on `self` with `overrides` ([`CallOn::with_tuning`]).
+    ///
+    /// # Errors
+    /// As [`CallOn::with_tuning`].
+    fn with_tuning(self, overrides: TuningOverrides) -> Result<CallOn<'a>>;
+}
+
+impl<'a, T: Into<CallOn<'a>>> WithTuning<'a> for T {
+    fn with_tuning(self, overrides: TuningOverrides) -> Result<CallOn<'a>> {
+        let call: CallOn<'a> = self.into();
+        call.with_tuning(overrides)
+    }
 }
 
 /// The architecture whose policies give the tile shapes (items a tile, shared bytes) of a
@@ -280,14 +427,15 @@ pub(crate) fn reduce_for(arch: u32, overrides: &TuningOverrides) -> ReducePolicy
     policy
 }
 
-/// The reduce's policy on `gpu`, the overrides in place.
-pub(crate) fn reduce(gpu: &Gpu) -> ReducePolicy {
-    reduce_for(gpu.info().arch, overrides())
+/// The reduce's policy of `call` (its GPU's, its overrides in place).
+pub(crate) fn reduce(call: &CallOn<'_>) -> ReducePolicy {
+    reduce_for(call.gpu().info().arch, &call.tuning())
 }
 
-/// The scan's policy on `gpu`, the overrides in place.
-pub(crate) fn scan(gpu: &Gpu) -> ScanPolicy {
-    scan_for(gpu.info().arch, &gpu.info().name, overrides())
+/// The scan's policy of `call` (its GPU's, its overrides in place).
+pub(crate) fn scan(call: &CallOn<'_>) -> ScanPolicy {
+    let info = call.gpu().info();
+    scan_for(info.arch, &info.name, &call.tuning())
 }
 
 /// The scan's policy for a GPU of compute capability `arch` (x 10) named `name` under
@@ -301,41 +449,55 @@ pub(crate) fn scan_for(arch: u32, name: &str, overrides: &TuningOverrides) -> Sc
     policy
 }
 
-/// The compaction's and the run-length encoding's policy on `gpu`, the overrides in place.
-pub(crate) fn select(gpu: &Gpu) -> SelectPolicy {
-    let mut policy = SelectPolicy::for_arch(gpu.info().arch);
-    let o = overrides();
-    policy.look_back_delay_ns = o.select_look_back_delay_ns.unwrap_or(policy.look_back_delay_ns);
-    policy.non_trivial_runs_look_back_delay_ns = o
+/// The compaction's and the run-length encoding's policy of `call`.
+pub(crate) fn select(call: &CallOn<'_>) -> SelectPolicy {
+    select_for(call.gpu().info().arch, &call.tuning())
+}
+
+/// The compaction's and the run-length encoding's policy for a GPU of compute capability
+/// `arch` (x 10) under `overrides`.
+pub(crate) fn select_for(arch: u32, overrides: &TuningOverrides) -> SelectPolicy {
+    let mut policy = SelectPolicy::for_arch(arch);
+    policy.look_back_delay_ns = overrides
+        .select_look_back_delay_ns
+        .unwrap_or(policy.look_back_delay_ns);
+    policy.non_trivial_runs_look_back_delay_ns = overrides
         .non_trivial_runs_look_back_delay_ns
         .unwrap_or(policy.non_trivial_runs_look_back_delay_ns);
     policy
 }
 
-/// The segmented scans', segmented reduce's and reduce by key's policy on `gpu`, the overrides
-/// in place.
-pub(crate) fn segmented(gpu: &Gpu) -> SegmentedPolicy {
-    let mut policy = SegmentedPolicy::for_arch(gpu.info().arch);
-    let o = overrides();
-    policy.reduce_look_back_delay_ns = o
+/// The segmented scans', segmented reduce's and reduce by key's policy of `call`.
+pub(crate) fn segmented(call: &CallOn<'_>) -> SegmentedPolicy {
+    segmented_for(call.gpu().info().arch, &call.tuning())
+}
+
+/// The segmented scans', segmented reduce's and reduce by key's policy for a GPU of compute
+/// capability `arch` (x 10) under `overrides`.
+pub(crate) fn segmented_for(arch: u32, overrides: &TuningOverrides) -> SegmentedPolicy {
+    let mut policy = SegmentedPolicy::for_arch(arch);
+    policy.reduce_look_back_delay_ns = overrides
         .segmented_look_back_delay_ns
         .unwrap_or(policy.reduce_look_back_delay_ns);
-    policy.scan_look_back_delay_ns = o
+    policy.scan_look_back_delay_ns = overrides
         .segmented_scan_look_back_delay_ns
         .unwrap_or(policy.scan_look_back_delay_ns);
     policy
 }
 
-/// The histograms' policy on `gpu`, the overrides in place.
-pub(crate) fn histogram(gpu: &Gpu) -> HistogramPolicy {
-    let mut policy = HistogramPolicy::for_arch(gpu.info().arch);
-    policy.blocks_per_sm = overrides()
-        .histogram_blocks_per_sm
-        .unwrap_or(policy.blocks_per_sm);
+/// The histograms' policy of `call`.
+pub(crate) fn histogram(call: &CallOn<'_>) -> HistogramPolicy {
+    histogram_for(call.gpu().info().arch, &call.tuning())
+}
+
+/// The histograms' policy for a GPU of compute capability `arch` (x 10) under `overrides`.
+pub(crate) fn histogram_for(arch: u32, overrides: &TuningOverrides) -> HistogramPolicy {
+    let mut policy = HistogramPolicy::for_arch(arch);
+    policy.blocks_per_sm = overrides.histogram_blocks_per_sm.unwrap_or(policy.blocks_per_sm);
     policy
 }
 
-/// The row operations' policy on `gpu` (their overrides change the call's shape, in `rows`).
+/// The row operations' policy on `gpu` (a call's row overrides change its shape, in `rows`).
 pub(crate) fn rows(gpu: &Gpu) -> RowPolicy {
     RowPolicy::for_arch(gpu.info().arch)
 }
@@ -345,8 +507,8 @@ pub(crate) fn norm_grad(gpu: &Gpu) -> NormGradPolicy {
     NormGradPolicy::for_arch(gpu.info().arch)
 }
 
-/// The radix sort's policy for a GPU of compute capability `arch` (x 10) under `overrides`
-/// (the look-back's override is the plan's, which picks it per pass).
+/// The radix sort's policy for a GPU of compute capability `arch` (x 10) under `overrides` (a
+/// call's, [`CallOn::tuning`]; the look-back's override is the plan's, which picks it per pass).
 pub(crate) fn sort_for(arch: u32, overrides: &TuningOverrides) -> SortPolicy {
     let mut policy = SortPolicy::for_arch(arch);
     policy.histogram_blocks_per_sm = overrides
@@ -479,6 +641,95 @@ mod tests {
             (overridden.look_back_delay_ns, overridden.wide_look_back_delay_ns),
             (500, 500)
         );
+    }
+
+    #[test]
+    fn or_takes_each_field_from_the_first_that_sets_it() {
+        // Every knob: set in the call only, in the default only, in both, in neither.
+        for knob in &KNOBS {
+            let set = |value: u32| {
+                let mut overrides = TuningOverrides::default();
+                *(knob.field)(&mut overrides) = Some(value);
+                overrides
+            };
+            let (call, process) = (set(*knob.range.start()), set(*knob.range.end()));
+            let none = TuningOverrides::default();
+            assert_eq!(call.or(process), call, "{}: both set", knob.name);
+            assert_eq!(none.or(process), process, "{}: the default's", knob.name);
+            assert_eq!(call.or(none), call, "{}: the call's", knob.name);
+            assert_eq!(none.or(none), none, "{}: neither", knob.name);
+        }
+    }
+
+    #[test]
+    fn a_call_s_overrides_win_field_by_field_over_the_process_default_then_the_tuned() {
+        use gpu_primitives_abi::tuning::{
+            HistogramPolicy, ReducePolicy, ScanPolicy, SegmentedPolicy, SelectPolicy, SortPolicy,
+        };
+        let process = TuningOverrides {
+            reduce_blocks_per_sm: Some(3),
+            scan_look_back_delay_ns: Some(900),
+            select_look_back_delay_ns: Some(50),
+            sort_histogram_blocks_per_sm: Some(2),
+            ..TuningOverrides::default()
+        };
+        let call = TuningOverrides {
+            scan_look_back_delay_ns: Some(0), // 0 is a value: no delay, not "unset"
+            histogram_blocks_per_sm: Some(5),
+            sort_histogram_blocks_per_sm: Some(1),
+            ..TuningOverrides::default()
+        };
+        // What `CallOn::tuning` gives such a call under such a process default.
+        let took = call.or(process);
+        let h100 = "NVIDIA H100 80GB HBM3";
+        // The call's: its scan delay (both widths), histogram blocks and sort counts.
+        let scan = super::scan_for(90, h100, &took);
+        assert_eq!((scan.look_back_delay_ns, scan.wide_look_back_delay_ns), (0, 0));
+        assert_eq!(super::histogram_for(90, &took).blocks_per_sm, 5);
+        assert_eq!(super::sort_for(90, &took).histogram_blocks_per_sm, 1);
+        // The process default's, where the call sets none.
+        assert_eq!(super::reduce_for(90, &took).blocks_per_sm, 3);
+        assert_eq!(super::select_for(90, &took).look_back_delay_ns, 50);
+        // The tuned values, where neither does; every other field of the policies too.
+        assert_eq!(super::segmented_for(90, &took), SegmentedPolicy::SM90);
+        assert_eq!(
+            super::select_for(90, &took).non_trivial_runs_look_back_delay_ns,
+            SelectPolicy::SM90.non_trivial_runs_look_back_delay_ns
+        );
+        assert_eq!(
+            super::reduce_for(90, &took),
+            ReducePolicy {
+                blocks_per_sm: 3,
+                ..ReducePolicy::SM90
+            }
+        );
+        assert_eq!(
+            super::scan_for(90, h100, &took),
+            ScanPolicy {
+                look_back_delay_ns: 0,
+                wide_look_back_delay_ns: 0,
+                ..ScanPolicy::SM90
+            }
+        );
+        assert_eq!(
+            super::histogram_for(80, &took),
+            HistogramPolicy {
+                blocks_per_sm: 5,
+                ..HistogramPolicy::SM80
+            }
+        );
+        assert_eq!(
+            super::sort_for(90, &took),
+            SortPolicy {
+                histogram_blocks_per_sm: 1,
+                ..SortPolicy::SM90
+            }
+        );
+        // Another call without overrides of its own takes the process default's.
+        let other = TuningOverrides::default().or(process);
+        assert_eq!(super::scan_for(90, h100, &other).look_back_delay_ns, 900);
+        assert_eq!(super::sort_for(90, &other).histogram_blocks_per_sm, 2);
+        assert_eq!(super::histogram_for(90, &other), HistogramPolicy::SM90);
     }
 
     #[test]

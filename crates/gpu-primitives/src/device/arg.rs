@@ -4,7 +4,7 @@ use super::element::{DeviceView, Element, check_bound};
 use super::reduce::{reduce_params, two_level, two_level_plan, two_level_storage};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{Gpu, OnStream, Result};
+use crate::{CallOn, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::Indexed;
 use gpu_primitives_abi::params::{ArgFinalParams, ArgReduceParams};
@@ -30,15 +30,16 @@ const ARGMAX: ArgKernels = ArgKernels {
 const ARG_SLOT_WORDS: usize = 2;
 
 impl TempStorage {
-    /// [`argmin`] and [`argmax`] of `n` elements of `T` on `gpu`: 16 bytes a first-pass block
-    /// (as many blocks as [`reduce`](super::reduce)'s) and a 16-byte result slot.
-    pub fn arg_reduce<T: Element>(gpu: &Gpu, n: usize) -> Self {
-        two_level_storage(gpu, n, T::VECTOR, ARG_SLOT_WORDS)
+    /// [`argmin`] and [`argmax`] of `n` elements of `T` on `on` (`&gpu`, or a call with its
+    /// tuning): 16 bytes a first-pass block (as many blocks as [`reduce`](super::reduce)'s)
+    /// and a 16-byte result slot.
+    pub fn arg_reduce<'g, T: Element>(on: impl Into<CallOn<'g>>, n: usize) -> Self {
+        two_level_storage(&on.into(), n, T::VECTOR, ARG_SLOT_WORDS)
     }
 }
 
 fn arg<T: Element>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     which: ArgKernels,
     ws: &mut DeviceWorkspace,
@@ -53,7 +54,7 @@ fn arg<T: Element>(
     let final_kernel = module.kernel::<ArgFinalParams<T::Acc>>(
         crate::registered(which.last, &[<T::Acc as Element>::NAME])?.name,
     )?;
-    let plan = two_level_plan(on.gpu(), input.len, T::VECTOR, ARG_SLOT_WORDS);
+    let plan = two_level_plan(&on, input.len, T::VECTOR, ARG_SLOT_WORDS);
     let ws = ws.begin(on.stream(), &plan.need)?;
     let result = ws.result_slot()?;
     // SAFETY (both closures): `input` holds n elements; the workspace gives two 8-byte words per
@@ -105,7 +106,7 @@ fn arg<T: Element>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn argmin<'a, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
@@ -127,7 +128,7 @@ pub fn argmin<'a, 'g, T: Element>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn argmax<'a, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {

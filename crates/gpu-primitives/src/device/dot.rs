@@ -4,7 +4,7 @@ use super::element::{DeviceView, Element, check_bound};
 use super::reduce::{reduce_kernel_name, reduce_params, two_level, two_level_plan, two_level_storage};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{Error, Gpu, OnStream, Result};
+use crate::{CallOn, Error, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::{DotParams, ReduceParams};
 
@@ -19,9 +19,10 @@ impl DotElement for half::f16 {}
 impl DotElement for half::bf16 {}
 
 impl TempStorage {
-    /// [`dot`] of two inputs of `n` elements of `T` on `gpu`: as [`reduce`](super::reduce)'s.
-    pub fn dot<T: DotElement>(gpu: &Gpu, n: usize) -> Self {
-        two_level_storage(gpu, n, T::VECTOR, DOT_SLOT_WORDS)
+    /// [`dot`] of two inputs of `n` elements of `T` on `on` (`&gpu`, or a call with its
+    /// tuning): as [`reduce`](super::reduce)'s.
+    pub fn dot<'g, T: DotElement>(on: impl Into<CallOn<'g>>, n: usize) -> Self {
+        two_level_storage(&on.into(), n, T::VECTOR, DOT_SLOT_WORDS)
     }
 }
 
@@ -44,7 +45,7 @@ const DOT_SLOT_WORDS: usize = 1;
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn dot<'a, 'g, T: DotElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     a: impl Into<DeviceView<'a, T>>,
     b: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
@@ -62,7 +63,7 @@ pub fn dot<'a, 'g, T: DotElement>(
     let kernel = module.kernel::<DotParams<T::Raw, T::Acc>>(crate::registered(DOT, &[T::NAME])?.name)?;
     let final_kernel = module
         .kernel::<ReduceParams<T::Acc, T::Acc>>(reduce_kernel_name(<T::Acc as Element>::NAME, "sum")?)?;
-    let plan = two_level_plan(on.gpu(), a.len, T::VECTOR, DOT_SLOT_WORDS);
+    let plan = two_level_plan(&on, a.len, T::VECTOR, DOT_SLOT_WORDS);
     let workspace = workspace.begin(on.stream(), &plan.need)?;
     let result = workspace.result_slot()?;
     // SAFETY (both closures): a and b hold n elements; the workspace gives one 8-byte slot per

@@ -1,7 +1,7 @@
 //! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
 //! elements, and views of any device memory as elements.
 
-use crate::{DeviceBuffer, Error, Gpu, OnStream, Result};
+use crate::{CallOn, DeviceBuffer, Error, Gpu, OnStream, Result, Stream};
 use gpu_primitives_runtime::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Range, RangeTo};
@@ -411,10 +411,9 @@ impl Bound {
         }
     }
 
-    /// Whether a call on `on` may use the memory: [`Error::WrongContext`] for another
+    /// Whether a call on `stream` may use the memory: [`Error::WrongContext`] for another
     /// context's stream, [`Error::InvalidArgument`] for a view borrowed for another stream.
-    pub(crate) fn check(self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
-        let stream = on.stream();
+    pub(crate) fn check(self, stream: &Stream, what: &'static str) -> Result<()> {
         self.check_raw(stream.context_raw() as usize, stream.as_raw() as usize, what)
     }
 
@@ -434,8 +433,8 @@ impl Bound {
 }
 
 /// [`Bound::check`] of each of a call's views against its stream, before anything is queued.
-pub(crate) fn check_bound(on: &OnStream<'_>, what: &'static str, views: &[Bound]) -> Result<()> {
-    views.iter().try_for_each(|bound| bound.check(on, what))
+pub(crate) fn check_bound(on: &CallOn<'_>, what: &'static str, views: &[Bound]) -> Result<()> {
+    views.iter().try_for_each(|bound| bound.check(on.stream(), what))
 }
 
 /// The outputs' room of a call that writes up to `most` items (kept items, runs) into each of
@@ -512,7 +511,7 @@ impl<'a, T> DeviceView<'a, T> {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a cudarc view borrowed for
     /// another stream; `what` names the call in the error.
     pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
-        self.bound.check(on, what)
+        self.bound.check(on.stream(), what)
     }
 
     /// Elements `range` of the view (panics if past the end).
@@ -571,7 +570,7 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// # Errors
     /// As [`DeviceView::check_usable_on`].
     pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
-        self.bound.check(on, what)
+        self.bound.check(on.stream(), what)
     }
 
     /// Elements `range` of the view, borrowed from it (panics if past the end).

@@ -5,7 +5,7 @@
 use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{BinRule, DeviceBuffer, Error, Gpu, LaunchConfig, LevelValue, OnStream, Result};
+use crate::{BinRule, CallOn, DeviceBuffer, Error, Gpu, LaunchConfig, LevelValue, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
 use gpu_primitives_abi::params::HistogramParams;
@@ -317,7 +317,7 @@ fn check_bins<S: HistogramSample>(bins: &Bins<'_, S::Level>) -> Result<()> {
 /// Check (the views' bounds, the bins, the output's length), clear the counters, and queue the
 /// histogram of `samples`.
 fn launch<S: HistogramSample, C: HistogramCounter>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     samples: DeviceView<'_, S>,
     bins: Bins<'_, S::Level>,
     histogram: DeviceViewMut<'_, C>,
@@ -384,7 +384,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
             )
         }
     };
-    let policy = crate::tuning::histogram(on.gpu());
+    let policy = crate::tuning::histogram(&on);
     let privatized = shared <= policy.max_shared_bytes as u64;
     let per_block =
         policy.block_threads as usize * (16 / size_of::<S::Raw>()) * policy.loads_in_flight as usize;
@@ -446,7 +446,7 @@ fn launch<S: HistogramSample, C: HistogramCounter>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     samples: impl Into<DeviceView<'s, S>>,
     bins: u32,
     lower: S::Level,
@@ -476,7 +476,7 @@ pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
 /// levels that decrease; [`Error::LengthMismatch`] for a histogram shorter than the bins; all
 /// before anything is queued. Device errors.
 pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     samples: impl Into<DeviceView<'s, S>>,
     levels: &[S::Level],
     histogram: impl Into<DeviceViewMut<'o, C>>,

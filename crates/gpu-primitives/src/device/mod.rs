@@ -32,10 +32,16 @@
 //! address (cudarc's buffers, another library's). Inputs are never modified, except by
 //! [`scan_in_place`].
 //!
-//! **Streams.** Every call takes an [`OnStream`](crate::OnStream): `&gpu` for the `Gpu`'s own
-//! stream, or `gpu.on(&stream)` for another (the caller's, e.g. cudarc's, through
+//! **Streams and tuning.** Every call takes a [`CallOn`](crate::CallOn): `&gpu` for the `Gpu`'s
+//! own stream, or `gpu.on(&stream)?` for another (the caller's, e.g. cudarc's, through
 //! `Stream::from_raw`). All its work (launches, the workspace's memsets) is queued there; calls
-//! that return a value to the host synchronise that stream, the others do not.
+//! that return a value to the host synchronise that stream, the others do not. A call may also
+//! carry its own launch shapes: `gpu.with_tuning(overrides)?` or
+//! `gpu.on(&stream)?.with_tuning(overrides)?` ([`WithTuning`](crate::WithTuning),
+//! [`TuningOverrides`](crate::TuningOverrides)), written over the process default and the tuned
+//! values for that call only; they change how it is launched, not what it computes. The
+//! [`TempStorage`] queries that take a GPU take the same argument, so that a tuned call's need
+//! is the one asked. The `*_slice` helpers take `&Gpu` (the process default's tuning).
 //!
 //! **Errors of every call** (besides those its `# Errors` section names): before the workspace
 //! is used or anything is queued, each view (inputs, outputs, flags, keys, values, offsets,
@@ -87,8 +93,9 @@ pub use element::{
 pub(crate) use element::{Bound, check_bound};
 pub use gpu_primitives_abi::layout::{DEVICE_SHARED_BYTES, select_shared_bytes};
 pub use gpu_primitives_abi::params::{CompareKind, LookBackStatus};
-// The tuned launch shapes are the library's own (the policies of `crate::tuning`, which
-// `TuningOverrides` changes for a measurement); only the limits of the API are public.
+// The tuned launch shapes are the library's own (the policies of `crate::tuning`, which a
+// call's or the process's `TuningOverrides` change for a measurement); only the limits of the
+// API are public.
 /// The most keys one sort (and one segment of a segmented sort, and one top-k) takes.
 pub use gpu_primitives_abi::layout::SORT_MAX_KEYS;
 /// The largest `k` the per-row [`top_k`] takes by radix select; a larger one sorts each row.

@@ -5,7 +5,7 @@ use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::sort::{SortKey, SortOptions, check_len, check_sort_len, sort_keys_in_place, sort_pairs_in_place};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::DeviceWorkspace;
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::radix_select_shared_bytes;
 use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS};
@@ -15,14 +15,15 @@ use gpu_primitives_abi::params::{RadixSelectTopKParams, radix_select_step};
 const RADIX_SELECT: &Family = families::family("device_radix_select_top_k");
 
 impl TempStorage {
-    /// [`top_k_of_all`] of `k` keys of `K`: its digit counts and gather counter (257 `u32`)
-    /// and the sorts of its `k` results in place (the indices, then the pairs by key).
+    /// [`top_k_of_all`] of `k` keys of `K` on `on` (`&gpu`, or a call with its tuning): its
+    /// digit counts and gather counter (257 `u32`) and the sorts of its `k` results in place
+    /// (the indices, then the pairs by key).
     ///
     /// # Errors
     /// As the sorts: more than [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys.
-    pub fn top_k_of_all<K: SortKey>(gpu: &Gpu, k: usize) -> Result<Self> {
+    pub fn top_k_of_all<'g, K: SortKey>(on: impl Into<CallOn<'g>>, k: usize) -> Result<Self> {
         let ascending = SortOptions::ascending();
-        top_k_of_all_storage::<K>(gpu, k, (ascending, ascending))
+        top_k_of_all_storage::<K>(on.into(), k, (ascending, ascending))
     }
 }
 
@@ -36,12 +37,12 @@ fn counts_region() -> (TempStorage, Region) {
 /// its steps, then each sort, one after another in stream order (each writes its scratch
 /// before reading it), so that they share the arena: the largest of the three.
 fn top_k_of_all_storage<K: SortKey>(
-    gpu: &Gpu,
+    on: CallOn<'_>,
     k: usize,
     (by_index, by_key): (SortOptions, SortOptions),
 ) -> Result<TempStorage> {
-    let by_index = TempStorage::sort_keys::<u64>(gpu, k, by_index)?;
-    let by_key = TempStorage::sort_pairs::<K, u64>(gpu, k, by_key)?;
+    let by_index = TempStorage::sort_keys::<u64>(on, k, by_index)?;
+    let by_key = TempStorage::sort_pairs::<K, u64>(on, k, by_key)?;
     Ok(counts_region().0.max(by_index).max(by_key))
 }
 
@@ -173,7 +174,7 @@ fn check_arguments(
 /// ```
 #[allow(clippy::too_many_arguments)] // CUB's DeviceTopK: input, k, order, the indices' start, two outputs.
 pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     k: usize,
     largest: bool,
@@ -233,7 +234,7 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     let index_bits = u64::BITS - (first_index + n as u64 - 1).leading_zeros();
     let by_index = SortOptions::ascending().bits(0..index_bits.max(1));
     let by_key = SortOptions::descending_if(largest);
-    let need = top_k_of_all_storage::<K>(on.gpu(), k, (by_index, by_key))?;
+    let need = top_k_of_all_storage::<K>(on, k, (by_index, by_key))?;
     {
         let workspace = workspace.begin(stream, &need)?;
         let (_, counts_region) = counts_region();

@@ -4,21 +4,22 @@ use super::DEVICE_SHARED_BYTES;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::{Arena, DeviceWorkspace, InUse};
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
 use gpu_primitives_abi::tuning::ReducePolicy;
 
-/// The launch shape of the first pass over `n` elements under `gpu`'s reduce policy
-/// (`ReducePolicy`, its override in place): enough blocks for `loads_in_flight` 16-byte loads per
-/// thread, at most `blocks_per_sm` per multiprocessor; one block up to `single_block_max_items`.
-pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
-    let policy = crate::tuning::reduce(gpu);
+/// The launch shape of the first pass over `n` elements under `call`'s reduce policy
+/// (`ReducePolicy`, its overrides in place): enough blocks for `loads_in_flight` 16-byte loads
+/// per thread, at most `blocks_per_sm` per multiprocessor; one block up to
+/// `single_block_max_items`.
+pub(crate) fn first_pass_blocks(call: &CallOn<'_>, n: usize, vector: u32) -> u32 {
+    let policy = crate::tuning::reduce(call);
     if n <= policy.single_block_max_items {
         return 1;
     }
     let per_block = policy.block_threads as usize * vector as usize * policy.loads_in_flight as usize;
-    let cap = policy.blocks_per_sm * gpu.info().multiprocessors;
+    let cap = policy.blocks_per_sm * call.gpu().info().multiprocessors;
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
 }
 
@@ -28,20 +29,20 @@ pub(crate) fn first_pass_blocks(gpu: &Gpu, n: usize, vector: u32) -> u32 {
 /// return to the host).
 pub(crate) struct TwoLevel {
     blocks: u32,
-    /// The reduce policy of the GPU planned for (its override in place): the launches' block
+    /// The reduce policy of the call planned for (its overrides in place): the launches' block
     /// and the single launch's bound.
     policy: ReducePolicy,
     partials: Region,
     pub(crate) need: TempStorage,
 }
 
-/// The [`TwoLevel`] plan of a reduction of `n` elements loaded `vector` at a time on `gpu`.
-pub(crate) fn two_level_plan(gpu: &Gpu, n: usize, vector: u32, words_per_slot: usize) -> TwoLevel {
-    let blocks = first_pass_blocks(gpu, n, vector);
+/// The [`TwoLevel`] plan of a reduction of `n` elements loaded `vector` at a time by `call`.
+pub(crate) fn two_level_plan(call: &CallOn<'_>, n: usize, vector: u32, words_per_slot: usize) -> TwoLevel {
+    let blocks = first_pass_blocks(call, n, vector);
     let (scratch, partials) = TempStorage::region((blocks as usize).saturating_mul(8 * words_per_slot));
     TwoLevel {
         blocks,
-        policy: crate::tuning::reduce(gpu),
+        policy: crate::tuning::reduce(call),
         partials,
         need: TempStorage {
             control: true,
@@ -86,16 +87,21 @@ pub(crate) fn two_level(
 }
 
 /// What [`two_level`] over `n` elements needs of the workspace ([`TwoLevel::need`]).
-pub(crate) fn two_level_storage(gpu: &Gpu, n: usize, vector: u32, words_per_slot: usize) -> TempStorage {
-    two_level_plan(gpu, n, vector, words_per_slot).need
+pub(crate) fn two_level_storage(
+    call: &CallOn<'_>,
+    n: usize,
+    vector: u32,
+    words_per_slot: usize,
+) -> TempStorage {
+    two_level_plan(call, n, vector, words_per_slot).need
 }
 
 impl TempStorage {
-    /// [`reduce`] and [`reduce_into`] of `n` elements of `T` on `gpu` (its multiprocessor count
-    /// sets the first pass's blocks): 8 bytes a block, at most
-    /// the reduce policy's `blocks_per_sm` blocks a multiprocessor, and a 16-byte result slot.
-    pub fn reduce<T: Element>(gpu: &Gpu, n: usize) -> Self {
-        two_level_storage(gpu, n, T::VECTOR, REDUCE_SLOT_WORDS)
+    /// [`reduce`] and [`reduce_into`] of `n` elements of `T` on `on` (`&gpu`, or a call with
+    /// its tuning: the GPU's multiprocessor count and the reduce policy's `blocks_per_sm` set
+    /// the first pass's blocks): 8 bytes a block, and a 16-byte result slot.
+    pub fn reduce<'g, T: Element>(on: impl Into<CallOn<'g>>, n: usize) -> Self {
+        two_level_storage(&on.into(), n, T::VECTOR, REDUCE_SLOT_WORDS)
     }
 }
 
@@ -132,13 +138,13 @@ pub(crate) fn reduce_kernel_name(element: &str, op: &str) -> Result<&'static str
 /// Queue the reduction of `input` into the device address `result` (one T::Acc), its partials
 /// carved from `arena`, which holds [`TempStorage::reduce`] of `input`'s length.
 pub(crate) fn launch<T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     result: u64,
     workspace: &InUse<'_, '_>,
     arena: Arena,
 ) -> Result<()> {
-    let plan = two_level_plan(on.gpu(), input.len, T::VECTOR, REDUCE_SLOT_WORDS);
+    let plan = two_level_plan(&on, input.len, T::VECTOR, REDUCE_SLOT_WORDS);
     let module = crate::module(on.gpu())?;
     let kernel = module.kernel::<ReduceParams<T::Raw, T::Acc>>(reduce_kernel_name(T::NAME, Op::NAME)?)?;
     let final_kernel = module
@@ -193,13 +199,13 @@ pub(crate) fn launch<T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn reduce<'a, 'g, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc> {
     let (on, input) = (on.into(), input.into());
     check_bound(&on, "reduce: input", &[input.bound])?;
-    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on.gpu(), input.len))?;
+    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on, input.len))?;
     let result = workspace.result_slot()?;
     launch::<T, Op>(on, input, result, &workspace, workspace.arena())?;
     workspace.read_result()
@@ -222,7 +228,7 @@ pub fn reduce<'a, 'g, T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
@@ -236,7 +242,7 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
             found: 0,
         });
     }
-    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on.gpu(), input.len))?;
+    let workspace = workspace.begin(on.stream(), &TempStorage::reduce::<T>(on, input.len))?;
     launch::<T, Op>(on, input, output.address, &workspace, workspace.arena())
 }
 

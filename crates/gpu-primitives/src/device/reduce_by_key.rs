@@ -7,7 +7,7 @@ use super::look_back_delay;
 use super::segmented_scan::ScanKey;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::reduce_by_key_layout;
 use gpu_primitives_abi::params::ReduceByKeyParams;
@@ -91,7 +91,7 @@ enum RunValues<'o, T: Element> {
 
 /// Check the views and lengths, then queue the kernel of `Op` (unique by key: `Sum`'s).
 fn launch<K: ScanKey, T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     what: &'static str,
     keys: DeviceView<'_, K>,
     values: DeviceView<'_, T>,
@@ -141,7 +141,7 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
     let kernel = crate::module(on.gpu())?.kernel::<ReduceByKeyParams<K, T::Raw, T::Acc>>(name)?;
     let mut workspace = workspace.begin(on.stream(), &plan.temp_storage())?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, plan.tiles)?;
-    let policy = crate::tuning::segmented(on.gpu());
+    let policy = crate::tuning::segmented(&on);
     let config =
         LaunchConfig::new(plan.tiles as u32, policy.block_threads).with_shared_mem(plan.shared_bytes);
     let params = ReduceByKeyParams {
@@ -204,7 +204,7 @@ fn launch<K: ScanKey, T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn reduce_by_key<'k, 'v, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'k, K>>,
     values_in: impl Into<DeviceView<'v, T>>,
     unique_keys_out: impl Into<DeviceViewMut<'o, K>>,
@@ -252,7 +252,7 @@ pub fn reduce_by_key<'k, 'v, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn unique_by_key<'k, 'v, 'o, 'g, K: ScanKey, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'k, K>>,
     values_in: impl Into<DeviceView<'v, T>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,

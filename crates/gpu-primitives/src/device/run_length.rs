@@ -6,7 +6,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound,
 use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
@@ -63,7 +63,7 @@ impl TempStorage {
 
 /// Check the views' bounds and the lengths, then queue the kernel.
 fn launch<T: Element>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     out: RunTargets<'_, T>,
     workspace: &mut DeviceWorkspace,
@@ -83,7 +83,7 @@ fn launch<T: Element>(
     )?;
     let n = input.len;
     // The encoding's look-back delay is the compaction's, the non-trivial runs' their own.
-    let policy = crate::tuning::select(on.gpu());
+    let policy = crate::tuning::select(&on);
     let (family, kernels, most_runs, delay) = if out.unique.is_some() {
         (
             "run_length_encode",
@@ -176,7 +176,7 @@ fn launch<T: Element>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn run_length_encode<'a, 'o, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     unique: impl Into<DeviceViewMut<'o, T>>,
     lengths: impl Into<DeviceViewMut<'o, u32>>,
@@ -200,7 +200,7 @@ pub fn run_length_encode<'a, 'o, 'g, T: Element>(
 /// # Errors
 /// As [`run_length_encode`].
 pub fn non_trivial_runs<'a, 'o, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     offsets: impl Into<DeviceViewMut<'o, u32>>,
     lengths: impl Into<DeviceViewMut<'o, u32>>,

@@ -4,7 +4,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, ScanKind, look_back_delay};
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::ScanParams;
 use gpu_primitives_abi::tuning::ScanPolicy;
@@ -49,7 +49,7 @@ impl TempStorage {
 /// Queue the scan of `n` elements at `input` into `output`, from the value at `initial` where it
 /// is not 0 (device addresses).
 fn launch<T: Element, Op: ScanOperator<T>>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: u64,
     output: u64,
     initial: u64,
@@ -66,7 +66,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
     )?;
     let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(scan_layout::<T>(), tiles))?;
     let status = workspace.look_back_tiles(scan_layout::<T>(), tiles)?;
-    let policy = crate::tuning::scan(on.gpu());
+    let policy = crate::tuning::scan(&on);
     let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(DEVICE_SHARED_BYTES);
     let params = ScanParams {
         input: input as *const T::Raw,
@@ -97,7 +97,7 @@ fn launch<T: Element, Op: ScanOperator<T>>(
 /// The out-of-place scans: check the views' bounds and lengths (`initial`, where given, holds a
 /// value), then queue.
 fn out_of_place<T: Element, Op: ScanOperator<T>>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     output: DeviceViewMut<'_, T::Acc>,
     initial: Option<DeviceView<'_, T::Acc>>,
@@ -154,7 +154,7 @@ fn out_of_place<T: Element, Op: ScanOperator<T>>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
@@ -185,7 +185,7 @@ pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
@@ -221,7 +221,7 @@ pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: ScanOperator<T>>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn inclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     initial: impl Into<DeviceView<'i, T::Acc>>,
@@ -243,7 +243,7 @@ pub fn inclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
 /// # Errors
 /// As [`inclusive_scan_init`].
 pub fn exclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     initial: impl Into<DeviceView<'i, T::Acc>>,
@@ -275,7 +275,7 @@ pub fn exclusive_scan_init<'a, 'o, 'i, 'g, T: Element, Op: ScanOperator<T>>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     data: impl Into<DeviceViewMut<'d, T>>,
     kind: ScanKind,
     workspace: &mut DeviceWorkspace,

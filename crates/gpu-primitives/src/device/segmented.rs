@@ -5,7 +5,7 @@ use super::DEVICE_SHARED_BYTES;
 use super::element::{Bound, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::segmented_scan::{Family, Heads, SegmentOffsets, check_fit, launch};
 use super::workspace::DeviceWorkspace;
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::SegmentedReduceParams;
 
@@ -78,7 +78,7 @@ impl<'s> From<&SegmentOffsets<'s>> for Segments<'s> {
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_reduce<'a, 'o, 'g, 's, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     segments: impl Into<Segments<'s>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
@@ -118,7 +118,7 @@ fn check_output(found: usize, segments: usize) -> Result<()> {
 
 /// One block per row of `row_len` elements.
 fn reduce_rows<T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     row_len: usize,
     output: DeviceViewMut<'_, T::Acc>,
@@ -143,7 +143,7 @@ fn reduce_rows<T: Element, Op: Operator>(
         .name,
     )?;
     let grid = rows.min(8 * on.gpu().info().multiprocessors as usize) as u32;
-    let config = LaunchConfig::new(grid, crate::tuning::reduce(on.gpu()).block_threads)
+    let config = LaunchConfig::new(grid, crate::tuning::reduce(&on).block_threads)
         .with_shared_mem(DEVICE_SHARED_BYTES);
     let params = SegmentedReduceParams {
         input: input.address as *const T::Raw,

@@ -10,7 +10,7 @@ use super::segmented_scan::{
 };
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::segmented_shared_bytes;
 use gpu_primitives_abi::params::SegmentedArgParams;
@@ -55,7 +55,7 @@ impl TempStorage {
 }
 
 fn segmented_arg<T: SegmentArgElement>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     kernels: &'static Family,
     input: DeviceView<'_, T>,
     segments: &SegmentOffsets<'_>,
@@ -100,7 +100,7 @@ fn segmented_arg<T: SegmentArgElement>(
     let mut workspace = workspace.begin(on.stream(), &need)?;
     let starts = tile_starts(on, segments, tile, tiles, &workspace, starts)?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
-    let policy = crate::tuning::segmented(on.gpu());
+    let policy = crate::tuning::segmented(&on);
     let config = LaunchConfig::new(tiles as u32, policy.block_threads)
         .with_shared_mem(segmented_shared_bytes(tile as u32));
     let params = SegmentedArgParams {
@@ -154,7 +154,7 @@ fn segmented_arg<T: SegmentArgElement>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_argmin<'a, 'v, 'i, 'g, T: SegmentArgElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     segments: &SegmentOffsets<'_>,
     values: impl Into<DeviceViewMut<'v, T::Acc>>,
@@ -192,7 +192,7 @@ pub fn segmented_argmin<'a, 'v, 'i, 'g, T: SegmentArgElement>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_argmax<'a, 'v, 'i, 'g, T: SegmentArgElement>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     segments: &SegmentOffsets<'_>,
     values: impl Into<DeviceViewMut<'v, T::Acc>>,

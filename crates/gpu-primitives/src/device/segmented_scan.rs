@@ -11,7 +11,7 @@ use super::element::{DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::{DeviceWorkspace, InUse, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, ScanKind, look_back_delay};
-use crate::{Error, LaunchConfig, OffsetRule, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, OffsetRule, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::layout::WARP_SIZE;
 use gpu_primitives_abi::layout::segmented_shared_bytes;
@@ -61,7 +61,7 @@ impl<'a> SegmentOffsets<'a> {
     /// [`Error::LengthMismatch`] for no offset at all;
     /// [`Error::WrongContext`] / [`Error::InvalidArgument`] for offsets of another context or
     /// borrowed for another stream (as every call, [module docs](crate::device)); device errors.
-    pub fn new<'g>(on: impl Into<OnStream<'g>>, offsets: impl Into<DeviceView<'a, u64>>) -> Result<Self> {
+    pub fn new<'g>(on: impl Into<CallOn<'g>>, offsets: impl Into<DeviceView<'a, u64>>) -> Result<Self> {
         let (on, offsets) = (on.into(), offsets.into());
         check_bound(&on, "segment offsets", &[offsets.bound])?;
         let mut host = vec![0u64; offsets.len];
@@ -198,7 +198,7 @@ pub(crate) enum Family {
 
 /// Queue one segmented kernel over `input` into the device address `output`.
 pub(crate) fn launch<T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     family: Family,
     input: DeviceView<'_, T>,
     heads: Heads<'_, '_>,
@@ -212,7 +212,7 @@ pub(crate) fn launch<T: Element, Op: Operator>(
     };
     let tile = segmented_tile::<T>(family, key_vector);
     // The segmented scans' look-back delay, or the segmented reduce's (sums by offsets).
-    let policy = crate::tuning::segmented(on.gpu());
+    let policy = crate::tuning::segmented(&on);
     let (kind, delay) = match family {
         Family::Scan(kind) => (kind, policy.scan_look_back_delay_ns),
         Family::Reduce => (ScanKind::Inclusive, policy.reduce_look_back_delay_ns),
@@ -391,7 +391,7 @@ pub(crate) fn tiles_for(family: &'static str, n: usize, tile: usize) -> Result<u
 /// starts, carved from `region` of the call's arena ([`segmented_need`]); below, 0 (each
 /// tile searches).
 pub(crate) fn tile_starts(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     segments: &SegmentOffsets<'_>,
     tile: usize,
     tiles: usize,
@@ -405,7 +405,7 @@ pub(crate) fn tile_starts(
     let kernel = crate::module(on.gpu())?
         .kernel::<SegmentTileStartsParams>(crate::registered(TILE_STARTS, &[])?.name)?;
     // One warp per start.
-    let block = crate::tuning::segmented(on.gpu()).block_threads;
+    let block = crate::tuning::segmented(&on).block_threads;
     let blocks = ((tiles + 1) * WARP_SIZE as usize).div_ceil(block as usize) as u32;
     let params = SegmentTileStartsParams {
         offsets: segments.offsets.address as *const u64,
@@ -437,7 +437,7 @@ pub(crate) fn check_fit(what: &'static str, segments: &SegmentOffsets<'_>, n: us
 }
 
 fn scan_by_offsets<T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     segments: &SegmentOffsets<'_>,
     output: DeviceViewMut<'_, T::Acc>,
@@ -486,7 +486,7 @@ fn scan_by_offsets<T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     segments: &SegmentOffsets<'_>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
@@ -521,7 +521,7 @@ pub fn segmented_inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_exclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     segments: &SegmentOffsets<'_>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
@@ -538,7 +538,7 @@ pub fn segmented_exclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
 }
 
 fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     keys: DeviceView<'_, K>,
     input: DeviceView<'_, T>,
     output: DeviceViewMut<'_, T::Acc>,
@@ -593,7 +593,7 @@ fn scan_by_key<K: ScanKey, T: Element, Op: Operator>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn inclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceView<'k, K>>,
     values: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
@@ -627,7 +627,7 @@ pub fn inclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operato
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn exclusive_scan_by_key<'k, 'a, 'o, 'g, K: ScanKey, T: Element, Op: Operator>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceView<'k, K>>,
     values: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,

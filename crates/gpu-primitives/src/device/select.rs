@@ -5,7 +5,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound,
 use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
@@ -171,7 +171,7 @@ impl TempStorage {
 /// and its count into `num_selected` (and, when `partition`, the rejected items behind the kept
 /// ones, in order). The flags' view is checked by [`flag_address`].
 fn launch<T: Element>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     input: DeviceView<'_, T>,
     keep: Keep<T>,
     output: DeviceViewMut<'_, T>,
@@ -209,7 +209,7 @@ fn launch<T: Element>(
     let mut workspace = workspace.begin(on.stream(), &TempStorage::look_back(StatusLayout::Pair, tiles))?;
     let status = workspace.look_back_tiles(StatusLayout::Pair, tiles)?;
     let shared = select_shared_bytes(tile as u32, size_of::<T::Raw>() as u32);
-    let policy = crate::tuning::select(on.gpu());
+    let policy = crate::tuning::select(&on);
     let config = LaunchConfig::new(tiles as u32, policy.block_threads).with_shared_mem(shared);
     let params = SelectParams {
         input: input.address as *const T::Raw,
@@ -260,7 +260,7 @@ fn launch<T: Element>(
 }
 
 /// The flag array's view, checked against the call's stream and the input's length.
-fn flag_address(on: &OnStream<'_>, flags: DeviceView<'_, u8>, n: usize) -> Result<u64> {
+fn flag_address(on: &CallOn<'_>, flags: DeviceView<'_, u8>, n: usize) -> Result<u64> {
     check_bound(on, "select_flagged: flags", &[flags.bound])?;
     if flags.len() < n {
         return Err(Error::LengthMismatch {
@@ -297,7 +297,7 @@ fn flag_address(on: &OnStream<'_>, flags: DeviceView<'_, u8>, n: usize) -> Resul
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn select_if<'a, 'o, 'c, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     predicate: Predicate<T>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -322,7 +322,7 @@ pub fn select_if<'a, 'o, 'c, 'g, T: Element>(
 /// # Errors
 /// As [`select_if`], and [`Error::LengthMismatch`] when `flags` is shorter than the input.
 pub fn select_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     flags: impl Into<DeviceView<'f, u8>>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -349,7 +349,7 @@ pub fn select_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
 /// # Errors
 /// As [`select_if`].
 pub fn unique<'a, 'o, 'c, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T>>,
     num_selected: impl Into<DeviceViewMut<'c, u64>>,
@@ -374,7 +374,7 @@ pub fn unique<'a, 'o, 'c, 'g, T: Element>(
 /// # Errors
 /// As [`select_if`].
 pub fn partition_if<'a, 'o, 'c, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     predicate: Predicate<T>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -399,7 +399,7 @@ pub fn partition_if<'a, 'o, 'c, 'g, T: Element>(
 /// # Errors
 /// As [`select_flagged`].
 pub fn partition_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     input: impl Into<DeviceView<'a, T>>,
     flags: impl Into<DeviceView<'f, u8>>,
     output: impl Into<DeviceViewMut<'o, T>>,

@@ -7,7 +7,7 @@ use super::sort::{SegmentedCall, layout, segmented_launch as segmented_sort, seg
 use super::sort::{SortBuffers, SortKey, SortOptions, Values, check_len, check_sort_len};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{Error, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::top_k_layout;
 use gpu_primitives_abi::layout::{SORT_BLOCK, TOP_K_SELECT_MAX_K};
@@ -84,7 +84,7 @@ impl TempStorage {
 /// ```
 #[allow(clippy::too_many_arguments)] // torch's topk: input, k, dim's length, largest, two outputs.
 pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     row_len: usize,
     k: usize,

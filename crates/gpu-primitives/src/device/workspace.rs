@@ -2,7 +2,7 @@
 //! a few persistent buffers, and one scratch arena carved per call.
 
 use super::temp_storage::{CONTROL_BYTES, Region, TempStorage};
-use crate::{DeviceBuffer, Error, OnStream, Result, Stream};
+use crate::{CallOn, DeviceBuffer, Error, Result, Stream};
 use gpu_primitives_abi::layout::{MAX_EPOCH, TILE_STATUS_BYTES};
 use gpu_primitives_abi::params::LookBackStatus;
 use gpu_primitives_runtime::{DeviceCopy, Event};
@@ -524,7 +524,7 @@ impl DeviceWorkspace {
     /// assert_eq!(workspace.bytes(), need.bytes());
     /// # Ok::<(), gpu_primitives::Error>(())
     /// ```
-    pub fn reserve_for<'g>(&mut self, on: impl Into<OnStream<'g>>, need: &TempStorage) -> Result<()> {
+    pub fn reserve_for<'g>(&mut self, on: impl Into<CallOn<'g>>, need: &TempStorage) -> Result<()> {
         self.begin(on.into().stream(), need).map(drop)
     }
 
@@ -541,7 +541,7 @@ impl DeviceWorkspace {
     /// of tiles whose status is past the address space.
     pub fn reserve<'g>(
         &mut self,
-        on: impl Into<OnStream<'g>>,
+        on: impl Into<CallOn<'g>>,
         max_blocks: usize,
         max_tiles: usize,
     ) -> Result<()> {
@@ -576,7 +576,7 @@ impl DeviceWorkspace {
     /// of tiles whose status is past the address space.
     pub fn look_back_status<'w, 's>(
         &'w mut self,
-        on: impl Into<OnStream<'s>>,
+        on: impl Into<CallOn<'s>>,
         tiles: usize,
     ) -> Result<LookBackTicket<'w, 's>> {
         let stream = on.into().stream();

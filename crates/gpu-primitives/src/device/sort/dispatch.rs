@@ -14,13 +14,13 @@ use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use crate::device::segmented::Segments;
 use crate::device::temp_storage::TempStorage;
 use crate::device::workspace::DeviceWorkspace;
-use crate::{Gpu, OnStream, Result};
+use crate::{CallOn, Gpu, Result};
 use gpu_primitives_runtime::DeviceCopy;
 
 /// Queue the sort `buffers` describes: nothing for no keys, one block's sort in shared memory
 /// for one tile ([`segmented::launch`] of one segment), onesweep past it ([`onesweep::launch`]).
 pub(in crate::device) fn launch<K: SortKey>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     buffers: SortBuffers,
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
@@ -31,7 +31,7 @@ pub(in crate::device) fn launch<K: SortKey>(
 /// [`launch`], with the caller's `alternate` buffers where given ([`onesweep::launch`]): the
 /// arguments checked, then one tile to the block radix sort, more to onesweep.
 fn launch_with<K: SortKey>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     buffers: SortBuffers,
     alternate: Option<Alternate>,
     options: SortOptions,
@@ -59,13 +59,7 @@ fn launch_with<K: SortKey>(
         segmented::launch::<K>(on, "sort", call, options, workspace)?;
         return Ok(SortedIn::Current);
     }
-    let plan = OnesweepPlan::new::<K>(
-        on.gpu().info(),
-        n,
-        buffers.value_bytes(),
-        options,
-        crate::tuning::overrides(),
-    )?;
+    let plan = OnesweepPlan::new::<K>(on.gpu().info(), n, buffers.value_bytes(), options, &on.tuning())?;
     let need = plan.scratch(alternate.is_none()).need;
     let mut workspace = workspace.begin(on.stream(), &need)?;
     let arena = workspace.arena();
@@ -73,15 +67,20 @@ fn launch_with<K: SortKey>(
 }
 
 impl TempStorage {
-    /// [`sort_keys`] and [`sort_keys_in_place`] of `n` keys of `K` on `gpu`: alternate keys
+    /// [`sort_keys`] and [`sort_keys_in_place`] of `n` keys of `K` on `on` (`&gpu`, or a call
+    /// with its tuning: the onesweep tiles it takes): alternate keys
     /// (`n * size_of::<K>()` bytes), 1 KiB of digit counts a pass, and 2 KiB of look-back status
     /// a onesweep tile; nothing up to one tile (`SORT_BLOCK * K::ITEMS` keys), which one block
     /// sorts. At most what [`sort_keys_double_buffer`] needs (it takes no scratch).
     ///
     /// # Errors
     /// As the sort: a bit range outside the key, more than [`SORT_MAX_KEYS`](crate::device::SORT_MAX_KEYS) keys.
-    pub fn sort_keys<K: SortKey>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
-        onesweep::storage::<K>(gpu, n, 0, options, false)
+    pub fn sort_keys<'g, K: SortKey>(
+        on: impl Into<CallOn<'g>>,
+        n: usize,
+        options: SortOptions,
+    ) -> Result<Self> {
+        onesweep::storage::<K>(&on.into(), n, 0, options, false)
     }
 
     /// [`sort_pairs`] and [`sort_pairs_in_place`] of `n` keys of `K` and values of `V` (4 or 8
@@ -91,8 +90,12 @@ impl TempStorage {
     ///
     /// # Errors
     /// As [`sort_keys`](Self::sort_keys).
-    pub fn sort_pairs<K: SortKey, V: DeviceCopy>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
-        onesweep::storage::<K>(gpu, n, ValueBytes::<V>::BYTES, options, false)
+    pub fn sort_pairs<'g, K: SortKey, V: DeviceCopy>(
+        on: impl Into<CallOn<'g>>,
+        n: usize,
+        options: SortOptions,
+    ) -> Result<Self> {
+        onesweep::storage::<K>(&on.into(), n, ValueBytes::<V>::BYTES, options, false)
     }
 }
 
@@ -129,7 +132,7 @@ impl TempStorage {
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
     options: SortOptions,
@@ -152,7 +155,7 @@ pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
 /// # Errors
 /// As [`sort_keys`].
 pub fn sort_keys_in_place<'k, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceViewMut<'k, K>>,
     options: SortOptions,
     workspace: &mut DeviceWorkspace,
@@ -170,7 +173,7 @@ pub fn sort_keys_in_place<'k, 'g, K: SortKey>(
 /// As [`sort_keys`], and [`Error::LengthMismatch`](crate::Error::LengthMismatch) when `values_in` or `values_out` is
 /// shorter than `keys_in`.
 pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     values_in: impl Into<DeviceView<'b, V>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
@@ -204,7 +207,7 @@ pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
 /// # Errors
 /// As [`sort_pairs`].
 pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceViewMut<'k, K>>,
     values: impl Into<DeviceViewMut<'v, V>>,
     options: SortOptions,
@@ -247,7 +250,7 @@ pub fn sort_pairs_in_place<'k, 'v, 'g, K: SortKey, V: DeviceCopy>(
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn sort_keys_double_buffer<'k, 'a, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceViewMut<'k, K>>,
     alternate: impl Into<DeviceViewMut<'a, K>>,
     options: SortOptions,
@@ -271,7 +274,7 @@ pub fn sort_keys_double_buffer<'k, 'a, 'g, K: SortKey>(
 /// # Errors
 /// As [`sort_pairs`], and [`Error::LengthMismatch`](crate::Error::LengthMismatch) when a buffer is shorter than `keys`.
 pub fn sort_pairs_double_buffer<'k, 'a, 'v, 'b, 'g, K: SortKey, V: DeviceCopy>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     (keys, keys_alternate): (impl Into<DeviceViewMut<'k, K>>, impl Into<DeviceViewMut<'a, K>>),
     (values, values_alternate): (impl Into<DeviceViewMut<'v, V>>, impl Into<DeviceViewMut<'b, V>>),
     options: SortOptions,
@@ -310,7 +313,7 @@ pub fn sort_pairs_double_buffer<'k, 'a, 'v, 'b, 'g, K: SortKey, V: DeviceCopy>(
 /// # Errors
 /// As [`sort_keys`], and [`Error::LengthMismatch`](crate::Error::LengthMismatch) when `indices_out` is short.
 pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
     indices_out: impl Into<DeviceViewMut<'i, u32>>,

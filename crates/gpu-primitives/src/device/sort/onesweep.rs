@@ -8,7 +8,7 @@ use super::key::SortKey;
 use crate::device::element::Bound;
 use crate::device::temp_storage::{Region, TempStorage};
 use crate::device::workspace::{Arena, InUse, StatusLayout};
-use crate::{DeviceInfo, Gpu, LaunchConfig, OnStream, Result, TuningOverrides};
+use crate::{CallOn, DeviceInfo, LaunchConfig, Result, TuningOverrides};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::{RADIX_BITS, RADIX_DIGITS};
 use gpu_primitives_abi::layout::{onesweep_layout, sort_histogram_shared_bytes};
@@ -164,7 +164,7 @@ fn onesweep_scratch(
 /// even number of passes, in the alternate buffers after an odd one. The caller checked the
 /// views' bounds.
 pub(in crate::device) fn launch<K: SortKey>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     plan: &OnesweepPlan,
     mut buffers: SortBuffers,
     alternate: Option<Alternate>,
@@ -422,9 +422,9 @@ fn sort_passes(begin_bit: u32, end_bit: u32) -> u32 {
 
 /// What a sort of `n` keys of `K` with `value_bytes`-byte values needs of the workspace (the
 /// scratch where the caller gives no alternate buffers); with `up_to`, what any sort of at most
-/// `n` keys needs (the segmented sort's large segments).
+/// `n` keys needs (the segmented sort's large segments); on `on`'s GPU, under its tuning.
 pub(in crate::device) fn storage<K: SortKey>(
-    gpu: &Gpu,
+    on: &CallOn<'_>,
     n: usize,
     value_bytes: usize,
     options: SortOptions,
@@ -439,7 +439,7 @@ pub(in crate::device) fn storage<K: SortKey>(
     if up_to {
         return Ok(most_storage::<K>(n, value_bytes, (begin_bit, end_bit)));
     }
-    let plan = OnesweepPlan::new::<K>(gpu.info(), n, value_bytes, options, crate::tuning::overrides())?;
+    let plan = OnesweepPlan::new::<K>(on.gpu().info(), n, value_bytes, options, &on.tuning())?;
     Ok(plan.temp_storage())
 }
 

@@ -9,7 +9,7 @@ use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use crate::device::segmented::Segments;
 use crate::device::temp_storage::{Region, TempStorage};
 use crate::device::workspace::DeviceWorkspace;
-use crate::{Error, Gpu, LaunchConfig, OnStream, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, SegmentedSortTier};
 use gpu_primitives_abi::layout::SORT_BLOCK;
 use gpu_primitives_abi::layout::{WARP_SIZE, segmented_sort_layout, warp_radix_sort_layout};
@@ -111,26 +111,30 @@ fn tiers_scratch(
 /// What a segmented sort of `n` keys needs, at most: [`segmented_scratch`], and the
 /// device-wide sort of its longest segment.
 fn segmented_sort_storage<K: SortKey>(
-    gpu: &Gpu,
+    on: &CallOn<'_>,
     n: usize,
     value_bytes: usize,
     options: SortOptions,
 ) -> Result<TempStorage> {
-    let device_sort = onesweep::storage::<K>(gpu, n, value_bytes, options, true)?;
+    let device_sort = onesweep::storage::<K>(on, n, value_bytes, options, true)?;
     Ok(segmented_scratch::<K>(n, value_bytes)?.max(device_sort))
 }
 
 impl TempStorage {
-    /// [`segmented_sort_keys`] and [`segmented_sort_keys_in_place`] of `n` keys of `K` on
-    /// `gpu`, whatever the segments, at most: two alternate keys a key where a segment is
+    /// [`segmented_sort_keys`] and [`segmented_sort_keys_in_place`] of `n` keys of `K` on `on`
+    /// (`&gpu`, or a call with its tuning), whatever the segments, at most: two alternate keys a key where a segment is
     /// longer than one block's tile (`SORT_BLOCK * K::ITEMS` keys), and what
     /// [`sort_keys`](Self::sort_keys) of the longest segment needs (segments long enough go
     /// through the device-wide sort).
     ///
     /// # Errors
     /// A bit range outside the key; sizes past the address space.
-    pub fn segmented_sort_keys<K: SortKey>(gpu: &Gpu, n: usize, options: SortOptions) -> Result<Self> {
-        segmented_sort_storage::<K>(gpu, n, 0, options)
+    pub fn segmented_sort_keys<'g, K: SortKey>(
+        on: impl Into<CallOn<'g>>,
+        n: usize,
+        options: SortOptions,
+    ) -> Result<Self> {
+        segmented_sort_storage::<K>(&on.into(), n, 0, options)
     }
 
     /// [`segmented_sort_pairs`], [`segmented_sort_pairs_in_place`] (and, with `u32` values,
@@ -139,12 +143,12 @@ impl TempStorage {
     ///
     /// # Errors
     /// As [`segmented_sort_keys`](Self::segmented_sort_keys).
-    pub fn segmented_sort_pairs<K: SortKey, V: DeviceCopy>(
-        gpu: &Gpu,
+    pub fn segmented_sort_pairs<'g, K: SortKey, V: DeviceCopy>(
+        on: impl Into<CallOn<'g>>,
         n: usize,
         options: SortOptions,
     ) -> Result<Self> {
-        segmented_sort_storage::<K>(gpu, n, ValueBytes::<V>::BYTES, options)
+        segmented_sort_storage::<K>(&on.into(), n, ValueBytes::<V>::BYTES, options)
     }
 }
 
@@ -189,7 +193,7 @@ pub(in crate::device) fn device_sorted_count(
 /// offsets read by [`SegmentOffsets::new`](crate::device::SegmentOffsets::new), the offsets are read
 /// back (which synchronises the stream) only when the longest segment is a candidate. Top-k
 /// (`keep`) and offsets given unchecked stay with the segmented kernels.
-fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
+fn plan(on: CallOn<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, end: usize) -> Result<Plan> {
     let share = end.div_ceil(on.gpu().info().multiprocessors.max(1) as usize);
     let limit = tile.max(share);
     let none = Plan {
@@ -240,7 +244,7 @@ fn plan(on: OnStream<'_>, call: SegmentedCall<'_>, tile: usize, longest: usize, 
 
 /// Queue the segmented sort `call` describes (see [`segmented_sort_keys`]).
 pub(in crate::device) fn launch<K: SortKey>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     what: &'static str,
     call: SegmentedCall<'_>,
     options: SortOptions,
@@ -272,13 +276,8 @@ pub(in crate::device) fn launch<K: SortKey>(
     let mut large = Vec::with_capacity(plan.large.len());
     for &(begin, len) in &plan.large {
         // Longer than a tile and than a multiprocessor's share: onesweep.
-        let sort = onesweep::OnesweepPlan::new::<K>(
-            on.gpu().info(),
-            len,
-            value_bytes,
-            options,
-            crate::tuning::overrides(),
-        )?;
+        let sort =
+            onesweep::OnesweepPlan::new::<K>(on.gpu().info(), len, value_bytes, options, &on.tuning())?;
         need = need.max(sort.temp_storage());
         large.push((begin, len, sort));
     }
@@ -500,7 +499,7 @@ enum Tier {
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
 pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
     segments: impl Into<Segments<'s>>,
@@ -533,7 +532,7 @@ pub fn segmented_sort_keys<'a, 'o, 'g, 's, K: SortKey>(
 /// # Errors
 /// As [`segmented_sort_keys`].
 pub fn segmented_sort_keys_in_place<'k, 'g, 's, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceViewMut<'k, K>>,
     segments: impl Into<Segments<'s>>,
     options: SortOptions,
@@ -560,7 +559,7 @@ pub fn segmented_sort_keys_in_place<'k, 'g, 's, K: SortKey>(
 /// # Errors
 /// As [`segmented_sort_pairs`] (`values` shorter than `keys`).
 pub fn segmented_sort_pairs_in_place<'k, 'v, 'g, 's, K: SortKey, V: DeviceCopy>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceViewMut<'k, K>>,
     values: impl Into<DeviceViewMut<'v, V>>,
     segments: impl Into<Segments<'s>>,
@@ -597,7 +596,7 @@ pub fn segmented_sort_pairs_in_place<'k, 'v, 'g, 's, K: SortKey, V: DeviceCopy>(
 /// shorter than `keys_in`.
 #[allow(clippy::too_many_arguments)] // CUB's SortPairs: inputs, outputs, segments, order, storage.
 pub fn segmented_sort_pairs<'a, 'b, 'o, 'p, 'g, 's, K: SortKey, V: DeviceCopy>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     values_in: impl Into<DeviceView<'b, V>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
@@ -638,7 +637,7 @@ pub fn segmented_sort_pairs<'a, 'b, 'o, 'p, 'g, 's, K: SortKey, V: DeviceCopy>(
 /// # Errors
 /// As [`segmented_sort_keys`], and [`Error::LengthMismatch`] when `indices_out` is short.
 pub fn segmented_argsort<'a, 'o, 'i, 'g, 's, K: SortKey>(
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys_in: impl Into<DeviceView<'a, K>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
     indices_out: impl Into<DeviceViewMut<'i, u32>>,
