@@ -32,12 +32,14 @@ mod streams;
 mod support;
 mod temp_storage;
 mod top_k_of_all;
+mod tuning;
 
 use libtest_mimic::{Arguments, Trial};
 
 fn main() {
     // Tuning overrides from `GPU_PRIMITIVES_<NAME>` (`GPU_PRIMITIVES_ROW_CLUSTER=0`: the rows'
-    // tests on one block a row), as the CLI installs them; a bad value stops the run.
+    // tests on one block a row), as the CLI installs them: the process default, which a call's
+    // own overrides (`tuning::TESTS`) write over; a bad value stops the run.
     gpu_primitives::set_tuning_overrides(
         gpu_primitives::TuningOverrides::from_vars(|name| std::env::var(name).ok())
             .expect("GPU_PRIMITIVES_* tuning overrides"),
@@ -71,6 +73,7 @@ fn main() {
         properties::TESTS,
         faults::TESTS,
         temp_storage::TESTS,
+        tuning::TESTS,
     ]
     .iter()
     .flat_map(|group| group.iter())
