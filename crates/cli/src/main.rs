@@ -384,7 +384,9 @@ fn main() -> ExitCode {
 /// and the benchmark's configuration is checked here before [`gpu_primitives_lessons::open_gpu`].
 fn run(cli: &Cli) -> Result<bool, Box<dyn std::error::Error>> {
     // Tuning overrides for measurement sweeps, from `GPU_PRIMITIVES_<NAME>` (the library reads
-    // no environment variable): checked, installed before the first launch.
+    // no environment variable; the CLI and its benchmarks are where they are read): checked,
+    // installed before the first launch as the process default, the tuning of every call here
+    // (none carries overrides of its own, `CallOn::with_tuning`).
     gpu_primitives::set_tuning_overrides(gpu_primitives::TuningOverrides::from_vars(|name| {
         std::env::var(name).ok()
     })?)?;
