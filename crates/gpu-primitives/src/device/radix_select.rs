@@ -286,6 +286,10 @@ pub fn top_k_of_all<'a, 'o, 'i, 'g, K: SortKey>(
     // gather wrote the indices in no order), then the pairs sorted stably by key.
     sort_keys_in_place::<u64>(on, indices_out.slice(0..k), by_index, workspace)?;
     params.step = radix_select_step::LOAD_KEYS;
+    // The counters lay in the arena use that ended above (the index sort may have carved the
+    // same bytes since): the key load reads neither, and null says so.
+    params.counts = core::ptr::null_mut();
+    params.gathered = core::ptr::null_mut();
     let load = LaunchConfig::new(blocks.min(k.div_ceil(block as usize) as u32), block)
         .with_shared_mem(radix_select_shared_bytes());
     // SAFETY: the k indices the gather wrote (checked: exactly k), sorted in place, each
