@@ -342,7 +342,7 @@ macro_rules! reduce_by_key_elements {
 macro_rules! reduce_by_key_operators {
     ([$key:ident, $key_ty:ty, $name:ident, $stored:ty, $acc:ty] $($op:ident => $ty:ident;)*) => {
         &[$(kernel(
-            $crate::reduce_by_key_name!($key, $name, $op),
+            $crate::kernel_name!(reduce_by_key, $key, $name, $op),
             size_of::<ReduceByKeyParams<$key_ty, $stored, $acc>>(),
             SEGMENTED.block_threads,
             bounds(SEGMENTED.block_threads, SEGMENTED.reduce_by_key_blocks_per_sm),
@@ -450,7 +450,7 @@ macro_rules! norm_grads {
     ([$stage:ident] $($name:ident => $device:ty, $stored:ty, $vec:literal: $($words:literal),*;)*) => {
         &[&[$(Kernel {
             block: BlockThreads::Fixed(NORM_GRAD.block_threads),
-            ..row_kernel($crate::norm_grads_kernel_name!($stage, $name), size_of::<NormGradParams<$stored>>(), false)
+            ..row_kernel($crate::kernel_name!(rows_norm_grads, $stage, $name), size_of::<NormGradParams<$stored>>(), false)
         }),*]]
     };
 }
@@ -774,7 +774,7 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
     Family {
         name: "device_segment_tile_starts",
         tables: &[&[&[kernel(
-            crate::segment_tile_starts_name!(),
+            crate::kernel_name!(segment_tile_starts),
             size_of::<SegmentTileStartsParams>(),
             SEGMENTED.block_threads,
             None,
@@ -886,13 +886,13 @@ pub const ALGORITHM_FAMILIES: &[Family] = &[
         spill_bytes: ROW_SPILL_BYTES,
     },
     Family {
-        name: crate::cross_entropy_kernel_name!(count),
-        tables: &[&[&[cross_entropy_step(crate::cross_entropy_kernel_name!(count))]]],
+        name: crate::kernel_name!(rows_cross_entropy, count),
+        tables: &[&[&[cross_entropy_step(crate::kernel_name!(rows_cross_entropy, count))]]],
         spill_bytes: ROW_SPILL_BYTES,
     },
     Family {
-        name: crate::cross_entropy_kernel_name!(mean),
-        tables: &[&[&[cross_entropy_step(crate::cross_entropy_kernel_name!(mean))]]],
+        name: crate::kernel_name!(rows_cross_entropy, mean),
+        tables: &[&[&[cross_entropy_step(crate::kernel_name!(rows_cross_entropy, mean))]]],
         spill_bytes: ROW_SPILL_BYTES,
     },
     Family {

@@ -400,22 +400,15 @@ const fn small_tiles_shorter(
 }
 sort_key_table!(sort_table_checks);
 
-/// The PTX name of a device entry point: `device_<family>_<element>[_<operator>]`, a string
-/// literal (for `export_name` on the device and the kernel list here).
+/// The PTX name of a device entry point: `device_<family>` and `_<part>` for each part (the
+/// element, the operator, the key, a stage: `kernel_name!(reduce, f32, sum)` is
+/// `device_reduce_f32_sum`), a string literal (for `export_name` on the device and the kernel
+/// lists of [`families`](crate::families)). A new family whose name is its parts joined needs no
+/// macro of its own; the names of other shapes have theirs below.
 #[macro_export]
 macro_rules! kernel_name {
-    ($family:ident, $element:ident) => {
-        concat!("device_", stringify!($family), "_", stringify!($element))
-    };
-    ($family:ident, $element:ident, $op:ident) => {
-        concat!(
-            "device_",
-            stringify!($family),
-            "_",
-            stringify!($element),
-            "_",
-            stringify!($op)
-        )
+    ($family:ident $(, $part:ident)*) => {
+        concat!("device_", stringify!($family) $(, "_", stringify!($part))*)
     };
 }
 
@@ -431,31 +424,6 @@ macro_rules! scan_by_key_name {
             "_",
             stringify!($op)
         )
-    };
-}
-
-/// The PTX name of a reduce by key (and unique by key, which launches the `sum` one):
-/// `device_reduce_by_key_<key>_<element>_<operator>`.
-#[macro_export]
-macro_rules! reduce_by_key_name {
-    ($key:ident, $element:ident, $op:ident) => {
-        concat!(
-            "device_reduce_by_key_",
-            stringify!($key),
-            "_",
-            stringify!($element),
-            "_",
-            stringify!($op)
-        )
-    };
-}
-
-/// The PTX name of the entry point that finds where each tile of a segmented kernel by offsets
-/// starts among the segments (one for every type), a string literal.
-#[macro_export]
-macro_rules! segment_tile_starts_name {
-    () => {
-        "device_segment_tile_starts"
     };
 }
 
@@ -558,31 +526,29 @@ macro_rules! row_kernel_name {
     };
 }
 
-/// The PTX name of a stage (`partial`, `finish`) of the norms' weight and bias gradients
-/// ([`NormGradParams`](crate::params::NormGradParams)): `device_rows_norm_grads_<stage>_<element>`.
-#[macro_export]
-macro_rules! norm_grads_kernel_name {
-    ($stage:ident, $element:ident) => {
-        concat!(
-            "device_rows_norm_grads_",
-            stringify!($stage),
-            "_",
-            stringify!($element)
-        )
-    };
-}
-
-/// The PTX name of a step (`count`, `mean`) of cross-entropy's mean
-/// ([`TargetCountParams`](crate::params::TargetCountParams)): `device_rows_cross_entropy_<step>`.
-#[macro_export]
-macro_rules! cross_entropy_kernel_name {
-    ($step:ident) => {
-        concat!("device_rows_cross_entropy_", stringify!($step))
-    };
-}
-
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn kernel_names_join_the_family_and_its_parts() {
+        assert_eq!(
+            crate::kernel_name!(segment_tile_starts),
+            "device_segment_tile_starts"
+        );
+        assert_eq!(crate::kernel_name!(reduce, f32, sum), "device_reduce_f32_sum");
+        assert_eq!(
+            crate::kernel_name!(reduce_by_key, u32, f32, sum),
+            "device_reduce_by_key_u32_f32_sum"
+        );
+        assert_eq!(
+            crate::kernel_name!(rows_norm_grads, partial, bf16),
+            "device_rows_norm_grads_partial_bf16"
+        );
+        assert_eq!(
+            crate::kernel_name!(rows_cross_entropy, count),
+            "device_rows_cross_entropy_count"
+        );
+    }
+
     #[test]
     fn sort_payloads_by_name_and_by_width() {
         for (name, bytes) in [("keys", 0), ("v4", 4), ("v8", 8)] {

@@ -96,9 +96,11 @@ const NORM_GRADS_PARTIAL: &Family = families::family("device_rows_norm_grads_par
 /// The norms' parameter gradients, each column's chunks in order (`device_rows_norm_grads_finish_<element>`).
 const NORM_GRADS_FINISH: &Family = families::family("device_rows_norm_grads_finish");
 /// Cross-entropy's count of the targets not ignored.
-const CROSS_ENTROPY_COUNT: &Family = families::family(gpu_primitives_abi::cross_entropy_kernel_name!(count));
+const CROSS_ENTROPY_COUNT: &Family =
+    families::family(gpu_primitives_abi::kernel_name!(rows_cross_entropy, count));
 /// Cross-entropy's mean of the losses.
-const CROSS_ENTROPY_MEAN: &Family = families::family(gpu_primitives_abi::cross_entropy_kernel_name!(mean));
+const CROSS_ENTROPY_MEAN: &Family =
+    families::family(gpu_primitives_abi::kernel_name!(rows_cross_entropy, mean));
 
 mod sealed {
     pub trait Sealed {}

@@ -275,7 +275,7 @@ gpu_primitives_abi::segment_arg_table!(segment_arg_entries);
 ///
 /// # Safety
 /// As `segment_tile_starts`, with the launch [`SegmentTileStartsParams`] describes.
-#[unsafe(export_name = gpu_primitives_abi::segment_tile_starts_name!())]
+#[unsafe(export_name = gpu_primitives_abi::kernel_name!(segment_tile_starts))]
 pub unsafe extern "ptx-kernel" fn segment_tile_starts_kernel(p: SegmentTileStartsParams) {
     // SAFETY: forwarded from the kernel's contract.
     unsafe { segment_tile_starts(p.offsets, p.segments, p.tile_items, p.tiles, p.starts) };
@@ -327,7 +327,7 @@ macro_rules! reduce_by_key_entries {
                 const TILE: u32 = SEGMENTED.block_threads * ITEMS as u32;
                 /// # Safety
                 /// As `reduce_by_key_tile`, with the launch [`ReduceByKeyParams`] describes.
-                #[unsafe(export_name = gpu_primitives_abi::reduce_by_key_name!($key, $name, $op))]
+                #[unsafe(export_name = gpu_primitives_abi::kernel_name!(reduce_by_key, $key, $name, $op))]
                 pub unsafe extern "ptx-kernel" fn kernel(p: ReduceByKeyParams<$kty, $ty, Acc>) {
                     let status = TileStatus::from(p.status);
                     let layout = reduce_by_key_layout(

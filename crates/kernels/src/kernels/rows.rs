@@ -18,7 +18,7 @@ use crate::policy::ROWS;
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
 use gpu_primitives_abi::{
-    cross_entropy_kernel_name, norm_grads_kernel_name, row_kernel_name, row_op_table, row_table,
+    kernel_name, row_kernel_name, row_op_table, row_table,
 };
 
 macro_rules! row_entries_per_words {
@@ -171,14 +171,14 @@ macro_rules! norm_grads_entries {
         const _: () = {
             /// # Safety
             /// As `norm_grads_partial`, with the launch [`NormGradParams`] describes.
-            #[unsafe(export_name = norm_grads_kernel_name!(partial, $name))]
+            #[unsafe(export_name = kernel_name!(rows_norm_grads, partial, $name))]
             pub unsafe extern "ptx-kernel" fn partial(p: NormGradParams<$device>) {
                 // SAFETY: forwarded from the kernel's contract.
                 unsafe { norm_grads_partial(&p) };
             }
             /// # Safety
             /// As `norm_grads_finish`, with the launch [`NormGradParams`] describes.
-            #[unsafe(export_name = norm_grads_kernel_name!(finish, $name))]
+            #[unsafe(export_name = kernel_name!(rows_norm_grads, finish, $name))]
             pub unsafe extern "ptx-kernel" fn finish(p: NormGradParams<$device>) {
                 // SAFETY: the launch provides NORM_GRAD_FINISH_SHARED_BYTES of dynamic shared
                 // memory; the rest is forwarded from the kernel's contract.
@@ -191,7 +191,7 @@ row_table!(norm_grads_entries);
 
 /// # Safety
 /// As `count_valid_targets`, with the launch [`TargetCountParams`] describes.
-#[unsafe(export_name = cross_entropy_kernel_name!(count))]
+#[unsafe(export_name = kernel_name!(rows_cross_entropy, count))]
 pub unsafe extern "ptx-kernel" fn cross_entropy_count(p: TargetCountParams) {
     // SAFETY: forwarded from the kernel's contract.
     unsafe { count_valid_targets(&p) };
@@ -199,7 +199,7 @@ pub unsafe extern "ptx-kernel" fn cross_entropy_count(p: TargetCountParams) {
 
 /// # Safety
 /// As `mean_loss`, with the launch [`TargetCountParams`] describes.
-#[unsafe(export_name = cross_entropy_kernel_name!(mean))]
+#[unsafe(export_name = kernel_name!(rows_cross_entropy, mean))]
 pub unsafe extern "ptx-kernel" fn cross_entropy_mean(p: TargetCountParams) {
     // SAFETY: forwarded from the kernel's contract.
     unsafe { mean_loss(&p) };
