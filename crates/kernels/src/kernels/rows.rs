@@ -17,9 +17,7 @@ use crate::device::rows::{
 use crate::policy::ROWS;
 use crate::shared::dynamic_shared;
 use gpu_primitives_abi::params::{NormGradParams, RowParams, TargetCountParams};
-use gpu_primitives_abi::{
-    kernel_name, row_kernel_name, row_op_table, row_table,
-};
+use gpu_primitives_abi::{kernel_name, row_kernel_name, row_op_table, row_table};
 
 macro_rules! row_entries_per_words {
     ($op:ident, $Op:ty, $name:ident, $ty:ty, $vec:literal, $inputs:literal, $op_words:literal,
