@@ -5,7 +5,7 @@ use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::nccl::NcclType;
 use cudarc::nccl::sys;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{DeviceView, DeviceViewMut};
 
 /// The element-wise reduction of an all-reduce (NCCL's `ncclRedOp_t`).
@@ -38,14 +38,14 @@ impl ReduceOp {
 /// GPU's memory (or a cudarc view borrowed for another stream); as [`Communicator`] says.
 pub fn all_reduce<'a, 'g, T: NcclType>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     data: impl Into<DeviceViewMut<'a, T>>,
     op: ReduceOp,
 ) -> Result<()> {
     let (on, data) = (on.into(), data.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "all_reduce")?;
-        data.check_usable_on(&on, "all_reduce: data")?;
+        data.check_usable_on(&on.on_stream(), "all_reduce: data")?;
         if comm.world_size() == 1 || data.is_empty() {
             // Nothing to exchange: the call still returns once earlier work on the stream (which
             // wrote `data`) has run, as it does where NCCL runs.
@@ -78,15 +78,15 @@ pub fn all_reduce<'a, 'g, T: NcclType>(
 /// [`Error::Gpu`] for a view of another GPU's memory; as [`Communicator`] says.
 pub fn all_gather<'a, 'b, 'g, T: NcclType>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     send: impl Into<DeviceView<'a, T>>,
     recv: impl Into<DeviceViewMut<'b, T>>,
 ) -> Result<()> {
     let (on, send, recv) = (on.into(), send.into(), recv.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "all_gather")?;
-        send.check_usable_on(&on, "all_gather: send")?;
-        recv.check_usable_on(&on, "all_gather: recv")?;
+        send.check_usable_on(&on.on_stream(), "all_gather: send")?;
+        recv.check_usable_on(&on.on_stream(), "all_gather: recv")?;
         let expected = send.len().checked_mul(comm.world_size());
         if expected != Some(recv.len()) {
             return Err(Error::InvalidArgument(format!(
@@ -116,7 +116,7 @@ pub fn all_gather<'a, 'b, 'g, T: NcclType>(
 /// `world_size * count`; the two may overlap as NCCL allows: `send` at rank's place in `recv`).
 pub(crate) fn gather_raw<T: NcclType>(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     send: u64,
     recv: u64,
     count: usize,
@@ -136,7 +136,7 @@ pub(crate) fn gather_raw<T: NcclType>(
 /// refusal leaves the communicator usable; the outer error is the all-gather's.
 pub(crate) fn gather_verdicts<T>(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     what: &str,
     mine: Result<T>,
     words: &[u64],
@@ -168,7 +168,7 @@ pub(crate) fn gather_verdicts<T>(
 /// Every rank's `mine` (of the same length on every rank), in rank order: rank `r`'s words at
 /// `r * mine.len()`. An all-gather through the communicator's kept device memory on `on`'s
 /// stream; returns once the words are on the host. A world of one returns `mine`.
-pub(crate) fn gather_words(comm: &mut Communicator, on: &OnStream<'_>, mine: &[u64]) -> Result<Vec<u64>> {
+pub(crate) fn gather_words(comm: &mut Communicator, on: &CallOn<'_>, mine: &[u64]) -> Result<Vec<u64>> {
     let (rank, world, len) = (comm.rank(), comm.world_size(), mine.len());
     if world == 1 || len == 0 {
         return Ok(mine.to_vec());

@@ -5,7 +5,7 @@ use crate::error::{Error, Result};
 use crate::nccl::{Comm, UniqueId, progress};
 use crate::rendezvous::{self, World};
 use cudarc::nccl::sys;
-use gpu_primitives::{DeviceBuffer, Gpu, OnStream};
+use gpu_primitives::{CallOn, DeviceBuffer, Gpu};
 use std::time::{Duration, Instant};
 
 /// How long a collective or the rendezvous waits for every rank by default before it gives up
@@ -49,7 +49,7 @@ struct Memory {
 }
 
 /// `slot`'s buffer, at least `bytes` long (a larger one replaces it), and its address.
-fn kept(slot: &mut Option<DeviceBuffer<u64>>, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+fn kept(slot: &mut Option<DeviceBuffer<u64>>, on: &CallOn<'_>, bytes: usize) -> Result<u64> {
     let len = bytes.div_ceil(size_of::<u64>()).max(1);
     if slot.as_ref().is_none_or(|b| b.len() < len) {
         // The old buffer first (freeing waits for the work that used it).
@@ -207,7 +207,7 @@ impl Communicator {
     }
 
     /// Phase `name` of the call ends (recording: once `on`'s stream has run it).
-    pub(crate) fn phase_end(&mut self, on: &OnStream<'_>, name: &'static str) -> Result<()> {
+    pub(crate) fn phase_end(&mut self, on: &CallOn<'_>, name: &'static str) -> Result<()> {
         if self.phases.is_some() {
             on.stream().synchronize()?;
             let now = Instant::now();
@@ -229,17 +229,17 @@ impl Communicator {
     /// The device address of at least `bytes` bytes of scratch memory on this rank's GPU (256-byte
     /// aligned), kept for later calls; its contents are unset. Valid until the next call of
     /// `scratch` or [`release_memory`](Self::release_memory).
-    pub(crate) fn scratch(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+    pub(crate) fn scratch(&mut self, on: &CallOn<'_>, bytes: usize) -> Result<u64> {
         kept(&mut self.memory.scratch, on, bytes)
     }
 
     /// As [`scratch`](Self::scratch), a second buffer, for the small exchanges' words.
-    pub(crate) fn words(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+    pub(crate) fn words(&mut self, on: &CallOn<'_>, bytes: usize) -> Result<u64> {
         kept(&mut self.memory.words, on, bytes)
     }
 
     /// As [`scratch`](Self::scratch), a third buffer, for samples gathered on the device.
-    pub(crate) fn samples(&mut self, on: &OnStream<'_>, bytes: usize) -> Result<u64> {
+    pub(crate) fn samples(&mut self, on: &CallOn<'_>, bytes: usize) -> Result<u64> {
         kept(&mut self.memory.samples, on, bytes)
     }
 
@@ -280,7 +280,7 @@ impl Communicator {
     }
 
     /// Refuse a stream of another GPU than the communicator's.
-    pub(crate) fn check_stream(&self, on: &OnStream<'_>, what: &str) -> Result<()> {
+    pub(crate) fn check_stream(&self, on: &CallOn<'_>, what: &str) -> Result<()> {
         if on.stream().context_raw() as usize != self.context {
             return Err(Error::InvalidArgument(format!(
                 "{what}: the stream is of another GPU than rank {}'s communicator",
@@ -295,7 +295,7 @@ impl Communicator {
     /// not call this there.
     pub(crate) fn collective(
         &mut self,
-        on: &OnStream<'_>,
+        on: &CallOn<'_>,
         what: &'static str,
         enqueue: impl FnOnce(sys::ncclComm_t, sys::cudaStream_t) -> sys::ncclResult_t,
     ) -> Result<()> {

@@ -12,7 +12,7 @@ use crate::collectives::gather_raw;
 use crate::communicator::Communicator;
 use crate::error::Result;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Predicate};
-use gpu_primitives::{DeviceBuffer, OnStream};
+use gpu_primitives::{CallOn, DeviceBuffer};
 
 /// Where one rank's part of a compaction's result is in the whole result.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -56,7 +56,7 @@ fn placement(counts: &[(usize, usize)], rank: usize, rejected: bool) -> Placemen
 /// gathered; every rank's `(kept, len)`.
 fn exchange_counts(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     records: &DeviceBuffer<u64>,
     len: usize,
 ) -> Result<Vec<(usize, usize)>> {
@@ -98,7 +98,7 @@ fn check_output(what: &'static str, shard: usize, output: usize) -> Result<()> {
 /// [`Communicator`] says.
 pub fn select_if<'a, 'o, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     predicate: Predicate<T>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -118,7 +118,7 @@ pub fn select_if<'a, 'o, 'g, T: Element>(
 /// As [`select_if`], and for `flags` shorter than the shard.
 pub fn select_flagged<'a, 'f, 'o, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     flags: impl Into<DeviceView<'f, u8>>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -141,7 +141,7 @@ pub fn select_flagged<'a, 'f, 'o, 'g, T: Element>(
 /// As [`select_if`].
 pub fn partition_if<'a, 'o, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     predicate: Predicate<T>,
     output: impl Into<DeviceViewMut<'o, T>>,
@@ -157,7 +157,7 @@ pub fn partition_if<'a, 'o, 'g, T: Element>(
 /// exchange the counts.
 fn compacted(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     len: usize,
     partition: bool,
     local: impl FnOnce(DeviceViewMut<'_, u64>) -> gpu_primitives::Result<()>,
@@ -198,7 +198,7 @@ fn compacted(
 /// As [`select_if`].
 pub fn unique<'a, 'o, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T>>,
     workspace: &mut DeviceWorkspace,
@@ -207,8 +207,8 @@ pub fn unique<'a, 'o, 'g, T: Element>(
     comm.guarded(|comm| {
         comm.check_stream(&on, "unique")?;
         check_output("unique: output shorter than the shard", shard.len(), output.len())?;
-        shard.check_usable_on(&on, "unique: shard")?;
-        output.check_usable_on(&on, "unique: output")?;
+        shard.check_usable_on(&on.on_stream(), "unique: shard")?;
+        output.check_usable_on(&on.on_stream(), "unique: output")?;
         let (rank, world) = (comm.rank(), comm.world_size());
         let n = shard.len();
         let item_bytes = size_of::<T::Raw>();

@@ -6,7 +6,7 @@
 use crate::communicator::Communicator;
 use crate::error::Result;
 use cudarc::nccl::sys;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 
 /// One run of an exchange, in items: with `peer`, from (a send) or to (a receive) item `at` of
 /// this rank's array, `count` items.
@@ -38,7 +38,7 @@ pub(crate) struct Moved {
 /// alike on every rank do.
 pub(crate) unsafe fn exchange(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     sends: &[Run],
     receives: &[Run],
     moved: &[Moved],

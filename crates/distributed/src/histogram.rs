@@ -7,7 +7,7 @@ use crate::collectives::{ReduceOp, all_reduce};
 use crate::communicator::Communicator;
 use crate::error::Result;
 use crate::nccl::NcclType;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{
     self, DeviceView, DeviceViewMut, DeviceWorkspace, HistogramCounter, HistogramSample,
 };
@@ -26,7 +26,7 @@ use gpu_primitives::device::{
 /// time out (give every rank the same bins).
 pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter + NcclType>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'s, S>>,
     bins: u32,
     lower: S::Level,
@@ -51,7 +51,7 @@ pub fn histogram_even<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter + Nccl
 /// As [`device::histogram_range`] and [`histogram_even`].
 pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter + NcclType>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'s, S>>,
     levels: &[S::Level],
     histogram: impl Into<DeviceViewMut<'o, C>>,

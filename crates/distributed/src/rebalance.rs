@@ -10,7 +10,7 @@ use crate::collectives::gather_words;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::exchange::{Moved, Run, exchange};
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{DeviceView, DeviceViewMut};
 use gpu_primitives::runtime::DeviceCopy;
 use std::ops::Range;
@@ -91,15 +91,15 @@ pub(crate) fn plan(counts: &[usize], rank: usize) -> Exchange {
 /// [`Communicator`] says.
 pub fn rebalance<'a, 'o, 'g, T: DeviceCopy + bytemuck::Pod>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     items: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T>>,
 ) -> Result<Range<usize>> {
     let (on, items, output) = (on.into(), items.into(), output.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "rebalance")?;
-        items.check_usable_on(&on, "rebalance: items")?;
-        output.check_usable_on(&on, "rebalance: output")?;
+        items.check_usable_on(&on.on_stream(), "rebalance: items")?;
+        output.check_usable_on(&on.on_stream(), "rebalance: output")?;
         let rank = comm.rank();
         let counts = gather_words(comm, &on, &[items.len() as u64])?;
         let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();

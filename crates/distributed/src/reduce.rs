@@ -9,7 +9,7 @@ use crate::collectives::gather_raw;
 use crate::communicator::Communicator;
 use crate::error::Result;
 use crate::nccl::NcclType;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Operator};
 
 /// The reduction with `Op` of every rank's `shard` (any lengths, empty ones too: the identity),
@@ -21,7 +21,7 @@ use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, E
 /// for a stream of another GPU; as [`Communicator`] says.
 pub fn reduce<'a, 'g, T: Element, Op: Operator>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<T::Acc>
@@ -57,7 +57,7 @@ where
 /// As [`reduce`].
 pub fn argmin<'a, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
@@ -74,7 +74,7 @@ pub fn argmin<'a, 'g, T: Element>(
 /// As [`reduce`].
 pub fn argmax<'a, 'g, T: Element>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     workspace: &mut DeviceWorkspace,
 ) -> Result<Option<(T::Acc, usize)>> {
@@ -127,7 +127,7 @@ fn arg<
     A: gpu_primitives::device::Accumulator + bytemuck::Pod + gpu_primitives::runtime::DeviceCopy + Default,
 >(
     comm: &mut Communicator,
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     len: usize,
     local: Option<(A, usize)>,
     better: fn(A, A) -> bool,

@@ -11,7 +11,7 @@ use crate::collectives::gather_raw;
 use crate::communicator::Communicator;
 use crate::error::Result;
 use crate::nccl::NcclType;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, Element, Operator, ScanKind};
 
 /// `output[i]` = the `Op`-combination of every item of the whole array up to and including this
@@ -30,7 +30,7 @@ use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, E
 /// device errors; as [`Communicator`] says.
 pub fn inclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
@@ -55,7 +55,7 @@ where
 /// As [`inclusive_scan`].
 pub fn exclusive_scan<'a, 'o, 'g, T: Element, Op: Operator>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     shard: impl Into<DeviceView<'a, T>>,
     output: impl Into<DeviceViewMut<'o, T::Acc>>,
     workspace: &mut DeviceWorkspace,
@@ -75,7 +75,7 @@ where
 
 fn scan<T: Element, Op: Operator>(
     comm: &mut Communicator,
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     shard: DeviceView<'_, T>,
     output: DeviceViewMut<'_, T::Acc>,
     kind: ScanKind,
@@ -86,8 +86,8 @@ where
 {
     comm.guarded(|comm| {
         comm.check_stream(&on, "scan")?;
-        shard.check_usable_on(&on, "scan: shard")?;
-        output.check_usable_on(&on, "scan: output")?;
+        shard.check_usable_on(&on.on_stream(), "scan: shard")?;
+        output.check_usable_on(&on.on_stream(), "scan: output")?;
         if output.len() < shard.len() {
             return Err(gpu_primitives::Error::LengthMismatch {
                 what: "scan: output shorter than the shard",

@@ -11,7 +11,7 @@ use crate::collectives::gather_verdicts;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::exchange::{Moved, Run, exchange};
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
 
 /// The `k` largest (or smallest) keys of the whole array whose shard each rank holds in
@@ -39,7 +39,7 @@ use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, S
 #[allow(clippy::too_many_arguments)] // the single-GPU top_k_of_all's, with the communicator.
 pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceView<'a, K>>,
     k: usize,
     largest: bool,
@@ -105,7 +105,7 @@ pub fn top_k<'a, 'o, 'i, 'g, K: SortKey>(
 #[allow(clippy::too_many_arguments)]
 fn select<K: SortKey>(
     comm: &mut Communicator,
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     keys: DeviceView<'_, K>,
     k: usize,
     largest: bool,
@@ -231,15 +231,15 @@ fn select<K: SortKey>(
 /// This rank's own arguments: the views usable on the stream, the outputs long enough, the
 /// shard within one GPU's top-k.
 fn check_arguments<K: SortKey>(
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     keys: &DeviceView<'_, K>,
     k: usize,
     values_out: &DeviceViewMut<'_, K>,
     indices_out: &DeviceViewMut<'_, u64>,
 ) -> Result<()> {
-    keys.check_usable_on(on, "top_k: keys")?;
-    values_out.check_usable_on(on, "top_k: values_out")?;
-    indices_out.check_usable_on(on, "top_k: indices_out")?;
+    keys.check_usable_on(&on.on_stream(), "top_k: keys")?;
+    values_out.check_usable_on(&on.on_stream(), "top_k: values_out")?;
+    indices_out.check_usable_on(&on.on_stream(), "top_k: indices_out")?;
     if keys.len() > device::SORT_MAX_KEYS {
         return Err(Error::InvalidArgument(format!(
             "top_k: a shard of {} keys, past the {} one GPU takes in one call",

@@ -31,7 +31,7 @@ use crate::communicator::Communicator;
 use crate::error::{Error, Result};
 use crate::exchange::{Moved, Run, exchange};
 use crate::rebalance::balanced;
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::{self, DeviceView, DeviceViewMut, DeviceWorkspace, SortKey, SortOptions};
 use gpu_primitives::runtime::DeviceCopy;
 use splitters::{Compare, Shard, refine, search};
@@ -66,7 +66,7 @@ const DIGIT_BITS: u32 = 8;
 /// Other errors are as [`Communicator`] says.
 pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceView<'a, K>>,
     output: impl Into<DeviceViewMut<'o, K>>,
     options: SortOptions,
@@ -92,7 +92,7 @@ pub fn sort_keys<'a, 'o, 'g, K: SortKey>(
 #[allow(clippy::too_many_arguments)]
 pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
     comm: &mut Communicator,
-    on: impl Into<OnStream<'g>>,
+    on: impl Into<CallOn<'g>>,
     keys: impl Into<DeviceView<'a, K>>,
     values: impl Into<DeviceView<'b, V>>,
     keys_out: impl Into<DeviceViewMut<'o, K>>,
@@ -112,7 +112,7 @@ pub fn sort_pairs<'a, 'b, 'o, 'p, 'g, K: SortKey, V: DeviceCopy>(
 
 fn sort<K: SortKey, V: DeviceCopy>(
     comm: &mut Communicator,
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     (keys, values): (DeviceView<'_, K>, Option<DeviceView<'_, V>>),
     (mut keys_out, mut values_out): (DeviceViewMut<'_, K>, Option<DeviceViewMut<'_, V>>),
     options: SortOptions,
@@ -293,16 +293,16 @@ fn sort<K: SortKey, V: DeviceCopy>(
 /// This rank's own arguments: the views usable on the stream, values as long as the keys, the
 /// bit range within the key, the shard within one GPU's sort. Returns the compared bits.
 fn check_arguments<K: SortKey, V: DeviceCopy>(
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     (keys, values): (&DeviceView<'_, K>, &Option<DeviceView<'_, V>>),
     (keys_out, values_out): (&DeviceViewMut<'_, K>, &Option<DeviceViewMut<'_, V>>),
     options: &SortOptions,
 ) -> Result<Range<u32>> {
-    keys.check_usable_on(on, "sort: keys")?;
-    keys_out.check_usable_on(on, "sort: keys_out")?;
+    keys.check_usable_on(&on.on_stream(), "sort: keys")?;
+    keys_out.check_usable_on(&on.on_stream(), "sort: keys_out")?;
     if let (Some(values), Some(values_out)) = (values, values_out) {
-        values.check_usable_on(on, "sort: values")?;
-        values_out.check_usable_on(on, "sort: values_out")?;
+        values.check_usable_on(&on.on_stream(), "sort: values")?;
+        values_out.check_usable_on(&on.on_stream(), "sort: values_out")?;
         if values.len() != keys.len() {
             return Err(gpu_primitives::Error::LengthMismatch {
                 what: "sort_pairs: values",
@@ -330,7 +330,7 @@ fn check_limit(what: &str, keys: usize) -> Result<()> {
 
 /// The single-GPU sort of a shard (and its values) into `keys_out[..n]`.
 fn local_sort<K: SortKey, V: DeviceCopy>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     keys: DeviceView<'_, K>,
     values: Option<DeviceView<'_, V>>,
     keys_out: &mut DeviceViewMut<'_, K>,
@@ -351,7 +351,7 @@ fn local_sort<K: SortKey, V: DeviceCopy>(
 
 /// The single-GPU sort of a part (and its values) in place.
 fn local_sort_in_place<K: SortKey, V: DeviceCopy>(
-    on: OnStream<'_>,
+    on: CallOn<'_>,
     keys: &mut DeviceViewMut<'_, K>,
     values: &mut Option<DeviceViewMut<'_, V>>,
     options: SortOptions,

@@ -6,7 +6,7 @@ use super::select::{Step, sampled, step};
 use crate::collectives::gather_words;
 use crate::communicator::Communicator;
 use crate::error::{Error, Result};
-use gpu_primitives::OnStream;
+use gpu_primitives::CallOn;
 use gpu_primitives::device::SortKey;
 use std::ops::Range;
 
@@ -63,7 +63,7 @@ impl Shard {
     /// many as it holds); how many were sampled.
     fn sample<K: SortKey>(
         &self,
-        on: &OnStream<'_>,
+        on: &CallOn<'_>,
         window: &Range<usize>,
         compare: Compare,
         out: &mut [u64],
@@ -94,7 +94,7 @@ impl Shard {
     }
 
     /// The compare key of item `at`.
-    fn key_at<K: SortKey>(&self, on: &OnStream<'_>, at: usize, compare: Compare) -> Result<u64> {
+    fn key_at<K: SortKey>(&self, on: &CallOn<'_>, at: usize, compare: Compare) -> Result<u64> {
         let mut out = [0u64];
         self.sample::<K>(on, &(at..at + 1), compare, &mut out)?;
         Ok(out[0])
@@ -104,7 +104,7 @@ impl Shard {
     /// and false after it there: the keys are in order), `window.end` if none.
     fn partition_point<K: SortKey>(
         &self,
-        on: &OnStream<'_>,
+        on: &CallOn<'_>,
         window: Range<usize>,
         compare: Compare,
         below: impl Fn(u64) -> bool,
@@ -139,7 +139,7 @@ impl Shard {
 /// splits.
 pub(super) fn search<K: SortKey>(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     shard: Shard,
     targets: &[usize],
     mut windows: Vec<Vec<Range<usize>>>,
@@ -187,7 +187,7 @@ pub(super) fn search<K: SortKey>(
 #[allow(clippy::too_many_arguments)]
 pub(super) fn refine<K: SortKey>(
     comm: &mut Communicator,
-    on: &OnStream<'_>,
+    on: &CallOn<'_>,
     shard: Shard,
     targets: &[usize],
     coarse: Vec<Vec<usize>>,
