@@ -45,7 +45,7 @@ pub fn all_reduce<'a, 'g, T: NcclType>(
     let (on, data) = (on.into(), data.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "all_reduce")?;
-        data.check_usable_on(&on.on_stream(), "all_reduce: data")?;
+        data.check_usable_on(on, "all_reduce: data")?;
         if comm.world_size() == 1 || data.is_empty() {
             // Nothing to exchange: the call still returns once earlier work on the stream (which
             // wrote `data`) has run, as it does where NCCL runs.
@@ -85,8 +85,8 @@ pub fn all_gather<'a, 'b, 'g, T: NcclType>(
     let (on, send, recv) = (on.into(), send.into(), recv.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "all_gather")?;
-        send.check_usable_on(&on.on_stream(), "all_gather: send")?;
-        recv.check_usable_on(&on.on_stream(), "all_gather: recv")?;
+        send.check_usable_on(on, "all_gather: send")?;
+        recv.check_usable_on(on, "all_gather: recv")?;
         let expected = send.len().checked_mul(comm.world_size());
         if expected != Some(recv.len()) {
             return Err(Error::InvalidArgument(format!(

@@ -207,8 +207,8 @@ pub fn unique<'a, 'o, 'g, T: Element>(
     comm.guarded(|comm| {
         comm.check_stream(&on, "unique")?;
         check_output("unique: output shorter than the shard", shard.len(), output.len())?;
-        shard.check_usable_on(&on.on_stream(), "unique: shard")?;
-        output.check_usable_on(&on.on_stream(), "unique: output")?;
+        shard.check_usable_on(on, "unique: shard")?;
+        output.check_usable_on(on, "unique: output")?;
         let (rank, world) = (comm.rank(), comm.world_size());
         let n = shard.len();
         let item_bytes = size_of::<T::Raw>();

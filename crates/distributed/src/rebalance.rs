@@ -98,8 +98,8 @@ pub fn rebalance<'a, 'o, 'g, T: DeviceCopy + bytemuck::Pod>(
     let (on, items, output) = (on.into(), items.into(), output.into());
     comm.guarded(|comm| {
         comm.check_stream(&on, "rebalance")?;
-        items.check_usable_on(&on.on_stream(), "rebalance: items")?;
-        output.check_usable_on(&on.on_stream(), "rebalance: output")?;
+        items.check_usable_on(on, "rebalance: items")?;
+        output.check_usable_on(on, "rebalance: output")?;
         let rank = comm.rank();
         let counts = gather_words(comm, &on, &[items.len() as u64])?;
         let counts: Vec<usize> = counts.iter().map(|&c| c as usize).collect();

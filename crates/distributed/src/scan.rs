@@ -86,8 +86,8 @@ where
 {
     comm.guarded(|comm| {
         comm.check_stream(&on, "scan")?;
-        shard.check_usable_on(&on.on_stream(), "scan: shard")?;
-        output.check_usable_on(&on.on_stream(), "scan: output")?;
+        shard.check_usable_on(on, "scan: shard")?;
+        output.check_usable_on(on, "scan: output")?;
         if output.len() < shard.len() {
             return Err(gpu_primitives::Error::LengthMismatch {
                 what: "scan: output shorter than the shard",

@@ -237,9 +237,9 @@ fn check_arguments<K: SortKey>(
     values_out: &DeviceViewMut<'_, K>,
     indices_out: &DeviceViewMut<'_, u64>,
 ) -> Result<()> {
-    keys.check_usable_on(&on.on_stream(), "top_k: keys")?;
-    values_out.check_usable_on(&on.on_stream(), "top_k: values_out")?;
-    indices_out.check_usable_on(&on.on_stream(), "top_k: indices_out")?;
+    keys.check_usable_on(*on, "top_k: keys")?;
+    values_out.check_usable_on(*on, "top_k: values_out")?;
+    indices_out.check_usable_on(*on, "top_k: indices_out")?;
     if keys.len() > device::SORT_MAX_KEYS {
         return Err(Error::InvalidArgument(format!(
             "top_k: a shard of {} keys, past the {} one GPU takes in one call",

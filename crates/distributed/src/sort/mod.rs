@@ -298,11 +298,11 @@ fn check_arguments<K: SortKey, V: DeviceCopy>(
     (keys_out, values_out): (&DeviceViewMut<'_, K>, &Option<DeviceViewMut<'_, V>>),
     options: &SortOptions,
 ) -> Result<Range<u32>> {
-    keys.check_usable_on(&on.on_stream(), "sort: keys")?;
-    keys_out.check_usable_on(&on.on_stream(), "sort: keys_out")?;
+    keys.check_usable_on(*on, "sort: keys")?;
+    keys_out.check_usable_on(*on, "sort: keys_out")?;
     if let (Some(values), Some(values_out)) = (values, values_out) {
-        values.check_usable_on(&on.on_stream(), "sort: values")?;
-        values_out.check_usable_on(&on.on_stream(), "sort: values_out")?;
+        values.check_usable_on(*on, "sort: values")?;
+        values_out.check_usable_on(*on, "sort: values_out")?;
         if values.len() != keys.len() {
             return Err(gpu_primitives::Error::LengthMismatch {
                 what: "sort_pairs: values",

@@ -1,7 +1,7 @@
 //! Element types and operators (generated from `gpu_primitives_abi::table`), device arrays of
 //! elements, and views of any device memory as elements.
 
-use crate::{CallOn, DeviceBuffer, Error, Gpu, OnStream, Result, Stream};
+use crate::{CallOn, DeviceBuffer, Error, Gpu, Result, Stream};
 use gpu_primitives_runtime::DeviceCopy;
 use std::marker::PhantomData;
 use std::ops::{Range, RangeTo};
@@ -503,15 +503,15 @@ impl<'a, T> DeviceView<'a, T> {
         self.address
     }
 
-    /// Whether work queued on `on` may use the view's memory, as the algorithms check before
+    /// Whether work queued on `on` (`&gpu`, `gpu.on(&stream)?`, a call) may use the view's memory, as the algorithms check before
     /// they queue anything (for callers that hand the address to other code, such as NCCL).
     ///
     /// # Errors
     /// [`Error::WrongContext`](crate::Error::WrongContext) for memory of another GPU's context,
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for a cudarc view borrowed for
     /// another stream; `what` names the call in the error.
-    pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
-        self.bound.check(on.stream(), what)
+    pub fn check_usable_on<'g>(&self, on: impl Into<CallOn<'g>>, what: &'static str) -> Result<()> {
+        self.bound.check(on.into().stream(), what)
     }
 
     /// Elements `range` of the view (panics if past the end).
@@ -569,8 +569,8 @@ impl<'a, T> DeviceViewMut<'a, T> {
     ///
     /// # Errors
     /// As [`DeviceView::check_usable_on`].
-    pub fn check_usable_on(&self, on: &OnStream<'_>, what: &'static str) -> Result<()> {
-        self.bound.check(on.stream(), what)
+    pub fn check_usable_on<'g>(&self, on: impl Into<CallOn<'g>>, what: &'static str) -> Result<()> {
+        self.bound.check(on.into().stream(), what)
     }
 
     /// Elements `range` of the view, borrowed from it (panics if past the end).
