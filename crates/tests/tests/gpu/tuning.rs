@@ -3,8 +3,8 @@
 //! and leave the results exact.
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, Sum, TempStorage};
-use gpu_primitives::{CallOn, Error, Gpu, TuningOverrides, WithTuning};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, ScanKind, Sum, TempStorage};
+use gpu_primitives::{CallOn, Error, Gpu, TuningOverrides, WithTuning, reference};
 use libtest_mimic::Failed;
 use rand::Rng;
 
@@ -21,34 +21,23 @@ fn overrides(delay_ns: u32, blocks_per_sm: u32) -> TuningOverrides {
     tuning
 }
 
-/// The inclusive wrapping sums of `x`.
-fn inclusive_sums(x: &[u32]) -> Vec<u32> {
-    x.iter()
-        .scan(0u32, |acc, &v| {
-            *acc = acc.wrapping_add(v);
-            Some(*acc)
-        })
-        .collect()
-}
-
 /// The inclusive scan and the reduce of `x` on `call` (the output allocated and read back on
 /// its stream) against the CPU's.
 fn scan_and_reduce(what: &str, call: CallOn<'_>, x: &[u32], ws: &mut DeviceWorkspace) -> Result<(), Failed> {
     let d_x = ok(DeviceVec::from_slice(call.gpu(), x))?;
     let mut d_y = ok(call.stream().alloc_zeroed::<u32>(x.len()))?;
     ok(device::inclusive_scan::<u32, Sum>(call, &d_x, &mut d_y, ws))?;
-    let sums = inclusive_sums(x);
     check_slices(
         &format!("{what}: inclusive scan"),
         &ok(call.stream().download(&d_y))?,
-        &sums,
+        &reference::scan::<u32, Sum>(x, ScanKind::Inclusive),
         |_| false,
     )?;
     let total = ok(device::reduce::<u32, Sum>(call, &d_x, ws))?;
     check_eq(
         &format!("{what}: reduce"),
         total,
-        sums.last().copied().unwrap_or(0),
+        reference::reduce::<u32, Sum>(x),
     )
 }
 
