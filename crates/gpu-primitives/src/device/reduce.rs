@@ -9,17 +9,16 @@ use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
 use gpu_primitives_abi::tuning::ReducePolicy;
 
-/// The launch shape of the first pass over `n` elements under `call`'s reduce policy
-/// (`ReducePolicy`, its overrides in place): enough blocks for `loads_in_flight` 16-byte loads
-/// per thread, at most `blocks_per_sm` per multiprocessor; one block up to
+/// The launch shape of the first pass over `n` elements under a call's reduce `policy` (its
+/// overrides in place) on a GPU of `multiprocessors`: enough blocks for `loads_in_flight`
+/// 16-byte loads per thread, at most `blocks_per_sm` per multiprocessor; one block up to
 /// `single_block_max_items`.
-pub(crate) fn first_pass_blocks(call: &CallOn<'_>, n: usize, vector: u32) -> u32 {
-    let policy = crate::tuning::reduce(call);
+fn first_pass_blocks(policy: ReducePolicy, multiprocessors: u32, n: usize, vector: u32) -> u32 {
     if n <= policy.single_block_max_items {
         return 1;
     }
     let per_block = policy.block_threads as usize * vector as usize * policy.loads_in_flight as usize;
-    let cap = policy.blocks_per_sm * call.gpu().info().multiprocessors;
+    let cap = policy.blocks_per_sm * multiprocessors;
     n.div_ceil(per_block).clamp(1, cap as usize) as u32
 }
 
@@ -38,11 +37,12 @@ pub(crate) struct TwoLevel {
 
 /// The [`TwoLevel`] plan of a reduction of `n` elements loaded `vector` at a time by `call`.
 pub(crate) fn two_level_plan(call: &CallOn<'_>, n: usize, vector: u32, words_per_slot: usize) -> TwoLevel {
-    let blocks = first_pass_blocks(call, n, vector);
+    let policy = crate::tuning::reduce(call);
+    let blocks = first_pass_blocks(policy, call.gpu().info().multiprocessors, n, vector);
     let (scratch, partials) = TempStorage::region((blocks as usize).saturating_mul(8 * words_per_slot));
     TwoLevel {
         blocks,
-        policy: crate::tuning::reduce(call),
+        policy,
         partials,
         need: TempStorage {
             control: true,
