@@ -307,8 +307,14 @@ impl<T: Element> DeviceVec<T> {
     /// # Errors
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) and other device errors.
     pub fn from_slice(gpu: &Gpu, values: &[T]) -> Result<Self> {
+        Self::from_slice_on(gpu.stream(), values)
+    }
+
+    /// [`from_slice`](Self::from_slice) with the copy queued on `stream` (a call's: after the
+    /// work queued there before), which is synchronised.
+    pub(crate) fn from_slice_on(stream: &Stream, values: &[T]) -> Result<Self> {
         Ok(Self {
-            buffer: gpu.upload(T::as_raw(values))?,
+            buffer: stream.upload(T::as_raw(values))?,
             _element: PhantomData,
         })
     }
@@ -354,15 +360,27 @@ impl<T: Element> DeviceVec<T> {
     /// # Errors
     /// [`Error::OutOfMemory`](crate::Error::OutOfMemory) and other device errors.
     pub fn zeroed(gpu: &Gpu, len: usize) -> Result<Self> {
+        Self::zeroed_on(gpu.stream(), len)
+    }
+
+    /// [`zeroed`](Self::zeroed), cleared on `stream` (a call's: so the clear is ordered before
+    /// the call's work on it).
+    pub(crate) fn zeroed_on(stream: &Stream, len: usize) -> Result<Self> {
         Ok(Self {
-            buffer: gpu.alloc_zeroed(len)?,
+            buffer: stream.alloc_zeroed(len)?,
             _element: PhantomData,
         })
     }
 
     /// Copy back to the host (synchronises the `Gpu`'s stream).
     pub fn to_vec(&self, gpu: &Gpu) -> Result<Vec<T::Raw>> {
-        gpu.download(&self.buffer)
+        self.to_vec_on(gpu.stream())
+    }
+
+    /// [`to_vec`](Self::to_vec) on `stream` (a call's: after the work queued there before),
+    /// which is synchronised.
+    pub(crate) fn to_vec_on(&self, stream: &Stream) -> Result<Vec<T::Raw>> {
+        stream.download(&self.buffer)
     }
 }
 

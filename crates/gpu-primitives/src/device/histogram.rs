@@ -5,7 +5,7 @@
 use super::element::{DeviceView, DeviceViewMut, check_bound};
 use super::temp_storage::TempStorage;
 use super::workspace::DeviceWorkspace;
-use crate::{BinRule, CallOn, DeviceBuffer, Error, Gpu, LaunchConfig, LevelValue, Result};
+use crate::{BinRule, CallOn, DeviceBuffer, Error, LaunchConfig, LevelValue, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::histogram_shared_bytes;
 use gpu_primitives_abi::params::HistogramParams;
@@ -491,39 +491,53 @@ pub fn histogram_range<'s, 'o, 'g, S: HistogramSample, C: HistogramCounter>(
     )
 }
 
-/// [`histogram_even`] of a host slice, with `u64` counters (synchronises).
+/// [`histogram_even`] of a host slice, with `u64` counters.
+///
+/// Takes any call, as [`histogram_even`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the clear of the counters, the histogram
+/// (with the call's tuning) and the copy back are queued in that order on the call's stream,
+/// which is synchronised.
 ///
 /// # Errors
 /// As [`histogram_even`].
-pub fn histogram_even_slice<S: HistogramSample>(
-    gpu: &Gpu,
+pub fn histogram_even_slice<'g, S: HistogramSample>(
+    on: impl Into<CallOn<'g>>,
     samples: &[S],
     bins: u32,
     lower: S::Level,
     upper: S::Level,
 ) -> Result<Vec<u64>> {
+    let on = on.into();
     check_bins::<S>(&Bins::Even { lower, upper, bins })?;
-    let input = gpu.upload(S::as_raw(samples))?;
-    let mut counts = gpu.alloc_zeroed::<u64>(bins as usize)?;
-    histogram_even(gpu, S::view(&input), bins, lower, upper, &mut counts)?;
-    gpu.download(&counts)
+    let stream = on.stream();
+    let input = stream.upload(S::as_raw(samples))?;
+    let mut counts = stream.alloc_zeroed::<u64>(bins as usize)?;
+    histogram_even(on, S::view(&input), bins, lower, upper, &mut counts)?;
+    stream.download(&counts)
 }
 
-/// [`histogram_range`] of a host slice, with `u64` counters (synchronises).
+/// [`histogram_range`] of a host slice, with `u64` counters.
+///
+/// Takes any call, as [`histogram_range`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copies, the clear of the counters, the histogram
+/// (with the call's tuning) and the copy back are queued in that order on the call's stream,
+/// which is synchronised.
 ///
 /// # Errors
 /// As [`histogram_range`].
-pub fn histogram_range_slice<S: HistogramSample>(
-    gpu: &Gpu,
+pub fn histogram_range_slice<'g, S: HistogramSample>(
+    on: impl Into<CallOn<'g>>,
     samples: &[S],
     levels: &[S::Level],
 ) -> Result<Vec<u64>> {
+    let on = on.into();
     check_bins::<S>(&Bins::Range(levels))?;
-    let input = gpu.upload(S::as_raw(samples))?;
-    let mut counts = gpu.alloc_zeroed::<u64>(levels.len() - 1)?;
+    let stream = on.stream();
+    let input = stream.upload(S::as_raw(samples))?;
+    let mut counts = stream.alloc_zeroed::<u64>(levels.len() - 1)?;
     let mut workspace = DeviceWorkspace::new();
-    histogram_range(gpu, S::view(&input), levels, &mut counts, &mut workspace)?;
-    gpu.download(&counts)
+    histogram_range(on, S::view(&input), levels, &mut counts, &mut workspace)?;
+    stream.download(&counts)
 }
 
 #[cfg(test)]

@@ -41,7 +41,9 @@
 //! [`TuningOverrides`](crate::TuningOverrides)), written over the process default and the tuned
 //! values for that call only; they change how it is launched, not what it computes. The
 //! [`TempStorage`] queries that take a GPU take the same argument, so that a tuned call's need
-//! is the one asked. The `*_slice` helpers take `&Gpu` (the process default's tuning).
+//! is the one asked. The `*_slice` helpers of host slices take the same argument (`&gpu`,
+//! `gpu.on(&stream)?`, a tuned call): they copy the slice on the call's stream, run the call
+//! there with its tuning, copy the result back on it, and synchronise it.
 //!
 //! **Errors of every call** (besides those its `# Errors` section names): before the workspace
 //! is used or anything is queued, each view (inputs, outputs, flags, keys, values, offsets,

@@ -4,7 +4,7 @@ use super::DEVICE_SHARED_BYTES;
 use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, Operator, check_bound};
 use super::temp_storage::{Region, TempStorage};
 use super::workspace::{Arena, DeviceWorkspace, InUse};
-use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::params::ReduceParams;
 use gpu_primitives_abi::tuning::ReducePolicy;
@@ -248,6 +248,10 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
 
 /// [`reduce`] of a host slice: copies it to the device first (with a workspace of its own).
 ///
+/// Takes any call, as [`reduce`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the reduce (with the call's tuning) and the
+/// read of the result are queued in that order on the call's stream, which is synchronised.
+///
 /// # Errors
 /// As [`reduce`].
 ///
@@ -256,9 +260,12 @@ pub fn reduce_into<'a, 'o, 'g, T: Element, Op: Operator>(
 /// use gpu_primitives::device::{self, Min};
 /// let gpu = gpu_primitives::open_gpu(0)?;
 /// assert_eq!(device::reduce_slice::<u64, Min>(&gpu, &[7, 3, 5])?, 3);
+/// let stream = gpu.create_stream()?;
+/// assert_eq!(device::reduce_slice::<u64, Min>(gpu.on(&stream)?, &[7, 3, 5])?, 3);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn reduce_slice<T: Element, Op: Operator>(gpu: &Gpu, input: &[T]) -> Result<T::Acc> {
-    let d_in = DeviceVec::from_slice(gpu, input)?;
-    reduce::<T, Op>(gpu, &d_in, &mut DeviceWorkspace::new())
+pub fn reduce_slice<'g, T: Element, Op: Operator>(on: impl Into<CallOn<'g>>, input: &[T]) -> Result<T::Acc> {
+    let on = on.into();
+    let d_in = DeviceVec::from_slice_on(on.stream(), input)?;
+    reduce::<T, Op>(on, &d_in, &mut DeviceWorkspace::new())
 }

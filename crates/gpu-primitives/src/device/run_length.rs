@@ -6,7 +6,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound,
 use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::run_layout;
 use gpu_primitives_abi::params::RunParams;
@@ -216,7 +216,12 @@ pub fn non_trivial_runs<'a, 'o, 'g, T: Element>(
     launch(on.into(), input.into(), out, workspace)
 }
 
-/// [`run_length_encode`] of a host slice: each run's item and length (synchronises).
+/// [`run_length_encode`] of a host slice: each run's item and length.
+///
+/// Takes any call, as [`run_length_encode`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the clears of the outputs, the encoding (with
+/// the call's tuning) and the copies back are queued in that order on the call's stream, which
+/// is synchronised.
 ///
 /// # Errors
 /// As [`run_length_encode`].
@@ -228,36 +233,50 @@ pub fn non_trivial_runs<'a, 'o, 'g, T: Element>(
 /// assert_eq!((items, lengths), (vec![1.5, -2.0], vec![2, 1]));
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn run_length_encode_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<(Vec<T>, Vec<u32>)> {
-    let d_in = DeviceVec::from_slice(gpu, input)?;
-    let mut unique = DeviceVec::<T>::zeroed(gpu, input.len())?;
-    let mut lengths = gpu.alloc_zeroed::<u32>(input.len())?;
-    let mut runs = gpu.alloc_zeroed::<u64>(1)?;
+pub fn run_length_encode_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
+    input: &[T],
+) -> Result<(Vec<T>, Vec<u32>)> {
+    let on = on.into();
+    let stream = on.stream();
+    let d_in = DeviceVec::from_slice_on(stream, input)?;
+    let mut unique = DeviceVec::<T>::zeroed_on(stream, input.len())?;
+    let mut lengths = stream.alloc_zeroed::<u32>(input.len())?;
+    let mut runs = stream.alloc_zeroed::<u64>(1)?;
     let ws = &mut DeviceWorkspace::new();
-    run_length_encode(gpu, &d_in, &mut unique, &mut lengths, &mut runs, ws)?;
-    let runs = gpu.download(&runs)?[0] as usize;
-    let items = T::from_raw(&unique.to_vec(gpu)?[..runs]).to_vec();
-    let mut lengths = gpu.download(&lengths)?;
+    run_length_encode(on, &d_in, &mut unique, &mut lengths, &mut runs, ws)?;
+    let runs = stream.download(&runs)?[0] as usize;
+    let items = T::from_raw(&unique.to_vec_on(stream)?[..runs]).to_vec();
+    let mut lengths = stream.download(&lengths)?;
     lengths.truncate(runs);
     Ok((items, lengths))
 }
 
 /// [`non_trivial_runs`] of a host slice: the offset and length of each run longer than one
-/// item (synchronises).
+/// item.
+///
+/// Takes any call, as [`non_trivial_runs`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)); its stream is synchronised, as
+/// [`run_length_encode_slice`]'s.
 ///
 /// # Errors
 /// As [`non_trivial_runs`].
-pub fn non_trivial_runs_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<(Vec<u32>, Vec<u32>)> {
-    let d_in = DeviceVec::from_slice(gpu, input)?;
+pub fn non_trivial_runs_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
+    input: &[T],
+) -> Result<(Vec<u32>, Vec<u32>)> {
+    let on = on.into();
+    let stream = on.stream();
+    let d_in = DeviceVec::from_slice_on(stream, input)?;
     let room = (input.len() / 2).max(1);
-    let mut offsets = gpu.alloc_zeroed::<u32>(room)?;
-    let mut lengths = gpu.alloc_zeroed::<u32>(room)?;
-    let mut runs = gpu.alloc_zeroed::<u64>(1)?;
+    let mut offsets = stream.alloc_zeroed::<u32>(room)?;
+    let mut lengths = stream.alloc_zeroed::<u32>(room)?;
+    let mut runs = stream.alloc_zeroed::<u64>(1)?;
     let ws = &mut DeviceWorkspace::new();
-    non_trivial_runs(gpu, &d_in, &mut offsets, &mut lengths, &mut runs, ws)?;
-    let runs = gpu.download(&runs)?[0] as usize;
-    let mut offsets = gpu.download(&offsets)?;
-    let mut lengths = gpu.download(&lengths)?;
+    non_trivial_runs(on, &d_in, &mut offsets, &mut lengths, &mut runs, ws)?;
+    let runs = stream.download(&runs)?[0] as usize;
+    let mut offsets = stream.download(&offsets)?;
+    let mut lengths = stream.download(&lengths)?;
     offsets.truncate(runs);
     lengths.truncate(runs);
     Ok((offsets, lengths))

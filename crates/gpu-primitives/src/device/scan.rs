@@ -4,7 +4,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, ScanOperator
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
 use super::{DEVICE_SHARED_BYTES, ScanKind, look_back_delay};
-use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families;
 use gpu_primitives_abi::params::ScanParams;
 use gpu_primitives_abi::tuning::ScanPolicy;
@@ -285,7 +285,12 @@ pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
     launch::<T, Op>(on, data.address, data.address, 0, data.len, kind, workspace)
 }
 
-/// Scan a host slice on the GPU and return the result (synchronises).
+/// Scan a host slice on the GPU and return the result.
+///
+/// Takes any call, as [`inclusive_scan`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the clear of the output, the scan (with the
+/// call's tuning) and the copy back are queued in that order on the call's stream, which is
+/// synchronised.
 ///
 /// # Errors
 /// Device errors.
@@ -293,21 +298,30 @@ pub fn scan_in_place<'d, 'g, T: Element<Acc = T>, Op: ScanOperator<T>>(
 /// # Example
 /// ```no_run
 /// use gpu_primitives::device::{self, ScanKind, Sum};
+/// use gpu_primitives::{TuningOverrides, WithTuning};
 /// let gpu = gpu_primitives::open_gpu(0)?;
 /// let half_input = [half::f16::from_f32(0.5); 4];
 /// assert_eq!(device::scan_slice::<half::f16, Sum>(&gpu, &half_input, ScanKind::Inclusive)?, [0.5, 1.0, 1.5, 2.0]);
+/// // On another stream, with this call's own look-back delay:
+/// let stream = gpu.create_stream()?;
+/// let mut tuning = TuningOverrides::default();
+/// tuning.scan_look_back_delay_ns = Some(0);
+/// let on = gpu.on(&stream)?.with_tuning(tuning)?;
+/// assert_eq!(device::scan_slice::<u32, Sum>(on, &[1, 2, 3], ScanKind::Exclusive)?, [0, 1, 3]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn scan_slice<T: Element, Op: ScanOperator<T>>(
-    gpu: &Gpu,
+pub fn scan_slice<'g, T: Element, Op: ScanOperator<T>>(
+    on: impl Into<CallOn<'g>>,
     input: &[T],
     kind: ScanKind,
 ) -> Result<Vec<T::Acc>> {
-    let d_in = DeviceVec::from_slice(gpu, input)?;
-    let d_out = gpu.alloc_zeroed::<T::Acc>(input.len())?;
+    let on = on.into();
+    let stream = on.stream();
+    let d_in = DeviceVec::from_slice_on(stream, input)?;
+    let d_out = stream.alloc_zeroed::<T::Acc>(input.len())?;
     let mut workspace = DeviceWorkspace::new();
     launch::<T, Op>(
-        gpu.into(),
+        on,
         d_in.view().address,
         d_out.as_device_ptr().as_raw(),
         0,
@@ -315,5 +329,5 @@ pub fn scan_slice<T: Element, Op: ScanOperator<T>>(
         kind,
         &mut workspace,
     )?;
-    gpu.download(&d_out)
+    stream.download(&d_out)
 }

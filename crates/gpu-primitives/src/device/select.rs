@@ -5,7 +5,7 @@ use super::element::{DeviceVec, DeviceView, DeviceViewMut, Element, check_bound,
 use super::look_back_delay;
 use super::temp_storage::TempStorage;
 use super::workspace::{DeviceWorkspace, StatusLayout};
-use crate::{CallOn, Error, Gpu, LaunchConfig, Result};
+use crate::{CallOn, Error, LaunchConfig, Result};
 use gpu_primitives_abi::families::{self, Family};
 use gpu_primitives_abi::layout::select_shared_bytes;
 use gpu_primitives_abi::params::{CompareKind, Comparison, ReverseTailParams, SelectParams};
@@ -419,30 +419,32 @@ pub fn partition_flagged<'a, 'f, 'o, 'c, 'g, T: Element>(
     )
 }
 
-/// Run a compaction of a host slice (and its host flags) on the GPU: the output (all `n` items
-/// for a partition) and the number kept (synchronises the `Gpu`'s stream).
+/// Run a compaction of a host slice (and its host flags) as the call `on`: the output (all `n`
+/// items for a partition) and the number kept. The copies, the clears, the launch and the
+/// copies back are queued in that order on the call's stream, which is synchronised.
 fn on_host<T: Element>(
-    gpu: &Gpu,
+    on: CallOn<'_>,
     input: &[T],
     keep: Keep<T, &[u8]>,
     partition: bool,
 ) -> Result<(Vec<T>, usize)> {
-    let d_in = DeviceVec::from_slice(gpu, input)?;
+    let stream = on.stream();
+    let d_in = DeviceVec::from_slice_on(stream, input)?;
     // The uploaded flags stay alive until the launch below has been waited for.
     let (keep, _d_flags) = match keep {
         Keep::If(p) => (Keep::If(p), None),
         Keep::Unique => (Keep::Unique, None),
         Keep::Flagged(flags) => {
-            let d_flags = gpu.upload(flags)?;
-            let address = flag_address(&gpu.into(), (&d_flags).into(), input.len())?;
+            let d_flags = stream.upload(flags)?;
+            let address = flag_address(&on, (&d_flags).into(), input.len())?;
             (Keep::Flagged(address), Some(d_flags))
         }
     };
-    let mut d_out = DeviceVec::<T>::zeroed(gpu, input.len())?;
-    let mut count = gpu.alloc_zeroed::<u64>(1)?;
+    let mut d_out = DeviceVec::<T>::zeroed_on(stream, input.len())?;
+    let mut count = stream.alloc_zeroed::<u64>(1)?;
     let mut workspace = DeviceWorkspace::new();
     launch(
-        gpu.into(),
+        on,
         d_in.view(),
         keep,
         d_out.view_mut(),
@@ -450,13 +452,17 @@ fn on_host<T: Element>(
         partition,
         &mut workspace,
     )?;
-    let selected = gpu.download(&count)?[0] as usize;
-    let out = d_out.to_vec(gpu)?;
+    let selected = stream.download(&count)?[0] as usize;
+    let out = d_out.to_vec_on(stream)?;
     let len = if partition { input.len() } else { selected };
     Ok((T::from_raw(&out[..len]).to_vec(), selected))
 }
 
-/// [`select_if`] of a host slice: the kept items (synchronises).
+/// [`select_if`] of a host slice: the kept items.
+///
+/// Takes any call, as [`select_if`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the compaction (with the call's tuning) and
+/// the copies back are queued in that order on the call's stream, which is synchronised.
 ///
 /// # Errors
 /// Device errors.
@@ -468,19 +474,35 @@ fn on_host<T: Element>(
 /// assert_eq!(device::select_if_slice(&gpu, &[5u32, 1, 7, 2], Predicate::greater_equal(5))?, [5, 7]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn select_if_slice<T: Element>(gpu: &Gpu, input: &[T], predicate: Predicate<T>) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::If(predicate), false)?.0)
+pub fn select_if_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
+    input: &[T],
+    predicate: Predicate<T>,
+) -> Result<Vec<T>> {
+    Ok(on_host(on.into(), input, Keep::If(predicate), false)?.0)
 }
 
-/// [`select_flagged`] of host slices: the flagged items (synchronises).
+/// [`select_flagged`] of host slices: the flagged items.
+///
+/// Takes any call, as [`select_flagged`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)); its stream is synchronised, as
+/// [`select_if_slice`]'s.
 ///
 /// # Errors
 /// [`Error::LengthMismatch`] when `flags` is shorter than `input`; device errors.
-pub fn select_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::Flagged(flags), false)?.0)
+pub fn select_flagged_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
+    input: &[T],
+    flags: &[u8],
+) -> Result<Vec<T>> {
+    Ok(on_host(on.into(), input, Keep::Flagged(flags), false)?.0)
 }
 
-/// [`unique`] of a host slice (synchronises).
+/// [`unique`] of a host slice.
+///
+/// Takes any call, as [`unique`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)); its stream is synchronised, as
+/// [`select_if_slice`]'s.
 ///
 /// # Errors
 /// Device errors.
@@ -492,28 +514,39 @@ pub fn select_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) ->
 /// assert_eq!(device::unique_slice(&gpu, &[1i64, 1, 2, 2, 2, 1])?, [1, 2, 1]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn unique_slice<T: Element>(gpu: &Gpu, input: &[T]) -> Result<Vec<T>> {
-    Ok(on_host(gpu, input, Keep::Unique, false)?.0)
+pub fn unique_slice<'g, T: Element>(on: impl Into<CallOn<'g>>, input: &[T]) -> Result<Vec<T>> {
+    Ok(on_host(on.into(), input, Keep::Unique, false)?.0)
 }
 
-/// [`partition_if`] of a host slice: all items, those that pass first, and how many pass
-/// (synchronises).
+/// [`partition_if`] of a host slice: all items, those that pass first, and how many pass.
+///
+/// Takes any call, as [`partition_if`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)); its stream is synchronised, as
+/// [`select_if_slice`]'s.
 ///
 /// # Errors
 /// Device errors.
-pub fn partition_if_slice<T: Element>(
-    gpu: &Gpu,
+pub fn partition_if_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
     input: &[T],
     predicate: Predicate<T>,
 ) -> Result<(Vec<T>, usize)> {
-    on_host(gpu, input, Keep::If(predicate), true)
+    on_host(on.into(), input, Keep::If(predicate), true)
 }
 
 /// [`partition_flagged`] of host slices: all items, the flagged ones first, and how many are
-/// flagged (synchronises).
+/// flagged.
+///
+/// Takes any call, as [`partition_flagged`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)); its stream is synchronised, as
+/// [`select_if_slice`]'s.
 ///
 /// # Errors
 /// As [`select_flagged_slice`].
-pub fn partition_flagged_slice<T: Element>(gpu: &Gpu, input: &[T], flags: &[u8]) -> Result<(Vec<T>, usize)> {
-    on_host(gpu, input, Keep::Flagged(flags), true)
+pub fn partition_flagged_slice<'g, T: Element>(
+    on: impl Into<CallOn<'g>>,
+    input: &[T],
+    flags: &[u8],
+) -> Result<(Vec<T>, usize)> {
+    on_host(on.into(), input, Keep::Flagged(flags), true)
 }

@@ -14,7 +14,7 @@ use crate::device::element::{Bound, DeviceView, DeviceViewMut, check_bound};
 use crate::device::segmented::Segments;
 use crate::device::temp_storage::TempStorage;
 use crate::device::workspace::DeviceWorkspace;
-use crate::{CallOn, Gpu, Result};
+use crate::{CallOn, Result};
 use gpu_primitives_runtime::DeviceCopy;
 
 /// Queue the sort `buffers` describes: nothing for no keys, one block's sort in shared memory
@@ -338,7 +338,11 @@ pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
     launch::<K>(on.into(), buffers, options, workspace)
 }
 
-/// [`sort_keys`] of a host slice (synchronises).
+/// [`sort_keys`] of a host slice.
+///
+/// Takes any call, as [`sort_keys`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the sort (with the call's tuning) and the
+/// copy back are queued in that order on the call's stream, which is synchronised.
 ///
 /// # Errors
 /// As [`sort_keys`].
@@ -348,42 +352,62 @@ pub fn argsort<'a, 'o, 'i, 'g, K: SortKey>(
 /// use gpu_primitives::device::{self, SortOptions};
 /// let gpu = gpu_primitives::open_gpu(0)?;
 /// assert_eq!(device::sort_keys_slice(&gpu, &[5i64, -1, 7, 2], SortOptions::descending())?, [7, 5, 2, -1]);
+/// let stream = gpu.create_stream()?;
+/// let sorted = device::sort_keys_slice(gpu.on(&stream)?, &[5i64, -1, 7, 2], SortOptions::ascending())?;
+/// assert_eq!(sorted, [-1, 2, 5, 7]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn sort_keys_slice<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) -> Result<Vec<K>> {
-    let mut d_keys = gpu.upload(K::as_raw(keys))?;
+pub fn sort_keys_slice<'g, K: SortKey>(
+    on: impl Into<CallOn<'g>>,
+    keys: &[K],
+    options: SortOptions,
+) -> Result<Vec<K>> {
+    let on = on.into();
+    let stream = on.stream();
+    let mut d_keys = stream.upload(K::as_raw(keys))?;
     let mut workspace = DeviceWorkspace::new();
-    sort_keys_in_place::<K>(gpu, raw_view_mut::<K>(&mut d_keys), options, &mut workspace)?;
-    Ok(K::from_raw(&gpu.download(&d_keys)?).to_vec())
+    sort_keys_in_place::<K>(on, raw_view_mut::<K>(&mut d_keys), options, &mut workspace)?;
+    Ok(K::from_raw(&stream.download(&d_keys)?).to_vec())
 }
 
-/// [`sort_pairs`] of host slices: the sorted keys and their values (synchronises).
+/// [`sort_pairs`] of host slices: the sorted keys and their values.
+///
+/// Takes any call, as [`sort_pairs`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copies, the sort (with the call's tuning) and the
+/// copies back are queued in that order on the call's stream, which is synchronised.
 ///
 /// # Errors
 /// As [`sort_pairs`].
-pub fn sort_pairs_slice<K: SortKey, V: DeviceCopy + Default + Clone>(
-    gpu: &Gpu,
+pub fn sort_pairs_slice<'g, K: SortKey, V: DeviceCopy + Default + Clone>(
+    on: impl Into<CallOn<'g>>,
     keys: &[K],
     values: &[V],
     options: SortOptions,
 ) -> Result<(Vec<K>, Vec<V>)> {
-    let mut d_keys = gpu.upload(K::as_raw(keys))?;
-    let mut d_values = gpu.upload(values)?;
+    let on = on.into();
+    let stream = on.stream();
+    let mut d_keys = stream.upload(K::as_raw(keys))?;
+    let mut d_values = stream.upload(values)?;
     let mut workspace = DeviceWorkspace::new();
     sort_pairs_in_place::<K, V>(
-        gpu,
+        on,
         raw_view_mut::<K>(&mut d_keys),
         &mut d_values,
         options,
         &mut workspace,
     )?;
     Ok((
-        K::from_raw(&gpu.download(&d_keys)?).to_vec(),
-        gpu.download(&d_values)?,
+        K::from_raw(&stream.download(&d_keys)?).to_vec(),
+        stream.download(&d_values)?,
     ))
 }
 
-/// [`argsort`] of a host slice: the permutation that sorts it (synchronises).
+/// [`argsort`] of a host slice: the permutation that sorts it.
+///
+/// Takes any call, as [`argsort`]: `&gpu`, `gpu.on(&stream)?`, or a tuned call
+/// ([`WithTuning`](crate::WithTuning)). The copy, the clears of the outputs, the sort (with
+/// the call's tuning) and the copy back are queued in that order on the call's stream, which
+/// is synchronised.
 ///
 /// # Errors
 /// As [`argsort`].
@@ -395,18 +419,24 @@ pub fn sort_pairs_slice<K: SortKey, V: DeviceCopy + Default + Clone>(
 /// assert_eq!(device::argsort_slice(&gpu, &[0.5f32, -2.0, 0.5, 1.0], SortOptions::ascending())?, [1, 0, 2, 3]);
 /// # Ok::<(), gpu_primitives::Error>(())
 /// ```
-pub fn argsort_slice<K: SortKey>(gpu: &Gpu, keys: &[K], options: SortOptions) -> Result<Vec<u32>> {
-    let d_keys = gpu.upload(K::as_raw(keys))?;
-    let mut d_sorted = gpu.alloc_zeroed::<K::Raw>(keys.len())?;
-    let mut d_indices = gpu.alloc_zeroed::<u32>(keys.len())?;
+pub fn argsort_slice<'g, K: SortKey>(
+    on: impl Into<CallOn<'g>>,
+    keys: &[K],
+    options: SortOptions,
+) -> Result<Vec<u32>> {
+    let on = on.into();
+    let stream = on.stream();
+    let d_keys = stream.upload(K::as_raw(keys))?;
+    let mut d_sorted = stream.alloc_zeroed::<K::Raw>(keys.len())?;
+    let mut d_indices = stream.alloc_zeroed::<u32>(keys.len())?;
     let mut workspace = DeviceWorkspace::new();
     argsort::<K>(
-        gpu,
+        on,
         raw_view::<K>(&d_keys),
         raw_view_mut::<K>(&mut d_sorted),
         &mut d_indices,
         options,
         &mut workspace,
     )?;
-    gpu.download(&d_indices)
+    stream.download(&d_indices)
 }
