@@ -3,15 +3,21 @@
 //! and leave the results exact.
 
 use crate::support::{GpuTest, check_eq, check_slices, ok, rng};
-use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, ScanKind, Sum, TempStorage};
+use gpu_primitives::device::{self, DeviceVec, DeviceWorkspace, ScanKind, SortOptions, Sum, TempStorage};
 use gpu_primitives::{CallOn, Error, Gpu, TuningOverrides, WithTuning, reference};
 use libtest_mimic::Failed;
 use rand::Rng;
 
-pub const TESTS: &[(&str, GpuTest)] = &[(
-    "tuning::per_call_overrides_of_scan_and_reduce_shapes",
-    per_call_overrides,
-)];
+pub const TESTS: &[(&str, GpuTest)] = &[
+    (
+        "tuning::per_call_overrides_of_scan_and_reduce_shapes",
+        per_call_overrides,
+    ),
+    (
+        "tuning::slice_helpers_on_a_tuned_call_on_another_stream",
+        slice_helpers_on_a_tuned_call,
+    ),
+];
 
 /// Overrides of the scan's look-back delay and the reduce's blocks a multiprocessor.
 fn overrides(delay_ns: u32, blocks_per_sm: u32) -> TuningOverrides {
@@ -97,4 +103,66 @@ fn per_call_overrides(gpu: &Gpu) -> Result<(), Failed> {
         Err(other) => Err(format!("0 blocks/SM: {other}").into()),
         Ok(_) => Err("0 blocks/SM accepted".into()),
     }
+}
+
+/// The host-slice helpers on a tuned call on another stream (their copies, clears and reads
+/// queued there, the call's overrides passed on) against the CPU's, and against the same
+/// helpers on `&gpu`: a reduce and a scan of many tiles, a sort, a unique and a run-length
+/// encoding.
+fn slice_helpers_on_a_tuned_call(gpu: &Gpu) -> Result<(), Failed> {
+    let mut r = rng(6802);
+    let stream = ok(gpu.create_stream())?;
+    let n = (1 << 22) + 4099;
+    let x: Vec<u32> = (0..n).map(|_| r.random_range(0..1000)).collect();
+    let runs: Vec<u32> = (0..n).map(|i| (i / 7) as u32).collect();
+    for tuning in [overrides(0, 1), overrides(4000, 32)] {
+        let on = || ok(ok(gpu.on(&stream))?.with_tuning(tuning));
+        let what = format!("delay={:?} ns", tuning.scan_look_back_delay_ns);
+        check_eq(
+            &format!("{what}: reduce_slice"),
+            ok(device::reduce_slice::<u32, Sum>(on()?, &x))?,
+            reference::reduce::<u32, Sum>(&x),
+        )?;
+        let scanned = ok(device::scan_slice::<u32, Sum>(on()?, &x, ScanKind::Exclusive))?;
+        check_slices(
+            &format!("{what}: scan_slice"),
+            &scanned,
+            &reference::scan::<u32, Sum>(&x, ScanKind::Exclusive),
+            |_| false,
+        )?;
+        check_slices(
+            &format!("{what}: scan_slice on &gpu"),
+            &ok(device::scan_slice::<u32, Sum>(gpu, &x, ScanKind::Exclusive))?,
+            &scanned,
+            |_| false,
+        )?;
+        let options = SortOptions::default();
+        check_slices(
+            &format!("{what}: sort_keys_slice"),
+            &ok(device::sort_keys_slice(on()?, &x, options))?,
+            &reference::sort::sort_keys(&x, options),
+            |_| false,
+        )?;
+        check_slices(
+            &format!("{what}: unique_slice"),
+            &ok(device::unique_slice(on()?, &runs))?,
+            &reference::unique(&runs),
+            |_| false,
+        )?;
+        let (values, counts) = ok(device::run_length_encode_slice(on()?, &runs))?;
+        let (expected_values, expected_counts) = reference::run_length_encode(&runs);
+        check_slices(
+            &format!("{what}: run_length_encode_slice values"),
+            &values,
+            &expected_values,
+            |_| false,
+        )?;
+        check_slices(
+            &format!("{what}: run_length_encode_slice counts"),
+            &counts,
+            &expected_counts,
+            |_| false,
+        )?;
+    }
+    Ok(())
 }
