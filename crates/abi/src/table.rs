@@ -46,7 +46,7 @@ macro_rules! element_table {
         $callback! {
             [$($($args)*)?]
             f32 => f32, f32, f32, 4, 32, float;
-            f64 => f64, f64, f64, 2, 8, float;
+            f64 => f64, f64, f64, 2, 16, float;
             i32 => i32, i32, i32, 4, 32, int;
             u32 => u32, u32, u32, 4, 32, int;
             i64 => i64, i64, i64, 2, 16, int;

@@ -51,12 +51,15 @@ pub unsafe fn block_load_warp_striped_words<T: Element, const VEC: usize, const 
     row_first: impl Fn(usize) -> usize,
 ) -> [[u32; 4]; ITEMS] {
     let mut rows = [[0; 4]; ITEMS];
-    unrolled_for(ITEMS / VEC, |r| {
-        let first = row_first(r);
-        if whole_tile {
+    // The test outside the rows, as in `block_load_warp_striped`.
+    if whole_tile {
+        unrolled_for(ITEMS / VEC, |r| {
             // SAFETY: the caller's contract for whole tiles; 16 bytes are four u32.
-            rows[r] = unsafe { load_aligned::<u32, 4>(input.add(first).cast::<u32>()) };
-        } else {
+            rows[r] = unsafe { load_aligned::<u32, 4>(input.add(row_first(r)).cast::<u32>()) };
+        });
+    } else {
+        unrolled_for(ITEMS / VEC, |r| {
+            let first = row_first(r);
             let mut words = [0; MAX_WORDS];
             for v in 0..VEC {
                 if first + v < n {
@@ -65,8 +68,8 @@ pub unsafe fn block_load_warp_striped_words<T: Element, const VEC: usize, const 
                 }
             }
             rows[r] = [words[0], words[1], words[2], words[3]];
-        }
-    });
+        });
+    }
     rows
 }
 
@@ -88,24 +91,29 @@ pub unsafe fn block_load_warp_striped<T: Packed, U: Copy, const VEC: usize, cons
 ) -> [U; ITEMS] {
     let mut items = [past_end; ITEMS];
     // Index loops over register arrays: iterators over arrays taken by value leave their state in
-    // local memory on this back end.
-    unrolled_for(ITEMS / VEC, |r| {
-        let first = row_first(r);
-        if whole_tile {
+    // local memory on this back end. The whole-tile test is outside the rows: tested in each
+    // row, every row's load ended in a branch whose join copied the loaded registers, and each
+    // copy waited for its load before the next row's load was issued (ptxas, sm_90: the f64
+    // scan's rows loaded one after another).
+    if whole_tile {
+        unrolled_for(ITEMS / VEC, |r| {
             // SAFETY: the caller's contract for whole tiles.
-            let row = unsafe { load_aligned::<T, VEC>(input.add(first)) };
+            let row = unsafe { load_aligned::<T, VEC>(input.add(row_first(r))) };
             for v in 0..VEC {
                 items[r * VEC + v] = convert(row[v]);
             }
-        } else {
+        });
+    } else {
+        unrolled_for(ITEMS / VEC, |r| {
+            let first = row_first(r);
             for v in 0..VEC {
                 if first + v < n {
                     // SAFETY: first + v < n.
                     items[r * VEC + v] = convert(unsafe { *input.add(first + v) });
                 }
             }
-        }
-    });
+        });
+    }
     items
 }
 
