@@ -252,12 +252,43 @@ pub unsafe fn block_load_warp_transposed<T: SharedValue, const ITEMS: usize>(
     }
 }
 
-/// Load this thread's items *blocked* through 16-byte loads: warp `w` reads its `32 * ITEMS`
-/// items of the tile as `ITEMS / VEC` rows of `32 * VEC` consecutive elements (one coalesced
-/// 16-byte load a lane and row, [`block_load_warp_striped`]), then
-/// [`block_warp_rows_to_blocked`]. Item `k` is `tile[thread * ITEMS + k]`, or zero bits from
+/// This warp's `32 * ITEMS` items of the tile as `ITEMS / VEC` warp-striped rows of `32 * VEC`
+/// consecutive elements (one coalesced 16-byte load a lane and row, [`block_load_warp_striped`]):
+/// item `r * VEC + v` is `tile[warp * 32 * ITEMS + (r * 32 + lane) * VEC + v]`, or zero bits from
 /// `valid` on. A warp whose items all exist, from a 16-byte aligned `tile`, reads whole rows;
-/// any other reads element by element.
+/// any other reads element by element. [`block_warp_rows_to_blocked`] makes them blocked; a
+/// kernel loading two arrays issues both loads before either exchange, so that the second
+/// array's loads do not wait for the first's data (the exchange writes it to shared memory).
+///
+/// - **Who calls:** any lane (no barrier); **result valid in:** the calling lane.
+///
+/// # Safety
+/// `tile[0 .. valid]` is readable; `VEC` elements are 16 bytes.
+#[inline(always)]
+pub unsafe fn block_load_warp_rows<T: Packed, const VEC: usize, const ITEMS: usize>(
+    tile: *const T,
+    valid: usize,
+) -> [T; ITEMS] {
+    let warp_first = warp_id() as usize * WARP_SIZE as usize * ITEMS;
+    let lane = lane_id() as usize;
+    let whole = warp_first + WARP_SIZE as usize * ITEMS <= valid && (tile as usize).is_multiple_of(16);
+    // SAFETY: rows of this warp's items; read whole only where every one exists and each row
+    // start (a multiple of VEC from the aligned tile) is 16-byte aligned; else up to `valid`.
+    unsafe {
+        block_load_warp_striped::<T, T, VEC, ITEMS>(
+            tile,
+            valid,
+            whole,
+            |r| warp_first + (r * WARP_SIZE as usize + lane) * VEC,
+            T::zero(),
+            |x| x,
+        )
+    }
+}
+
+/// Load this thread's items *blocked* through 16-byte loads: [`block_load_warp_rows`], then
+/// [`block_warp_rows_to_blocked`]. Item `k` is `tile[thread * ITEMS + k]`, or zero bits from
+/// `valid` on.
 ///
 /// Against each thread loading its own `ITEMS` consecutive elements with 16-byte loads (a
 /// warp's load then spans `32 * ITEMS` elements in half-used sectors, each sector requested
@@ -279,22 +310,10 @@ pub unsafe fn block_load_warp_rows_transposed<
     valid: usize,
     storage: BlockExchangeStorage<T>,
 ) -> [T; ITEMS] {
-    let warp_first = warp_id() as usize * WARP_SIZE as usize * ITEMS;
-    let lane = lane_id() as usize;
-    let whole = warp_first + WARP_SIZE as usize * ITEMS <= valid && (tile as usize).is_multiple_of(16);
-    // SAFETY: rows of this warp's items; read whole only where every one exists and each row
-    // start (a multiple of VEC from the aligned tile) is 16-byte aligned; else up to `valid`.
-    let mut items = unsafe {
-        block_load_warp_striped::<T, T, VEC, ITEMS>(
-            tile,
-            valid,
-            whole,
-            |r| warp_first + (r * WARP_SIZE as usize + lane) * VEC,
-            T::zero(),
-            |x| x,
-        )
-    };
-    // SAFETY: forwarded: whole warps, the caller's storage.
-    unsafe { block_warp_rows_to_blocked::<T, VEC, ITEMS>(&mut items, storage) };
-    items
+    // SAFETY: forwarded: the tile's items, whole warps, the caller's storage.
+    unsafe {
+        let mut items = block_load_warp_rows::<T, VEC, ITEMS>(tile, valid);
+        block_warp_rows_to_blocked::<T, VEC, ITEMS>(&mut items, storage);
+        items
+    }
 }

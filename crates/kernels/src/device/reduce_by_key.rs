@@ -7,7 +7,8 @@
 //! the `ITEMS` consecutive items from `t * ITEMS` on), as the segmented reduce by offsets
 //! ([`super::segmented_scan::segmented_reduce_tile`]) holds its own, but read coalesced: each
 //! warp loads its `32 * ITEMS` keys and values as 16-byte rows and exchanges them to blocked
-//! through shared memory ([`block_load_warp_rows_transposed`], CUB's `BLOCK_LOAD_WARP_TRANSPOSE`):
+//! through shared memory ([`block_load_warp_rows`] for both arrays, then
+//! [`block_warp_rows_to_blocked`]; CUB's `BLOCK_LOAD_WARP_TRANSPOSE`):
 //! 1. it takes the next tile index and loads its keys and values; an item is a *head* where its
 //!    key differs from the one before it (or it is the input's first), a *tail* where the next
 //!    key differs (or it is the input's last);
@@ -38,7 +39,8 @@ use super::scan::{look_back_after_publish, next_tile, publish_aggregate};
 use super::segmented_scan::StatusBits;
 use super::tile_status::TileStatus;
 use crate::block::{
-    BlockExchangeStorage, BlockScanStorage, block_exclusive_scan, block_load_warp_rows_transposed,
+    BlockExchangeStorage, BlockScanStorage, block_exclusive_scan, block_load_warp_rows,
+    block_warp_rows_to_blocked,
 };
 use crate::op::{Keyed, ReduceOp};
 use crate::shared::{SharedArray, SharedValue};
@@ -156,21 +158,16 @@ pub unsafe fn reduce_by_key_tile<
     let first = tile_first + t * ITEMS;
     // Items of this thread in the input (0 past its end).
     let valid = n.saturating_sub(first).min(ITEMS);
+    // Both arrays' loads are issued before either exchange: the keys' exchange writes them to
+    // shared memory, which waits for their data, and the values' loads would wait behind it.
     // SAFETY: the tile's `tile_items` keys and values are readable; whole warps (the caller's);
     // `keys` and `firsts` are this block's padded tiles, unused until the block scan's barriers.
     let (k, v) = unsafe {
-        (
-            block_load_warp_rows_transposed::<K, KEY_VEC, ITEMS>(
-                keys.add(tile_first),
-                tile_items,
-                BlockExchangeStorage::new(storage.keys),
-            ),
-            block_load_warp_rows_transposed::<T, VEC, ITEMS>(
-                values.add(tile_first),
-                tile_items,
-                BlockExchangeStorage::new(storage.firsts),
-            ),
-        )
+        let mut k = block_load_warp_rows::<K, KEY_VEC, ITEMS>(keys.add(tile_first), tile_items);
+        let mut v = block_load_warp_rows::<T, VEC, ITEMS>(values.add(tile_first), tile_items);
+        block_warp_rows_to_blocked::<K, KEY_VEC, ITEMS>(&mut k, BlockExchangeStorage::new(storage.keys));
+        block_warp_rows_to_blocked::<T, VEC, ITEMS>(&mut v, BlockExchangeStorage::new(storage.firsts));
+        (k, v)
     };
     // The keys beside this thread's, before its first item and after its last: the next lanes'
     // through shuffles, global reads only at the warp's edges (a read a thread, 64 bytes apart
