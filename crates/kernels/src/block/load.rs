@@ -22,8 +22,8 @@
 //!   elements `1024 + 12 ..= 1024 + 15` as its row 0, then `1024 + 140 ..` as row 1.
 
 use super::exchange::{
-    BlockExchangeStorage, block_striped_to_blocked, block_warp_rows_to_blocked,
-    block_warp_striped_to_blocked, blocked_position, striped_position, warp_striped_position,
+    BlockExchangeStorage, block_striped_to_blocked, block_warp_striped_to_blocked, blocked_position,
+    striped_position, warp_striped_position,
 };
 use crate::device::element::{Element, MAX_WORDS, Packed, load_aligned};
 use crate::shared::SharedValue;
@@ -256,7 +256,7 @@ pub unsafe fn block_load_warp_transposed<T: SharedValue, const ITEMS: usize>(
 /// consecutive elements (one coalesced 16-byte load a lane and row, [`block_load_warp_striped`]):
 /// item `r * VEC + v` is `tile[warp * 32 * ITEMS + (r * 32 + lane) * VEC + v]`, or zero bits from
 /// `valid` on. A warp whose items all exist, from a 16-byte aligned `tile`, reads whole rows;
-/// any other reads element by element. [`block_warp_rows_to_blocked`] makes them blocked; a
+/// any other reads element by element. [`block_warp_rows_to_blocked`](super::exchange::block_warp_rows_to_blocked) makes them blocked; a
 /// kernel loading two arrays issues both loads before either exchange, so that the second
 /// array's loads do not wait for the first's data (the exchange writes it to shared memory).
 ///
@@ -283,37 +283,5 @@ pub unsafe fn block_load_warp_rows<T: Packed, const VEC: usize, const ITEMS: usi
             T::zero(),
             |x| x,
         )
-    }
-}
-
-/// Load this thread's items *blocked* through 16-byte loads: [`block_load_warp_rows`], then
-/// [`block_warp_rows_to_blocked`]. Item `k` is `tile[thread * ITEMS + k]`, or zero bits from
-/// `valid` on.
-///
-/// Against each thread loading its own `ITEMS` consecutive elements with 16-byte loads (a
-/// warp's load then spans `32 * ITEMS` elements in half-used sectors, each sector requested
-/// twice), every load of a warp reads 512 consecutive bytes.
-///
-/// - **Who calls:** every lane of each warp (whole warps); **result valid in:** every thread;
-///   this warp's part of `storage` may be written again after the warp synchronises.
-///
-/// # Safety
-/// `tile[0 .. valid]` is readable; `block_dim()` is a multiple of 32; `VEC` elements are 16
-/// bytes and `VEC` divides 32 and `ITEMS`; `storage` as [`block_warp_rows_to_blocked`].
-#[inline(always)]
-pub unsafe fn block_load_warp_rows_transposed<
-    T: Packed + SharedValue,
-    const VEC: usize,
-    const ITEMS: usize,
->(
-    tile: *const T,
-    valid: usize,
-    storage: BlockExchangeStorage<T>,
-) -> [T; ITEMS] {
-    // SAFETY: forwarded: the tile's items, whole warps, the caller's storage.
-    unsafe {
-        let mut items = block_load_warp_rows::<T, VEC, ITEMS>(tile, valid);
-        block_warp_rows_to_blocked::<T, VEC, ITEMS>(&mut items, storage);
-        items
     }
 }

@@ -26,7 +26,6 @@
 //! | [`block_load_direct_blocked`], [`block_load_direct_striped`], [`block_load_direct_warp_striped`] | global -> registers in that arrangement, tile edges | the calling thread | 0 |
 //! | [`block_load_transposed`], [`block_load_warp_transposed`] | global -> blocked registers through coalesced reads and an exchange | every thread | 1 (the warp's: 0) |
 //! | [`block_load_warp_rows`] | global -> this warp's 16-byte warp-striped rows (then [`block_warp_rows_to_blocked`]: issue two arrays' loads before either exchange) | the calling lane | 0 |
-//! | [`block_load_warp_rows_transposed`] | global -> blocked registers through 16-byte warp-striped rows and the warp's exchange | every thread | 0 (`bar.warp.sync`) |
 //! | [`block_store_direct_blocked`], [`block_store_direct_striped`], [`block_store_direct_warp_striped`] | registers -> global in that arrangement, tile edges | (memory) | 0 |
 //! | [`block_store_transposed`], [`block_store_warp_transposed`] | blocked registers -> global through an exchange and coalesced writes | (memory) | 1 (the warp's: 0) |
 //! | [`block_blocked_to_striped`], [`block_striped_to_blocked`] | rearrange a tile: blocked <-> striped | every thread | 1 |
@@ -58,8 +57,8 @@ pub use exchange::{
 };
 pub use load::{
     block_load_direct_blocked, block_load_direct_striped, block_load_direct_warp_striped,
-    block_load_transposed, block_load_warp_rows, block_load_warp_rows_transposed, block_load_warp_striped,
-    block_load_warp_striped_words, block_load_warp_transposed, row_element,
+    block_load_transposed, block_load_warp_rows, block_load_warp_striped, block_load_warp_striped_words,
+    block_load_warp_transposed, row_element,
 };
 pub use radix_rank::{
     BLOCKED_DIGITS, BlockedRankStorage, DigitInTile, PAST_END_DIGIT, RadixRankStorage, RadixRanks,
