@@ -243,6 +243,26 @@ pub struct SegmentedPolicy {
 }
 
 impl SegmentedPolicy {
+    /// The value for a GPU of compute capability `compute_capability_x10` named `name` (the
+    /// driver's device name): [`H200`](Self::H200) for an H200 (as
+    /// [`ScanPolicy::for_device`]), else [`for_arch`](Self::for_arch).
+    pub fn for_device(compute_capability_x10: u32, name: &str) -> Self {
+        if compute_capability_x10 >= 90 && name.split_whitespace().any(|word| word == "H200") {
+            Self::H200
+        } else {
+            Self::for_arch(compute_capability_x10)
+        }
+    }
+
+    /// The H200 (sm_90, faster memory than the H100's): the scans by key look back sooner.
+    /// Only delays may differ from [`SM90`](Self::SM90) (a test checks it).
+    pub const H200: Self = Self {
+        // H200, 2^28 u32 inclusive scan by key: 944-949 µs at 1000 ns, 964 at 500, 967-977 at
+        // 2000, 1005 at 0 (f32 903 / 929 / 903-913 / 987); docs/performance.md, session 63.
+        scan_look_back_delay_ns: 1000,
+        ..Self::SM90
+    };
+
     /// sm_90 (H100, H200).
     pub const SM90: Self = Self {
         // As the scan's block (no sweep recorded).

@@ -417,7 +417,8 @@ impl<'a, T: Into<CallOn<'a>>> WithTuning<'a> for T {
 /// (the scan's, compaction's, run-length's, segmented and by-key grids), while the block comes
 /// from the GPU's policy: the shapes are those of every architecture, which the abi's registry
 /// test (`every_architecture_launches_the_registry_s_blocks_and_bounds`) checks, and of every
-/// device (`ScanPolicy::H200` may differ in delays only: a test here checks it).
+/// device (`ScanPolicy::H200` and `SegmentedPolicy::H200` may differ in delays only: tests here
+/// check it).
 pub(crate) const SHAPES_ARCH: u32 = 90;
 
 /// The reduce's policy for a GPU of compute capability `arch` (x 10) under `overrides`.
@@ -469,13 +470,14 @@ pub(crate) fn select_for(arch: u32, overrides: &TuningOverrides) -> SelectPolicy
 
 /// The segmented scans', segmented reduce's and reduce by key's policy of `call`.
 pub(crate) fn segmented(call: &CallOn<'_>) -> SegmentedPolicy {
-    segmented_for(call.gpu().info().arch, &call.tuning())
+    let info = call.gpu().info();
+    segmented_for(info.arch, &info.name, &call.tuning())
 }
 
 /// The segmented scans', segmented reduce's and reduce by key's policy for a GPU of compute
-/// capability `arch` (x 10) under `overrides`.
-pub(crate) fn segmented_for(arch: u32, overrides: &TuningOverrides) -> SegmentedPolicy {
-    let mut policy = SegmentedPolicy::for_arch(arch);
+/// capability `arch` (x 10) named `name` under `overrides`.
+pub(crate) fn segmented_for(arch: u32, name: &str, overrides: &TuningOverrides) -> SegmentedPolicy {
+    let mut policy = SegmentedPolicy::for_device(arch, name);
     policy.reduce_look_back_delay_ns = overrides
         .segmented_look_back_delay_ns
         .unwrap_or(policy.reduce_look_back_delay_ns);
@@ -644,6 +646,42 @@ mod tests {
     }
 
     #[test]
+    fn the_h200_s_scans_by_key_look_back_sooner_and_only_delays_differ() {
+        use gpu_primitives_abi::tuning::SegmentedPolicy;
+        let none = TuningOverrides::default();
+        let h200 = super::segmented_for(90, "NVIDIA H200", &none);
+        assert_eq!(h200, SegmentedPolicy::H200);
+        assert_eq!(
+            super::segmented_for(90, "NVIDIA H100 80GB HBM3", &none),
+            SegmentedPolicy::SM90
+        );
+        assert_eq!(
+            super::segmented_for(90, "NVIDIA GH200 480GB", &none),
+            SegmentedPolicy::SM90
+        );
+        assert_eq!(
+            super::segmented_for(80, "NVIDIA H200", &none),
+            SegmentedPolicy::SM80
+        );
+        assert!(h200.scan_look_back_delay_ns < SegmentedPolicy::SM90.scan_look_back_delay_ns);
+        // Every field but the delays is the architecture's: the tiles and grids agree.
+        let delays_of_sm90 = SegmentedPolicy {
+            scan_look_back_delay_ns: SegmentedPolicy::SM90.scan_look_back_delay_ns,
+            reduce_look_back_delay_ns: SegmentedPolicy::SM90.reduce_look_back_delay_ns,
+            ..h200
+        };
+        assert_eq!(delays_of_sm90, SegmentedPolicy::SM90);
+        let some = TuningOverrides {
+            segmented_scan_look_back_delay_ns: Some(300),
+            ..TuningOverrides::default()
+        };
+        assert_eq!(
+            super::segmented_for(90, "NVIDIA H200", &some).scan_look_back_delay_ns,
+            300
+        );
+    }
+
+    #[test]
     fn or_takes_each_field_from_the_first_that_sets_it() {
         // Every knob: set in the call only, in the default only, in both, in neither.
         for knob in &KNOBS {
@@ -691,7 +729,7 @@ mod tests {
         assert_eq!(super::reduce_for(90, &took).blocks_per_sm, 3);
         assert_eq!(super::select_for(90, &took).look_back_delay_ns, 50);
         // The tuned values, where neither does; every other field of the policies too.
-        assert_eq!(super::segmented_for(90, &took), SegmentedPolicy::SM90);
+        assert_eq!(super::segmented_for(90, h100, &took), SegmentedPolicy::SM90);
         assert_eq!(
             super::select_for(90, &took).non_trivial_runs_look_back_delay_ns,
             SelectPolicy::SM90.non_trivial_runs_look_back_delay_ns
