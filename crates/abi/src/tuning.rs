@@ -95,12 +95,20 @@ pub struct ScanPolicy {
     pub look_back_delay_min_tiles: usize,
 }
 
+/// Whether the GPU of compute capability `compute_capability_x10` named `name` (the driver's
+/// device name) is an H200 ("NVIDIA H200", "NVIDIA H200 NVL"; not a GH200, whose memory was
+/// not measured): the devices whose policies ([`ScanPolicy::H200`], [`SegmentedPolicy::H200`])
+/// differ from their architecture's.
+fn is_h200(compute_capability_x10: u32, name: &str) -> bool {
+    compute_capability_x10 >= 90 && name.split_whitespace().any(|word| word == "H200")
+}
+
 impl ScanPolicy {
     /// The value for a GPU of compute capability `compute_capability_x10` named `name` (the
     /// driver's device name): [`H200`](Self::H200) for an H200 ("NVIDIA H200", "NVIDIA H200
     /// NVL"; not a GH200, whose memory was not measured), else [`for_arch`](Self::for_arch).
     pub fn for_device(compute_capability_x10: u32, name: &str) -> Self {
-        if compute_capability_x10 >= 90 && name.split_whitespace().any(|word| word == "H200") {
+        if is_h200(compute_capability_x10, name) {
             Self::H200
         } else {
             Self::for_arch(compute_capability_x10)
@@ -247,7 +255,7 @@ impl SegmentedPolicy {
     /// driver's device name): [`H200`](Self::H200) for an H200 (as
     /// [`ScanPolicy::for_device`]), else [`for_arch`](Self::for_arch).
     pub fn for_device(compute_capability_x10: u32, name: &str) -> Self {
-        if compute_capability_x10 >= 90 && name.split_whitespace().any(|word| word == "H200") {
+        if is_h200(compute_capability_x10, name) {
             Self::H200
         } else {
             Self::for_arch(compute_capability_x10)
