@@ -5,10 +5,13 @@
 //! LLVM numbers branch labels (`$L__BB<function>_<block>`) and `callseq` comments across the
 //! whole module, and names anonymous constants with a hash of the module: in one module, adding a
 //! kernel renumbers every later one. Each family's module here keeps every piece of the module
-//! that is not an entry (the head, the declarations, the `.func` bodies), then its own entries,
-//! in their order; its labels and `callseq` numbers are renumbered from 0 and the module hash is
-//! dropped from constants' names. Labels are local to the function that declares them, so the
-//! renumbering changes no meaning.
+//! that is not an entry or a function (the head, the globals), the functions (`.func`
+//! declarations and bodies) its entries reach through the functions they name, and its own
+//! entries, in their order; its labels and `callseq` numbers are renumbered from 0 and the
+//! module hash is dropped from constants' names. Labels are local to the function that declares
+//! them, so the renumbering changes no meaning. A function no entry of a family names stays out
+//! of that family's module: a large function rustc left out of line (a `u8` kernel's rounds)
+//! then weighs on its own family only.
 
 /// One family's module.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -17,14 +20,16 @@ pub struct Family {
     pub name: String,
     /// Its kernels (entries), in the order of the module.
     pub kernels: Vec<String>,
-    /// A PTX module of those kernels and every non-entry piece of the original module.
+    /// A PTX module of those kernels, the functions they reach and every other piece of the
+    /// original module that is neither an entry nor a function.
     pub text: String,
 }
 
-/// A piece of the module: an entry (its name) with the comment and blank lines before it, or
-/// text every family keeps.
+/// A piece of the module: an entry (its name) with the comment and blank lines before it, a
+/// function's declaration or body (its name), or text every family keeps.
 enum Piece<'a> {
     Entry(&'a str, &'a str),
+    Function(&'a str, &'a str),
     Kept(&'a str),
 }
 
@@ -59,12 +64,14 @@ pub fn split(ptx: &str, family: impl Fn(&str) -> String) -> Vec<Family> {
         }
     }
     for f in &mut families {
+        let reached = reached_functions(&pieces, &f.kernels);
         let mut text = String::new();
         for piece in &pieces {
             match piece {
                 Piece::Kept(t) => text.push_str(t),
                 Piece::Entry(name, t) if f.kernels.iter().any(|k| k == name) => text.push_str(t),
-                Piece::Entry(..) => {}
+                Piece::Function(name, t) if reached.contains(name) => text.push_str(t),
+                Piece::Entry(..) | Piece::Function(..) => {}
             }
         }
         f.text = renumber(&text);
@@ -72,24 +79,80 @@ pub fn split(ptx: &str, family: impl Fn(&str) -> String) -> Vec<Family> {
     families
 }
 
+/// The functions the entries `kernels` or the kept text (a global's initializer) name, and
+/// those the named ones name, transitively.
+fn reached_functions<'a>(pieces: &[Piece<'a>], kernels: &[String]) -> Vec<&'a str> {
+    let functions: Vec<(&str, &str)> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Function(name, text) => Some((*name, *text)),
+            _ => None,
+        })
+        .collect();
+    let mut reached: Vec<&str> = Vec::new();
+    let mut to_read: Vec<&str> = pieces
+        .iter()
+        .filter_map(|p| match p {
+            Piece::Entry(name, text) if kernels.iter().any(|k| k == name) => Some(*text),
+            Piece::Kept(text) => Some(*text),
+            _ => None,
+        })
+        .collect();
+    while let Some(text) = to_read.pop() {
+        for &(name, _) in &functions {
+            if !reached.contains(&name) && names(text, name) {
+                reached.push(name);
+                // Every declaration and body of the function, for the functions it names.
+                to_read.extend(functions.iter().filter(|(n, _)| *n == name).map(|&(_, t)| t));
+            }
+        }
+    }
+    reached
+}
+
+/// Whether `text` holds `name` as a whole identifier (not inside a longer one, such as a
+/// parameter's `<name>_param_0`).
+fn names(text: &str, name: &str) -> bool {
+    let identifier = |c: char| c.is_ascii_alphanumeric() || c == '_' || c == '$' || c == '.';
+    text.match_indices(name).any(|(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        !before.is_some_and(identifier) && !after.is_some_and(identifier)
+    })
+}
+
 /// The module cut into pieces that join back into it: every entry with the `// .globl` line
-/// right before it, and the text between.
+/// right before it, every function's declaration and body, and the text between.
 fn pieces(ptx: &str) -> Vec<Piece<'_>> {
     let mut pieces = Vec::new();
     let mut kept_from = 0;
     let mut at = 0;
     while at < ptx.len() {
         let line_end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n + 1);
-        let Some(name) = entry_name(&ptx[at..line_end]) else {
-            at = line_end;
-            continue;
+        let line = &ptx[at..line_end];
+        let (name, entry) = match (entry_name(line), function_name(line)) {
+            (Some(name), _) => (name, true),
+            (None, Some(name)) => (name, false),
+            (None, None) => {
+                at = line_end;
+                continue;
+            }
         };
         let start = leading_comments(ptx, kept_from, at);
-        let end = closing_brace_line_end(ptx, at);
+        let end = if entry {
+            closing_brace_line_end(ptx, at)
+        } else {
+            function_end(ptx, at)
+        };
         if kept_from < start {
             pieces.push(Piece::Kept(&ptx[kept_from..start]));
         }
-        pieces.push(Piece::Entry(name, &ptx[start..end]));
+        let text = &ptx[start..end];
+        pieces.push(if entry {
+            Piece::Entry(name, text)
+        } else {
+            Piece::Function(name, text)
+        });
         kept_from = end;
         at = end;
     }
@@ -125,6 +188,44 @@ fn entry_name(line: &str) -> Option<&str> {
         .find(|c: char| c == '(' || c.is_whitespace())
         .unwrap_or(rest.len());
     (end > 0).then(|| &rest[..end])
+}
+
+/// The function's name where `line` opens a `.func` declaration or body (after `.visible`,
+/// `.weak` or `.extern`, and the return parameters' parentheses where it has any).
+fn function_name(line: &str) -> Option<&str> {
+    let mut words = line.trim_start();
+    for linkage in [".visible ", ".weak ", ".extern "] {
+        words = words.strip_prefix(linkage).map_or(words, str::trim_start);
+    }
+    let mut rest = words.strip_prefix(".func")?;
+    if !rest.starts_with(char::is_whitespace) {
+        return None;
+    }
+    rest = rest.trim_start();
+    if rest.starts_with('(') {
+        rest = rest[rest.find(')')? + 1..].trim_start();
+    }
+    let end = rest
+        .find(|c: char| c == '(' || c == ';' || c.is_whitespace())
+        .unwrap_or(rest.len());
+    (end > 0).then(|| &rest[..end])
+}
+
+/// The end of the function opened at `from`: its body's closing brace line, or, for a
+/// declaration (a `;` before any `{`), the line of the `;`.
+fn function_end(ptx: &str, from: usize) -> usize {
+    let mut at = from;
+    while at < ptx.len() {
+        let line_end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n + 1);
+        let code = ptx[at..line_end].split("//").next().unwrap_or("");
+        match (code.find('{'), code.find(';')) {
+            (Some(_), None) => return closing_brace_line_end(ptx, from),
+            (Some(brace), Some(semicolon)) if brace < semicolon => return closing_brace_line_end(ptx, from),
+            (_, Some(_)) => return line_end,
+            (None, None) => at = line_end,
+        }
+    }
+    ptx.len()
 }
 
 /// The end of the line where the braces opened after `from` close (braces in `//` comments not
@@ -283,6 +384,25 @@ mod tests {
         );
         let y_again = &split(&more, family)[1].text;
         assert_eq!(y, y_again);
+    }
+
+    #[test]
+    fn a_function_goes_only_to_the_families_whose_entries_reach_it() {
+        // x_a calls helper, which calls leaf; y_b calls neither; `helper_param_0` is not a
+        // use of helper.
+        let module = ".version 8.0\n.target sm_90\n\n.func  (.param .b32 func_retval0) helper(\n\t.param .b32 helper_param_0\n)\n;\n.func leaf\n()\n.noreturn;\n\t// .globl\tx_a\n.visible .entry x_a(\n)\n{\n\tcall.uni (retval0), helper, (param0);\n\tret;\n}\n\t// .globl\ty_b\n.visible .entry y_b(\n)\n{\n\tret;\n}\n.func  (.param .b32 func_retval0) helper(\n\t.param .b32 helper_param_0\n)\n{\n\tld.param.b32 %r1, [helper_param_0];\n\tcall.uni leaf, ();\n\tret;\n}\n.func leaf()\n{\n\tret;\n}\n.func unused()\n{\n\tret;\n}\n";
+        let families = split(module, |k| k[..1].to_string());
+        let (x, y) = (&families[0].text, &families[1].text);
+        assert_eq!(x.matches(") helper(").count(), 2, "declaration and body: {x}");
+        assert_eq!(x.matches(".func leaf").count(), 2, "reached through helper: {x}");
+        assert!(!x.contains("unused") && !y.contains("unused"), "{x}{y}");
+        assert_eq!(
+            y,
+            ".version 8.0\n.target sm_90\n\n\t// .globl\ty_b\n.visible .entry y_b(\n)\n{\n\tret;\n}\n"
+        );
+        // Joined back, x keeps the order of the module.
+        assert!(x.find(") helper(").unwrap() < x.find(".entry x_a").unwrap());
+        assert!(x.rfind(") helper(").unwrap() > x.find(".entry x_a").unwrap());
     }
 
     #[test]
