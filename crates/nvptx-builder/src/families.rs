@@ -177,26 +177,29 @@ fn leading_comments(ptx: &str, from: usize, at: usize) -> usize {
     start
 }
 
-/// The kernel's name where `line` opens an entry (`.entry name(`, after `.visible` or `.weak`).
-fn entry_name(line: &str) -> Option<&str> {
+/// `line` from its first word after `.visible` or `.weak`.
+fn after_linkage(line: &str) -> &str {
     let mut words = line.trim_start();
     for linkage in [".visible ", ".weak "] {
         words = words.strip_prefix(linkage).map_or(words, str::trim_start);
     }
-    let rest = words.strip_prefix(".entry ")?.trim_start();
+    words
+}
+
+/// The kernel's name where `line` opens an entry (`.entry name(`, after its linkage).
+fn entry_name(line: &str) -> Option<&str> {
+    let rest = after_linkage(line).strip_prefix(".entry ")?.trim_start();
     let end = rest
         .find(|c: char| c == '(' || c.is_whitespace())
         .unwrap_or(rest.len());
     (end > 0).then(|| &rest[..end])
 }
 
-/// The function's name where `line` opens a `.func` declaration or body (after `.visible`,
-/// `.weak` or `.extern`, and the return parameters' parentheses where it has any).
+/// The function's name where `line` opens a `.func` declaration or body (after its linkage or
+/// `.extern`, and the return parameters' parentheses where it has any).
 fn function_name(line: &str) -> Option<&str> {
-    let mut words = line.trim_start();
-    for linkage in [".visible ", ".weak ", ".extern "] {
-        words = words.strip_prefix(linkage).map_or(words, str::trim_start);
-    }
+    let words = after_linkage(line);
+    let words = words.strip_prefix(".extern ").map_or(words, str::trim_start);
     let mut rest = words.strip_prefix(".func")?;
     if !rest.starts_with(char::is_whitespace) {
         return None;
@@ -219,9 +222,9 @@ fn function_end(ptx: &str, from: usize) -> usize {
         let line_end = ptx[at..].find('\n').map_or(ptx.len(), |n| at + n + 1);
         let code = ptx[at..line_end].split("//").next().unwrap_or("");
         match (code.find('{'), code.find(';')) {
-            (Some(_), None) => return closing_brace_line_end(ptx, from),
-            (Some(brace), Some(semicolon)) if brace < semicolon => return closing_brace_line_end(ptx, from),
-            (_, Some(_)) => return line_end,
+            (Some(brace), Some(semicolon)) if semicolon < brace => return line_end,
+            (Some(_), _) => return closing_brace_line_end(ptx, from),
+            (None, Some(_)) => return line_end,
             (None, None) => at = line_end,
         }
     }
