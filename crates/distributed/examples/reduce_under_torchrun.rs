@@ -7,13 +7,13 @@ use gpu_primitives::device::{DeviceVec, DeviceWorkspace, Sum};
 use gpu_primitives_distributed::{self as dist, Communicator, World};
 
 fn main() -> Result<(), dist::Error> {
-    // torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (or Slurm's); none set:
-    // a world of one rank, which needs no NCCL.
-    let world = World::from_env()?;
+    // torchrun's RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT (or Slurm's), read from
+    // this process's environment; none set: a world of one rank, which needs no NCCL.
+    let world = World::from_vars(|name| std::env::var(name).ok())?;
     let gpu = gpu_primitives::open_gpu(world.local_rank as u32)?;
     // Rank 0 gives NCCL's unique id to the others over TCP; then every rank joins NCCL's
-    // communicator (within DEFAULT_TIMEOUT: Communicator::from_world takes a timeout of yours).
-    let mut comm = Communicator::from_env(&gpu)?;
+    // communicator, each wait giving up after the timeout.
+    let mut comm = Communicator::from_world(&gpu, &world, dist::DEFAULT_TIMEOUT)?;
 
     // This rank's shard, on its own GPU: rank r holds 1000 * (r + 1) items.
     let shard: Vec<f32> = (0..1000 * (world.rank + 1)).map(|i| (i % 97) as f32).collect();

@@ -14,7 +14,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// One rank's membership of a group of ranks, each on its own GPU: made for every GPU of one
 /// process ([`Communicator::local`], one thread a rank afterwards), or by each process of a
-/// launcher ([`Communicator::from_env`]: torchrun, Slurm), or alone ([`Communicator::single`]).
+/// launcher ([`Communicator::from_world`]: torchrun, Slurm), or alone ([`Communicator::single`]).
 ///
 /// Its calls are collective: every rank makes the same calls in the same order, each on its own
 /// shard. A call waits for the others at most [`timeout`](Self::timeout). Any error a call
@@ -127,18 +127,11 @@ impl Communicator {
         })
     }
 
-    /// This process's communicator on `gpu`, its rank and world from the environment
-    /// ([`World::from_env`]: torchrun's or Slurm's variables), rank 0 giving NCCL's unique id to
-    /// the others over TCP; a world of one rank where none is set. The GPU is the caller's:
-    /// usually the one of ordinal `World::from_env()?.local_rank`.
-    ///
-    /// # Errors
-    /// [`Error::Environment`]; as [`from_world`](Self::from_world).
-    pub fn from_env(gpu: &Gpu) -> Result<Self> {
-        Self::from_world(gpu, &World::from_env()?, DEFAULT_TIMEOUT)
-    }
-
-    /// This process's communicator on `gpu` as rank `world.rank` of `world.world_size`.
+    /// This process's communicator on `gpu` as rank `world.rank` of `world.world_size`
+    /// (usually [`World::from_vars`] over the environment torchrun or Slurm set), rank 0 giving
+    /// NCCL's unique id to the others over TCP; a world of one rank needs no NCCL. The GPU is
+    /// the caller's: usually the one of ordinal `world.local_rank`. Each wait gives up after
+    /// `timeout` ([`DEFAULT_TIMEOUT`] is 5 minutes).
     ///
     /// # Errors
     /// [`Error::Rendezvous`], [`Error::NcclUnavailable`], [`Error::Nccl`], [`Error::Timeout`]

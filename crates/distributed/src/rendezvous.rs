@@ -26,17 +26,15 @@ pub struct World {
 }
 
 impl World {
-    /// The world the environment describes (torchrun's variables, else Slurm's), or a world of
-    /// one rank where neither is set.
+    /// The world that the launcher's variables describe (torchrun's, else Slurm's), `var(name)`
+    /// giving each variable's value; a world of one rank where neither launcher's are set.
+    ///
+    /// The library does not read the process's environment itself: a program passes
+    /// `|name| std::env::var(name).ok()`, a test a map of its own.
     ///
     /// # Errors
     /// [`Error::Environment`] for a variable that is not a number, a rank outside the world, or
     /// a world of several ranks without `MASTER_ADDR` / `MASTER_PORT`.
-    pub fn from_env() -> Result<Self> {
-        Self::from_vars(|name| std::env::var(name).ok())
-    }
-
-    /// [`from_env`](Self::from_env) over the variables `var` gives.
     pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
         let number = |name: &'static str| parsed::<usize>(&var, name, "a whole number");
         let (rank, world_size, local_rank) = match (number("RANK")?, number("WORLD_SIZE")?) {
