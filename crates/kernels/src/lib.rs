@@ -24,7 +24,13 @@
 //! Every function here runs on the GPU. Functions that need cooperation between threads say who
 //! must call them and where their result is valid.
 #![no_std]
-#![feature(abi_ptx, stdarch_nvptx, asm_experimental_arch, link_llvm_intrinsics, abi_unadjusted)]
+#![feature(
+    abi_ptx,
+    stdarch_nvptx,
+    asm_experimental_arch,
+    link_llvm_intrinsics,
+    abi_unadjusted
+)]
 // `link_llvm_intrinsics` and `abi_unadjusted` are rustc's internal features: the f32 maximum and
 // minimum are LLVM's intrinsics (op.rs), which core does not expose on this target as one call.
 #![allow(internal_features)]
