@@ -40,8 +40,9 @@ pub enum Error {
     /// The communicator was aborted by an earlier error or timeout; make a new one.
     #[error("the communicator was aborted by an earlier error")]
     Aborted,
-    /// The process's rank and world could not be read from the environment (`RANK`,
-    /// `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`, or Slurm's).
+    /// The process's rank and world could not be read from the launcher's variables given to
+    /// `World::from_vars` (`RANK`, `WORLD_SIZE`, `LOCAL_RANK`, `MASTER_ADDR`, `MASTER_PORT`, or
+    /// Slurm's).
     #[error("environment variable {variable}: {problem}")]
     Environment {
         /// The variable.

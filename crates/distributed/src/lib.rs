@@ -20,7 +20,8 @@
 //!
 //! A [`Communicator`] is made one of three ways: [`Communicator::local`] over several GPUs of
 //! one process (a thread a rank afterwards), [`Communicator::from_world`] in each process that
-//! torchrun or Slurm started (its [`World`] from the launcher's variables) (rank 0 gives NCCL's id to the others over TCP), or
+//! torchrun or Slurm started, its [`World`] from the launcher's variables (rank 0 gives NCCL's
+//! id to the others over TCP), or
 //! [`Communicator::single`], a world of one rank that needs no NCCL. NCCL's communicators are
 //! non-blocking: every wait watches a timeout and NCCL's error state, and aborts the
 //! communicator (`ncclCommAbort`) rather than hang where a rank fails or never joins.

@@ -71,7 +71,8 @@ int_ops!(i32, u32, i64, u64);
 /// constant (`maximum(-inf, x)` is `x`, NaN payload and all).
 #[inline(always)]
 pub fn max_nan_f32(a: f32, b: f32) -> f32 {
-    // SAFETY: an LLVM intrinsic without side effects (max.NaN.f32 on sm_80 and later).
+    // SAFETY: an LLVM intrinsic without side effects (max.NaN.f32 on sm_80 and later), declared
+    // with LLVM's own signature, `float @llvm.maximum.f32(float, float)`.
     unsafe { llvm_maximum_f32(a, b) }
 }
 
@@ -80,7 +81,7 @@ pub fn max_nan_f32(a: f32, b: f32) -> f32 {
 /// [`max_nan_f32`].
 #[inline(always)]
 pub fn min_nan_f32(a: f32, b: f32) -> f32 {
-    // SAFETY: as `max_nan_f32`.
+    // SAFETY: as `max_nan_f32` (`float @llvm.minimum.f32(float, float)`).
     unsafe { llvm_minimum_f32(a, b) }
 }
 

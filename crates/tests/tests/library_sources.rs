@@ -12,8 +12,36 @@ use std::path::{Path, PathBuf};
 /// (`OUT_DIR`, `RUSTC`) is its job.
 const LIBRARIES: &[&str] = &["abi", "runtime", "gpu-primitives", "distributed", "kernels"];
 
-/// Text that reaches the process's environment from Rust code.
-const ENVIRONMENT: &[&str] = &["std::env", "env::var", "env::set_var", "env::remove_var", "env!("];
+/// The code of a line: up to a `//` that is not inside a string literal.
+fn code_of(line: &str) -> &str {
+    let mut in_string = false;
+    let mut escaped = false;
+    let bytes = line.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            _ if escaped => escaped = false,
+            b'\\' if in_string => escaped = true,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(i + 1) == Some(&b'/') => return &line[..i],
+            _ => {}
+        }
+    }
+    line
+}
+
+/// Whether `code` names the standard library's `env` module or macros: the word `env` as a
+/// path segment (`std::env`, `env::var`, `use std::{env, fs}`) or a macro (`env!`,
+/// `option_env!`).
+fn reads_environment(code: &str) -> bool {
+    let bytes = code.as_bytes();
+    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    code.match_indices("env").any(|(at, _)| {
+        let before = at.checked_sub(1).map(|i| bytes[i]);
+        let after = code[at + 3..].trim_start().as_bytes().first().copied();
+        let option_env = code[..at].ends_with("option_");
+        (before.is_none_or(|b| !word(b)) || option_env) && matches!(after, Some(b':' | b'!' | b',' | b'}'))
+    })
+}
 
 fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
@@ -26,14 +54,13 @@ fn rust_files(dir: &Path, found: &mut Vec<PathBuf>) {
     }
 }
 
-/// Each line of code (comments left out) in `files` that names one of `needles`.
-fn lines_naming(files: &[PathBuf], needles: &[&str]) -> Vec<String> {
+/// Each line of `files` whose code (comments left out) reads the environment.
+fn lines_reading_the_environment(files: &[PathBuf]) -> Vec<String> {
     let mut hits = Vec::new();
     for file in files {
         let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
         for (number, line) in text.lines().enumerate() {
-            let code = line.split("//").next().unwrap_or_default();
-            if needles.iter().any(|needle| code.contains(needle)) {
+            if reads_environment(code_of(line)) {
                 hits.push(format!("{}:{}: {}", file.display(), number + 1, line.trim()));
             }
         }
@@ -54,12 +81,36 @@ fn the_libraries_read_no_environment_variable() {
         files.len(),
         crates.display()
     );
-    let hits = lines_naming(&files, ENVIRONMENT);
+    let hits = lines_reading_the_environment(&files);
     assert!(
         hits.is_empty(),
         "the library crates read the environment (a program should, and pass what it found):\n{}",
         hits.join("\n")
     );
+}
+
+#[test]
+fn the_check_tells_reads_of_the_environment_from_other_text() {
+    for code in [
+        "std::env::var(\"PORT\")",
+        "let u = \"https://h\"; std::env::var(\"P\")",
+        "use std::{env, fs};",
+        "use std::{fs, env};",
+        "env::args()",
+        "let v = env!(\"CARGO_PKG_VERSION\");",
+        "option_env!(\"X\")",
+    ] {
+        assert!(reads_environment(code_of(code)), "{code}");
+    }
+    for code in [
+        "// std::env::var in a comment",
+        "let environment = 1; let env = 2; f(env);",
+        "fn from_vars(var: impl Fn(&str) -> Option<String>)",
+        "\"a string naming std::env\" // and a comment with env::var",
+        "self.env_count",
+    ] {
+        assert!(!reads_environment(code_of(code)), "{code}");
+    }
 }
 
 #[test]
@@ -72,7 +123,7 @@ fn the_check_finds_a_read_of_the_environment() {
         "// std::env::var in a comment is not code\nfn port() -> Option<String> {\n    std::env::var(\"PORT\").ok()\n}\n",
     )
     .expect("a temporary file");
-    let hits = lines_naming(std::slice::from_ref(&file), ENVIRONMENT);
+    let hits = lines_reading_the_environment(std::slice::from_ref(&file));
     std::fs::remove_dir_all(&dir).expect("the temporary directory removed");
     assert_eq!(hits.len(), 1, "{hits:?}");
     assert!(hits[0].ends_with(":3: std::env::var(\"PORT\").ok()"), "{hits:?}");
