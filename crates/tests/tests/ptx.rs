@@ -337,6 +337,133 @@ fn shared_memory_is_reached_with_shared_instructions() {
     }
 }
 
+/// The `.func` definitions of a module: (name, body from its name to its closing brace).
+fn functions(ptx: &str) -> Vec<(&str, &str)> {
+    let mut found = Vec::new();
+    let mut rest = ptx;
+    while let Some(at) = rest.find(".func ") {
+        let after = &rest[at + ".func ".len()..];
+        // `.func (.param ...) name(` returns a value; the name follows the return list.
+        let named = if after.starts_with('(') {
+            after
+                .find(')')
+                .map_or(after, |close| after[close + 1..].trim_start())
+        } else {
+            after
+        };
+        let name = named.split(['(', ';', ' ', '\n']).next().unwrap_or("").trim();
+        let head = &after[..after.find(['{', ';']).unwrap_or(after.len())];
+        let is_definition = after[head.len()..].starts_with('{');
+        let end = if is_definition {
+            // The body's braces are balanced; it ends at the brace that closes the first one.
+            let mut depth = 0usize;
+            let mut end = after.len();
+            for (i, c) in after.char_indices().skip(head.len()) {
+                match c {
+                    '{' => depth += 1,
+                    '}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            end
+        } else {
+            head.len()
+        };
+        if is_definition {
+            found.push((name, &after[..end]));
+        }
+        rest = &after[end..];
+    }
+    found
+}
+
+/// Whether a `call` instruction of `ptx` names function `name` (with or without a return value).
+fn called(ptx: &str, name: &str) -> bool {
+    ptx.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("call")
+            && line
+                .split([' ', ',', '(', ')', ';', '\t'])
+                .any(|word| word == name)
+    })
+}
+
+/// Instructions that need the warp (or block) together: their lanes must reach them converged.
+const COLLECTIVE: &[&str] = &[
+    "vote.sync",
+    "shfl.sync",
+    "bar.warp.sync",
+    "match.",
+    "redux.sync",
+    "bar.sync",
+    "barrier.",
+];
+
+#[test]
+fn no_kernel_calls_a_warp_collective_function() {
+    // LLVM calls a function it leaves out of line with `call.uni`, a promise that the warp is
+    // converged at the call, so ptxas does not rejoin its lanes first. A function that votes,
+    // shuffles or waits at a barrier, called by a warp that a per-lane branch has split, runs
+    // apart in each group (the top-k staging branch lost selections that way, session 64).
+    // Only functions free of such instructions (the panic stubs, which trap) may stay out of
+    // line.
+    let mut checked = 0;
+    for (whose, variants) in modules() {
+        for (arch, texts) in variants {
+            for ptx in texts {
+                for (name, body) in functions(ptx) {
+                    checked += 1;
+                    if let Some(op) = COLLECTIVE.iter().find(|op| body.contains(*op)) {
+                        let called = called(ptx, name);
+                        assert!(
+                            !called,
+                            "{whose} sm_{arch}: {name} (out of line) holds `{op}` and is called: inline it"
+                        );
+                    }
+                }
+            }
+        }
+    }
+    assert!(checked > 0, "no .func found: the module reader is wrong");
+}
+
+#[test]
+fn the_function_reader_finds_bodies_and_collectives() {
+    let ptx = "
+.func _panic()
+;
+.visible .entry k(.param .b64 p)
+{
+\tcall.uni _round, (param0);
+\tcall.uni _panic, ();
+}
+.func _round(
+\t.param .b64 _round_param_0
+)
+{
+\t.reg .b32 %r<3>;
+\t{ .reg .pred p; setp.ne.u32 p, %r1, 0; vote.sync.ballot.b32 %r2, p, -1; }
+\tret;
+}
+.func _panic()
+{
+\ttrap;
+}
+";
+    let found = functions(ptx);
+    let names: Vec<&str> = found.iter().map(|(name, _)| *name).collect();
+    assert_eq!(names, ["_round", "_panic"]);
+    assert!(found[0].1.contains("vote.sync") && found[0].1.trim_end().ends_with('}'));
+    assert!(!found[1].1.contains("vote.sync"));
+    assert!(called(ptx, "_round") && called(ptx, "_panic") && !called(ptx, "_other"));
+}
+
 fn find_ptxas() -> String {
     let out = Command::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/find-ptxas"))
         .output()
