@@ -410,7 +410,7 @@ fn no_kernel_calls_a_warp_collective_function() {
     // LLVM calls a function it leaves out of line with `call.uni`, a promise that the warp is
     // converged at the call, so ptxas does not rejoin its lanes first. A function that votes,
     // shuffles or waits at a barrier, called by a warp that a per-lane branch has split, runs
-    // apart in each group (the top-k staging branch lost selections that way, session 64).
+    // apart in each group (likely how the top-k staging branch lost selections, session 64).
     // Only functions free of such instructions (the panic stubs, which trap) may stay out of
     // line.
     let mut checked = 0;
