@@ -79,16 +79,27 @@ pub fn split(ptx: &str, family: impl Fn(&str) -> String) -> Vec<Family> {
     families
 }
 
-/// The functions the entries `kernels` or the kept text (a global's initializer) name, and
-/// those the named ones name, transitively.
-fn reached_functions<'a>(pieces: &[Piece<'a>], kernels: &[String]) -> Vec<&'a str> {
-    let functions: Vec<(&str, &str)> = pieces
+/// The functions of a PTX module: each `.func` declaration and body apart, as (its name, its
+/// text with the comment lines before it), in the module's order.
+pub fn functions(ptx: &str) -> Vec<(&str, &str)> {
+    function_pieces(&pieces(ptx))
+}
+
+/// The [`Piece::Function`]s of `pieces`, as (name, text).
+fn function_pieces<'a>(pieces: &[Piece<'a>]) -> Vec<(&'a str, &'a str)> {
+    pieces
         .iter()
         .filter_map(|p| match p {
             Piece::Function(name, text) => Some((*name, *text)),
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// The functions the entries `kernels` or the kept text (a global's initializer) name, and
+/// those the named ones name, transitively.
+fn reached_functions<'a>(pieces: &[Piece<'a>], kernels: &[String]) -> Vec<&'a str> {
+    let functions = function_pieces(pieces);
     let mut reached: Vec<&str> = Vec::new();
     let mut to_read: Vec<&str> = pieces
         .iter()
